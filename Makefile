@@ -1,0 +1,39 @@
+# JointLab: `make demo` and `make test` are the whole set-up.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-test
+
+.PHONY: demo test lint bench rl distributed clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --upgrade pip
+
+$(STAMP): $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install -e ".[test]"
+	touch $(STAMP)
+
+demo: $(STAMP)
+	$(BIN)/jointlab demo --out demo_output
+
+test: $(STAMP)
+	$(BIN)/ruff check jointlab tests benchmarks examples
+	$(BIN)/python -m pytest -n 2 --timeout 600 tests
+
+lint: $(STAMP)
+	$(BIN)/ruff check jointlab tests benchmarks examples
+	$(BIN)/ruff format --check jointlab tests benchmarks examples
+
+# RL extra (stable-baselines3 with torch pinned to the CPU build).
+rl: $(STAMP)
+	$(BIN)/python -m pip install -e ".[test,rl]"
+
+distributed: $(STAMP)
+	$(BIN)/python -m pip install -e ".[test,rl,distributed]"
+
+bench: $(STAMP)
+	$(BIN)/jointlab bench
+
+clean:
+	rm -rf $(VENV) demo_output .pytest_cache .ruff_cache

@@ -1,0 +1,45 @@
+"""Errors a JointLab user can trigger.
+
+Every exception raised on purpose by JointLab derives from :class:`JointLabError`,
+so ``except JointLabError`` catches all of them. Messages name the thing at fault
+(file, actuator, field, frame) and what was expected.
+"""
+
+from __future__ import annotations
+
+
+class JointLabError(Exception):
+    """Base class of every JointLab error."""
+
+
+class DescriptionError(JointLabError, ValueError):
+    """A robot description (file, dict or URDF) is invalid or cannot be read."""
+
+
+class ActionError(JointLabError, ValueError):
+    """An action has the wrong shape, a non-finite torque or an invalid gain."""
+
+
+class CommandRefused(JointLabError):
+    """A command was not accepted; ``reason`` says why (disarmed, braked, out of limits...)."""
+
+    def __init__(self, message: str, reason: str = "refused") -> None:
+        super().__init__(message)
+        #: Short machine-readable reason code, e.g. ``"disarmed"`` or ``"out_of_limits"``.
+        self.reason = reason
+
+
+class PackingError(JointLabError, ValueError):
+    """Bytes cannot be packed into or unpacked from a wire message."""
+
+
+class LinkError(JointLabError, ConnectionError):
+    """The link to a device failed: timeout, dead link, handshake mismatch or port error."""
+
+
+class SimulationError(JointLabError, RuntimeError):
+    """The physics engine refused a request (e.g. a second GUI world)."""
+
+
+class ConfigurationError(JointLabError, ValueError):
+    """A setting (URL, time step, option) is invalid."""

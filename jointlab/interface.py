@@ -1,0 +1,448 @@
+"""The contract every backend implements: actions, states and the abstract :class:`Robot`.
+
+Time semantics (the same for every backend):
+
+* ``apply(a)`` sets the action used from the next physics step (sim) or firmware tick
+  (device) on, until the next ``apply``.
+* ``step()`` advances one control period: ``control_dt / dt`` physics steps in sim; on a
+  device it waits for the next DATA STATE frame, so the device paces the loop.
+* ``read()`` after ``step()`` returns the state at the end of that period. Its ``torque`` is
+  the torque applied during the period's last physics step, computed from the state at the
+  start of that physics step, after the effort clamp.
+* ``time`` is seconds since the robot was created or last reset (simulated time in sim,
+  device time on hardware).
+
+The backend computes, joint-wise and at its own rate::
+
+    sent_torque = clip(torque + kp * (position - q) + kd * (velocity - qd), -effort, effort)
+
+skipping the PD term where ``position`` is NaN, using the description's default gain where
+a gain is NaN and treating a NaN ``velocity`` as 0.
+"""
+
+from __future__ import annotations
+
+import abc
+import enum
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from jointlab.errors import ActionError
+
+if TYPE_CHECKING:
+    from jointlab.robots.description import ArrayGeometry, RobotDescription
+
+__all__ = [
+    "ActuatorState",
+    "ActuatorType",
+    "ArrayState",
+    "NJointAction",
+    "ResolvedAction",
+    "Robot",
+    "nan_vector",
+]
+
+
+class ActuatorState(enum.IntFlag):
+    """Per-actuator state flags, numbered as Player's actarray ``ACTSTATE`` codes."""
+
+    IDLE = 1
+    MOVING = 2
+    BRAKED = 4
+    STALLED = 8
+
+
+class ActuatorType(enum.IntEnum):
+    """Actuator type codes, numbered as Player's actarray ``TYPE`` codes."""
+
+    LINEAR = 1
+    ROTARY = 2
+
+
+def nan_vector(dof: int) -> np.ndarray:
+    """Return a float64 vector of ``dof`` NaNs (the seed's ``None()`` helper)."""
+    return np.full(int(dof), np.nan)
+
+
+def _as_vector(name: str, value: Any, dof: int | None) -> np.ndarray:
+    try:
+        array = np.array(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise ActionError(f"NJointAction.{name} must be numeric, got {value!r}") from exc
+    if array.ndim == 0:
+        raise ActionError(
+            f"NJointAction.{name} must be a 1-D array, got a scalar; "
+            f"use a vector of length {dof if dof is not None else 'dof'}"
+        )
+    if array.ndim != 1 or (dof is not None and array.shape[0] != dof):
+        expected = f"({dof},)" if dof is not None else "(dof,)"
+        raise ActionError(f"NJointAction.{name} has shape {array.shape}, expected {expected}")
+    array.setflags(write=False)
+    return array
+
+
+@dataclass(frozen=True)
+class ResolvedAction:
+    """What a backend needs to run the PD law of one action, derived once per action.
+
+    Where the PD is disabled (NaN position) ``kp`` and ``kd`` are 0 and the targets are 0,
+    so the law is one vector expression: ``torque + kp*(position - q) + kd*(velocity - qd)``.
+    All arrays have shape ``(dof,)``.
+    """
+
+    #: Feed-forward torque in N·m (N for linear actuators).
+    torque: np.ndarray
+    #: Target position in rad or m, 0 where the PD is disabled.
+    position: np.ndarray
+    #: Proportional gain in N·m/rad (N/m), 0 where the PD is disabled.
+    kp: np.ndarray
+    #: Derivative gain in N·m·s/rad (N·s/m), 0 where the PD is disabled.
+    kd: np.ndarray
+    #: Target velocity in rad/s or m/s, 0 where NaN or the PD is disabled.
+    velocity: np.ndarray
+    #: True where the PD runs.
+    pd_mask: np.ndarray
+
+    def torque_at(self, q: np.ndarray, qd: np.ndarray) -> np.ndarray:
+        """Return the unclamped command torque at joint state ``q``, ``qd`` (shape ``(dof,)``)."""
+        return self.torque + self.kp * (self.position - q) + self.kd * (self.velocity - qd)
+
+
+@dataclass(frozen=True, eq=False, init=False)
+class NJointAction:
+    """Action of an n-joint robot: a torque plus an optional joint-wise PD on position.
+
+    Immutable and validated once when built. Use the factories :meth:`Torque`,
+    :meth:`Position`, :meth:`TorqueAndPosition`, :meth:`Zero` rather than the constructor.
+    """
+
+    #: Feed-forward torque in N·m (N for linear joints). Shape ``(dof,)``; must be finite.
+    torque: np.ndarray
+    #: Target position in rad or m; NaN disables the PD for that joint. Shape ``(dof,)``.
+    position: np.ndarray
+    #: P gain in N·m/rad (N/m); NaN means the description's default. Shape ``(dof,)``.
+    position_kp: np.ndarray
+    #: D gain in N·m·s/rad (N·s/m); NaN means the description's default. Shape ``(dof,)``.
+    position_kd: np.ndarray
+    #: Target velocity in rad/s or m/s for the D term; NaN means 0. Shape ``(dof,)``.
+    velocity: np.ndarray = field(default=None)  # type: ignore[assignment]
+
+    def __init__(
+        self,
+        torque: Any,
+        position: Any = None,
+        position_kp: Any = None,
+        position_kd: Any = None,
+        velocity: Any = None,
+    ) -> None:
+        torque_array = _as_vector("torque", torque, None)
+        dof = torque_array.shape[0]
+        if not np.all(np.isfinite(torque_array)):
+            bad = np.flatnonzero(~np.isfinite(torque_array)).tolist()
+            raise ActionError(f"NJointAction.torque must be finite; joints {bad} are NaN or inf")
+        values = {"torque": torque_array}
+        for name, value in (
+            ("position", position),
+            ("position_kp", position_kp),
+            ("position_kd", position_kd),
+            ("velocity", velocity),
+        ):
+            values[name] = nan_vector(dof) if value is None else _as_vector(name, value, dof)
+            if np.any(np.isinf(values[name])):
+                bad = np.flatnonzero(np.isinf(values[name])).tolist()
+                raise ActionError(f"NJointAction.{name} must not be infinite; joints {bad} are")
+            values[name].setflags(write=False)
+        for gain in ("position_kp", "position_kd"):
+            negative = values[gain] < 0  # NaN compares False, as wanted
+            if np.any(negative):
+                raise ActionError(
+                    f"NJointAction.{gain} must be >= 0 (or NaN for the default); "
+                    f"joints {np.flatnonzero(negative).tolist()} are negative"
+                )
+        for name, value in values.items():
+            object.__setattr__(self, name, value)
+
+    # ----------------------------------------------------------------- factories
+    @classmethod
+    def Torque(cls, torque: Any) -> NJointAction:
+        """Pure torque action (PD disabled). ``torque`` in N·m, shape ``(dof,)``."""
+        return cls(torque)
+
+    @classmethod
+    def Position(
+        cls, position: Any, kp: Any = None, kd: Any = None, velocity: Any = None
+    ) -> NJointAction:
+        """Pure position action: zero feed-forward torque, PD to ``position`` (rad or m)."""
+        position_array = _as_vector("position", position, None)
+        return cls(np.zeros(position_array.shape[0]), position_array, kp, kd, velocity)
+
+    @classmethod
+    def TorqueAndPosition(
+        cls,
+        torque: Any,
+        position: Any,
+        position_kp: Any = None,
+        position_kd: Any = None,
+        velocity: Any = None,
+    ) -> NJointAction:
+        """Feed-forward torque plus a PD to ``position``."""
+        return cls(torque, position, position_kp, position_kd, velocity)
+
+    @classmethod
+    def Zero(cls, dof: int) -> NJointAction:
+        """Zero torque with the PD disabled on every joint."""
+        return cls(np.zeros(int(dof)))
+
+    @staticmethod
+    def None_(dof: int) -> np.ndarray:
+        """Return a NaN vector of length ``dof`` (the seed's ``None()``)."""
+        return nan_vector(dof)
+
+    # ----------------------------------------------------------------- derived
+    @property
+    def dof(self) -> int:
+        """Number of joints."""
+        return int(self.torque.shape[0])
+
+    @cached_property
+    def pd_mask(self) -> np.ndarray:
+        """Boolean mask, shape ``(dof,)``: True where the PD runs (position not NaN)."""
+        mask = ~np.isnan(self.position)
+        mask.setflags(write=False)
+        return mask
+
+    @cached_property
+    def is_zero(self) -> bool:
+        """True for a zero-torque action with the PD disabled everywhere."""
+        return bool(not self.pd_mask.any() and not self.torque.any())
+
+    def resolve(self, default_kp: np.ndarray, default_kd: np.ndarray) -> ResolvedAction:
+        """Fill NaN gains with the defaults and zero the PD where it is disabled.
+
+        Args:
+            default_kp: Default P gains, shape ``(dof,)``.
+            default_kd: Default D gains, shape ``(dof,)``.
+        """
+        mask = self.pd_mask
+        kp = np.where(np.isnan(self.position_kp), default_kp, self.position_kp)
+        kd = np.where(np.isnan(self.position_kd), default_kd, self.position_kd)
+        kp = np.where(mask, kp, 0.0)
+        kd = np.where(mask, kd, 0.0)
+        position = np.where(mask, self.position, 0.0)
+        velocity = np.where(mask & ~np.isnan(self.velocity), self.velocity, 0.0)
+        return ResolvedAction(
+            torque=np.array(self.torque),
+            position=position,
+            kp=kp,
+            kd=kd,
+            velocity=velocity,
+            pd_mask=np.array(mask),
+        )
+
+    # ----------------------------------------------------------------- Loggable
+    def get_name(self) -> list[str]:
+        """Field names, in the order of :meth:`get_data` (the seed's Loggable)."""
+        return ["torque", "position", "position_kp", "position_kd", "velocity"]
+
+    def get_data(self) -> list[list[float]]:
+        """Field values as lists of floats (NaN kept)."""
+        return [getattr(self, name).tolist() for name in self.get_name()]
+
+    def to_dict(self) -> dict[str, np.ndarray]:
+        """Return the five fields as a dict of arrays."""
+        return {name: getattr(self, name) for name in self.get_name()}
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, NJointAction):
+            return NotImplemented
+        return all(
+            np.array_equal(getattr(self, n), getattr(other, n), equal_nan=True)
+            for n in self.get_name()
+        )
+
+    def __hash__(self) -> int:
+        return hash(tuple(getattr(self, n).tobytes() for n in self.get_name()))
+
+    def __repr__(self) -> str:
+        parts = ", ".join(f"{n}={getattr(self, n).tolist()}" for n in self.get_name())
+        return f"NJointAction({parts})"
+
+
+@dataclass(frozen=True, eq=False)
+class ArrayState:
+    """The state of an actuator array at one instant (Player's DATA STATE, extended).
+
+    Joint-space arrays have shape ``(dof,)`` in the description's actuator order.
+    """
+
+    #: Seconds since the robot was created or reset.
+    time: float
+    #: Joint positions in rad (rotary) or m (linear).
+    position: np.ndarray
+    #: Joint velocities in rad/s or m/s.
+    velocity: np.ndarray
+    #: Joint accelerations in rad/s² or m/s² (finite difference over one physics step).
+    acceleration: np.ndarray
+    #: Applied torque in N·m (force in N for linear joints), after the effort clamp.
+    torque: np.ndarray
+    #: Motor current in A, from the actuator model.
+    current: np.ndarray
+    #: Per-actuator :class:`ActuatorState` flags as uint8.
+    actuator_state: np.ndarray
+    #: True when the motors are powered (Player's ``motor_state``).
+    motor_power: bool
+    #: True when the robot accepts motion commands.
+    armed: bool
+    #: True when the brakes are engaged (on actuators that have them).
+    brakes: bool = False
+    #: True when a device watchdog has taken over (hold or brake) for lack of commands.
+    watchdog: bool = False
+
+    @property
+    def dof(self) -> int:
+        """Number of joints."""
+        return int(self.position.shape[0])
+
+    def get_name(self) -> list[str]:
+        """Field names, in the order of :meth:`get_data` (Loggable)."""
+        return [
+            "time",
+            "position",
+            "velocity",
+            "acceleration",
+            "torque",
+            "current",
+            "actuator_state",
+            "motor_power",
+            "armed",
+            "brakes",
+            "watchdog",
+        ]
+
+    def get_data(self) -> list[list[float]]:
+        """Field values as lists of floats (scalars become one-element lists)."""
+        data = []
+        for name in self.get_name():
+            value = getattr(self, name)
+            if isinstance(value, np.ndarray):
+                data.append(value.astype(np.float64).tolist())
+            else:
+                data.append([float(value)])
+        return data
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, ArrayState):
+            return NotImplemented
+        return all(
+            np.array_equal(getattr(self, n), getattr(other, n), equal_nan=True)
+            for n in self.get_name()
+        )
+
+    __hash__ = None  # type: ignore[assignment]
+
+
+class Robot(abc.ABC):
+    """A live actuator array: the only thing controllers and environments talk to.
+
+    Implemented by :class:`jointlab.sim.SimRobot` (PyBullet) and
+    :class:`jointlab.hardware.SerialRobot` (a device or the emulator over a serial port).
+    Usable as a context manager; ``close()`` is safe to call twice.
+    """
+
+    #: True when ``step()`` is paced by wall-clock time (hardware), False in simulation.
+    realtime: bool = False
+
+    @property
+    @abc.abstractmethod
+    def description(self) -> RobotDescription:
+        """The robot's description."""
+
+    @property
+    def dof(self) -> int:
+        """Number of joints (length of every joint-space array)."""
+        return self.description.dof
+
+    @property
+    @abc.abstractmethod
+    def time(self) -> float:
+        """Seconds since creation or the last reset."""
+
+    @property
+    @abc.abstractmethod
+    def control_dt(self) -> float:
+        """Control period in seconds: the time one ``step()`` advances."""
+
+    @property
+    @abc.abstractmethod
+    def last_action(self) -> NJointAction:
+        """The action most recently passed to ``apply`` (the desired action)."""
+
+    @abc.abstractmethod
+    def read(self) -> ArrayState:
+        """Return the latest state."""
+
+    @abc.abstractmethod
+    def apply(self, action: NJointAction) -> None:
+        """Use ``action`` from the next physics step or firmware tick on.
+
+        Raises:
+            ActionError: the action's length is not ``dof``.
+            CommandRefused: the robot is disarmed and the action is not ``Zero``.
+        """
+
+    @abc.abstractmethod
+    def step(self) -> None:
+        """Advance one control period (see the module docstring for time semantics)."""
+
+    @abc.abstractmethod
+    def reset(self, q: np.ndarray | None = None, qd: np.ndarray | None = None) -> ArrayState:
+        """Return to ``q``/``qd`` (default: home at rest) and restart ``time`` at 0."""
+
+    @abc.abstractmethod
+    def power(self, on: bool) -> None:
+        """Switch motor power (Player REQ POWER). Power off engages brakes where present."""
+
+    @abc.abstractmethod
+    def brakes(self, on: bool) -> None:
+        """Engage or release the brakes of actuators that have them (Player REQ BRAKES)."""
+
+    @abc.abstractmethod
+    def arm(self) -> None:
+        """Allow motion commands."""
+
+    @abc.abstractmethod
+    def disarm(self) -> None:
+        """Refuse motion commands (only ``Zero`` actions are accepted) and apply zero torque."""
+
+    @abc.abstractmethod
+    def geometry(self) -> ArrayGeometry:
+        """Player GET_GEOM: per-actuator geometry plus the base pose."""
+
+    @abc.abstractmethod
+    def configure_speed(self, joint: int, speed: float) -> None:
+        """Set the configured speed of ``joint`` (Player REQ SPEED), in rad/s or m/s.
+
+        ``geometry()`` reports it as ``config_speed``; jerk-limited moves respect it.
+        """
+
+    @abc.abstractmethod
+    def configure_accel(self, joint: int, accel: float) -> None:
+        """Set the configured acceleration of ``joint`` (Player REQ ACCEL), rad/s² or m/s²."""
+
+    @property
+    @abc.abstractmethod
+    def config_accel(self) -> np.ndarray:
+        """Configured accelerations, shape ``(dof,)``, rad/s² or m/s² (REQ ACCEL)."""
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release the backend; safe to call twice."""
+
+    def __enter__(self) -> Robot:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

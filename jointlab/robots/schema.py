@@ -1,0 +1,540 @@
+"""Robot-file schema: dict -> validated :class:`RobotDescription`, and back.
+
+Every problem raises :class:`DescriptionError` naming the file, the actuator and the field,
+and stating what is allowed. Unknown keys are errors, never silently ignored.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Mapping
+from dataclasses import fields
+from typing import Any
+
+import numpy as np
+
+from jointlab.errors import DescriptionError
+from jointlab.robots.description import (
+    BASE,
+    ActuatorSpec,
+    Base,
+    Coupling,
+    Dynamics,
+    Gains,
+    JointType,
+    Limits,
+    LinkInertial,
+    Motor,
+    MotorModel,
+    RobotDescription,
+    SoftLimits,
+)
+from jointlab.robots.transforms import rpy_matrix
+
+#: Density used to derive link mass from the capsule when ``link.mass`` is absent, kg/m³.
+DEFAULT_DENSITY = 1000.0
+#: Capsule radius used when ``link.radius`` is absent, metres.
+DEFAULT_RADIUS = 0.02
+#: Default P gain: the effort limit is reached at this position error (rad or m).
+DEFAULT_KP_ERROR = 0.1
+#: Default D gain as a fraction of the P gain, seconds.
+DEFAULT_KD_RATIO = 0.05
+
+TOP_KEYS = {"name", "base", "actuators"}
+BASE_KEYS = {"position", "orientation", "fixed", "mass", "radius"}
+JOINT_KEYS = {
+    "name", "type", "axis", "length", "orientation", "min", "centre", "max", "home",
+    "config_speed", "has_brakes", "parent", "limits", "soft_limits", "dynamics", "link",
+    "motor", "gains", "coupling",
+}  # fmt: skip
+FIXED_KEYS = {"name", "type", "length", "orientation", "parent", "link"}
+LIMIT_KEYS = {"velocity", "acceleration", "jerk", "effort"}
+SOFT_KEYS = LIMIT_KEYS | {"min", "max"}
+DYNAMICS_KEYS = {"static_friction", "damping"}
+LINK_KEYS = {"mass", "radius", "center_of_gravity", "inertia", "density"}
+MOTOR_KEYS = {f.name for f in fields(Motor)}
+GAIN_KEYS = {"kp", "kd"}
+COUPLING_KEYS = {"alpha_self", "alpha_leading"}
+
+
+class _Where:
+    """Formats error locations: ``file: actuator 'x': field 'y'``."""
+
+    def __init__(self, source: str | None) -> None:
+        self.source = source or "<robot dict>"
+
+    def error(
+        self, message: str, actuator: str | None = None, field: str | None = None
+    ) -> DescriptionError:
+        parts = [self.source]
+        if actuator is not None:
+            parts.append(f"actuator {actuator!r}")
+        if field is not None:
+            parts.append(f"field {field!r}")
+        return DescriptionError(": ".join(parts) + ": " + message)
+
+
+def _check_keys(
+    where: _Where, raw: Mapping[str, Any], allowed: set[str], actuator: str | None, prefix: str
+) -> None:
+    if not isinstance(raw, Mapping):
+        raise where.error(f"must be a mapping, got {type(raw).__name__}", actuator, prefix or None)
+    unknown = sorted(set(raw) - allowed)
+    if unknown:
+        name = f"{prefix}.{unknown[0]}" if prefix else unknown[0]
+        raise where.error(
+            f"unknown key {unknown[0]!r}; allowed keys: {sorted(allowed)}", actuator, name
+        )
+
+
+def _number(where: _Where, value: Any, actuator: str | None, field: str) -> float:
+    if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
+        raise where.error(f"must be a number, got {value!r}", actuator, field)
+    result = float(value)
+    if not math.isfinite(result):
+        raise where.error(f"must be finite, got {value!r}", actuator, field)
+    return result
+
+
+def _positive(
+    where: _Where, value: Any, actuator: str | None, field: str, strict: bool = True
+) -> float:
+    result = _number(where, value, actuator, field)
+    if (strict and result <= 0) or (not strict and result < 0):
+        bound = "> 0" if strict else ">= 0"
+        raise where.error(f"= {result} must be {bound}", actuator, field)
+    return result
+
+
+def _vector3(
+    where: _Where, value: Any, actuator: str | None, field: str
+) -> tuple[float, float, float]:
+    if not isinstance(value, (list, tuple, np.ndarray)) or len(value) != 3:
+        raise where.error(f"must be a list of 3 numbers, got {value!r}", actuator, field)
+    x, y, z = (_number(where, v, actuator, f"{field}[{i}]") for i, v in enumerate(value))
+    return (x, y, z)
+
+
+def _bool(where: _Where, value: Any, actuator: str | None, field: str) -> bool:
+    if not isinstance(value, bool):
+        raise where.error(f"must be true or false, got {value!r}", actuator, field)
+    return value
+
+
+def capsule_inertial(
+    length: float,
+    orientation: tuple[float, float, float],
+    radius: float,
+    density: float,
+    mass: float | None = None,
+) -> tuple[float, tuple[float, float, float], np.ndarray]:
+    """Mass (kg), centre of gravity (m) and inertia (kg·m²) of a solid capsule link.
+
+    The capsule's axis runs from the moving-frame origin along ``RPY(orientation)·x̂`` for
+    ``length`` metres; hemispherical caps of ``radius``. When ``mass`` is given, the inertia is
+    scaled to it (uniform density).
+    """
+    cylinder = density * math.pi * radius**2 * length
+    caps = density * 4.0 / 3.0 * math.pi * radius**3
+    natural = cylinder + caps
+    axial = cylinder * radius**2 / 2.0 + caps * 2.0 * radius**2 / 5.0
+    transverse = cylinder * (length**2 / 12.0 + radius**2 / 4.0) + caps * (
+        2.0 * radius**2 / 5.0 + length**2 / 4.0 + 3.0 * length * radius / 8.0
+    )
+    scale = 1.0 if mass is None else mass / natural
+    local = np.diag([axial, transverse, transverse]) * scale
+    rotation = rpy_matrix(np.array(orientation))
+    inertia = rotation @ local @ rotation.T
+    cog = rotation @ np.array([length / 2.0, 0.0, 0.0])
+    return (
+        (natural if mass is None else mass),
+        (float(cog[0]), float(cog[1]), float(cog[2])),
+        inertia,
+    )
+
+
+def _parse_link(
+    where: _Where, raw: Any, name: str, length: float, orientation: tuple[float, float, float]
+) -> LinkInertial:
+    raw = {} if raw is None else raw
+    _check_keys(where, raw, LINK_KEYS, name, "link")
+    radius = _positive(where, raw.get("radius", DEFAULT_RADIUS), name, "link.radius")
+    density = _positive(where, raw.get("density", DEFAULT_DENSITY), name, "link.density")
+    mass = None
+    if "mass" in raw:
+        mass = _positive(where, raw["mass"], name, "link.mass")
+    derived_mass, derived_cog, derived_inertia = capsule_inertial(
+        length, orientation, radius, density, mass
+    )
+    cog = (
+        _vector3(where, raw["center_of_gravity"], name, "link.center_of_gravity")
+        if "center_of_gravity" in raw
+        else derived_cog
+    )
+    if "inertia" in raw:
+        value = raw["inertia"]
+        try:
+            inertia = np.array(value, dtype=np.float64)
+        except (TypeError, ValueError) as exc:
+            raise where.error(
+                f"must be a 3x3 list of numbers, got {value!r}", name, "link.inertia"
+            ) from exc
+        if inertia.shape != (3, 3) or not np.all(np.isfinite(inertia)):
+            raise where.error(
+                f"must be a finite 3x3 matrix, got shape {inertia.shape}", name, "link.inertia"
+            )
+        if not np.allclose(inertia, inertia.T, rtol=1e-9, atol=1e-12):
+            raise where.error(
+                "must be symmetric (inertia[i][j] == inertia[j][i])", name, "link.inertia"
+            )
+        eigen = np.linalg.eigvalsh(inertia)
+        if eigen.min() <= 0:
+            raise where.error(
+                f"must be positive-definite; its smallest eigenvalue is {eigen.min():.3g}",
+                name,
+                "link.inertia",
+            )
+    else:
+        inertia = derived_inertia
+    matrix = tuple(tuple(float(v) for v in row) for row in inertia)
+    return LinkInertial(
+        mass=float(derived_mass), radius=radius, center_of_gravity=cog, inertia=matrix
+    )  # type: ignore[arg-type]
+
+
+def _parse_optional_numbers(
+    where: _Where, raw: Any, allowed: set[str], name: str, prefix: str
+) -> dict[str, float]:
+    raw = {} if raw is None else raw
+    _check_keys(where, raw, allowed, name, prefix)
+    return {k: _number(where, v, name, f"{prefix}.{k}") for k, v in raw.items()}
+
+
+def _parse_joint(
+    where: _Where, raw: Mapping[str, Any], name: str, jtype: JointType, parent: str
+) -> ActuatorSpec:
+    _check_keys(where, raw, JOINT_KEYS, name, "")
+    linear = jtype is JointType.LINEAR
+    axis = _vector3(where, raw.get("axis", (0.0, 0.0, 1.0)), name, "axis")
+    norm = math.sqrt(sum(a * a for a in axis))
+    if norm < 1e-12:
+        raise where.error(f"must be a non-zero vector, got {list(axis)}", name, "axis")
+    axis = (axis[0] / norm, axis[1] / norm, axis[2] / norm)
+    length = _positive(where, raw.get("length", 0.0), name, "length", strict=False)
+    orientation = _vector3(where, raw.get("orientation", (0.0, 0.0, 0.0)), name, "orientation")
+    for key in ("min", "max"):
+        if key not in raw:
+            raise where.error(f"is required for {jtype.value} actuators", name, key)
+    lo = _number(where, raw["min"], name, "min")
+    hi = _number(where, raw["max"], name, "max")
+    if lo > hi:
+        raise where.error(f"= {lo} must be <= max = {hi}", name, "min")
+    centre = _number(where, raw.get("centre", (lo + hi) / 2.0), name, "centre")
+    if not lo <= centre <= hi:
+        raise where.error(f"= {centre} must lie in [min, max] = [{lo}, {hi}]", name, "centre")
+    home = _number(where, raw.get("home", centre), name, "home")
+    if not lo <= home <= hi:
+        raise where.error(f"= {home} must lie in [min, max] = [{lo}, {hi}]", name, "home")
+
+    limit_values = _parse_optional_numbers(where, raw.get("limits"), LIMIT_KEYS, name, "limits")
+    defaults = (
+        Limits(velocity=1.0, acceleration=5.0, jerk=50.0, effort=100.0) if linear else Limits()
+    )
+    for key, value in limit_values.items():
+        if value <= 0:
+            raise where.error(f"= {value} must be > 0", name, f"limits.{key}")
+    limits = Limits(
+        **{**{f.name: getattr(defaults, f.name) for f in fields(Limits)}, **limit_values}
+    )
+
+    soft_values = _parse_optional_numbers(
+        where, raw.get("soft_limits"), SOFT_KEYS, name, "soft_limits"
+    )
+    for key in LIMIT_KEYS & set(soft_values):
+        system = getattr(limits, key)
+        if not 0 < soft_values[key] <= system:
+            raise where.error(
+                f"= {soft_values[key]} must lie in (0, {system}] (the system limit limits.{key})",
+                name,
+                f"soft_limits.{key}",
+            )
+    soft_lo = soft_values.get("min", lo)
+    soft_hi = soft_values.get("max", hi)
+    if not lo <= soft_lo <= hi:
+        raise where.error(
+            f"= {soft_lo} must lie in [min, max] = [{lo}, {hi}]", name, "soft_limits.min"
+        )
+    if not lo <= soft_hi <= hi:
+        raise where.error(
+            f"= {soft_hi} must lie in [min, max] = [{lo}, {hi}]", name, "soft_limits.max"
+        )
+    if soft_lo > soft_hi:
+        raise where.error(
+            f"= {soft_lo} must be <= soft_limits.max = {soft_hi}", name, "soft_limits.min"
+        )
+    soft = SoftLimits(**soft_values)
+
+    dyn = _parse_optional_numbers(where, raw.get("dynamics"), DYNAMICS_KEYS, name, "dynamics")
+    for key, value in dyn.items():
+        if value < 0:
+            raise where.error(f"= {value} must be >= 0", name, f"dynamics.{key}")
+    dynamics = Dynamics(**dyn)
+
+    config_speed = _positive(where, raw.get("config_speed", limits.velocity), name, "config_speed")
+    if config_speed > limits.velocity:
+        raise where.error(
+            f"= {config_speed} must be <= limits.velocity = {limits.velocity}", name, "config_speed"
+        )
+    has_brakes = _bool(where, raw.get("has_brakes", False), name, "has_brakes")
+    motor = _parse_motor(where, raw.get("motor"), name, limits.effort)
+    gains = _parse_gains(where, raw.get("gains"), name, limits.effort)
+    coupling = _parse_coupling(where, raw.get("coupling"), name)
+    return ActuatorSpec(
+        name=name, type=jtype, axis=axis, length=length, orientation=orientation, min=lo,
+        centre=centre, max=hi, home=home, config_speed=config_speed, has_brakes=has_brakes,
+        parent=parent, limits=limits, soft_limits=soft, dynamics=dynamics,
+        link=_parse_link(where, raw.get("link"), name, length, orientation),
+        motor=motor, gains=gains, coupling=coupling,
+    )  # fmt: skip
+
+
+def _parse_motor(where: _Where, raw: Any, name: str, effort: float) -> Motor:
+    raw = {} if raw is None else raw
+    _check_keys(where, raw, MOTOR_KEYS, name, "motor")
+    model_name = raw.get("model", "ideal")
+    try:
+        model = MotorModel(model_name)
+    except ValueError as exc:
+        raise where.error(
+            f"unknown model {model_name!r}; expected one of {[m.value for m in MotorModel]}",
+            name,
+            "motor.model",
+        ) from exc
+    kt = _positive(where, raw.get("torque_constant", 0.1), name, "motor.torque_constant")
+    ratio = _positive(where, raw.get("gear_ratio", 1.0), name, "motor.gear_ratio")
+    max_current = _positive(
+        where, raw.get("max_current", effort / (kt * ratio)), name, "motor.max_current"
+    )
+    stall = raw.get("stall_torque")
+    no_load = raw.get("no_load_speed")
+    stall = None if stall is None else _positive(where, stall, name, "motor.stall_torque")
+    no_load = None if no_load is None else _positive(where, no_load, name, "motor.no_load_speed")
+    delay = raw.get("delay", 0)
+    if isinstance(delay, bool) or not isinstance(delay, int) or delay < 0:
+        raise where.error(
+            f"must be a whole number of physics steps >= 0, got {delay!r}", name, "motor.delay"
+        )
+    return Motor(model=model, torque_constant=kt, gear_ratio=ratio, max_current=max_current,
+                 stall_torque=stall, no_load_speed=no_load, delay=delay)  # fmt: skip
+
+
+def _parse_gains(where: _Where, raw: Any, name: str, effort: float) -> Gains:
+    raw = {} if raw is None else raw
+    _check_keys(where, raw, GAIN_KEYS, name, "gains")
+    kp = _positive(where, raw.get("kp", effort / DEFAULT_KP_ERROR), name, "gains.kp", strict=False)
+    kd = _positive(where, raw.get("kd", kp * DEFAULT_KD_RATIO), name, "gains.kd", strict=False)
+    return Gains(kp=kp, kd=kd)
+
+
+def _parse_coupling(where: _Where, raw: Any, name: str) -> Coupling | None:
+    if raw is None:
+        return None
+    _check_keys(where, raw, COUPLING_KEYS, name, "coupling")
+    alpha_self = _number(where, raw.get("alpha_self", 1.0), name, "coupling.alpha_self")
+    leading = raw.get("alpha_leading", {})
+    if not isinstance(leading, Mapping) or not leading:
+        raise where.error(
+            "must map at least one leading actuator name to its alpha",
+            name,
+            "coupling.alpha_leading",
+        )
+    pairs = tuple(
+        (str(k), _number(where, v, name, f"coupling.alpha_leading.{k}")) for k, v in leading.items()
+    )
+    return Coupling(alpha_self=alpha_self, alpha_leading=pairs)
+
+
+def _parse_fixed(where: _Where, raw: Mapping[str, Any], name: str, parent: str) -> ActuatorSpec:
+    _check_keys(where, raw, FIXED_KEYS, name, "")
+    length = _positive(where, raw.get("length", 0.0), name, "length", strict=False)
+    orientation = _vector3(where, raw.get("orientation", (0.0, 0.0, 0.0)), name, "orientation")
+    link = _parse_link(where, raw.get("link"), name, length, orientation)
+    return ActuatorSpec(name=name, type=JointType.FIXED, length=length, orientation=orientation,
+                        parent=parent, link=link, gains=None)  # fmt: skip
+
+
+def description_from_dict(data: Mapping[str, Any], source: str | None = None) -> RobotDescription:
+    """Build a validated :class:`RobotDescription` from a robot-file mapping."""
+    where = _Where(source)
+    if not isinstance(data, Mapping):
+        raise where.error(f"a robot file must be a mapping at top level, got {type(data).__name__}")
+    _check_keys(where, data, TOP_KEYS, None, "")
+    if "name" not in data or not isinstance(data["name"], str) or not data["name"]:
+        raise where.error("is required and must be a non-empty string", None, "name")
+    base_raw = data.get("base", {}) or {}
+    _check_keys(where, base_raw, BASE_KEYS, None, "base")
+    base = Base(
+        position=_vector3(where, base_raw.get("position", (0.0, 0.0, 0.0)), None, "base.position"),
+        orientation=_vector3(
+            where, base_raw.get("orientation", (0.0, 0.0, 0.0)), None, "base.orientation"
+        ),
+        fixed=_bool(where, base_raw.get("fixed", True), None, "base.fixed"),
+        mass=_positive(where, base_raw.get("mass", 1.0), None, "base.mass"),
+        radius=_positive(where, base_raw.get("radius", 0.05), None, "base.radius"),
+    )
+    raw_actuators = data.get("actuators")
+    if not isinstance(raw_actuators, list) or not raw_actuators:
+        raise where.error("must be a non-empty list of actuators", None, "actuators")
+    specs: list[ActuatorSpec] = []
+    previous = BASE
+    seen: set[str] = set()
+    for index, raw in enumerate(raw_actuators):
+        if not isinstance(raw, Mapping):
+            raise where.error(
+                f"entry {index} must be a mapping, got {type(raw).__name__}", None, "actuators"
+            )
+        name = raw.get("name")
+        if not isinstance(name, str) or not name:
+            raise where.error(f"entry {index} needs a non-empty string 'name'", None, "actuators")
+        if name in seen or name == BASE:
+            raise where.error("duplicate or reserved actuator name", name, "name")
+        seen.add(name)
+        type_name = raw.get("type")
+        try:
+            jtype = JointType(type_name)
+        except ValueError as exc:
+            raise where.error(
+                f"unknown type {type_name!r}; expected one of {[t.value for t in JointType]}",
+                name,
+                "type",
+            ) from exc
+        parent = raw.get("parent", previous)
+        if not isinstance(parent, str):
+            raise where.error(f"must be an actuator name or 'base', got {parent!r}", name, "parent")
+        spec = (
+            _parse_fixed(where, raw, name, parent)
+            if jtype is JointType.FIXED
+            else _parse_joint(where, raw, name, jtype, parent)
+        )
+        specs.append(spec)
+        previous = name
+    description = RobotDescription(
+        name=data["name"], base=base, actuators=tuple(specs), source=source
+    )
+    validate_description(description, where)
+    return description
+
+
+def validate_description(description: RobotDescription, where: _Where | None = None) -> None:
+    """Check the structure of a description: parents, cycles, couplings, ranges."""
+    where = where or _Where(description.source)
+    names = {a.name: a for a in description.actuators}
+    for spec in description.actuators:
+        if spec.parent != BASE and spec.parent not in names:
+            raise where.error(
+                f"unknown parent {spec.parent!r}; expected 'base' or one of {sorted(names)}",
+                spec.name,
+                "parent",
+            )
+    for spec in description.actuators:
+        visited = {spec.name}
+        node = spec.parent
+        while node != BASE:
+            if node in visited:
+                raise where.error(
+                    f"parent chain forms a cycle through {node!r}", spec.name, "parent"
+                )
+            visited.add(node)
+            node = names[node].parent
+    for spec in description.actuators:
+        if spec.is_joint:
+            if not spec.min <= spec.max:
+                raise where.error(f"= {spec.min} must be <= max = {spec.max}", spec.name, "min")
+            if not spec.min <= spec.home <= spec.max:
+                raise where.error(
+                    f"= {spec.home} must lie in [min, max] = [{spec.min}, {spec.max}]",
+                    spec.name,
+                    "home",
+                )
+            for key in LIMIT_KEYS:
+                if getattr(spec.limits, key) <= 0:
+                    raise where.error(
+                        f"= {getattr(spec.limits, key)} must be > 0", spec.name, f"limits.{key}"
+                    )
+        if spec.coupling is None:
+            continue
+        for lead, _alpha in spec.coupling.alpha_leading:
+            field = f"coupling.alpha_leading.{lead}"
+            if lead not in names or not names[lead].is_joint:
+                raise where.error(
+                    f"leading actuator {lead!r} is not a joint of this robot", spec.name, field
+                )
+            if lead == spec.name:
+                raise where.error("a joint cannot lead itself", spec.name, field)
+            if names[lead].coupling is not None:
+                raise where.error(
+                    f"leading actuator {lead!r} is itself dependent; "
+                    "only independent joints may lead",
+                    spec.name,
+                    field,
+                )
+
+
+def _clean(value: Any) -> Any:
+    if isinstance(value, tuple):
+        return [_clean(v) for v in value]
+    if isinstance(value, float) and value == 0.0:
+        return 0.0
+    return value
+
+
+def description_to_dict(description: RobotDescription) -> dict[str, Any]:
+    """Return a robot-file mapping with every field explicit (round-trips exactly)."""
+    actuators: list[dict[str, Any]] = []
+    for spec in description.actuators:
+        entry: dict[str, Any] = {"name": spec.name, "type": spec.type.value, "parent": spec.parent}
+        entry["length"] = spec.length
+        entry["orientation"] = _clean(spec.orientation)
+        if spec.is_joint:
+            entry.update(
+                axis=_clean(spec.axis), min=spec.min, centre=spec.centre, max=spec.max,
+                home=spec.home, config_speed=spec.config_speed, has_brakes=spec.has_brakes,
+                limits={f.name: getattr(spec.limits, f.name) for f in fields(Limits)},
+            )  # fmt: skip
+            soft = {f.name: getattr(spec.soft_limits, f.name) for f in fields(SoftLimits)}
+            soft = {k: v for k, v in soft.items() if v is not None}
+            if soft:
+                entry["soft_limits"] = soft
+            entry["dynamics"] = {
+                "static_friction": spec.dynamics.static_friction,
+                "damping": spec.dynamics.damping,
+            }
+            motor = {f.name: getattr(spec.motor, f.name) for f in fields(Motor)}
+            motor["model"] = spec.motor.model.value
+            entry["motor"] = {k: v for k, v in motor.items() if v is not None}
+            if spec.gains is not None:
+                entry["gains"] = {"kp": spec.gains.kp, "kd": spec.gains.kd}
+            if spec.coupling is not None:
+                entry["coupling"] = {
+                    "alpha_self": spec.coupling.alpha_self,
+                    "alpha_leading": dict(spec.coupling.alpha_leading),
+                }
+        if spec.link is not None:
+            entry["link"] = {
+                "mass": spec.link.mass,
+                "radius": spec.link.radius,
+                "center_of_gravity": _clean(spec.link.center_of_gravity),
+                "inertia": _clean(spec.link.inertia),
+            }
+        actuators.append(entry)
+    return {
+        "name": description.name,
+        "base": {
+            "position": _clean(description.base.position),
+            "orientation": _clean(description.base.orientation),
+            "fixed": description.base.fixed,
+            "mass": description.base.mass,
+            "radius": description.base.radius,
+        },
+        "actuators": actuators,
+    }

@@ -1,0 +1,104 @@
+"""Robot files: load by built-in name, YAML path or URDF path; dump to YAML."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from importlib import resources
+from pathlib import Path
+
+import yaml
+
+from jointlab.errors import DescriptionError
+from jointlab.robots.description import RobotDescription
+from jointlab.robots.schema import description_from_dict
+
+LIBRARY_PACKAGE = "jointlab.robots.library"
+
+
+def builtin_robots() -> list[str]:
+    """Names of the built-in robots (``jointlab/robots/library/*.yaml``)."""
+    folder = resources.files(LIBRARY_PACKAGE)
+    return sorted(p.name[: -len(".yaml")] for p in folder.iterdir() if p.name.endswith(".yaml"))
+
+
+def builtin_path(name: str) -> Path:
+    """Path of the built-in robot file ``name``."""
+    return Path(str(resources.files(LIBRARY_PACKAGE).joinpath(f"{name}.yaml")))
+
+
+class _Loader(yaml.SafeLoader):
+    """YAML 1.1 safe loader that also reads ``1e-3`` (no dot) as a float, like YAML 1.2."""
+
+
+_Loader.add_implicit_resolver(
+    "tag:yaml.org,2002:float",
+    re.compile(
+        r"""^(?:[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+]?[0-9]+)?
+        |[-+]?(?:[0-9][0-9_]*)(?:[eE][-+]?[0-9]+)
+        |\.[0-9_]+(?:[eE][-+]?[0-9]+)?
+        |[-+]?\.(?:inf|Inf|INF)
+        |\.(?:nan|NaN|NAN))$""",
+        re.X,
+    ),
+    list("-+0123456789."),
+)
+
+
+def parse_yaml(text: str, source: str | None = None) -> RobotDescription:
+    """Build a description from robot-file YAML text."""
+    try:
+        data = yaml.load(text, Loader=_Loader)
+    except yaml.YAMLError as exc:
+        raise DescriptionError(f"{source or '<yaml text>'}: not valid YAML: {exc}") from exc
+    return description_from_dict(data, source=source)
+
+
+def load_robot(name_or_path: str | Path) -> RobotDescription:
+    """Load a robot by built-in name (``"arm6"``), ``.yaml``/``.yml`` path or ``.urdf`` path.
+
+    Raises:
+        DescriptionError: unknown name, unreadable file, or an invalid description (the
+            message names the file, the actuator and the field).
+    """
+    if isinstance(name_or_path, RobotDescription):
+        return name_or_path
+    text = str(name_or_path)
+    path = Path(text).expanduser()
+    suffix = path.suffix.lower()
+    if suffix == ".urdf":
+        if not path.is_file():
+            raise DescriptionError(f"{path}: URDF file not found")
+        return RobotDescription.from_urdf(str(path))
+    if suffix in (".yaml", ".yml"):
+        try:
+            content = path.read_text()
+        except OSError as exc:
+            raise DescriptionError(f"{path}: cannot read robot file: {exc.strerror}") from exc
+        return parse_yaml(content, source=str(path))
+    names = builtin_robots()
+    if text in names:
+        return parse_yaml(builtin_path(text).read_text(), source=f"<built-in {text}.yaml>")
+    hint = difflib.get_close_matches(text, names, n=1)
+    suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+    raise DescriptionError(
+        f"{text!r} is neither a built-in robot ({', '.join(names)}) nor a .yaml/.urdf path"
+        f"{suggestion}"
+    )
+
+
+class _Dumper(yaml.SafeDumper):
+    """Block style for mappings, flow style for short numeric lists."""
+
+
+def _represent_list(dumper: yaml.SafeDumper, data: list) -> yaml.Node:
+    flat = all(not isinstance(v, (list, dict)) for v in data)
+    return dumper.represent_sequence("tag:yaml.org,2002:seq", data, flow_style=flat)
+
+
+_Dumper.add_representer(list, _represent_list)
+
+
+def dump_yaml(description: RobotDescription) -> str:
+    """Robot-file YAML of ``description`` with every field explicit (lossless: floats use repr)."""
+    return yaml.dump(description.to_dict(), Dumper=_Dumper, sort_keys=False, width=100)

@@ -4,14 +4,14 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test lint bench rl distributed clean
+.PHONY: demo test lint bench distributed clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
-	$(BIN)/python -m pip install --upgrade pip
 
+# The test extra plus the RL extra (stable-baselines3; torch pinned to the 2.13.0 CPU build).
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install -e ".[test]"
+	$(BIN)/python -m pip install -e ".[test,rl]"
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -24,10 +24,6 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check jointlab tests benchmarks examples
 	$(BIN)/ruff format --check jointlab tests benchmarks examples
-
-# RL extra (stable-baselines3 with torch pinned to the CPU build).
-rl: $(STAMP)
-	$(BIN)/python -m pip install -e ".[test,rl]"
 
 distributed: $(STAMP)
 	$(BIN)/python -m pip install -e ".[test,rl,distributed]"

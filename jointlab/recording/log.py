@@ -134,7 +134,9 @@ class Field:
             channel, name, width, indexed = value
             return cls(str(channel), str(name), int(width), bool(indexed))
         except (TypeError, ValueError) as exc:
-            raise LogError(f"log field entry {value!r} is not [channel, name, width, indexed]") from exc
+            raise LogError(
+                f"log field entry {value!r} is not [channel, name, width, indexed]"
+            ) from exc
 
 
 def fields_from_columns(columns: Sequence[str]) -> tuple[Field, ...]:
@@ -150,9 +152,7 @@ def fields_from_columns(columns: Sequence[str]) -> tuple[Field, ...]:
     while i < len(columns):
         match = _COLUMN.match(columns[i])
         if match is None:
-            raise LogError(
-                f"log column {columns[i]!r} is not named <channel>.<field>[<index>]"
-            )
+            raise LogError(f"log column {columns[i]!r} is not named <channel>.<field>[<index>]")
         channel, name, index = match.groups()
         key = f"{channel}.{name}"
         if key in seen:
@@ -320,7 +320,9 @@ class LogMetadata:
         )
 
     @classmethod
-    def from_description(cls, description: Any, dt: float | None = None, **extra: Any) -> LogMetadata:
+    def from_description(
+        cls, description: Any, dt: float | None = None, **extra: Any
+    ) -> LogMetadata:
         """Metadata of a :class:`~jointlab.robots.description.RobotDescription`.
 
         Args:
@@ -447,7 +449,9 @@ class Log:
             return self.time
         if key in self._index:
             offset, f = self._index[key]
-            return self.data[:, offset] if not f.indexed else self.data[:, offset : offset + f.width]
+            if not f.indexed:
+                return self.data[:, offset]
+            return self.data[:, offset : offset + f.width]
         if key in self._columns:
             return self.data[:, self._columns[key]]
         raise KeyError(f"log has no column or field {key!r}; fields: {list(self._index)}")

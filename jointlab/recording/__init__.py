@@ -8,21 +8,11 @@ from __future__ import annotations
 
 from typing import Any
 
-from jointlab.recording.formats import FORMATS, journal_path, load_log, recover_log, save_log
-from jointlab.recording.log import (
-    APPLIED,
-    DESIRED,
-    STATE,
-    TIME,
-    Event,
-    EventKind,
-    Field,
-    Log,
-    LogError,
-    Loggable,
-    LogMetadata,
-)
+from jointlab.recording.formats import FORMATS, journal_path, load_log
+from jointlab.recording.log import APPLIED, DESIRED, STATE, TIME, Field, Log, Loggable
+from jointlab.recording.metadata import Event, EventKind, LogError, LogMetadata
 from jointlab.recording.recorder import Recorder
+from jointlab.recording.writers import recover_log, save_log
 
 __all__ = [
     "APPLIED",

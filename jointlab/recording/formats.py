@@ -1,4 +1,4 @@
-"""Log files: CSV, compressed NPZ and Parquet writers and readers.
+"""Log files: the CSV, compressed NPZ and Parquet layouts, and their readers.
 
 Every format keeps the table (``time`` plus the ``<channel>.<field>[<i>]`` columns, float64,
 NaN kept), the metadata and the events, and loads back exactly: floats round-trip bit for
@@ -25,13 +25,12 @@ Crash safety (a killed recorder leaves every flushed row readable):
 
 from __future__ import annotations
 
-import abc
+import enum
 import json
 import os
 import struct
 import zipfile
 import zlib
-from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,34 +41,46 @@ from jointlab.recording.log import (
     FORMAT_NAME,
     FORMAT_VERSION,
     TIME,
-    Event,
     Field,
     Log,
-    LogError,
-    LogMetadata,
-    dumps,
     fields_from_columns,
 )
+from jointlab.recording.metadata import Event, LogError, LogMetadata
 
 __all__ = [
     "FORMATS",
-    "LogWriter",
+    "JOURNAL_SUFFIX",
+    "MAGIC",
+    "META_KEY",
+    "RECORD",
+    "Record",
     "infer_format",
     "journal_path",
     "load_log",
-    "open_writer",
-    "recover_log",
-    "save_log",
+    "read_csv",
+    "read_journal",
+    "read_npz",
+    "read_parquet",
+    "require_pyarrow",
 ]
 
 #: File suffix -> format name.
 FORMATS = {".csv": "csv", ".npz": "npz", ".parquet": "parquet", ".pq": "parquet"}
 JOURNAL_SUFFIX = ".journal"
-_META_KEY = "__jointlab__"
+META_KEY = "__jointlab__"
 
-_RECORD = struct.Struct("<2sBxIQ")
-_MAGIC = b"JL"
-_HEADER, _SCHEMA, _ROWS, _EVENTS = 1, 2, 3, 4
+#: Journal record header: magic, kind, pad, CRC-32 of the payload, payload length.
+RECORD = struct.Struct("<2sBxIQ")
+MAGIC = b"JL"
+
+
+class Record(enum.IntEnum):
+    """Kinds of journal record."""
+
+    HEADER = 1
+    SCHEMA = 2
+    ROWS = 3
+    EVENTS = 4
 
 
 def infer_format(path: str | os.PathLike[str], format: str | None = None) -> str:
@@ -96,7 +107,8 @@ def journal_path(path: str | os.PathLike[str]) -> Path:
     return path.with_name(path.name + JOURNAL_SUFFIX)
 
 
-def _pyarrow() -> tuple[Any, Any]:
+def require_pyarrow() -> tuple[Any, Any]:
+    """Import ``pyarrow`` and ``pyarrow.parquet``, or raise ConfigurationError."""
     try:
         import pyarrow
         import pyarrow.parquet
@@ -106,229 +118,6 @@ def _pyarrow() -> tuple[Any, Any]:
             "use a .npz or .csv log instead"
         ) from exc
     return pyarrow, pyarrow.parquet
-
-
-# --------------------------------------------------------------------------- writers
-class LogWriter(abc.ABC):
-    """Incremental writer used by :class:`~jointlab.recording.Recorder`.
-
-    Call order: ``write_schema`` once before the first rows, ``write_block`` per flush,
-    ``close`` once. Every ``write_block`` reaches the OS before it returns.
-    """
-
-    def __init__(self, path: Path, header: dict[str, Any], fsync: bool) -> None:
-        self.path = path
-        self._fsync = fsync
-        self._pending = b""
-        self._file = open(self._data_path(), "wb")
-        self._write(self._encode_header(header))
-
-    def _data_path(self) -> Path:
-        return self.path
-
-    def _write(self, data: bytes) -> None:
-        self._file.write(data)
-        self._file.flush()
-        if self._fsync:
-            os.fsync(self._file.fileno())
-
-    @abc.abstractmethod
-    def _encode_header(self, header: dict[str, Any]) -> bytes: ...
-
-    @abc.abstractmethod
-    def _encode_schema(self, fields: Sequence[Field]) -> bytes: ...
-
-    @abc.abstractmethod
-    def _encode_block(
-        self, time: np.ndarray, rows: np.ndarray, events: Sequence[Event]
-    ) -> bytes: ...
-
-    def write_schema(self, fields: Sequence[Field]) -> None:
-        """Fix the columns; written together with the next block."""
-        self._pending = self._encode_schema(fields)
-
-    def write_block(self, time: np.ndarray, rows: np.ndarray, events: Sequence[Event]) -> None:
-        """Append rows (``time`` shape ``(n,)``, ``rows`` shape ``(n, C)``) and events."""
-        data = self._pending + self._encode_block(time, rows, events)
-        self._pending = b""
-        self._write(data)
-
-    def close(self, rows: int) -> None:
-        """Finish the file (``rows``: total rows written)."""
-        self._file.close()
-
-
-def _csv_header(header: dict[str, Any]) -> bytes:
-    header = {k: v for k, v in header.items() if k != "fields"}
-    return f"# {FORMAT_NAME} {dumps(header)}\n".encode()
-
-
-def _csv_schema(fields: Sequence[Field]) -> bytes:
-    return (",".join([TIME, *(c for f in fields for c in f.columns)]) + "\n").encode()
-
-
-def _csv_block(time: np.ndarray, rows: np.ndarray, events: Sequence[Event]) -> bytes:
-    lines = []
-    if len(time):
-        table = np.column_stack((time, rows)).tolist()
-        lines = [",".join(map(repr, row)) for row in table]
-    lines.extend(f"# event {dumps(e.to_json())}" for e in events)
-    return "".join(line + "\n" for line in lines).encode()
-
-
-def _csv_end(rows: int) -> bytes:
-    return f"# end {dumps({'rows': rows})}\n".encode()
-
-
-class CsvWriter(LogWriter):
-    """Append-only CSV writer (see the module docstring for the layout)."""
-
-    def _encode_header(self, header: dict[str, Any]) -> bytes:
-        return _csv_header(header)
-
-    def _encode_schema(self, fields: Sequence[Field]) -> bytes:
-        return _csv_schema(fields)
-
-    def _encode_block(self, time: np.ndarray, rows: np.ndarray, events: Sequence[Event]) -> bytes:
-        return _csv_block(time, rows, events)
-
-    def close(self, rows: int) -> None:
-        """Append the ``# end`` marker and close."""
-        if not self._file.closed:
-            self._write(_csv_end(rows))
-        super().close(rows)
-
-
-def _record(kind: int, payload: bytes) -> bytes:
-    return _RECORD.pack(_MAGIC, kind, zlib.crc32(payload), len(payload)) + payload
-
-
-class JournalWriter(LogWriter):
-    """Journal for NPZ/Parquet targets, converted into the target on close."""
-
-    def __init__(self, path: Path, header: dict[str, Any], fsync: bool, fmt: str) -> None:
-        self.format = fmt
-        super().__init__(path, header, fsync)
-
-    def _data_path(self) -> Path:
-        return journal_path(self.path)
-
-    def _encode_header(self, header: dict[str, Any]) -> bytes:
-        return _record(_HEADER, dumps({**header, "file_format": self.format}).encode())
-
-    def _encode_schema(self, fields: Sequence[Field]) -> bytes:
-        return _record(_SCHEMA, dumps([f.to_json() for f in fields]).encode())
-
-    def _encode_block(self, time: np.ndarray, rows: np.ndarray, events: Sequence[Event]) -> bytes:
-        out = b""
-        if len(time):
-            table = np.column_stack((time, rows)).astype("<f8", copy=False)
-            out += _record(_ROWS, table.tobytes())
-        if events:
-            out += _record(_EVENTS, dumps([e.to_json() for e in events]).encode())
-        return out
-
-    def close(self, rows: int) -> None:
-        """Close the journal and convert it into the target file."""
-        if self._file.closed:
-            return
-        super().close(rows)
-        _finalise(self._data_path(), self.path, self.format, self._fsync)
-
-
-def open_writer(
-    path: Path, fmt: str, header: dict[str, Any], *, fsync: bool, overwrite: bool
-) -> LogWriter:
-    """Create the writer for ``fmt`` at ``path`` (parent folders are created)."""
-    if fmt == "parquet":
-        _pyarrow()
-    journal = journal_path(path)
-    stale = [p for p in (path, journal) if p.exists()]
-    if stale and not overwrite:
-        raise ConfigurationError(
-            f"log file {stale[0]} already exists; pass overwrite=True or choose another path"
-        )
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if fmt == "csv":
-        return CsvWriter(path, header, fsync)
-    for p in stale:
-        p.unlink()
-    return JournalWriter(path, header, fsync, fmt)
-
-
-# --------------------------------------------------------------------------- whole files
-def _atomic_write(path: Path, write: Any, fsync: bool = True) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    try:
-        with open(tmp, "wb") as fh:
-            write(fh)
-            fh.flush()
-            if fsync:
-                os.fsync(fh.fileno())
-        os.replace(tmp, path)
-    finally:
-        if tmp.exists():
-            tmp.unlink()
-
-
-def _full_header(log: Log) -> dict[str, Any]:
-    return {**log.header_json(), "events": [e.to_json() for e in log.events]}
-
-
-def _write_npz(log: Log, fh: Any) -> None:
-    arrays = {TIME: log.time, **{f.key: log[f.key] for f in log.fields}}
-    arrays[_META_KEY] = np.array(dumps(_full_header(log)))
-    np.savez_compressed(fh, **arrays)
-
-
-def _write_parquet(log: Log, fh: Any) -> None:
-    pa, pq = _pyarrow()
-    arrays = [pa.array(log.time)] + [pa.array(log.data[:, i]) for i in range(log.data.shape[1])]
-    table = pa.Table.from_arrays(arrays, names=[TIME, *log.columns])
-    table = table.replace_schema_metadata({_META_KEY: dumps(_full_header(log))})
-    pq.write_table(table, fh)
-
-
-def _write_csv(log: Log, fh: Any) -> None:
-    fh.write(_csv_header(log.header_json()))
-    fh.write(_csv_schema(log.fields))
-    fh.write(_csv_block(log.time, log.data, log.events))
-    fh.write(_csv_end(len(log)))
-
-
-_WRITERS = {"csv": _write_csv, "npz": _write_npz, "parquet": _write_parquet}
-
-
-def save_log(log: Log, path: str | os.PathLike[str], format: str | None = None) -> Path:
-    """Write a whole :class:`Log` to ``path`` (e.g. to convert a CSV log to NPZ)."""
-    path = Path(path)
-    fmt = infer_format(path, format)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    _atomic_write(path, lambda fh: _WRITERS[fmt](log, fh))
-    return path
-
-
-def _finalise(journal: Path, target: Path, fmt: str, fsync: bool) -> None:
-    log = read_journal(journal)
-    _atomic_write(target, lambda fh: _WRITERS[fmt](log, fh), fsync=fsync)
-    journal.unlink()
-
-
-def recover_log(path: str | os.PathLike[str]) -> Path:
-    """Finalise the journal an interrupted NPZ/Parquet recorder left for ``path``.
-
-    Returns:
-        The finalised log's path (``path`` itself when there was nothing to recover).
-    """
-    path = Path(path)
-    if path.name.endswith(JOURNAL_SUFFIX):
-        path = path.with_name(path.name[: -len(JOURNAL_SUFFIX)])
-    journal = journal_path(path)
-    if journal.exists():
-        _finalise(journal, path, infer_format(path), fsync=True)
-    elif not path.exists():
-        raise LogError(f"no log at {path} and no journal {journal.name} to recover")
-    return path
 
 
 # --------------------------------------------------------------------------- readers
@@ -400,22 +189,24 @@ def read_journal(path: Path) -> Log:
     blocks: list[np.ndarray] = []
     events: list[Event] = []
     pos = 0
-    while pos + _RECORD.size <= len(buffer):
-        magic, kind, crc, length = _RECORD.unpack_from(buffer, pos)
-        start, end = pos + _RECORD.size, pos + _RECORD.size + length
-        if magic != _MAGIC or end > len(buffer) or zlib.crc32(buffer[start:end]) != crc:
+    while pos + RECORD.size <= len(buffer):
+        magic, kind, crc, length = RECORD.unpack_from(buffer, pos)
+        start, end = pos + RECORD.size, pos + RECORD.size + length
+        if magic != MAGIC or end > len(buffer) or zlib.crc32(buffer[start:end]) != crc:
             break
         payload, pos = buffer[start:end], end
-        if kind == _HEADER:
+        if kind == Record.HEADER:
             header = _header(_json(bytes(payload), path, "journal header"), path)
         elif header is None:
             break
-        elif kind == _SCHEMA:
+        elif kind == Record.SCHEMA:
             fields = tuple(Field.from_json(f) for f in _json(bytes(payload), path, "fields"))
-        elif kind == _ROWS and fields is not None:
+        elif kind == Record.ROWS and fields is not None:
             width = 1 + sum(f.width for f in fields)
+            if len(payload) % (8 * width):
+                raise LogError(f"{path}: a row block is not a whole number of {width}-column rows")
             blocks.append(np.frombuffer(payload, dtype="<f8").reshape(-1, width))
-        elif kind == _EVENTS:
+        elif kind == Record.EVENTS:
             events.extend(Event.from_json(e) for e in _json(bytes(payload), path, "events"))
     if header is None:
         raise LogError(f"{path} is not a JointLab log journal (no valid header record)")
@@ -444,9 +235,9 @@ def read_npz(path: Path) -> Log:
     """Read a finalised NPZ log."""
     try:
         with np.load(path, allow_pickle=False) as archive:
-            if _META_KEY not in archive.files:
-                raise LogError(f"{path} is not a JointLab log (no {_META_KEY} entry)")
-            header = _header(_json(str(archive[_META_KEY][()]), path, _META_KEY), path)
+            if META_KEY not in archive.files:
+                raise LogError(f"{path} is not a JointLab log (no {META_KEY} entry)")
+            header = _header(_json(str(archive[META_KEY][()]), path, META_KEY), path)
             keys = [Field.from_json(f).key for f in header.get("fields", [])]
             missing = [k for k in (TIME, *keys) if k not in archive.files]
             if missing:
@@ -462,12 +253,15 @@ def read_npz(path: Path) -> Log:
 
 def read_parquet(path: Path) -> Log:
     """Read a Parquet log (needs pyarrow)."""
-    _, pq = _pyarrow()
-    table = pq.read_table(path)
-    raw = (table.schema.metadata or {}).get(_META_KEY.encode())
+    _, pq = require_pyarrow()
+    try:
+        table = pq.read_table(path)
+    except (OSError, ValueError) as exc:  # pyarrow's ArrowInvalid is a ValueError
+        raise LogError(f"{path} cannot be read as a Parquet log: {exc}") from exc
+    raw = (table.schema.metadata or {}).get(META_KEY.encode())
     if raw is None:
-        raise LogError(f"{path} is not a JointLab log (no {_META_KEY} schema metadata)")
-    header = _header(_json(raw, path, _META_KEY), path)
+        raise LogError(f"{path} is not a JointLab log (no {META_KEY} schema metadata)")
+    header = _header(_json(raw, path, META_KEY), path)
     names = table.column_names
     if not names or names[0] != TIME:
         raise LogError(f"{path}: the first column must be {TIME!r}")
@@ -483,7 +277,7 @@ def _sniff(path: Path) -> str:
         return "npz"
     if start.startswith(b"PAR1"):
         return "parquet"
-    if start.startswith(_MAGIC):
+    if start.startswith(MAGIC):
         return "journal"
     if start.startswith(b"#") or start.startswith(TIME.encode()):
         return "csv"

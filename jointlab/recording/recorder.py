@@ -28,23 +28,17 @@ import threading
 import time as _time
 from collections.abc import Mapping
 from dataclasses import dataclass
+from itertools import chain
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from jointlab.errors import ConfigurationError
-from jointlab.recording.formats import infer_format, open_writer
-from jointlab.recording.log import (
-    FORMAT_NAME,
-    FORMAT_VERSION,
-    Event,
-    EventKind,
-    Field,
-    LogError,
-    LogMetadata,
-    check_name,
-)
+from jointlab.recording.formats import infer_format
+from jointlab.recording.log import FORMAT_NAME, FORMAT_VERSION, Field, check_name
+from jointlab.recording.metadata import Event, EventKind, LogError, LogMetadata
+from jointlab.recording.writers import open_writer
 
 __all__ = ["Recorder"]
 
@@ -55,6 +49,8 @@ class _Channel:
     shapes: tuple[tuple[int, ...], ...]
     offset: int
     width: int
+    #: Per-field lengths when every field is a list (enables the fast path), else None.
+    lengths: list[int] | None
 
 
 def _read(channel: str, value: Any) -> tuple[list[str], list[Any]]:
@@ -144,7 +140,10 @@ class Recorder:
     ) -> None:
         if isinstance(flush_every, bool) or not isinstance(flush_every, int) or flush_every < 1:
             raise ConfigurationError(f"flush_every must be an integer >= 1, got {flush_every!r}")
-        interval = float(flush_interval)
+        try:
+            interval = float(flush_interval)
+        except (TypeError, ValueError):
+            interval = math.nan
         if math.isnan(interval) or interval < 0:
             raise ConfigurationError(f"flush_interval must be >= 0 seconds, got {flush_interval!r}")
         self._path = Path(path)
@@ -326,6 +325,14 @@ class Recorder:
     def _values(self, channel: str, value: Any) -> np.ndarray:
         names, data = _read(channel, value)
         spec = self._channels.get(channel)
+        if spec is not None and spec.lengths is not None and names == spec.names:
+            # Fast path for a known all-list channel; anything odd falls through to the
+            # checked path below, which names the offending field.
+            try:
+                if [len(x) for x in data] == spec.lengths:
+                    return np.fromiter(chain.from_iterable(data), np.float64, count=spec.width)
+            except (TypeError, ValueError):
+                pass
         parts = _arrays(channel, names, data)
         shapes = tuple(p.shape for p in parts)
         if spec is None:
@@ -354,7 +361,8 @@ class Recorder:
             width = shape[0] if shape else 1
             self._fields.append(Field(channel, name, width, indexed=bool(shape)))
             self._width += width
-        spec = _Channel(names, shapes, offset, self._width - offset)
+        lengths = [s[0] for s in shapes] if all(shapes) else None
+        spec = _Channel(names, shapes, offset, self._width - offset, lengths)
         self._channels[channel] = spec
         return spec
 

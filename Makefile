@@ -19,7 +19,7 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	$(BIN)/ruff check jointlab tests benchmarks examples
-	$(BIN)/python -m pytest -n 2 --timeout 600 tests
+	$(BIN)/python -m pytest -n 2 --timeout 600 tests --nbmake notebooks
 
 lint: $(STAMP)
 	$(BIN)/ruff check jointlab tests benchmarks examples

@@ -63,6 +63,39 @@ def _write(target: str, text: str) -> None:
         console.print(f"wrote {target}")
 
 
+def _plot(args: argparse.Namespace) -> int:
+    from jointlab.recording import load_log
+    from jointlab.recording.plots import plot_log, save
+
+    log = load_log(args.log)
+    output = Path(args.out) if args.out else Path(args.log).with_suffix(".png")
+    save(plot_log(log), output)
+    console.print(f"wrote {output} ({len(log.time)} rows)")
+    return 0
+
+
+def _bench(args: argparse.Namespace) -> int:
+    import subprocess
+
+    folder = Path(args.folder)
+    scripts = sorted(folder.glob("*.py"))
+    if args.only:
+        scripts = [s for s in scripts if s.stem in args.only]
+    if not scripts:
+        from jointlab.errors import ConfigurationError
+
+        raise ConfigurationError(
+            f"no benchmark scripts in {folder.resolve()}; run from a JointLab checkout "
+            "or pass --folder"
+        )
+    failed = 0
+    for script in scripts:
+        console.rule(script.stem)
+        result = subprocess.run([sys.executable, str(script)], check=False)
+        failed += result.returncode != 0
+    return 1 if failed else 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``jointlab`` command."""
     parser = argparse.ArgumentParser(prog="jointlab", description=__doc__)
@@ -75,6 +108,16 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--yaml", metavar="PATH", help="write robot YAML to PATH ('-' for stdout)")
     group.add_argument("--check", action="store_true", help="validate; non-zero exit on error")
     describe.set_defaults(handler=_describe)
+
+    plot = sub.add_parser("plot", help="render a recorded log (CSV/NPZ/Parquet) to PNG")
+    plot.add_argument("log", help="log file written by a Recorder")
+    plot.add_argument("--out", help="output image (default: the log path with .png)")
+    plot.set_defaults(handler=_plot)
+
+    bench = sub.add_parser("bench", help="run the benchmarks in benchmarks/ and print ratios")
+    bench.add_argument("only", nargs="*", help="benchmark names (default: all)")
+    bench.add_argument("--folder", default="benchmarks", help="folder of benchmark scripts")
+    bench.set_defaults(handler=_bench)
     return parser
 
 

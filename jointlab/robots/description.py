@@ -552,11 +552,15 @@ class RobotDescription:
             if "max_position" in values:
                 changes["max"] = float(values["max_position"][i])
             new_specs.append(replace(spec, **changes))
-        from jointlab.robots.schema import validate_description
+        from jointlab.robots.schema import description_from_dict
 
         result = replace(self, actuators=tuple(new_specs))
-        validate_description(result)
-        return result
+        # Re-parse the whole file form so every rule (centre, home, soft limits, config_speed)
+        # is checked against the new limits, not only the structural ones.
+        try:
+            return description_from_dict(result.to_dict(), source=self.source)
+        except DescriptionError as exc:
+            raise DescriptionError(f"with_limits: {exc}") from exc
 
     # ------------------------------------------------------------ views
     def geometry(self, config_speed: np.ndarray | None = None) -> ArrayGeometry:

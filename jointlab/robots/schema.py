@@ -219,7 +219,8 @@ def _parse_joint(
     norm = math.sqrt(sum(a * a for a in axis))
     if norm < 1e-12:
         raise where.error(f"must be a non-zero vector, got {list(axis)}", name, "axis")
-    axis = (axis[0] / norm, axis[1] / norm, axis[2] / norm)
+    if abs(norm - 1.0) > 1e-12:  # re-dividing a unit axis would change its last bits
+        axis = (axis[0] / norm, axis[1] / norm, axis[2] / norm)
     length = _positive(where, raw.get("length", 0.0), name, "length", strict=False)
     orientation = _vector3(where, raw.get("orientation", (0.0, 0.0, 0.0)), name, "orientation")
     for key in ("min", "max"):

@@ -39,11 +39,11 @@ def _inertial_xml(parent: ET.Element, mass: float, cog: Any, inertia: Any) -> No
     inertial = ET.SubElement(parent, "inertial")
     ET.SubElement(inertial, "origin", xyz=_fmt(cog), rpy="0 0 0")
     ET.SubElement(inertial, "mass", value=repr(float(mass)))
-    i = np.asarray(inertia, dtype=np.float64)
+    i = np.asarray(inertia, dtype=np.float64).tolist()  # Python floats: repr is a plain number
     ET.SubElement(
         inertial, "inertia",
-        ixx=repr(i[0, 0]), ixy=repr(i[0, 1]), ixz=repr(i[0, 2]),
-        iyy=repr(i[1, 1]), iyz=repr(i[1, 2]), izz=repr(i[2, 2]),
+        ixx=repr(i[0][0]), ixy=repr(i[0][1]), ixz=repr(i[0][2]),
+        iyy=repr(i[1][1]), iyz=repr(i[1][2]), izz=repr(i[2][2]),
     )  # fmt: skip
 
 
@@ -207,6 +207,15 @@ def description_from_urdf(path: str) -> RobotDescription:
         root = ET.parse(source).getroot()
     except (OSError, ET.ParseError) as exc:
         raise DescriptionError(f"{source}: cannot read URDF: {exc}") from exc
+    try:
+        return _description_from_tree(root, source)
+    except DescriptionError:
+        raise
+    except (ValueError, AttributeError) as exc:  # a malformed number or a missing tag
+        raise DescriptionError(f"{source}: malformed URDF: {exc}") from exc
+
+
+def _description_from_tree(root: ET.Element, source: str) -> RobotDescription:
     links = {link.get("name"): link for link in root.findall("link")}
     joints = root.findall("joint")
     child_links = {j.find("child").get("link") for j in joints}  # type: ignore[union-attr]
@@ -218,6 +227,9 @@ def description_from_urdf(path: str) -> RobotDescription:
         by_parent.setdefault(joint.find("parent").get("link"), []).append(joint)  # type: ignore[union-attr]
 
     entries: list[dict[str, Any]] = []
+    # Elements keep the URDF's joint order (helpers just before their joint), not BFS order.
+    document_order = {id(joint): k for k, joint in enumerate(joints)}
+    keys: list[tuple[int, int]] = []
     owner: dict[str, dict[str, Any] | None] = {roots[0]: None}  # link -> element that moves it
     queue = [roots[0]]
     while queue:
@@ -239,6 +251,7 @@ def description_from_urdf(path: str) -> RobotDescription:
                     "name": helper, "type": "fixed", "parent": parent_name, "length": length,
                     "orientation": orientation, "link": _link_inertial(None, where),
                 })  # fmt: skip
+                keys.append((document_order[id(joint)], k))
                 parent_name = helper
             child = joint.find("child").get("link")  # type: ignore[union-attr]
             entry: dict[str, Any] = {"name": name, "parent": parent_name,
@@ -281,13 +294,16 @@ def description_from_urdf(path: str) -> RobotDescription:
                 if mimic is not None:
                     offset = float(mimic.get("offset", "0"))
                     alpha_self = 0.0
-                    if offset != 0.0:
-                        if not lo <= offset <= hi:
-                            raise DescriptionError(
-                                f"{where}: mimic offset {offset} lies outside [{lo}, {hi}] and "
-                                "cannot be represented as alpha_self * home"
-                            )
+                    if lo <= offset <= hi and offset != 0.0:
                         entry["home"], alpha_self = offset, 1.0
+                    elif offset != 0.0:  # offset = alpha_self * home with home in [lo, hi]
+                        home = lo if abs(lo) >= abs(hi) else hi
+                        if home == 0.0:
+                            raise DescriptionError(
+                                f"{where}: mimic offset {offset} cannot be represented as "
+                                f"alpha_self * home with home in [{lo}, {hi}]"
+                            )
+                        entry["home"], alpha_self = home, offset / home
                     entry["coupling"] = {
                         "alpha_self": alpha_self,
                         "alpha_leading": {mimic.get("joint"): float(mimic.get("multiplier", "1"))},
@@ -300,7 +316,9 @@ def description_from_urdf(path: str) -> RobotDescription:
                     "(revolute, continuous, prismatic, fixed)"
                 )
             entries.append(entry)
+            keys.append((document_order[id(joint)], len(slots)))
             owner[child] = entry
             queue.append(child)
+    entries = [entry for _, entry in sorted(zip(keys, entries, strict=True), key=lambda p: p[0])]
     name = root.get("name") or Path(source).stem
     return description_from_dict({"name": name, "actuators": entries}, source=source)

@@ -72,13 +72,16 @@ def load_robot(name_or_path: str | Path) -> RobotDescription:
         return RobotDescription.from_urdf(str(path))
     if suffix in (".yaml", ".yml"):
         try:
-            content = path.read_text()
+            content = path.read_text(encoding="utf-8")
         except OSError as exc:
             raise DescriptionError(f"{path}: cannot read robot file: {exc.strerror}") from exc
+        except UnicodeDecodeError as exc:
+            raise DescriptionError(f"{path}: cannot read robot file: not UTF-8 text") from exc
         return parse_yaml(content, source=str(path))
     names = builtin_robots()
     if text in names:
-        return parse_yaml(builtin_path(text).read_text(), source=f"<built-in {text}.yaml>")
+        content = builtin_path(text).read_text(encoding="utf-8")
+        return parse_yaml(content, source=f"<built-in {text}.yaml>")
     hint = difflib.get_close_matches(text, names, n=1)
     suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
     raise DescriptionError(

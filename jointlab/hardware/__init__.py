@@ -1,0 +1,1 @@
+"""Serial hardware backend: wire protocol, SSL ControlMessage, SerialRobot, device emulator."""

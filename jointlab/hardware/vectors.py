@@ -1,0 +1,241 @@
+"""Command messages carrying joint-space vectors: CMD MULTI_POS/SPEED/CURRENT and NJOINT.
+
+Each payload is a uint8 actuator count ``n`` followed by ``n``-long float32 vectors. Packing
+and parsing go through numpy (``tobytes`` / ``frombuffer``): no per-joint Python loops.
+Parsed messages hold **read-only float32 views of the received bytes** (the wire values);
+:meth:`NJointCommand.to_action` converts to the float64 host type. See
+:mod:`jointlab.hardware.wire` for the common contract and docs/protocol.md for layouts.
+"""
+
+from __future__ import annotations
+
+from typing import Any, ClassVar, TypeVar
+
+import numpy as np
+
+from jointlab.errors import PackingError
+from jointlab.hardware.wire import (
+    FLOAT32_MAX,
+    MAX_DOF,
+    CmdType,
+    Message,
+    MessageClass,
+    PayloadLengthError,
+    build,
+    message,
+)
+from jointlab.interface import NJointAction
+
+__all__ = [
+    "NJOINT_FIELDS",
+    "MultiCurrentCommand",
+    "MultiPositionCommand",
+    "MultiSpeedCommand",
+    "NJointCommand",
+    "check_count",
+    "check_payload_length",
+    "float32_array",
+]
+
+_V = TypeVar("_V", bound="Message")
+
+#: Rows of :attr:`NJointCommand.values`, in wire order (the NJointAction fields).
+NJOINT_FIELDS = ("torque", "position", "position_kp", "position_kd", "velocity")
+_FLOAT32 = np.dtype("<f4")
+
+
+def float32_array(owner: str, name: str, value: Any, ndim: int) -> np.ndarray:
+    """Return ``value`` as a read-only float32 array, refusing float32 overflow."""
+    try:
+        source = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError) as exc:
+        raise PackingError(f"{owner}.{name} must be numeric, got {value!r}") from exc
+    if source.ndim != ndim:
+        raise PackingError(f"{owner}.{name} must have {ndim} dimension(s), got {source.shape}")
+    if source.size and np.fmax.reduce(np.abs(source), axis=None) > FLOAT32_MAX:
+        overflow = np.isfinite(source) & (np.abs(source) > FLOAT32_MAX)
+        if overflow.any():
+            raise PackingError(
+                f"{owner}.{name} has finite values beyond the float32 range (±{FLOAT32_MAX:.4g})"
+                f" at {np.argwhere(overflow).tolist()}"
+            )
+    wire = source.astype("<f4")
+    wire.setflags(write=False)
+    return wire
+
+
+def check_count(owner: str, n: int) -> None:
+    """Raise ``PackingError`` if ``n`` actuators do not fit the uint8 count."""
+    if n > MAX_DOF:
+        raise PackingError(f"{owner} carries {n} actuators, at most {MAX_DOF} fit the uint8 count")
+
+
+def check_payload_length(owner: str, data: bytes, head: int, record: int, n: int) -> None:
+    """Raise ``PackingError`` unless ``len(data) == head + record * n``."""
+    if len(data) != head + record * n:
+        raise PayloadLengthError(
+            f"{owner} payload with count {n} must be {head + record * n} bytes, got {len(data)}"
+        )
+
+
+class _VectorCommand(Message):
+    """CMD MULTI_*: a uint8 count then that many float32 values."""
+
+    _FIELD: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        name = type(self).__name__
+        vector = float32_array(name, self._FIELD, getattr(self, self._FIELD), 1)
+        check_count(name, vector.shape[0])
+        object.__setattr__(self, self._FIELD, vector)
+
+    @property
+    def size(self) -> int:
+        """Payload length in bytes: ``1 + 4 * n``."""
+        return 1 + 4 * getattr(self, self._FIELD).shape[0]
+
+    def pack(self) -> bytes:
+        """Return the payload bytes (no header, CRC or framing)."""
+        vector = getattr(self, self._FIELD)
+        return bytes((vector.shape[0],)) + vector.tobytes()
+
+    @classmethod
+    def unpack(cls: type[_V], data: bytes) -> _V:
+        """Parse a payload; raise ``PackingError`` if it is short, long or invalid."""
+        if not data:
+            raise PayloadLengthError(f"{cls.__name__} payload is empty, expected a count byte")
+        n = data[0]
+        check_payload_length(cls.__name__, data, 1, 4, n)
+        return build(cls, **{cls._FIELD: np.frombuffer(data, "<f4", n, 1)})  # type: ignore[attr-defined]
+
+
+@message
+class MultiPositionCommand(_VectorCommand):
+    """CMD MULTI_POS: move every joint to ``positions`` (rad or m), shape ``(dof,)``."""
+
+    msg_class = MessageClass.CMD
+    msg_type = CmdType.MULTI_POS
+    _FIELD = "positions"
+    #: Target positions, float32, shape ``(dof,)``.
+    positions: np.ndarray
+
+
+@message
+class MultiSpeedCommand(_VectorCommand):
+    """CMD MULTI_SPEED: move every joint at ``speeds`` (rad/s or m/s), shape ``(dof,)``."""
+
+    msg_class = MessageClass.CMD
+    msg_type = CmdType.MULTI_SPEED
+    _FIELD = "speeds"
+    #: Speeds, float32, shape ``(dof,)``.
+    speeds: np.ndarray
+
+
+@message
+class MultiCurrentCommand(_VectorCommand):
+    """CMD MULTI_CURRENT: drive every joint with ``currents`` (A), shape ``(dof,)``."""
+
+    msg_class = MessageClass.CMD
+    msg_type = CmdType.MULTI_CURRENT
+    _FIELD = "currents"
+    #: Motor currents in A, float32, shape ``(dof,)``.
+    currents: np.ndarray
+
+
+@message
+class NJointCommand(Message):
+    """CMD NJOINT: a whole :class:`~jointlab.interface.NJointAction`, NaN preserved.
+
+    Payload: a uint8 count ``n``, then five float32 vectors of length ``n`` back to back in
+    :data:`NJOINT_FIELDS` order (torque N·m or N, position rad or m, position_kp, position_kd,
+    velocity rad/s or m/s). float32 halves the frame against float64 so that a 6-DoF action
+    (133 bytes on the wire) fits a 1 kHz period on a 2 Mbaud UART, and it is the precision of
+    Player's fields and of an MCU's FPU; NaN (PD off, default gain) survives the cast.
+    """
+
+    msg_class = MessageClass.CMD
+    msg_type = CmdType.NJOINT
+    #: float32, shape ``(5, dof)``: rows in :data:`NJOINT_FIELDS` order.
+    values: np.ndarray
+
+    def __post_init__(self) -> None:
+        values = float32_array("NJointCommand", "values", self.values, 2)
+        if values.shape[0] != len(NJOINT_FIELDS):
+            raise PackingError(f"NJointCommand.values must have shape (5, dof), got {values.shape}")
+        check_count("NJointCommand", values.shape[1])
+        object.__setattr__(self, "values", values)
+
+    @classmethod
+    def from_action(cls, action: NJointAction) -> NJointCommand:
+        """Encode an action (float64 fields rounded to float32)."""
+        return cls(
+            np.array(
+                (
+                    action.torque,
+                    action.position,
+                    action.position_kp,
+                    action.position_kd,
+                    action.velocity,
+                )
+            )
+        )
+
+    def to_action(self) -> NJointAction:
+        """Return the action as float64 arrays.
+
+        Raises:
+            ActionError: the values are not a valid action (NaN torque, infinities, negative
+                gains); a device answers such a frame with NACK INVALID_VALUE.
+        """
+        return NJointAction(*self.values.astype(np.float64))
+
+    @property
+    def dof(self) -> int:
+        """Number of joints."""
+        return int(self.values.shape[1])
+
+    @property
+    def torque(self) -> np.ndarray:
+        """Feed-forward torque in N·m (N), float32, shape ``(dof,)``."""
+        return self.values[0]
+
+    @property
+    def position(self) -> np.ndarray:
+        """PD target in rad (m); NaN disables the PD. float32, shape ``(dof,)``."""
+        return self.values[1]
+
+    @property
+    def position_kp(self) -> np.ndarray:
+        """P gain; NaN means the device's default. float32, shape ``(dof,)``."""
+        return self.values[2]
+
+    @property
+    def position_kd(self) -> np.ndarray:
+        """D gain; NaN means the device's default. float32, shape ``(dof,)``."""
+        return self.values[3]
+
+    @property
+    def velocity(self) -> np.ndarray:
+        """D-term target velocity in rad/s (m/s); NaN means 0. float32, shape ``(dof,)``."""
+        return self.values[4]
+
+    @property
+    def size(self) -> int:
+        """Payload length in bytes: ``1 + 20 * dof``."""
+        return 1 + 20 * self.values.shape[1]
+
+    def pack(self) -> bytes:
+        """Return the payload bytes (no header, CRC or framing)."""
+        return bytes((self.values.shape[1],)) + self.values.tobytes()
+
+    @classmethod
+    def unpack(cls, data: bytes) -> NJointCommand:
+        """Parse a payload; raise ``PackingError`` if it is short, long or invalid."""
+        if not data:
+            raise PayloadLengthError("NJointCommand payload is empty, expected a count byte")
+        n = data[0]
+        if len(data) != 1 + 20 * n:
+            check_payload_length("NJointCommand", data, 1, 20, n)
+        obj = object.__new__(cls)  # the decode hot path: no __post_init__, a read-only view
+        obj.__dict__["values"] = np.ndarray((5, n), _FLOAT32, data, 1)
+        return obj

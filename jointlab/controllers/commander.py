@@ -1,0 +1,321 @@
+"""``Commander(robot)``: the Player actarray / BB actuator command set on any Robot.
+
+Motion commands return a :class:`~jointlab.controllers.events.CommandHandle` at once and run
+over the following control ticks: call ``commander.update()`` once per tick (or let
+:func:`jointlab.controllers.run` drive the Commander, which is a controller), or block with
+``commander.wait(handle, timeout)``. Joints are addressed by index or name.
+
+Each tick the active commands write per-joint references; the Commander adds gravity
+compensation (from the description's inertials) to every joint under PD, builds one
+``NJointAction`` and passes it through the safety layer. Position moves, homing and
+decelerating stops are jerk-limited ruckig profiles that respect the description's limits
+and the configured speed and acceleration (REQ SPEED / REQ ACCEL). A joint no command drives
+holds its last reference.
+
+Refusals raise :class:`~jointlab.errors.CommandRefused` with ``reason`` one of
+``disarmed``, ``unpowered``, ``braked``, ``unknown_joint``, ``dependent_joint``,
+``out_of_limits``, ``bad_trajectory`` (and publish a ``refused`` event). Command arguments
+beyond a soft limit (position, velocity, effort, current, configured speed/acceleration) are
+refused; the safety layer clamps, and reports, what happens at run time.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any
+
+import numpy as np
+
+from jointlab.controllers.commands import (
+    EffortCommand,
+    HoldCommand,
+    MotionCommand,
+    plan_velocity_run,
+)
+from jointlab.controllers.dispatch import CommandDispatcher
+from jointlab.controllers.events import CommandEventKind, CommandHandle, CommandStatus
+from jointlab.controllers.motion import plan_move, plan_stop
+from jointlab.controllers.trajectory import Repeat, Trajectory
+from jointlab.errors import CommandRefused, ConfigurationError
+from jointlab.robots.description import ArrayGeometry
+
+__all__ = ["Commander"]
+
+Joint = int | str
+
+
+class Commander(CommandDispatcher):
+    """Command a robot joint by joint or as a whole (see the module docstring).
+
+    Args:
+        robot: Any :class:`~jointlab.interface.Robot`.
+        gravity_compensation: Add the gravity torque to joints under PD.
+        kp: PD gains for every action (N·m/rad), ``(dof,)``; ``None``: the description's.
+        kd: D gains (N·m·s/rad), likewise.
+        tolerances: When a target counts as reached / a joint as still.
+        safety_policy: Clamp-and-report or refuse at run time.
+        check_mode: Whether the safety layer enforces acceleration on position targets.
+            Default ``CHECK_NONE``: the Commander's own motions are jerk-limited by
+            construction and ``stop("immediate")`` must stay immediate.
+        start_tolerance: Largest gap between the current position and a trajectory's
+            waypoint at 0 s (rad or m).
+        max_events: Length of the :attr:`events` queue (oldest dropped first).
+    """
+
+    # ================================================================== position
+    def set_position(self, joint: Joint, position: float, velocity: float | None = None, *,
+                     command_id: Hashable | None = None) -> CommandHandle:
+        """Move one joint to ``position`` (rad or m), jerk-limited (Player CMD POS).
+
+        Args:
+            joint: Index or name.
+            position: Target inside the soft limits.
+            velocity: Optional speed for this move (rad/s or m/s), at most the soft limit;
+                the configured speed applies otherwise.
+            command_id: Correlation id for the events (default: a counter).
+        """
+        j = self._joint(joint, "set_position", command_id)
+        return self._move("set_position", np.array([j]), np.array([float(position)]), velocity,
+                          command_id)
+
+    def set_positions(self, positions: Any, velocity: Any = None, *,
+                      command_id: Hashable | None = None) -> CommandHandle:
+        """Move every joint to ``positions`` (shape ``(dof,)``), arriving together (MULTI_POS).
+
+        NaN entries leave a joint alone. Entries of dependent (coupled) joints must be NaN or
+        match the coupling of the commanded leaders.
+        """
+        verb = "set_positions"
+        values = np.asarray(positions, dtype=np.float64).reshape(-1)
+        if values.shape[0] != self.dof:
+            raise self._refuse(verb, "out_of_limits", f"got {values.shape[0]} positions, expected"
+                               f" {self.dof}", command_id)
+        desc = self.description
+        if desc.dependent.any():
+            given = desc.dependent & ~np.isnan(values)
+            expected = desc.apply_coupling(np.where(np.isnan(values), self._out.ref_p, values))
+            off = given & ~np.isclose(values, expected, atol=self.start_tolerance)
+            if off.any():
+                raise self._refuse(verb, "dependent_joint", f"dependent joints "
+                                   f"{np.flatnonzero(off).tolist()} follow their leaders "
+                                   f"({expected[off].tolist()}), not {values[off].tolist()}",
+                                   command_id)
+        joints = np.flatnonzero(~np.isnan(values) & ~desc.dependent)
+        velocity = None if velocity is None else np.broadcast_to(
+            np.asarray(velocity, float), (self.dof,))[joints]
+        return self._move(verb, joints, values[joints], velocity, command_id)
+
+    def home(self, joint: Joint = -1, *, command_id: Hashable | None = None) -> CommandHandle:
+        """Move ``joint`` (or every joint for ``-1``) to its home position (Player CMD HOME)."""
+        if isinstance(joint, (int, np.integer)) and joint == -1:
+            joints = self._free
+        else:
+            joints = np.array([self._joint(joint, "home", command_id)])
+        return self._move("home", joints, self.description.home[joints], None, command_id)
+
+    def _move(self, verb: str, joints: np.ndarray, targets: np.ndarray, velocity: Any,
+              cid: Hashable | None) -> CommandHandle:
+        state = self._check_ready(verb, joints, cid)
+        soft = self._soft.select(joints)
+        self._check_range(verb, "position", targets, soft.lower, soft.upper, joints, cid)
+        limits = self._limits(joints)
+        if velocity is not None:
+            speed = np.abs(np.broadcast_to(np.asarray(velocity, float), joints.shape))
+            self._check_range(verb, "velocity", speed, np.zeros(len(joints)) + 1e-12,
+                              soft.velocity, joints, cid)
+            limits = limits.with_velocity(speed)
+        start = self._out.start_state(joints, state)
+        motion = plan_move(limits, start[0], targets, start_velocity=start[1],
+                           start_acceleration=start[2])
+        return self._start(verb, joints, lambda h: MotionCommand(h, joints, state.time, motion,
+                           start[0]), cid, False, state)
+
+    # ================================================================== velocity
+    def set_velocity(self, joint: Joint, velocity: float, duration: float | None = None, *,
+                     command_id: Hashable | None = None) -> CommandHandle:
+        """Run one joint at ``velocity`` (rad/s or m/s) (Player CMD SPEED).
+
+        The joint ramps to the velocity (jerk-limited), runs for ``duration`` seconds from the
+        command (or until stopped), then decelerates to rest and holds; it also stops, on its
+        soft limit, if it would otherwise cross it (reported as a ``clamped`` event).
+        """
+        j = self._joint(joint, "set_velocity", command_id)
+        return self._velocity("set_velocity", np.array([j]), np.array([float(velocity)]),
+                              duration, command_id)
+
+    def set_velocities(self, velocities: Any, duration: float | None = None, *,
+                       command_id: Hashable | None = None) -> CommandHandle:
+        """Run every independent joint at ``velocities`` (shape ``(dof,)``; MULTI_SPEED)."""
+        values = np.asarray(velocities, dtype=np.float64).reshape(-1)
+        if values.shape[0] != self.dof:
+            raise self._refuse("set_velocities", "out_of_limits", f"got {values.shape[0]} "
+                               f"velocities, expected {self.dof}", command_id)
+        joints = np.flatnonzero(~np.isnan(values) & ~self.description.dependent)
+        return self._velocity("set_velocities", joints, values[joints], duration, command_id)
+
+    def _velocity(self, verb: str, joints: np.ndarray, velocity: np.ndarray,
+                  duration: float | None, cid: Hashable | None) -> CommandHandle:
+        if duration is not None and not (math.isfinite(duration) and duration >= 0):
+            raise self._refuse(verb, "out_of_limits", f"duration must be >= 0 s, got {duration}",
+                               cid, joints)
+        state = self._check_ready(verb, joints, cid)
+        soft = self._soft.select(joints)
+        self._check_range(verb, "velocity", velocity, -soft.velocity, soft.velocity, joints, cid)
+        limits = self._limits(joints)
+        start = self._out.start_state(joints, state)
+        motion, notes = plan_velocity_run(limits, start, velocity, duration)
+        return self._start(verb, joints, lambda h: MotionCommand(h, joints, state.time, motion,
+                           start[0]), cid, False, state, notes)
+
+    # ================================================================== effort / current
+    def set_effort(self, joint: Joint, effort: float, duration: float | None = None, *,
+                   command_id: Hashable | None = None) -> CommandHandle:
+        """Apply ``effort`` (N·m or N) to one joint, PD off, for ``duration`` s or until replaced.
+
+        After the duration the joint holds where it is (``end_motion``).
+        """
+        j = self._joint(joint, "set_effort", command_id)
+        return self._effort("set_effort", np.array([j]), np.array([float(effort)]), duration,
+                            command_id)
+
+    def set_current(self, joint: Joint, current: float, duration: float | None = None, *,
+                    command_id: Hashable | None = None) -> CommandHandle:
+        """Drive one joint with motor ``current`` (A) (Player CMD CURRENT).
+
+        The joint torque is ``current · torque_constant · gear_ratio`` (the motor model).
+        """
+        j = self._joint(joint, "set_current", command_id)
+        return self._current("set_current", np.array([j]), np.array([float(current)]),
+                             duration, command_id)
+
+    def set_currents(self, currents: Any, duration: float | None = None, *,
+                     command_id: Hashable | None = None) -> CommandHandle:
+        """Motor currents (A) for every independent joint, shape ``(dof,)`` (MULTI_CURRENT)."""
+        values = np.asarray(currents, dtype=np.float64).reshape(-1)
+        if values.shape[0] != self.dof:
+            raise self._refuse("set_currents", "out_of_limits", f"got {values.shape[0]} "
+                               f"currents, expected {self.dof}", command_id)
+        joints = np.flatnonzero(~np.isnan(values) & ~self.description.dependent)
+        return self._current("set_currents", joints, values[joints], duration, command_id)
+
+    def _current(self, verb: str, joints: np.ndarray, amps: np.ndarray, duration: float | None,
+                 cid: Hashable | None) -> CommandHandle:
+        motors = [self.description.joints[j].motor for j in joints]
+        limit = np.array([m.max_current for m in motors])
+        self._check_range(verb, "current", amps, -limit, limit, joints, cid)
+        gain = np.array([m.torque_constant * m.gear_ratio for m in motors])
+        return self._effort(verb, joints, amps * gain, duration, cid)
+
+    def _effort(self, verb: str, joints: np.ndarray, effort: np.ndarray,
+                duration: float | None, cid: Hashable | None) -> CommandHandle:
+        if duration is not None and not (math.isfinite(duration) and duration >= 0):
+            raise self._refuse(verb, "out_of_limits", f"duration must be >= 0 s, got {duration}",
+                               cid, joints)
+        state = self._check_ready(verb, joints, cid)
+        limit = self.description.soft_effort_limit[joints]
+        self._check_range(verb, "effort", effort, -limit, limit, joints, cid)
+        return self._start(verb, joints, lambda h: EffortCommand(h, joints, state.time, effort,
+                           duration), cid, duration is None, state)
+
+    # ================================================================== hold / stop
+    def hold(self, joints: Any = None, *, command_id: Hashable | None = None) -> CommandHandle:
+        """Actively hold the current positions of ``joints`` (default all) until replaced."""
+        joints = self._joint_set(joints, "hold", command_id)
+        state = self._check_ready("hold", joints, command_id)
+        position = state.position[joints]
+        return self._start("hold", joints, lambda h: HoldCommand(h, joints, state.time,
+                           position, False), command_id, True, state)
+
+    def stop(self, mode: str = "immediate", *, command_id: Hashable | None = None) -> CommandHandle:
+        """Stop every joint: ``"immediate"`` (hold where it is now) or ``"decelerate"``.
+
+        ``"decelerate"`` brakes each joint from its current reference as fast as the
+        acceleration and jerk limits allow (ruckig), then holds. Accepted even when disarmed.
+        """
+        if mode not in ("immediate", "decelerate"):
+            raise ConfigurationError(f"stop mode must be 'immediate' or 'decelerate', got {mode!r}")
+        joints = self._free
+        state = self.robot.read()
+        if mode == "immediate":
+            position = state.position[joints]
+            return self._start("stop", joints, lambda h: HoldCommand(h, joints, state.time,
+                               position, True), command_id, False, state)
+        start = self._out.start_state(joints, state)
+        motion = plan_stop(self._limits(joints), *start)
+        return self._start("stop", joints, lambda h: MotionCommand(h, joints, state.time, motion,
+                           start[0]), command_id, False, state)
+
+    def _joint_set(self, joints: Any, verb: str, cid: Hashable | None) -> np.ndarray:
+        if joints is None or (isinstance(joints, (int, np.integer)) and joints == -1):
+            return self._free
+        if isinstance(joints, (int, np.integer, str)):
+            return np.array([self._joint(joints, verb, cid)])
+        return np.array([self._joint(j, verb, cid) for j in joints], dtype=int)
+
+    # ================================================================== trajectories
+    def follow_trajectory(self, waypoints: Iterable[Any], joints: Any = None, repeat: Repeat = 1,
+                          *, command_id: Hashable | None = None) -> CommandHandle:
+        """Follow waypoints (BB follow_trajectory); see :mod:`jointlab.controllers.trajectory`.
+
+        Args:
+            waypoints: Waypoints (times in seconds; see ``from_milliseconds``).
+            joints: A joint (scalar waypoint positions) or a list of joints (arrays); default
+                every independent joint.
+            repeat: Number of passes or ``"forever"``.
+            command_id: Correlation id for the events.
+        """
+        verb = "follow_trajectory"
+        joint_list = self._joint_set(joints, verb, command_id)
+        state = self._check_ready(verb, joint_list, command_id)
+        start = self._out.start_state(joint_list, state)
+        try:
+            trajectory = Trajectory.build(waypoints, self._soft.select(joint_list),
+                                          timing_limits=self._limits(joint_list), start=start,
+                                          repeat=repeat, start_tolerance=self.start_tolerance)
+        except CommandRefused as error:
+            raise self._refuse(verb, error.reason, str(error), command_id, joint_list) from error
+        return self._start(verb, joint_list, lambda h: MotionCommand(h, joint_list, state.time,
+                           trajectory, start[0]), command_id, math.isinf(trajectory.duration),
+                           state)
+
+    # ================================================================== requests
+    def _request(self, verb: str, action: Callable[[], Any], joints: Iterable[int] = (),
+                 cid: Hashable | None = None) -> CommandHandle:
+        handle = CommandHandle(next(self._ids) if cid is None else cid, verb, tuple(joints), False)
+        action()
+        self._emit(handle, CommandEventKind.ACCEPTED, self.robot.time, handle.joints,
+                   status=CommandStatus.SUCCEEDED)
+        return handle
+
+    def configure_speed(self, joint: Joint, speed: float, *,
+                        command_id: Hashable | None = None) -> CommandHandle:
+        """Set the configured speed of ``joint`` for later moves (Player REQ SPEED)."""
+        j = self._joint(joint, "configure_speed", command_id)
+        self._check_range("configure_speed", "speed", np.array([float(speed)]), np.array([1e-12]),
+                          self._soft.velocity[[j]], np.array([j]), command_id)
+        return self._request("configure_speed", lambda: self.robot.configure_speed(j, speed),
+                             (j,), command_id)
+
+    def configure_accel(self, joint: Joint, accel: float, *,
+                        command_id: Hashable | None = None) -> CommandHandle:
+        """Set the configured acceleration of ``joint`` for later moves (Player REQ ACCEL)."""
+        j = self._joint(joint, "configure_accel", command_id)
+        self._check_range("configure_accel", "acceleration", np.array([float(accel)]),
+                          np.array([1e-12]), self._soft.acceleration[[j]], np.array([j]),
+                          command_id)
+        return self._request("configure_accel", lambda: self.robot.configure_accel(j, accel),
+                             (j,), command_id)
+
+    def power(self, on: bool, *, command_id: Hashable | None = None) -> CommandHandle:
+        """Switch motor power (Player REQ POWER)."""
+        return self._request("power", lambda: self.robot.power(on), (), command_id)
+
+    def brakes(self, on: bool, *, command_id: Hashable | None = None) -> CommandHandle:
+        """Engage or release the brakes (Player REQ BRAKES)."""
+        return self._request("brakes", lambda: self.robot.brakes(on), (), command_id)
+
+    def geometry(self) -> ArrayGeometry:
+        """The robot's geometry (Player REQ GET_GEOM)."""
+        return self.robot.geometry()
+

@@ -1,0 +1,378 @@
+"""The runtime under the :class:`~jointlab.controllers.commander.Commander`.
+
+:class:`CommandDispatcher` owns the running commands and the per-tick pipeline::
+
+    commands write references → + model feed-forward → NJointAction → safety layer
+
+The feed-forward, on joints under PD, is the gravity torque ``g(q)`` (every tick), plus
+``M(q)·q̈_ref + damping·q̇_ref`` (inertia and viscous friction of the description, with the
+inertia matrix refreshed every ``inertia_period`` seconds), so the PD only corrects errors.
+
+It keeps which command drives which joint (a newer command on a joint preempts the older
+one there), publishes feedback events to subscribers and a queue, and checks whether a new
+command may start (armed, powered, brakes, joint names, limits). It is a controller
+(``reset``/``compute``) and can also drive the robot itself (``update``, ``wait``).
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+from collections import deque
+from collections.abc import Callable, Hashable, Iterable
+from typing import Any
+
+import numpy as np
+
+from jointlab.controllers.commands import ActiveCommand, Outputs, Tolerances
+from jointlab.controllers.dynamics import DynamicsModel
+from jointlab.controllers.events import (
+    CommandEvent,
+    CommandEventKind,
+    CommandHandle,
+    CommandStatus,
+)
+from jointlab.controllers.motion import MotionLimits
+from jointlab.controllers.safety import (
+    DynamicLimitsCheckMode,
+    SafetyLayer,
+    SafetyLimits,
+    SafetyPolicy,
+)
+from jointlab.errors import CommandRefused, ConfigurationError
+from jointlab.interface import ActuatorState, ArrayState, NJointAction, Robot
+
+__all__ = ["CommandDispatcher"]
+
+
+class CommandDispatcher:
+    """Runs commands on a robot: ownership, events, checks and the control tick.
+
+    Args:
+        robot: Any :class:`~jointlab.interface.Robot`.
+        gravity_compensation: Add the gravity torque to joints under PD.
+        model_feedforward: Add ``M(q)·q̈_ref + damping·q̇_ref`` to joints under PD.
+        inertia_period: Seconds between refreshes of ``M(q)`` (it changes slowly with ``q``).
+        kp: PD gains for every action (N·m/rad), ``(dof,)``; ``None``: the description's.
+        kd: D gains (N·m·s/rad), likewise.
+        tolerances: When a target counts as reached / a joint as still.
+        safety_policy: Clamp-and-report or refuse at run time.
+        check_mode: Whether the safety layer enforces acceleration on position targets.
+            Default ``CHECK_NONE``: the Commander's own motions are jerk-limited by
+            construction and ``stop("immediate")`` must stay immediate.
+        start_tolerance: Largest gap between the current position and a trajectory's
+            waypoint at 0 s (rad or m).
+        max_events: Length of the :attr:`events` queue (oldest dropped first).
+    """
+
+    def __init__(
+        self,
+        robot: Robot,
+        *,
+        gravity_compensation: bool = True,
+        model_feedforward: bool = True,
+        inertia_period: float = 0.02,
+        kp: Any = None,
+        kd: Any = None,
+        tolerances: Tolerances | None = None,
+        safety_policy: SafetyPolicy = SafetyPolicy.CLAMP,
+        check_mode: DynamicLimitsCheckMode = DynamicLimitsCheckMode.CHECK_NONE,
+        start_tolerance: float = 1e-2,
+        max_events: int = 10_000,
+    ) -> None:
+        self.robot = robot
+        self.description = robot.description
+        desc = self.description
+        self.dof = desc.dof
+        self.tolerances = tolerances or Tolerances()
+        self.start_tolerance = float(start_tolerance)
+        self.dynamics = (DynamicsModel(desc)
+                         if gravity_compensation or model_feedforward else None)
+        self._gravity = bool(gravity_compensation)
+        self._model_ff = bool(model_feedforward)
+        self._inertia_period = float(inertia_period)
+        self._inertia_from = math.inf  # time of the current M(q); inf: compute at the next tick
+        self._mass = np.zeros((desc.dof, desc.dof))
+        self._damping = desc.damping
+        self.kp = self._gains(kp, "kp")
+        self.kd = self._gains(kd, "kd")
+        self.safety = SafetyLayer(SafetyLimits.from_description(desc), robot.control_dt,
+                                  policy=safety_policy, check_mode=check_mode)
+        self._soft = MotionLimits.from_description(desc)
+        #: Recent events of every command, oldest first (see also :meth:`subscribe`).
+        self.events: deque[CommandEvent] = deque(maxlen=max_events)
+        self._subscribers: list[Callable[[CommandEvent], None]] = []
+        self._ids = itertools.count(1)
+        self._active: list[ActiveCommand] = []
+        self._owner: list[ActiveCommand | None] = [None] * self.dof
+        state = robot.read()
+        self._out = Outputs(state.position)
+        self._last_time = state.time
+        self._zero = NJointAction.Zero(self.dof)
+        self._nan = np.full(self.dof, np.nan)
+        self._free = np.flatnonzero(~desc.dependent)
+        # dependent joints follow their leaders: never send them a PD target of their own
+        self._independent = None if not desc.dependent.any() else ~desc.dependent
+        #: The action the commands asked for on the last tick (before the safety layer).
+        self.last_desired: NJointAction | None = None
+        #: The action sent to the robot on the last tick.
+        self.last_applied: NJointAction | None = None
+
+    def _gains(self, value: Any, name: str) -> np.ndarray | None:
+        if value is None:
+            return None
+        try:
+            return np.broadcast_to(np.asarray(value, dtype=np.float64), (self.dof,)).copy()
+        except ValueError as error:
+            raise ConfigurationError(
+                f"{name} must be a number or {self.dof} numbers, got {value!r}"
+            ) from error
+
+    # ================================================================== events
+    def subscribe(self, callback: Callable[[CommandEvent], None]) -> Callable[[], None]:
+        """Call ``callback(event)`` for every event; returns a function that unsubscribes."""
+        self._subscribers.append(callback)
+
+        def unsubscribe() -> None:
+            if callback in self._subscribers:
+                self._subscribers.remove(callback)
+
+        return unsubscribe
+
+    def get_events(self) -> list[CommandEvent]:
+        """Remove and return the queued events, oldest first."""
+        out = list(self.events)
+        self.events.clear()
+        return out
+
+    def _emit(
+        self,
+        handle: CommandHandle | None,
+        kind: CommandEventKind,
+        time: float,
+        joints: Iterable[int],
+        message: str = "",
+        data: dict[str, Any] | None = None,
+        status: CommandStatus | None = None,
+        command_id: Hashable | None = None,
+    ) -> CommandEvent:
+        event = CommandEvent(kind, handle.command_id if handle else command_id, time,
+                             tuple(int(j) for j in joints), message, data or {})
+        if handle is not None:
+            handle._record(event, status)
+        self.events.append(event)
+        for callback in list(self._subscribers):
+            callback(event)
+        return event
+
+    # ================================================================== checks
+    def _refuse(self, verb: str, reason: str, message: str, command_id: Hashable | None,
+                joints: Iterable[int] = ()) -> CommandRefused:
+        cid = next(self._ids) if command_id is None else command_id
+        handle = CommandHandle(cid, verb, tuple(joints), open_ended=False)
+        self._emit(handle, CommandEventKind.REFUSED, self.robot.time, handle.joints,
+                   f"{verb} refused: {message}", {"reason": reason},
+                   CommandStatus.REFUSED)
+        error = CommandRefused(f"{verb} refused ({reason}): {message}", reason=reason)
+        error.command_id = cid  # type: ignore[attr-defined]
+        return error
+
+    def _joint(self, joint: Any, verb: str, command_id: Hashable | None) -> int:
+        desc = self.description
+        if isinstance(joint, (int, np.integer)) and not isinstance(joint, bool):
+            if 0 <= int(joint) < self.dof:
+                index = int(joint)
+            else:
+                raise self._refuse(verb, "unknown_joint", f"joint index {joint} is not in "
+                                   f"0..{self.dof - 1} ({list(desc.joint_names)})", command_id)
+        elif isinstance(joint, str) and joint in desc.joint_names:
+            index = desc.joint_names.index(joint)
+        else:
+            raise self._refuse(verb, "unknown_joint", f"robot {desc.name!r} has no joint "
+                               f"{joint!r}; joints: {list(desc.joint_names)}", command_id)
+        if desc.dependent[index]:
+            raise self._refuse(verb, "dependent_joint", f"joint {index} ({desc.joint_names[index]})"
+                               " is coupled to other joints and cannot be commanded", command_id,
+                               (index,))
+        return index
+
+    def _check_ready(self, verb: str, joints: np.ndarray, cid: Hashable | None) -> ArrayState:
+        state = self.robot.read()
+        if not state.armed:
+            raise self._refuse(verb, "disarmed", "the robot is disarmed; call arm() first", cid,
+                               joints)
+        if not state.motor_power:
+            raise self._refuse(verb, "unpowered", "motor power is off; call power(True)", cid,
+                               joints)
+        braked = (state.actuator_state[joints] & ActuatorState.BRAKED).astype(bool)
+        if state.brakes:
+            braked |= self.description.has_brakes[joints]
+        if braked.any():
+            names = [self.description.joint_names[j] for j in joints[braked]]
+            raise self._refuse(verb, "braked", f"joints {joints[braked].tolist()} {names} are "
+                               "braked; call brakes(False) first", cid, joints)
+        return state
+
+    def _check_range(self, verb: str, what: str, values: np.ndarray, low: np.ndarray,
+                     high: np.ndarray, joints: np.ndarray, cid: Hashable | None) -> None:
+        bad = ~((values >= low) & (values <= high))
+        if bad.any():
+            names = self.description.joint_names
+            parts = [f"{what} {values[k]:.6g} of joint {int(joints[k])} ({names[joints[k]]}) is "
+                     f"outside [{low[k]:.6g}, {high[k]:.6g}]" for k in np.flatnonzero(bad)]
+            raise self._refuse(verb, "out_of_limits", "; ".join(parts), cid, joints)
+
+    # ================================================================== bookkeeping
+    def _start(self, verb: str, joints: np.ndarray, command: Callable[[CommandHandle], Any],
+               cid: Hashable | None, open_ended: bool, state: ArrayState,
+               notes: Iterable[str] = ()) -> CommandHandle:
+        handle = CommandHandle(next(self._ids) if cid is None else cid, verb,
+                               tuple(int(j) for j in joints), open_ended)
+        taken = set(handle.joints)
+        for other in list(self._active):
+            lost = other.release(taken)
+            if not lost:
+                continue
+            status = CommandStatus.PREEMPTED if other.empty else None
+            self._emit(other.handle, CommandEventKind.PREEMPTED, state.time, lost,
+                       f"preempted by {verb} command {handle.command_id!r}",
+                       {"by": handle.command_id} if isinstance(handle.command_id, (int, str))
+                       else {}, status)
+            if other.empty:
+                self._active.remove(other)
+        active = command(handle)
+        self._active.append(active)
+        for j in handle.joints:
+            self._owner[j] = active
+        self._emit(handle, CommandEventKind.ACCEPTED, state.time, handle.joints)
+        for note in notes:
+            self._emit(handle, CommandEventKind.CLAMPED, state.time, handle.joints, note,
+                       {"quantity": "position"})
+        return handle
+
+    def _limits(self, joints: np.ndarray) -> MotionLimits:
+        return MotionLimits.from_robot(self.robot).select(joints)
+
+    def _preempt_all(self, time: float, reason: str) -> None:
+        for command in self._active:
+            self._emit(command.handle, CommandEventKind.PREEMPTED, time,
+                       command.joints[command.owned], reason, {"reason": reason},
+                       CommandStatus.PREEMPTED)
+        self._active.clear()
+        self._owner = [None] * self.dof
+
+    # ================================================================== the tick
+    @property
+    def idle(self) -> bool:
+        """True when no command with a natural end is still running."""
+        return not any(not c.handle.open_ended for c in self._active)
+
+    @property
+    def active(self) -> tuple[CommandHandle, ...]:
+        """Handles of the running commands."""
+        return tuple(c.handle for c in self._active)
+
+    def reset(self, state: ArrayState) -> None:
+        """Start of a run: undriven joints hold where they are; a robot reset ends commands."""
+        if state.time < self._last_time:
+            self._preempt_all(state.time, "robot reset")
+        undriven = np.array([owner is None for owner in self._owner])
+        self._out.hold(undriven, state.position[undriven])
+        self.safety.reset()
+        self._last_time = state.time
+
+    def compute(self, state: ArrayState) -> NJointAction:
+        """One control tick: run the commands, add gravity, apply the safety layer."""
+        self._last_time = state.time
+        if not state.armed or not state.motor_power:
+            if self._active:
+                self._preempt_all(state.time, "disarmed" if not state.armed else "unpowered")
+            self._out.hold(slice(None), state.position)
+            self.safety.reset()
+            self.last_desired = self.last_applied = self._zero
+            return self._zero
+        if state.brakes:
+            self._release_braked(state)
+        out = self._out
+        tol = self.tolerances
+        for command in list(self._active):
+            for kind, status, message, data in command.tick(state.time, state, out, tol):
+                self._emit(command.handle, kind, state.time, command.joints[command.owned],
+                           message, data, status)
+                if status is not None:
+                    self._active.remove(command)
+                    for j in command.joints:
+                        if self._owner[j] is command:
+                            self._owner[j] = None
+        torque = out.tau
+        if self.dynamics is not None:
+            extra = self.dynamics.gravity_torque(state.position) if self._gravity else 0.0
+            if self._model_ff:
+                t = state.time
+                if not 0.0 <= t - self._inertia_from < self._inertia_period:
+                    self._mass = self.dynamics.mass_matrix(state.position)
+                    self._inertia_from = t
+                extra = extra + self._mass @ out.ref_a + self._damping * out.ref_v
+        pd = out.pd if self._independent is None else out.pd & self._independent
+        if self.dynamics is not None:
+            torque = torque + np.where(pd, extra, 0.0)
+        action = NJointAction(torque, np.where(pd, out.ref_p, self._nan), self.kp, self.kd,
+                              np.where(pd, out.ref_v, self._nan))
+        result = self.safety.filter(action, state)
+        for event in result.events:
+            owner = self._owner[event.joints[0]] if event.joints else None
+            self._emit(owner.handle if owner else None, CommandEventKind.CLAMPED, state.time,
+                       event.joints, event.message,
+                       {"quantity": event.quantity, "requested": list(event.requested),
+                        "applied": list(event.applied), "limit": list(event.limit)})
+        self.last_desired = action
+        self.last_applied = result.applied
+        return result.applied
+
+    def _release_braked(self, state: ArrayState) -> None:
+        braked = set(np.flatnonzero(self.description.has_brakes).tolist())
+        for command in list(self._active):
+            lost = command.release(braked)
+            if lost:
+                self._emit(command.handle, CommandEventKind.PREEMPTED, state.time, lost,
+                           "brakes engaged", {"reason": "braked"},
+                           CommandStatus.PREEMPTED if command.empty else None)
+                if command.empty:
+                    self._active.remove(command)
+        joints = np.flatnonzero(self.description.has_brakes)
+        for j in joints:
+            self._owner[j] = None
+        self._out.hold(joints, state.position[joints])
+
+    def update(self) -> NJointAction:
+        """Read the robot, compute this tick's action and apply it (does not step)."""
+        action = self.compute(self.robot.read())
+        self.robot.apply(action)
+        return action
+
+    def wait(self, handle: CommandHandle | None = None, timeout: float | None = None) -> bool:
+        """Drive ``update()`` + ``robot.step()`` until ``handle`` (or every command) is done.
+
+        Args:
+            handle: The command to wait for; ``None`` waits until :attr:`idle`.
+            timeout: Robot-time limit in seconds (simulated time in sim); required for
+                open-ended commands.
+
+        Returns:
+            True when the command finished, False on timeout.
+        """
+        if timeout is None and handle is not None and handle.open_ended:
+            raise ConfigurationError(
+                f"{handle.verb} command {handle.command_id!r} only ends when replaced; "
+                "give wait() a timeout"
+            )
+        deadline = math.inf if timeout is None else self.robot.time + float(timeout)
+        step = self.robot.control_dt
+        while True:
+            self.update()
+            if (handle.done if handle is not None else self.idle):
+                return True
+            if self.robot.time + 0.5 * step >= deadline:
+                return False
+            self.robot.step()
+

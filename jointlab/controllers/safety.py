@@ -1,0 +1,383 @@
+"""The safety layer: a pure function from (desired action, state) to an applied action.
+
+:func:`enforce` clamps (policy ``CLAMP``) or refuses (policy ``REFUSE``) so that no command
+leaves the soft limits, and reports every change as a :class:`SafetyEvent` — never silently.
+Desired and applied actions are both returned so logs can show what the layer changed.
+Checks, per joint, in order:
+
+1. **position**: a PD target outside the soft position limits is moved onto the limit;
+   a torque-only joint beyond a soft position limit gets no torque pushing it further out.
+2. **velocity**: a PD velocity target above the soft velocity limit is clipped, and the PD
+   position target may not move faster than the velocity limit from one tick to the next
+   (a jump becomes a ramp at the limit speed; the first tick starts from the measured
+   position).
+3. **acceleration** (only with ``DynamicLimitsCheckMode.CHECK_JOINT_ACCELERATION``, as in
+   Intrinsic's ``DynamicLimitsCheckMode``): the position target's implied velocity may not
+   change faster than the soft acceleration limit. A target that would is governed instead:
+   the target approaches the requested position with the largest speed from which it can
+   still stop there (``sqrt(2·a·distance)``), changing speed by at most ``a·dt`` per tick.
+4. **effort**: the feed-forward torque is clipped to the soft effort limit. Where the soft
+   limit is below the system limit (which the backend enforces itself) the torque predicted
+   at the measured state, PD included, is clipped too, by adjusting the feed-forward term.
+
+State between ticks (the previous target) is passed in and returned explicitly as a
+:class:`SafetyMemory`, so :func:`enforce` stays a pure function; :class:`SafetyLayer` keeps it
+for you.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass
+from functools import cached_property
+from typing import Any
+
+import numpy as np
+
+from jointlab.interface import ArrayState, NJointAction
+from jointlab.robots.description import RobotDescription
+
+__all__ = [
+    "DynamicLimitsCheckMode",
+    "SafetyEvent",
+    "SafetyLayer",
+    "SafetyLimits",
+    "SafetyMemory",
+    "SafetyPolicy",
+    "SafetyResult",
+    "enforce",
+]
+
+_REL = 1e-6  # relative tolerance of the rate checks (planned motions sit exactly on limits)
+_ABS = 1e-12
+
+
+class DynamicLimitsCheckMode(enum.IntEnum):
+    """Which dynamic limits a position command must respect (Intrinsic numbering).
+
+    Position and velocity limits are always enforced.
+    """
+
+    TYPE_UNSPECIFIED = 0
+    CHECK_JOINT_ACCELERATION = 1
+    CHECK_NONE = 2
+
+
+class SafetyPolicy(str, enum.Enum):
+    """What the layer does with a command outside the limits."""
+
+    #: Change the command to the nearest safe one and report it.
+    CLAMP = "clamp"
+    #: Raise :class:`~jointlab.errors.CommandRefused` (reason ``"out_of_limits"``).
+    REFUSE = "refuse"
+
+
+@dataclass(frozen=True, eq=False)
+class SafetyLimits:
+    """Soft limits and gains the layer checks against; arrays have shape ``(dof,)``."""
+
+    #: Soft lower position limits, rad or m.
+    lower: np.ndarray
+    #: Soft upper position limits, rad or m.
+    upper: np.ndarray
+    #: Soft velocity limits, rad/s or m/s.
+    velocity: np.ndarray
+    #: Soft acceleration limits, rad/s² or m/s².
+    acceleration: np.ndarray
+    #: Soft effort limits, N·m or N.
+    effort: np.ndarray
+    #: System effort limits (the backend clamps to these), N·m or N.
+    system_effort: np.ndarray
+    #: Default PD gains used where an action's gain is NaN (N·m/rad, N·m·s/rad).
+    kp: np.ndarray
+    kd: np.ndarray
+    #: Joint names, for messages.
+    names: tuple[str, ...]
+
+    @classmethod
+    def from_description(cls, description: RobotDescription) -> SafetyLimits:
+        """The description's soft limits and default gains."""
+        return cls(
+            lower=description.soft_lower,
+            upper=description.soft_upper,
+            velocity=description.soft_velocity_limit,
+            acceleration=description.soft_acceleration_limit,
+            effort=description.soft_effort_limit,
+            system_effort=description.effort_limit,
+            kp=description.default_kp,
+            kd=description.default_kd,
+            names=description.joint_names,
+        )
+
+    @property
+    def dof(self) -> int:
+        """Number of joints."""
+        return len(self.names)
+
+    @cached_property
+    def has_soft_effort(self) -> bool:
+        """True when some soft effort limit is below the system limit."""
+        return bool(np.any(self.effort < self.system_effort))
+
+
+@dataclass(frozen=True)
+class SafetyEvent:
+    """One clamp (or refusal) of one quantity on one or more joints."""
+
+    #: ``"position"``, ``"velocity"``, ``"acceleration"`` or ``"effort"``.
+    quantity: str
+    #: Joint indices concerned.
+    joints: tuple[int, ...]
+    #: Requested values (rad, rad/s, rad/s², N·m or the linear units), one per joint.
+    requested: tuple[float, ...]
+    #: Values after the clamp, one per joint.
+    applied: tuple[float, ...]
+    #: The limit that was hit, one per joint.
+    limit: tuple[float, ...]
+    #: Human-readable description naming joints, values and limits.
+    message: str
+    #: Always ``"clamped"`` (the recorder's event kind).
+    kind: str = "clamped"
+
+
+@dataclass(frozen=True, eq=False)
+class SafetyMemory:
+    """What :func:`enforce` remembers between ticks."""
+
+    #: Last applied PD position target, rad or m, NaN where the PD was off. Shape ``(dof,)``.
+    position: np.ndarray
+    #: Velocity implied by the last two targets, rad/s or m/s. Shape ``(dof,)``.
+    velocity: np.ndarray
+    #: ``state.time`` of the last tick, seconds.
+    time: float
+
+
+@dataclass(frozen=True, eq=False)
+class SafetyResult:
+    """Output of :func:`enforce`."""
+
+    #: The action as requested.
+    desired: NJointAction
+    #: The action to apply (``desired`` itself when nothing changed).
+    applied: NJointAction
+    #: Every change made, in check order.
+    events: tuple[SafetyEvent, ...]
+    #: Memory to pass to the next call.
+    memory: SafetyMemory
+
+    @property
+    def clamped(self) -> bool:
+        """True when the applied action differs from the desired one."""
+        return bool(self.events)
+
+
+def _event(
+    quantity: str,
+    mask: np.ndarray,
+    requested: np.ndarray,
+    applied: np.ndarray,
+    limit: np.ndarray,
+    limits: SafetyLimits,
+    what: str,
+) -> SafetyEvent:
+    joints = tuple(int(j) for j in np.flatnonzero(mask))
+    parts = [
+        f"{what} {requested[j]:.6g} of joint {j} ({limits.names[j]}) exceeds its limit "
+        f"{limit[j]:.6g}; applied {applied[j]:.6g}"
+        for j in joints
+    ]
+    return SafetyEvent(
+        quantity=quantity,
+        joints=joints,
+        requested=tuple(float(requested[j]) for j in joints),
+        applied=tuple(float(applied[j]) for j in joints),
+        limit=tuple(float(limit[j]) for j in joints),
+        message="; ".join(parts),
+    )
+
+
+def enforce(
+    action: NJointAction,
+    state: ArrayState,
+    limits: SafetyLimits,
+    *,
+    dt: float,
+    memory: SafetyMemory | None = None,
+    policy: SafetyPolicy = SafetyPolicy.CLAMP,
+    check_mode: DynamicLimitsCheckMode = DynamicLimitsCheckMode.CHECK_JOINT_ACCELERATION,
+) -> SafetyResult:
+    """Check ``action`` against ``limits`` at ``state``; clamp or refuse (see module doc).
+
+    Args:
+        action: The desired action (length ``dof``).
+        state: The measured state the action will be applied from.
+        limits: Soft limits and default gains.
+        dt: Nominal control period in seconds (used when ``state.time`` did not advance).
+        memory: The previous call's :attr:`SafetyResult.memory`; ``None`` on the first tick.
+        policy: Clamp and report, or refuse.
+        check_mode: Whether to enforce the acceleration limit on position targets.
+
+    Returns:
+        Desired and applied actions, the events and the memory for the next tick.
+
+    Raises:
+        CommandRefused: with ``policy=REFUSE``, when any check fails (reason
+            ``"out_of_limits"``), listing every violation.
+    """
+    q = state.position
+    mask = action.pd_mask
+    target = action.position
+    if memory is None:
+        prev_p, prev_v, step_dt = q, state.velocity, dt
+    else:
+        prev_p = np.where(np.isnan(memory.position), q, memory.position)
+        prev_v = memory.velocity
+        elapsed = state.time - memory.time
+        step_dt = elapsed if elapsed > 0.5 * dt else dt
+    events: list[SafetyEvent] = []
+    position = target
+    rounded = False  # changed below the reporting threshold only
+    # 1. position targets inside the soft limits (maximum/minimum keep NaN)
+    bounded = np.minimum(np.maximum(target, limits.lower), limits.upper)
+    moved = np.abs(bounded - target)  # NaN where the PD is off
+    if (moved > 0).any():
+        # below 1 nm (or nrad) the difference is rounding in a planned motion, not a clamp
+        outside = moved > 1e-9
+        if outside.any():
+            events.append(_event("position", outside, target, bounded,
+                                 np.where(target > limits.upper, limits.upper, limits.lower),
+                                 limits, "position target"))
+        else:
+            rounded = True
+        position = bounded
+    # 2./3. the target's speed and (optionally) acceleration; NaN targets compare False
+    max_step = limits.velocity * step_dt
+    step = position - prev_p
+    implied = step / step_dt
+    fast = np.abs(step) > max_step * (1 + _REL) + _ABS
+    if check_mode is DynamicLimitsCheckMode.CHECK_JOINT_ACCELERATION:
+        max_dv = limits.acceleration * step_dt
+        jerky = np.abs(implied - prev_v) > max_dv * (1 + _REL) + _ABS
+        if jerky.any():
+            distance = position - prev_p
+            reach = np.sign(distance) * np.minimum(
+                limits.velocity, np.sqrt(2 * limits.acceleration * np.abs(distance))
+            )
+            governed_v = np.clip(prev_v + np.clip(reach - prev_v, -max_dv, max_dv),
+                                 -limits.velocity, limits.velocity)
+            governed_p = prev_p + governed_v * step_dt
+            overshoot = np.sign(position - governed_p) != np.sign(distance)
+            governed_p = np.where(overshoot, position, governed_p)
+            new = np.where(jerky, governed_p, position)
+            events.append(_event(
+                "acceleration", jerky, (implied - prev_v) / step_dt,
+                (new - prev_p - prev_v * step_dt) / step_dt**2, limits.acceleration, limits,
+                "acceleration of the position target",
+            ))
+            position = new
+            step = position - prev_p
+            implied = step / step_dt
+            fast &= ~jerky
+    if fast.any():
+        new = np.where(fast, prev_p + np.clip(step, -max_step, max_step), position)
+        events.append(_event("velocity", fast, implied, (new - prev_p) / step_dt,
+                             limits.velocity, limits, "speed of the position target"))
+        position = new
+        implied = (position - prev_p) / step_dt
+    velocity = action.velocity
+    too_fast = mask & (np.abs(velocity) > limits.velocity)
+    if too_fast.any():
+        clipped_v = np.clip(velocity, -limits.velocity, limits.velocity)
+        events.append(_event("velocity", too_fast, velocity, clipped_v, limits.velocity, limits,
+                             "velocity target"))
+        velocity = clipped_v
+    # 1b. torque-only joints beyond a soft position limit: no torque pushing further out
+    torque = action.torque
+    if not mask.all():
+        pushing = ~mask & (((q > limits.upper) & (torque > 0))
+                           | ((q < limits.lower) & (torque < 0)))
+        if pushing.any():
+            new = np.where(pushing, 0.0, torque)
+            events.append(_event("position", pushing, torque, new,
+                                 np.where(q > limits.upper, limits.upper, limits.lower), limits,
+                                 "torque pushing beyond its soft position limit,"))
+            torque = new
+    # 4. effort
+    strong = np.abs(torque) > limits.effort
+    if strong.any():
+        clipped_t = np.clip(torque, -limits.effort, limits.effort)
+        events.append(_event("effort", strong, torque, clipped_t, limits.effort, limits,
+                             "feed-forward torque"))
+        torque = clipped_t
+    if limits.has_soft_effort:
+        soft = limits.effort < limits.system_effort
+        kp = np.where(np.isnan(action.position_kp), limits.kp, action.position_kp)
+        kd = np.where(np.isnan(action.position_kd), limits.kd, action.position_kd)
+        pd = np.where(mask, kp * (np.nan_to_num(position) - q)
+                      + kd * (np.nan_to_num(velocity) - state.velocity), 0.0)
+        total = torque + pd
+        clipped_total = np.clip(total, -limits.effort, limits.effort)
+        over = soft & (clipped_total != total)
+        if over.any():
+            events.append(_event("effort", over, total, clipped_total, limits.effort, limits,
+                                 "predicted torque"))
+            torque = np.where(over, clipped_total - pd, torque)
+    new_memory = SafetyMemory(
+        position=position if mask.all() else np.where(mask, position, np.nan),
+        velocity=np.where(mask, implied, state.velocity),
+        time=state.time,
+    )
+    if not events and not rounded:
+        return SafetyResult(action, action, (), new_memory)
+    if policy is SafetyPolicy.REFUSE:
+        from jointlab.errors import CommandRefused
+
+        raise CommandRefused(
+            "command outside the soft limits: " + "; ".join(e.message for e in events),
+            reason="out_of_limits",
+        )
+    applied = NJointAction(torque, position, action.position_kp, action.position_kd, velocity)
+    return SafetyResult(action, applied, tuple(events), new_memory)
+
+
+class SafetyLayer:
+    """:func:`enforce` with its memory kept between ticks.
+
+    Args:
+        limits: Soft limits (or pass a description to :meth:`for_description`).
+        dt: Nominal control period in seconds.
+        policy: Clamp and report, or refuse.
+        check_mode: Whether to enforce the acceleration limit on position targets.
+    """
+
+    def __init__(
+        self,
+        limits: SafetyLimits,
+        dt: float,
+        *,
+        policy: SafetyPolicy = SafetyPolicy.CLAMP,
+        check_mode: DynamicLimitsCheckMode = DynamicLimitsCheckMode.CHECK_JOINT_ACCELERATION,
+    ) -> None:
+        self.limits = limits
+        self.dt = float(dt)
+        self.policy = SafetyPolicy(policy)
+        self.check_mode = DynamicLimitsCheckMode(check_mode)
+        self.memory: SafetyMemory | None = None
+
+    @classmethod
+    def for_description(
+        cls, description: RobotDescription, dt: float, **kwargs: Any
+    ) -> SafetyLayer:
+        """A layer with the description's soft limits."""
+        return cls(SafetyLimits.from_description(description), dt, **kwargs)
+
+    def reset(self) -> None:
+        """Forget the previous target (the next tick starts from the measured position)."""
+        self.memory = None
+
+    def filter(self, action: NJointAction, state: ArrayState) -> SafetyResult:
+        """Enforce the limits on ``action`` at ``state`` and remember the result."""
+        result = enforce(action, state, self.limits, dt=self.dt, memory=self.memory,
+                         policy=self.policy, check_mode=self.check_mode)
+        self.memory = result.memory
+        return result

@@ -1,0 +1,134 @@
+"""The safety layer as a pure function: clamps are reported, refusals carry reasons."""
+
+import numpy as np
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from jointlab.controllers import (
+    DynamicLimitsCheckMode,
+    SafetyLayer,
+    SafetyLimits,
+    SafetyPolicy,
+    enforce,
+)
+from jointlab.errors import CommandRefused
+from jointlab.interface import ArrayState, NJointAction
+from jointlab.robots import load_robot
+
+GANTRY = load_robot("gantry3")
+LIMITS = SafetyLimits.from_description(GANTRY)
+DT = 0.001
+
+
+def state(q=None, qd=None, time=0.0):
+    q = GANTRY.home.copy() if q is None else np.asarray(q, float)
+    qd = np.zeros(3) if qd is None else np.asarray(qd, float)
+    zeros = np.zeros(3)
+    return ArrayState(time, q, qd, zeros, zeros, zeros, np.ones(3, np.uint8), True, True)
+
+
+def test_an_action_inside_the_limits_passes_unchanged():
+    action = NJointAction.Position(GANTRY.home)
+    result = enforce(action, state(), LIMITS, dt=DT)
+    assert result.applied is action and result.events == () and not result.clamped
+    # a step the velocity limit allows in one tick passes when acceleration is not checked
+    step = NJointAction.Position(GANTRY.home + np.array([5e-4, 0, 0]))
+    result = enforce(step, state(), LIMITS, dt=DT, check_mode=DynamicLimitsCheckMode.CHECK_NONE)
+    assert result.applied is step
+
+
+def test_position_target_outside_soft_limits_is_clamped_and_reported():
+    s = state(q=[0.79, 0.3, -0.2])
+    result = enforce(NJointAction.Position([0.9, 0.3, -0.2]), s, LIMITS, dt=DT)
+    (event,) = [e for e in result.events if e.quantity == "position"]
+    assert event.joints == (0,) and event.requested == (0.9,) and event.limit == (0.8,)
+    assert "joint 0 (x)" in event.message
+    assert result.applied.position[0] <= 0.8
+    assert result.desired.position[0] == 0.9  # desired kept
+
+
+def test_position_jump_becomes_a_ramp_at_the_velocity_limit():
+    layer = SafetyLayer(LIMITS, DT, check_mode=DynamicLimitsCheckMode.CHECK_NONE)
+    s = state()
+    target = NJointAction.Position(GANTRY.home + np.array([0.2, 0, 0]))
+    result = layer.filter(target, s)
+    step = result.applied.position[0] - GANTRY.home[0]
+    assert step == pytest.approx(LIMITS.velocity[0] * DT)
+    assert [e.quantity for e in result.events] == ["velocity"]
+    later = layer.filter(target, state(time=DT))
+    assert later.applied.position[0] - result.applied.position[0] == pytest.approx(
+        LIMITS.velocity[0] * DT)
+
+
+def test_acceleration_check_mode_governs_the_ramp():
+    layer = SafetyLayer(LIMITS, DT, check_mode=DynamicLimitsCheckMode.CHECK_JOINT_ACCELERATION)
+    target = NJointAction.Position(GANTRY.home + np.array([0.05, 0, 0]))
+    refs = []
+    for k in range(600):
+        result = layer.filter(target, state(time=k * DT))
+        refs.append(result.applied.position[0])
+    refs = np.array([GANTRY.home[0], *refs])
+    velocity = np.diff(refs) / DT
+    acceleration = np.diff(velocity) / DT
+    assert np.all(np.abs(velocity) <= LIMITS.velocity[0] * (1 + 1e-6))
+    # the governor never exceeds the acceleration limit by more than its last-tick snap
+    assert np.percentile(np.abs(acceleration), 99) <= LIMITS.acceleration[0] * (1 + 1e-6)
+    assert refs[-1] == pytest.approx(GANTRY.home[0] + 0.05)
+
+
+def test_velocity_and_effort_are_clipped_with_events():
+    action = NJointAction(np.array([500.0, 0, 0]), GANTRY.home, None, None, [0, 3.0, 0])
+    result = enforce(action, state(), LIMITS, dt=DT)
+    kinds = {e.quantity: e for e in result.events}
+    assert kinds["velocity"].joints == (1,) and kinds["velocity"].applied == (1.0,)
+    assert kinds["effort"].joints == (0,) and kinds["effort"].applied == (300.0,)
+    np.testing.assert_allclose(result.applied.torque, [300.0, 0, 0])
+
+
+def test_torque_pushing_beyond_a_soft_limit_is_cut():
+    result = enforce(NJointAction.Torque([50.0, -5.0, 0]), state(q=[0.81, 0.3, -0.2]), LIMITS,
+                     dt=DT)
+    assert result.applied.torque.tolist() == [0.0, -5.0, 0.0]
+    assert result.events[0].quantity == "position"
+
+
+def test_refuse_policy_raises_with_every_problem():
+    action = NJointAction(np.array([500.0, 0, 0]), [0.9, 0.3, -0.2])
+    with pytest.raises(CommandRefused) as info:
+        enforce(action, state(q=[0.79, 0.3, -0.2]), LIMITS, dt=DT, policy=SafetyPolicy.REFUSE)
+    assert info.value.reason == "out_of_limits"
+    assert "position target 0.9" in str(info.value) and "feed-forward torque 500" in str(info.value)
+
+
+def test_soft_effort_below_system_limit_limits_the_predicted_torque():
+    description = GANTRY.to_dict()
+    description["actuators"][0]["soft_limits"] = {"effort": 50.0}
+    soft = SafetyLimits.from_description(type(GANTRY).from_dict(description))
+    moving = state(qd=[-0.5, 0, 0])  # the D term alone asks for kd * 0.5 = 200 N
+    result = enforce(NJointAction.Position(GANTRY.home), moving, soft, dt=DT,
+                     check_mode=DynamicLimitsCheckMode.CHECK_NONE)
+    applied = result.applied.resolve(soft.kp, soft.kd)
+    predicted = applied.torque_at(moving.position, moving.velocity)
+    assert predicted[0] == pytest.approx(50.0)
+    assert result.events[-1].quantity == "effort"
+
+
+finite = st.floats(-1e3, 1e3)
+
+
+@given(position=st.lists(st.one_of(finite, st.just(float("nan"))), min_size=3, max_size=3),
+       torque=st.lists(finite, min_size=3, max_size=3),
+       velocity=st.lists(finite, min_size=3, max_size=3))
+def test_applied_actions_always_respect_the_limits(position, torque, velocity):
+    action = NJointAction(torque, position, None, None, velocity)
+    result = enforce(action, state(), LIMITS, dt=DT)
+    applied = result.applied
+    mask = applied.pd_mask
+    assert np.all(applied.position[mask] >= LIMITS.lower[mask])
+    assert np.all(applied.position[mask] <= LIMITS.upper[mask])
+    assert np.all(np.abs(applied.position[mask] - GANTRY.home[mask])
+                  <= LIMITS.velocity[mask] * DT * (1 + 1e-6) + 1e-12)
+    assert np.all(np.abs(applied.velocity[mask]) <= LIMITS.velocity[mask])
+    assert np.all(np.abs(applied.torque) <= LIMITS.effort)
+    assert (applied is action) == (not result.events)

@@ -96,6 +96,84 @@ def _bench(args: argparse.Namespace) -> int:
     return 1 if failed else 0
 
 
+def _summary_table(title: str, results: list, total_time: float) -> Table:
+    table = Table(title=title)
+    for column in ("step", "command", "robot time s", "ticks", "max err", "rms err",
+                   "peak torque"):  # fmt: skip
+        table.add_column(column, justify="right" if column != "command" else "left")
+    for index, result in enumerate(results):
+        summary = result.summary
+        table.add_row(
+            str(index), result.step.verb, f"{summary.duration:.3f}", str(summary.ticks),
+            f"{summary.max_tracking_error:.2e}", f"{summary.rms_tracking_error:.2e}",
+            f"{result.peak_torque:.2f}",
+        )  # fmt: skip
+    peak = max((r.peak_torque for r in results if r.peak_torque == r.peak_torque), default=0.0)
+    errors = [r.summary.max_tracking_error for r in results]
+    worst = max((e for e in errors if e == e), default=0.0)
+    table.add_row("all", "", f"{total_time:.3f}", str(sum(r.summary.ticks for r in results)),
+                  f"{worst:.2e}", "", f"{peak:.2f}", end_section=True)  # fmt: skip
+    return table
+
+
+def _execute_program(robot_url: str, program: object, out: Path | None, title: str,
+                     **options: object) -> int:  # fmt: skip
+    import time as wallclock
+
+    import jointlab
+    from jointlab.program import run_program
+    from jointlab.recording import Recorder
+    from jointlab.recording.plots import plot_log, save
+
+    log_path = None if out is None else out / "demo_log.npz"
+    started = wallclock.perf_counter()
+    with jointlab.connect(robot_url, **options) as robot:
+        if callable(program):
+            program = program(robot)
+        recorder = None if log_path is None else Recorder(log_path, metadata=robot)
+        try:
+            with console.status("running the program...") as status:
+                results = run_program(
+                    robot, program, recorder=recorder,
+                    on_step=lambda i, step: status.update(f"step {i}: {step.verb}"),
+                )  # fmt: skip
+        finally:
+            if recorder is not None:
+                recorder.close()
+        robot_time = robot.time
+    console.print(_summary_table(title, results, robot_time))
+    console.print(f"wall time {wallclock.perf_counter() - started:.2f} s")
+    if log_path is not None:
+        image = save(plot_log(log_path, title=title), out / "demo.png")
+        console.print(f"wrote {log_path} and {image}")
+    return 0
+
+
+def _demo(args: argparse.Namespace) -> int:
+    from jointlab.program import demo_program
+
+    out = Path(args.out)
+    out.mkdir(parents=True, exist_ok=True)
+    url = f"sim://{args.robot}?gui={int(args.gui)}"
+    return _execute_program(url, demo_program, out, f"jointlab demo: {args.robot} in PyBullet")
+
+
+def _run(args: argparse.Namespace) -> int:
+    from jointlab.program import load_program
+
+    program = load_program(args.program)
+    url = args.backend or f"sim://{args.robot}"
+    if url.startswith("serial://") and "robot=" not in url:
+        url += ("&" if "?" in url else "?") + f"robot={args.robot}"
+    out = Path(args.out) if args.out else None
+    if out is not None:
+        out.mkdir(parents=True, exist_ok=True)
+    return _execute_program(url, [{s.verb: {**s.arguments, **({"for": s.duration} if
+                            s.duration is not None and s.verb != "wait" else {})}}
+                            if s.verb != "wait" else {"wait": s.duration} for s in program],
+                            out, f"{args.program} on {url}")  # fmt: skip
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``jointlab`` command."""
     parser = argparse.ArgumentParser(prog="jointlab", description=__doc__)
@@ -108,6 +186,19 @@ def build_parser() -> argparse.ArgumentParser:
     group.add_argument("--yaml", metavar="PATH", help="write robot YAML to PATH ('-' for stdout)")
     group.add_argument("--check", action="store_true", help="validate; non-zero exit on error")
     describe.set_defaults(handler=_describe)
+
+    demo = sub.add_parser("demo", help="simulate a robot running a command program; log + plot")
+    demo.add_argument("--robot", default="arm6", help="built-in name or robot file")
+    demo.add_argument("--out", default="demo_output", help="output folder")
+    demo.add_argument("--gui", action="store_true", help="open the PyBullet GUI (needs a display)")
+    demo.set_defaults(handler=_demo)
+
+    run = sub.add_parser("run", help="run a command program (YAML) on any backend")
+    run.add_argument("robot", help="built-in name or robot file")
+    run.add_argument("program", help="program YAML: a list of Commander commands")
+    run.add_argument("--backend", help="robot URL (default sim://ROBOT), e.g. emulated://arm6")
+    run.add_argument("--out", help="folder for demo_log.npz and demo.png")
+    run.set_defaults(handler=_run)
 
     plot = sub.add_parser("plot", help="render a recorded log (CSV/NPZ/Parquet) to PNG")
     plot.add_argument("log", help="log file written by a Recorder")

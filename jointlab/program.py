@@ -1,0 +1,200 @@
+"""Command programs: a YAML list of Commander commands that runs on any backend.
+
+A program is a list of one-key mappings ``{verb: arguments}``. Verbs are the Commander's
+(``home``, ``set_position``, ``set_positions``, ``set_velocity``, ``set_velocities``,
+``set_effort``, ``set_current``, ``set_currents``, ``follow_trajectory``, ``hold``, ``stop``,
+``configure_speed``, ``configure_accel``, ``power``, ``brakes``) plus ``wait: SECONDS``.
+Each motion command runs until it is done; ``for: SECONDS`` bounds it instead (needed for
+open-ended commands such as ``hold``)::
+
+    - home: {}
+    - follow_trajectory:
+        waypoints:
+          - {position: [0.0, 0.4, 1.0, 0.0, 0.8, 0.0], time_from_start: 0.0}
+          - {position: [0.4, 0.2, 1.2, 0.2, 0.6, 0.0], time_from_start: 1.5}
+    - set_positions: {positions: [0.3, 0.6, 0.8, 0.0, 0.5, 0.2]}
+    - hold: {for: 0.5}
+    - stop: {mode: decelerate}
+
+The same file runs on ``sim://``, ``emulated://`` and ``serial://`` backends.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import yaml
+
+from jointlab.controllers import Commander, RunSummary, run
+from jointlab.errors import ConfigurationError
+from jointlab.interface import Robot
+
+VERBS = (
+    "home", "set_position", "set_positions", "set_velocity", "set_velocities", "set_effort",
+    "set_current", "set_currents", "follow_trajectory", "hold", "stop", "configure_speed",
+    "configure_accel", "power", "brakes", "wait",
+)  # fmt: skip
+#: Robot-time limit of one step that does not say ``for:``, seconds.
+DEFAULT_STEP_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class ProgramStep:
+    """One command of a program."""
+
+    verb: str
+    arguments: dict[str, Any]
+    #: Run for this long (seconds) instead of until the command is done.
+    duration: float | None = None
+
+
+@dataclass(frozen=True)
+class StepResult:
+    """What one step did."""
+
+    step: ProgramStep
+    summary: RunSummary | None
+    #: Peak |applied torque| over the step, N·m or N (NaN if the step ran no ticks).
+    peak_torque: float
+
+
+def load_program(source: str | Path | Sequence[Any]) -> list[ProgramStep]:
+    """Parse a program from a YAML file path, YAML text or an already-loaded list."""
+    where = "<program>"
+    data: Any = source
+    if isinstance(source, Path) or (isinstance(source, str) and source.endswith((".yaml", ".yml"))):
+        where = str(source)
+        try:
+            data = yaml.safe_load(Path(source).read_text())
+        except OSError as exc:
+            raise ConfigurationError(f"{where}: cannot read program: {exc.strerror}") from exc
+    elif isinstance(source, str):
+        data = yaml.safe_load(source)
+    if not isinstance(data, list) or not data:
+        raise ConfigurationError(f"{where}: a program is a non-empty list of {{verb: args}}")
+    steps = []
+    for index, item in enumerate(data):
+        if not isinstance(item, Mapping) or len(item) != 1:
+            raise ConfigurationError(
+                f"{where}: step {index} must be a mapping with exactly one verb, got {item!r}"
+            )
+        ((verb, arguments),) = item.items()
+        if verb not in VERBS:
+            import difflib
+
+            hint = difflib.get_close_matches(str(verb), VERBS, n=1)
+            suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
+            raise ConfigurationError(f"{where}: step {index}: unknown verb {verb!r}{suggestion}")
+        if verb == "wait":
+            steps.append(ProgramStep("wait", {}, float(arguments)))
+            continue
+        arguments = dict(arguments or {})
+        duration = arguments.pop("for", None)
+        steps.append(ProgramStep(verb, arguments, None if duration is None else float(duration)))
+    return steps
+
+
+class _PeakTorque:
+    """Wraps a recorder (or nothing) and tracks the largest applied torque."""
+
+    def __init__(self, recorder: Any) -> None:
+        self.recorder = recorder
+        self.peak = 0.0
+
+    def log(self, time: float, **loggables: Any) -> None:
+        applied = loggables.get("applied")
+        if applied is not None:
+            self.peak = max(self.peak, float(np.max(np.abs(applied.torque), initial=0.0)))
+        if self.recorder is not None:
+            self.recorder.log(time, **loggables)
+
+    def event(self, *args: Any, **kwargs: Any) -> Any:
+        if self.recorder is not None and hasattr(self.recorder, "event"):
+            return self.recorder.event(*args, **kwargs)
+        return None
+
+
+def run_program(
+    robot: Robot,
+    program: str | Path | Sequence[Any],
+    *,
+    recorder: Any = None,
+    commander: Commander | None = None,
+    on_step: Callable[[int, ProgramStep], None] | None = None,
+) -> list[StepResult]:
+    """Run a command program on ``robot`` (any backend) and return one result per step.
+
+    Args:
+        robot: The robot (armed, or armed here when it is not).
+        program: Path, YAML text or list (see the module docstring).
+        recorder: Optional :class:`jointlab.recording.Recorder`; desired and applied actions,
+            states and command events are logged.
+        commander: Reuse a Commander (default: a new one with default settings).
+        on_step: Called with ``(index, step)`` before each step (progress reporting).
+    """
+    steps = load_program(program)
+    if not robot.read().armed:
+        robot.arm()
+    commander = commander or Commander(robot)
+    results = []
+    first = True
+    for index, step in enumerate(steps):
+        if on_step is not None:
+            on_step(index, step)
+        tracker = _PeakTorque(recorder)
+        if step.verb == "wait":
+            summary = run(robot, commander, duration=step.duration, recorder=tracker, reset=first)
+        else:
+            handle = getattr(commander, step.verb)(**step.arguments)
+            if step.duration is not None:
+                summary = run(robot, commander, duration=step.duration, recorder=tracker,
+                              reset=first)  # fmt: skip
+            else:
+                deadline = robot.time + DEFAULT_STEP_TIMEOUT
+                summary = run(
+                    robot, commander, recorder=tracker, reset=first,
+                    until=lambda state, h=handle, d=deadline: h.done or state.time >= d,
+                )  # fmt: skip
+                if not handle.done:
+                    raise ConfigurationError(
+                        f"program step {index} ({step.verb}) did not finish within "
+                        f"{DEFAULT_STEP_TIMEOUT} s of robot time; give it 'for: SECONDS'"
+                    )
+        first = False
+        peak = tracker.peak if summary.ticks else math.nan
+        results.append(StepResult(step, summary, peak))
+    return results
+
+
+def demo_program(robot: Robot) -> list[dict[str, Any]]:
+    """The ``jointlab demo`` program for ``robot``: home, a trajectory, a move, hold, stop."""
+    description = robot.description
+    home = description.home
+    span = (description.soft_upper - description.soft_lower) * 0.15
+    independent = ~description.dependent
+    away = np.where(independent, home + span, home)
+    back = np.where(independent, home - 0.5 * span, home)
+    clip = np.clip(away, description.soft_lower, description.soft_upper)
+    return [
+        {"home": {}},
+        {
+            "follow_trajectory": {
+                "waypoints": [
+                    {"position": home.tolist(), "time_from_start": 0.0},
+                    {"position": clip.tolist(), "time_from_start": 1.5},
+                    {"position": np.clip(back, description.soft_lower,
+                                         description.soft_upper).tolist(),
+                     "time_from_start": 3.0},
+                    {"position": home.tolist(), "time_from_start": 4.0},
+                ]
+            }
+        },
+        {"set_positions": {"positions": np.where(independent, clip, np.nan).tolist()}},
+        {"hold": {"for": 0.5}},
+        {"stop": {"mode": "decelerate"}},
+    ]

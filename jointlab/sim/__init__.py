@@ -1,0 +1,28 @@
+"""PyBullet simulation backend: worlds, simulated robots, actuator and sensor models.
+
+::
+
+    from jointlab.sim import SimRobot
+    with SimRobot("arm6", control_dt=0.01) as robot:
+        robot.apply(NJointAction.Position(robot.description.home))
+        robot.step()
+        state = robot.read()
+"""
+
+from jointlab.sim.actuators import ActuatorArray, DelayLine, coulomb_friction
+from jointlab.sim.randomization import EpisodeParameters, Randomization
+from jointlab.sim.robot import SimRobot
+from jointlab.sim.sensors import SensorModel
+from jointlab.sim.world import Camera, World
+
+__all__ = [
+    "ActuatorArray",
+    "Camera",
+    "DelayLine",
+    "EpisodeParameters",
+    "Randomization",
+    "SensorModel",
+    "SimRobot",
+    "World",
+    "coulomb_friction",
+]

@@ -1,0 +1,484 @@
+"""``SimRobot``: the PyBullet backend of the :class:`~jointlab.interface.Robot` interface.
+
+Time semantics (DESIGN.md):
+
+* ``apply(a)`` sets the action used from the next physics step on, until the next ``apply``.
+  Everything the torque law needs (filled gains, PD mask, ``torque + kp*position +
+  kd*velocity``) is derived here, once per action.
+* ``step()`` advances one control period, ``control_dt / dt`` physics steps. Each physics
+  step computes the torque from the state at its start with the latest action's targets,
+  runs it through the delay line and the actuator model (``jointlab.sim.actuators``), adds
+  Coulomb friction, sends it in one ``setJointMotorControlArray(TORQUE_CONTROL)`` call and
+  calls ``stepSimulation``; then one ``getJointStates`` reads the new state.
+* ``read()`` after ``step()`` returns the state at the end of the period; its ``torque`` is
+  the actuator torque (after the clamps) applied during the period's last physics step.
+* ``time`` is simulated seconds since creation or the last ``reset``.
+
+PyBullet's default velocity motors are switched off once at load and the torque loop uses
+only ``TORQUE_CONTROL``. Viscous damping is PyBullet's native joint damping (from the URDF
+``<dynamics>``, applied inside ``stepSimulation`` at no Python cost). Position limits are the
+URDF limits, which PyBullet enforces as hard stops in torque mode. Brakes are position motors
+switched on and off outside the torque loop. Single-leader couplings are ``JOINT_GEAR``
+constraints; couplings with several leaders are a stiff PD on the constraint.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from pathlib import Path
+
+import numpy as np
+
+from jointlab.errors import (
+    ActionError,
+    CommandRefused,
+    ConfigurationError,
+    DescriptionError,
+    SimulationError,
+)
+from jointlab.interface import ArrayState, NJointAction, Robot
+from jointlab.robots.description import ArrayGeometry, RobotDescription
+from jointlab.robots.yaml_io import load_robot
+from jointlab.sim.body import RobotBody
+from jointlab.sim.drive import TorqueLoop
+from jointlab.sim.randomization import EpisodeParameters, Randomization
+from jointlab.sim.sensors import SensorModel
+from jointlab.sim.state import StateReporter
+from jointlab.sim.world import World
+
+__all__ = ["SimRobot"]
+
+
+def _steps_per_period(dt: float, control_dt: float) -> int:
+    ratio = control_dt / dt
+    steps = round(ratio)
+    if steps < 1 or abs(ratio - steps) > 1e-9 * max(1.0, ratio):
+        raise ConfigurationError(
+            f"control_dt must be a whole multiple of the physics dt: got control_dt = "
+            f"{control_dt!r} s and dt = {dt!r} s (ratio {ratio:.6g})"
+        )
+    return steps
+
+
+class SimRobot(Robot):
+    """A robot simulated in PyBullet at torque level.
+
+    Args:
+        description: A :class:`RobotDescription`, a built-in name or a robot file path.
+        world: The :class:`World` to load into; by default the robot creates (and owns) one.
+        dt: Physics step in seconds (default: the world's, or 0.001).
+        control_dt: Control period in seconds, a whole multiple of ``dt`` (default ``dt``).
+        seed: Seed of the randomisation and sensor-noise generators.
+        randomization: Ranges used by ``reset(randomize=True)``.
+        sensors: Encoder quantisation and noise applied to ``read()``.
+        gui: Open the PyBullet GUI (only when the robot creates its world).
+        moving_threshold: Speed above which a joint reports MOVING, rad/s or m/s.
+        stall_time: Seconds a saturated joint must fail to move towards its target before it
+            reports STALLED; ``None`` disables stall detection.
+    """
+
+    def __init__(
+        self,
+        description: RobotDescription | str | Path,
+        *,
+        world: World | None = None,
+        dt: float | None = None,
+        control_dt: float | None = None,
+        seed: int = 0,
+        randomization: Randomization | None = None,
+        sensors: SensorModel | None = None,
+        gui: bool = False,
+        moving_threshold: float = 1e-3,
+        stall_time: float | None = 0.5,
+    ) -> None:
+        self._closed = True  # until fully built, so close() is harmless
+        self._description = load_robot(description)
+        if world is not None:
+            if dt is not None and float(dt) != world.dt:
+                raise ConfigurationError(f"dt = {dt} s differs from the world's dt = {world.dt} s")
+            if gui and not world.gui:
+                raise ConfigurationError("gui=True needs world=None or a World(gui=True)")
+        dt = float(world.dt if world is not None else (0.001 if dt is None else dt))
+        control_dt = dt if control_dt is None else float(control_dt)
+        if not np.isfinite(dt) or dt <= 0:
+            raise ConfigurationError(f"dt must be a positive number of seconds, got {dt!r}")
+        self._k = _steps_per_period(dt, control_dt)
+        if randomization is not None and not isinstance(randomization, Randomization):
+            raise ConfigurationError(
+                f"randomization must be a Randomization, got {randomization!r}"
+            )
+        if sensors is not None and not isinstance(sensors, SensorModel):
+            raise ConfigurationError(f"sensors must be a SensorModel, got {sensors!r}")
+        if not moving_threshold >= 0:
+            raise ConfigurationError(f"moving_threshold must be >= 0, got {moving_threshold!r}")
+        if stall_time is not None and not stall_time > 0:
+            raise ConfigurationError(f"stall_time must be > 0 s or None, got {stall_time!r}")
+        self._owns_world = world is None
+        self._world = World(dt=dt, gui=gui) if world is None else world
+        self._dt, self._control_dt = dt, control_dt
+        self._randomization = randomization
+        self._reporter = StateReporter(
+            self._description.dof, dt, moving_threshold, stall_time, sensors
+        )
+        try:
+            self._body = RobotBody(self._world, self._description)
+        except BaseException:
+            if self._owns_world:
+                self._world.close()
+            raise
+        self._closed = False
+        self._world._register(self)
+        self.seed(seed)
+        dof = self._description.dof
+        self._config_speed = np.array(self._description.config_speed)
+        self._config_accel = np.array(self._description.acceleration_limit)
+        self._powered, self._armed, self._brakes_requested = True, True, False
+        self._loop = TorqueLoop(self._body, dt)
+        self._zero_action = NJointAction.Zero(dof)
+        self._action = self._zero_action
+        self._state: ArrayState | None = None
+        self._braked = np.zeros(dof, dtype=bool)
+        self._brake_any = False
+        self._episode = EpisodeParameters.nominal(self._description)
+        self._episode_changed = False
+        self._loop.set_episode(self._episode)
+        self.reset()
+
+    # ================================================================ properties
+    @property
+    def description(self) -> RobotDescription:
+        """The robot's description."""
+        return self._description
+
+    @property
+    def world(self) -> World:
+        """The :class:`World` the robot lives in."""
+        return self._world
+
+    @property
+    def body_id(self) -> int:
+        """PyBullet body id of the robot."""
+        return self._body.body_id
+
+    @property
+    def dt(self) -> float:
+        """Physics step in seconds."""
+        return self._dt
+
+    @property
+    def control_dt(self) -> float:
+        """Control period in seconds (``step()`` advances this much)."""
+        return self._control_dt
+
+    @property
+    def time(self) -> float:
+        """Simulated seconds since creation or the last reset."""
+        return (self._world.steps - self._t0) * self._dt
+
+    @property
+    def last_action(self) -> NJointAction:
+        """The action most recently accepted by ``apply`` (Zero after reset or disarm)."""
+        return self._action
+
+    @property
+    def applied_torque(self) -> np.ndarray:
+        """Actuator torque of the last physics step after the clamps, ``(dof,)`` N·m or N."""
+        return self._loop.tau
+
+    @property
+    def config_speed(self) -> np.ndarray:
+        """Configured speeds (REQ SPEED), shape ``(dof,)``, rad/s or m/s."""
+        return self._config_speed.copy()
+
+    @property
+    def config_accel(self) -> np.ndarray:
+        """Configured accelerations (REQ ACCEL), shape ``(dof,)``, rad/s² or m/s²."""
+        return self._config_accel.copy()
+
+    @property
+    def episode(self) -> EpisodeParameters:
+        """Parameters of the current episode (nominal unless reset with ``randomize``)."""
+        return self._episode
+
+    @property
+    def randomization(self) -> Randomization | None:
+        """Ranges drawn from by ``reset(randomize=True)``; may be replaced between episodes."""
+        return self._randomization
+
+    @randomization.setter
+    def randomization(self, value: Randomization | None) -> None:
+        if value is not None and not isinstance(value, Randomization):
+            raise ConfigurationError(f"randomization must be a Randomization, got {value!r}")
+        self._randomization = value
+
+    @property
+    def np_random(self) -> np.random.Generator:
+        """Generator of the randomisation draws (seeded by ``seed``)."""
+        return self._np_random
+
+    def seed(self, seed: int) -> None:
+        """Reseed the randomisation and sensor-noise generators (independent streams)."""
+        randomization, noise = np.random.SeedSequence(int(seed)).spawn(2)
+        self._np_random = np.random.default_rng(randomization)
+        self._noise_rng = np.random.default_rng(noise)
+
+    # ================================================================ commands
+    def apply(self, action: NJointAction) -> None:
+        """Use ``action`` from the next physics step on (see the module docstring).
+
+        Raises:
+            ActionError: not an ``NJointAction`` or its length is not ``dof``.
+            CommandRefused: the robot is disarmed and the action is not zero (reason
+                ``"disarmed"``).
+        """
+        if action is self._action:
+            return
+        if not isinstance(action, NJointAction):
+            raise ActionError(f"apply() takes an NJointAction, got {type(action).__name__}")
+        if action.dof != self._description.dof:
+            raise ActionError(
+                f"NJointAction.torque has length {action.dof}, expected {self._description.dof} "
+                f"(one per joint of robot {self._description.name!r})"
+            )
+        if not self._armed and not action.is_zero:
+            raise CommandRefused(
+                f"robot {self._description.name!r} is disarmed: only a zero action is accepted; "
+                "call arm() first",
+                reason="disarmed",
+            )
+        self._check_open()
+        self._action = action
+        self._configure_drive()
+
+    def _configure_drive(self, reconfigure: bool = False) -> None:
+        """Re-derive the torque loop's arrays; ``reconfigure`` also flushes the delay line."""
+        active = np.full(self._description.dof, self._powered and self._armed) & ~self._braked
+        self._loop.set_action(self._action, active)
+        if reconfigure and self._loop.delay is not None:
+            self._loop.delay.clear()
+        self._state = None
+
+    def power(self, on: bool) -> None:
+        """Switch motor power; off means zero torque and engaged brakes where fitted."""
+        self._check_open()
+        self._powered = bool(on)
+        self._update_brakes()
+        self._configure_drive(reconfigure=True)
+
+    def brakes(self, on: bool) -> None:
+        """Engage or release the brakes of the actuators that have them."""
+        self._check_open()
+        self._brakes_requested = bool(on)
+        self._update_brakes()
+        self._configure_drive(reconfigure=True)
+
+    def arm(self) -> None:
+        """Accept motion commands again (the action stays zero until the next ``apply``)."""
+        self._check_open()
+        self._armed = True
+        self._configure_drive(reconfigure=True)
+
+    def disarm(self) -> None:
+        """Refuse motion commands, drop the current action and apply zero torque."""
+        self._check_open()
+        self._armed = False
+        self._action = self._zero_action
+        self._configure_drive(reconfigure=True)
+
+    def configure_speed(self, joint: int | str, speed: float) -> None:
+        """Set the configured speed (REQ SPEED) of ``joint``, rad/s or m/s, within its limit."""
+        self._configure("speed", self._config_speed, joint, speed,
+                        self._description.velocity_limit)  # fmt: skip
+
+    def configure_accel(self, joint: int | str, accel: float) -> None:
+        """Set the configured acceleration (REQ ACCEL) of ``joint``, rad/s² or m/s²."""
+        self._configure("accel", self._config_accel, joint, accel,
+                        self._description.acceleration_limit)  # fmt: skip
+
+    def _configure(
+        self, what: str, target: np.ndarray, joint: int | str, value: float, limit: np.ndarray
+    ) -> None:
+        try:
+            index = self._description.joint_index(joint)
+        except DescriptionError as exc:
+            raise ConfigurationError(f"configure_{what}: {exc}") from exc
+        name = self._description.joint_names[index]
+        if not np.isfinite(value) or not 0 < value <= limit[index]:
+            raise ConfigurationError(
+                f"configure_{what}: {what} {value!r} of joint {index} ({name}) must be > 0 and "
+                f"<= its limit {limit[index]}"
+            )
+        target[index] = float(value)
+
+    def geometry(self) -> ArrayGeometry:
+        """Player GET_GEOM: per-actuator geometry (with the configured speeds) and base pose."""
+        return self._description.geometry(config_speed=self._config_speed)
+
+    # ================================================================ world access
+    def apply_external_force(
+        self,
+        link: str,
+        force: Sequence[float],
+        position: Sequence[float] | None = None,
+        duration: float | None = None,
+    ) -> None:
+        """Push ``link`` with ``force`` (N, world frame) for the next physics steps.
+
+        Args:
+            link: Element name, ``<leaf>_tool`` or ``"base"``.
+            force: Force in newtons, world frame, shape ``(3,)``.
+            position: Point of application, world frame (default: the link's centre of mass,
+                followed as it moves).
+            duration: Seconds to keep pushing (default: one physics step).
+        """
+        self._check_open()
+        index = self._body.link_index(link)
+        force_v = np.asarray(force, dtype=np.float64).reshape(-1)
+        if force_v.shape != (3,) or not np.all(np.isfinite(force_v)):
+            raise ConfigurationError(f"force must be 3 finite numbers in N, got {force!r}")
+        point = None
+        if position is not None:
+            point_v = np.asarray(position, dtype=np.float64).reshape(-1)
+            if point_v.shape != (3,) or not np.all(np.isfinite(point_v)):
+                raise ConfigurationError(f"position must be 3 finite numbers, got {position!r}")
+            point = tuple(point_v.tolist())
+        if duration is not None and not (np.isfinite(duration) and duration >= 0):
+            raise ConfigurationError(f"duration must be >= 0 seconds, got {duration!r}")
+        steps = 1 if duration is None else max(1, round(float(duration) / self._dt))
+        self._loop.forces.append([index, tuple(force_v.tolist()), point, steps])
+
+    def link_pose(self, name: str) -> np.ndarray:
+        """World pose (4x4) of an element's moving frame, ``<leaf>_tool`` or ``"base"``."""
+        self._check_open()
+        return self._body.link_pose(name)
+
+    # ================================================================ stepping
+    def step(self) -> None:
+        """Advance one control period of ``control_dt`` seconds."""
+        world = self._world
+        if self._closed:
+            self._check_open()
+        if len(world._robots) > 1:
+            for _ in range(self._k):
+                world.step()
+        else:
+            self._loop.run(self._k)
+        self._end_period()
+
+    def _before_physics(self) -> None:
+        """World hook: send this physics step's torque."""
+        self._loop.before_physics()
+
+    def _after_physics(self) -> None:
+        """World hook: read the state after a physics step."""
+        self._loop.after_physics()
+        self._state = None
+
+    def _end_period(self) -> None:
+        self._reporter.end_period(self._loop, self._world.steps, self._noise_rng)
+        self._state = None
+
+    # ================================================================ state
+    def read(self) -> ArrayState:
+        """The state at the end of the last control period (see the module docstring)."""
+        state = self._state
+        if state is None:
+            self._check_open()
+            state = self._state = self._reporter.build(
+                self._loop,
+                (self._world.steps - self._t0) * self._dt,
+                self._powered,
+                self._armed,
+                self._braked,
+                self._brake_any,
+            )
+        return state
+
+    def reset(
+        self,
+        q: np.ndarray | None = None,
+        qd: np.ndarray | None = None,
+        *,
+        randomize: bool = False,
+    ) -> ArrayState:
+        """Restore ``q``/``qd`` (default: home at rest) without reloading; time restarts at 0.
+
+        Dependent joints follow their couplings. The action becomes zero; power, arming and
+        brakes keep their settings (brakes lock at the new position). ``randomize=True``
+        draws new episode parameters from ``randomization``; otherwise the nominal ones are
+        restored.
+        """
+        self._check_open()
+        description = self._description
+        q = self._vector("q", description.home if q is None else q)
+        qd = self._vector("qd", np.zeros(description.dof) if qd is None else qd)
+        outside = (q < description.lower - 1e-9) | (q > description.upper + 1e-9)
+        if outside.any():
+            i = int(np.flatnonzero(outside)[0])
+            raise ConfigurationError(
+                f"reset: q[{i}] = {q[i]} of joint {description.joint_names[i]!r} lies outside "
+                f"[{description.lower[i]}, {description.upper[i]}]"
+            )
+        if description.dependent.any():
+            matrix, _ = description.coupling_matrix
+            q = description.apply_coupling(q)
+            qd = np.where(description.dependent, qd @ matrix.T, qd)
+        if randomize and self._randomization is not None:
+            self._episode = self._randomization.sample(description, self._np_random)
+            self._episode_changed = True
+            self._loop.set_episode(self._episode)
+        elif self._episode_changed:
+            self._episode = EpisodeParameters.nominal(description)
+            self._episode_changed = False
+            self._loop.set_episode(self._episode)
+        self._body.reset(q, qd)
+        self._loop.sync()
+        self._t0 = self._world.steps
+        self._reporter.reset(self._t0)
+        self._action = self._zero_action
+        self._update_brakes()
+        self._configure_drive(reconfigure=True)
+        self._end_period()
+        return self.read()
+
+    def _vector(self, name: str, value: object) -> np.ndarray:
+        array = np.array(value, dtype=np.float64).reshape(-1)
+        if array.shape != (self._description.dof,) or not np.all(np.isfinite(array)):
+            raise ConfigurationError(
+                f"reset: {name} must be {self._description.dof} finite numbers, got {value!r}"
+            )
+        return array
+
+    def _update_brakes(self) -> None:
+        engaged = self._brakes_requested or not self._powered
+        mask = self._description.has_brakes & engaged
+        self._braked = mask
+        self._brake_any = bool(mask.any())
+        self._body.set_brakes(mask, self._loop.q)
+        self._state = None
+
+    # ================================================================ lifetime
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SimulationError(f"SimRobot {self._description.name!r} is closed")
+
+    def _world_closing(self) -> None:
+        self._closed = True
+
+    def close(self) -> None:
+        """Remove the robot from its world (and close the world if the robot made it)."""
+        if self._closed:
+            return
+        self._closed = True
+        self._world._unregister(self)
+        if self._owns_world:
+            self._world.close()
+        elif not self._world.closed:
+            self._body.remove()
+
+    def __repr__(self) -> str:
+        state = "closed" if self._closed else f"t={self.time:.3f}s"
+        return (
+            f"SimRobot({self._description.name!r}, dof={self._description.dof}, "
+            f"dt={self._dt}, control_dt={self._control_dt}, {state})"
+        )

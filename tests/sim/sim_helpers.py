@@ -1,0 +1,34 @@
+"""Helpers of the simulation tests: small robots built from dicts."""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+
+from jointlab.interface import ArrayState
+from jointlab.robots import RobotDescription
+
+
+def one_joint(name: str = "one", **overrides: Any) -> RobotDescription:
+    """A 1-DoF rotary joint about z (no gravity load), 1 kg link of 0.2 m."""
+    joint: dict[str, Any] = {
+        "name": "j",
+        "type": "rotary",
+        "axis": [0, 0, 1],
+        "length": 0.2,
+        "min": -100.0,
+        "max": 100.0,
+        "limits": {"effort": 1000.0, "velocity": 50.0},
+        "link": {"mass": 1.0, "radius": 0.02},
+        "gains": {"kp": 20.0, "kd": 0.5},
+    }
+    joint.update(overrides)
+    return RobotDescription.from_dict({"name": name, "actuators": [joint]})
+
+
+def pd_formula(
+    state: ArrayState, torque: float, position: float, kp: float, kd: float, velocity: float
+) -> np.ndarray:
+    """DESIGN.md's law, literally, at ``state`` (before the effort clamp)."""
+    return torque + kp * (position - state.position) + kd * (velocity - state.velocity)

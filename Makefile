@@ -4,14 +4,15 @@ VENV := .venv
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-test
 
-.PHONY: demo test lint bench distributed clean
+.PHONY: demo test lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# The test extra plus the RL extra (stable-baselines3; torch pinned to the 2.13.0 CPU build).
+# The test extra plus the RL extras: stable-baselines3 and Ray RLlib, torch pinned to the
+# 2.13.0 CPU build (a looser pin would pull a multi-GB CUDA build).
 $(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install -e ".[test,rl]"
+	$(BIN)/python -m pip install -e ".[test,rl,distributed]"
 	touch $(STAMP)
 
 demo: $(STAMP)
@@ -24,9 +25,6 @@ test: $(STAMP)
 lint: $(STAMP)
 	$(BIN)/ruff check jointlab tests benchmarks examples
 	$(BIN)/ruff format --check jointlab tests benchmarks examples
-
-distributed: $(STAMP)
-	$(BIN)/python -m pip install -e ".[test,rl,distributed]"
 
 bench: $(STAMP)
 	$(BIN)/jointlab bench

@@ -434,6 +434,11 @@ class Robot(abc.ABC):
 
     @property
     @abc.abstractmethod
+    def config_speed(self) -> np.ndarray:
+        """Configured speeds, shape ``(dof,)``, rad/s or m/s (REQ SPEED)."""
+
+    @property
+    @abc.abstractmethod
     def config_accel(self) -> np.ndarray:
         """Configured accelerations, shape ``(dof,)``, rad/s² or m/s² (REQ ACCEL)."""
 

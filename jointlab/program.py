@@ -171,30 +171,45 @@ def run_program(
     return results
 
 
+def _clearance(description: Any, q: np.ndarray) -> float:
+    """Lowest height (m) of any link end above the ground plane at ``q``."""
+    from jointlab.robots import forward_kinematics
+
+    return float(forward_kinematics(description, q).ends[..., 2, 3].min())
+
+
 def demo_program(robot: Robot) -> list[dict[str, Any]]:
-    """The ``jointlab demo`` program for ``robot``: home, a trajectory, a move, hold, stop."""
+    """The ``jointlab demo`` program for ``robot``: home, a trajectory, a move, hold, stop.
+
+    The excursion away from home is the one (of a few sign patterns, 15% of each joint's
+    soft range) that keeps the links highest above the floor, so the demo shows motion,
+    not collisions.
+    """
     description = robot.description
     home = description.home
-    span = (description.soft_upper - description.soft_lower) * 0.15
+    lower, upper = description.soft_lower, description.soft_upper
     independent = ~description.dependent
-    away = np.where(independent, home + span, home)
-    back = np.where(independent, home - 0.5 * span, home)
-    clip = np.clip(away, description.soft_lower, description.soft_upper)
+    span = np.where(independent, (upper - lower) * 0.15, 0.0)
+    signs = [np.ones(description.dof), -np.ones(description.dof)]
+    alternating = np.where(np.arange(description.dof) % 2 == 0, 1.0, -1.0)
+    signs += [alternating, -alternating]
+    candidates = [description.apply_coupling(np.clip(home + s * span, lower, upper))
+                  for s in signs]  # fmt: skip
+    away = max(candidates, key=lambda q: _clearance(description, q))
+    back = description.apply_coupling(np.clip(home - 0.5 * (away - home), lower, upper))
     return [
         {"home": {}},
         {
             "follow_trajectory": {
                 "waypoints": [
                     {"position": home.tolist(), "time_from_start": 0.0},
-                    {"position": clip.tolist(), "time_from_start": 1.5},
-                    {"position": np.clip(back, description.soft_lower,
-                                         description.soft_upper).tolist(),
-                     "time_from_start": 3.0},
+                    {"position": away.tolist(), "time_from_start": 1.5},
+                    {"position": back.tolist(), "time_from_start": 3.0},
                     {"position": home.tolist(), "time_from_start": 4.0},
                 ]
             }
         },
-        {"set_positions": {"positions": np.where(independent, clip, np.nan).tolist()}},
+        {"set_positions": {"positions": np.where(independent, away, np.nan).tolist()}},
         {"hold": {"for": 0.5}},
         {"stop": {"mode": "decelerate"}},
     ]

@@ -194,6 +194,13 @@ def _parse_link(
                 name,
                 "link.inertia",
             )
+        if eigen[0] + eigen[1] < eigen[2] * (1.0 - 1e-9):
+            raise where.error(
+                f"principal moments {eigen.round(6).tolist()} violate the triangle inequality "
+                "(I1 + I2 >= I3) that every rigid body satisfies",
+                name,
+                "link.inertia",
+            )
     else:
         inertia = derived_inertia
     matrix = tuple(tuple(float(v) for v in row) for row in inertia)

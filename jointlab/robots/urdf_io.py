@@ -172,8 +172,14 @@ def _link_inertial(link: ET.Element | None, where: str) -> dict[str, Any]:
     )
     inertia = frame[:3, :3] @ local @ frame[:3, :3].T
     inertia = (inertia + inertia.T) / 2.0
-    if np.linalg.eigvalsh(inertia).min() <= 0:
-        inertia = inertia + np.eye(3) * TINY_INERTIA
+    eigen = np.linalg.eigvalsh(inertia)
+    if eigen.min() <= 0:
+        inertia = inertia + np.eye(3) * (TINY_INERTIA - min(eigen.min(), 0.0))
+        eigen = np.linalg.eigvalsh(inertia)
+    if eigen[0] + eigen[1] < eigen[2]:
+        # Not a rigid body's tensor (PyBullet would zero it): add the least isotropic part
+        # that satisfies I1 + I2 >= I3. Kinematics are unaffected.
+        inertia = inertia + np.eye(3) * (eigen[2] - eigen[0] - eigen[1]) * (1.0 + 1e-9)
     return {
         "mass": mass,
         "center_of_gravity": frame[:3, 3].tolist(),

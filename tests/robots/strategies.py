@@ -73,7 +73,9 @@ def _link(draw: st.DrawFn) -> dict[str, Any] | None:
     if choice >= 2:
         link["mass"] = draw(_POSITIVE)
     if choice == 3:
-        diagonal = draw(st.lists(st.floats(1e-4, 1.0), min_size=3, max_size=3))
+        # Principal moments of a real body: I1 + I2 >= I3 (from non-negative mass spreads).
+        spread = draw(st.lists(st.floats(1e-4, 1.0), min_size=3, max_size=3))
+        diagonal = [spread[1] + spread[2], spread[0] + spread[2], spread[0] + spread[1]]
         link["inertia"] = [[diagonal[i] if i == j else 0.0 for j in range(3)] for i in range(3)]
         link["center_of_gravity"] = draw(_vector3(st.floats(-0.1, 0.1, allow_subnormal=False)))
     return link

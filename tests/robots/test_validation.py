@@ -488,3 +488,9 @@ def test_with_limits_result_is_revalidated(
         tester.with_limits(**update)
     message = str(info.value)
     assert f"'{actuator}'" in message and f"'{field}'" in message, message
+
+
+def test_inertia_must_satisfy_the_triangle_inequality(tmp_path: Path) -> None:
+    inertia = [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.15]]  # no rigid body has these moments
+    _expect(tmp_path, _with(("shoulder", "link", "inertia"), inertia), "shoulder",
+            "link.inertia", "triangle inequality")  # fmt: skip

@@ -40,7 +40,7 @@ from jointlab.controllers.safety import (
     SafetyPolicy,
 )
 from jointlab.errors import CommandRefused, ConfigurationError
-from jointlab.interface import ActuatorState, ArrayState, NJointAction, Robot
+from jointlab.interface import ArrayState, NJointAction, Robot
 
 __all__ = ["CommandDispatcher"]
 
@@ -198,19 +198,19 @@ class CommandDispatcher:
 
     def _check_ready(self, verb: str, joints: np.ndarray, cid: Hashable | None) -> ArrayState:
         state = self.robot.read()
+        if not state.motor_power:  # checked first: power off also disarms
+            raise self._refuse(verb, "unpowered", "motor power is off; call power(True) and "
+                               "arm()", cid, joints)
         if not state.armed:
             raise self._refuse(verb, "disarmed", "the robot is disarmed; call arm() first", cid,
                                joints)
-        if not state.motor_power:
-            raise self._refuse(verb, "unpowered", "motor power is off; call power(True)", cid,
-                               joints)
-        braked = (state.actuator_state[joints] & ActuatorState.BRAKED).astype(bool)
         if state.brakes:
-            braked |= self.description.has_brakes[joints]
-        if braked.any():
-            names = [self.description.joint_names[j] for j in joints[braked]]
-            raise self._refuse(verb, "braked", f"joints {joints[braked].tolist()} {names} are "
-                               "braked; call brakes(False) first", cid, joints)
+            # Brakes on parks the whole array (Player REQ BRAKES; a device NACKs motion with
+            # BRAKED), so every motion command is refused, not only those of braked joints.
+            braked = np.flatnonzero(self.description.has_brakes)
+            names = [self.description.joint_names[j] for j in braked]
+            raise self._refuse(verb, "braked", f"the brakes are engaged on joints "
+                               f"{braked.tolist()} {names}; call brakes(False) first", cid, joints)
         return state
 
     def _check_range(self, verb: str, what: str, values: np.ndarray, low: np.ndarray,
@@ -284,15 +284,15 @@ class CommandDispatcher:
     def compute(self, state: ArrayState) -> NJointAction:
         """One control tick: run the commands, add gravity, apply the safety layer."""
         self._last_time = state.time
-        if not state.armed or not state.motor_power:
+        if not state.armed or not state.motor_power or state.brakes:
             if self._active:
-                self._preempt_all(state.time, "disarmed" if not state.armed else "unpowered")
+                reason = ("unpowered" if not state.motor_power else
+                          "disarmed" if not state.armed else "braked")  # fmt: skip
+                self._preempt_all(state.time, reason)
             self._out.hold(slice(None), state.position)
             self.safety.reset()
             self.last_desired = self.last_applied = self._zero
             return self._zero
-        if state.brakes:
-            self._release_braked(state)
         out = self._out
         tol = self.tolerances
         for command in list(self._active):
@@ -328,21 +328,6 @@ class CommandDispatcher:
         self.last_desired = action
         self.last_applied = result.applied
         return result.applied
-
-    def _release_braked(self, state: ArrayState) -> None:
-        braked = set(np.flatnonzero(self.description.has_brakes).tolist())
-        for command in list(self._active):
-            lost = command.release(braked)
-            if lost:
-                self._emit(command.handle, CommandEventKind.PREEMPTED, state.time, lost,
-                           "brakes engaged", {"reason": "braked"},
-                           CommandStatus.PREEMPTED if command.empty else None)
-                if command.empty:
-                    self._active.remove(command)
-        joints = np.flatnonzero(self.description.has_brakes)
-        for j in joints:
-            self._owner[j] = None
-        self._out.hold(joints, state.position[joints])
 
     def update(self) -> NJointAction:
         """Read the robot, compute this tick's action and apply it (does not step)."""

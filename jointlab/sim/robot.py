@@ -228,8 +228,9 @@ class SimRobot(Robot):
 
         Raises:
             ActionError: not an ``NJointAction`` or its length is not ``dof``.
-            CommandRefused: the robot is disarmed and the action is not zero (reason
-                ``"disarmed"``).
+            CommandRefused: the action is not zero and the robot is disarmed (reason
+                ``"disarmed"``) or its brakes are engaged (reason ``"braked"``), as a device
+                refuses it.
         """
         if action is self._action:
             return
@@ -246,6 +247,12 @@ class SimRobot(Robot):
                 "call arm() first",
                 reason="disarmed",
             )
+        if self._brakes_requested and self._braked.any() and not action.is_zero:
+            raise CommandRefused(
+                f"robot {self._description.name!r} has its brakes engaged on joints "
+                f"{np.flatnonzero(self._braked).tolist()}: release them with brakes(False) first",
+                reason="braked",
+            )
         self._check_open()
         self._action = action
         self._configure_drive()
@@ -259,9 +266,15 @@ class SimRobot(Robot):
         self._state = None
 
     def power(self, on: bool) -> None:
-        """Switch motor power; off means zero torque and engaged brakes where fitted."""
+        """Switch motor power; off means zero torque, engaged brakes where fitted, and disarmed.
+
+        As on a device, powering on does not re-arm: call ``arm()`` afterwards.
+        """
         self._check_open()
         self._powered = bool(on)
+        if not self._powered:
+            self._armed = False
+            self._action = self._zero_action
         self._update_brakes()
         self._configure_drive(reconfigure=True)
 

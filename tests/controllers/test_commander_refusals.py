@@ -40,12 +40,14 @@ def test_disarm_during_a_move_preempts_it(gantry):
     assert handle.events[-1].data["reason"] == "disarmed"
 
 
-def test_braked_joint_refuses_and_others_move(gantry):
+def test_brakes_on_refuses_every_motion_until_released(gantry):
     commander = Commander(gantry)
     gantry.brakes(True)
     message = refused(commander, "braked", "set_position", "z", -0.3)
     assert "[2]" in message and "brakes(False)" in message
-    handle = commander.set_position("x", 0.45)  # x has no brake
+    refused(commander, "braked", "set_position", "x", 0.45)  # the array is parked
+    gantry.brakes(False)
+    handle = commander.set_position("x", 0.45)
     assert commander.wait(handle, timeout=3.0) and handle.succeeded
 
 

@@ -109,6 +109,10 @@ def test_dependent_and_unpowered_joints_get_no_pd(zero_g):
     robot.power(False)
     robot.step()
     assert robot.read().torque[0] == 0.0
+    assert not robot.read().armed  # power off disarms, as on a device
     robot.power(True)
+    assert not robot.read().armed  # and powering on does not re-arm
+    robot.arm()
+    robot.apply(NJointAction.Position([1.0]))
     robot.step()
     assert robot.read().torque[0] != 0.0

@@ -79,11 +79,26 @@ def test_power_off_zeroes_torque_and_engages_brakes(arm6):
     braked = arm6.description.has_brakes
     assert np.all(state.actuator_state[braked] == ActuatorState.BRAKED)
     assert not np.any(state.actuator_state[~braked] & ActuatorState.BRAKED)
+    assert not state.armed  # power off disarms, as on a device
     arm6.power(True)
     arm6.step()
     state = arm6.read()
-    assert state.motor_power and not state.brakes
-    assert np.any(state.torque != 0.0)  # the Position action resumes
+    assert state.motor_power and not state.brakes and not state.armed
+    assert np.all(state.torque == 0.0)  # nothing moves until re-armed and commanded
+    arm6.arm()
+    arm6.apply(NJointAction.Position(arm6.description.home))
+    arm6.step()
+    assert np.any(arm6.read().torque != 0.0)
+
+
+def test_brakes_on_refuses_motion_like_a_device(arm6):
+    arm6.brakes(True)
+    with pytest.raises(CommandRefused) as info:
+        arm6.apply(NJointAction.Position(arm6.description.home))
+    assert info.value.reason == "braked"
+    arm6.apply(NJointAction.Zero(arm6.dof))  # a zero action is still accepted
+    arm6.brakes(False)
+    arm6.apply(NJointAction.Position(arm6.description.home))
 
 
 def test_disarmed_refuses_motion_and_applies_zero_torque(arm6):

@@ -1,0 +1,172 @@
+"""The device emulator in its own process: :class:`EmulatorProcess`.
+
+The process is ``python -m jointlab.hardware.emulator --control-fd N``: a fresh interpreter
+(no ``if __name__ == "__main__"`` guard is needed in the caller's script, unlike with
+multiprocessing's spawn). It receives its settings and :class:`ControlRequest` messages over
+a socket pair, answers each with an :class:`EmulatorReport`, and exits when the socket
+closes, so it never outlives its parent. :mod:`jointlab.hardware.emulator` re-exports it.
+"""
+
+from __future__ import annotations
+
+import os
+import socket
+import subprocess
+import sys
+from dataclasses import replace
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+import jointlab
+from jointlab.errors import LinkError
+from jointlab.hardware.faults import (
+    Control,
+    ControlRequest,
+    EmulatorOptions,
+    EmulatorReport,
+    Failed,
+    Faults,
+)
+from jointlab.robots.description import RobotDescription
+
+__all__ = ["EmulatorProcess", "realtime_priority"]
+
+
+def realtime_priority(priority: int = 20) -> bool:
+    """Move the calling thread (and threads it starts later) to ``SCHED_FIFO``.
+
+    A real-time loop on a busy machine is late whenever the scheduler runs something else;
+    real-time scheduling fixes that. It needs the privilege (root or ``CAP_SYS_NICE``), so
+    this is opt-in and returns False where it is not granted. Both JointLab loops sleep
+    between periods, so they never starve the machine.
+    """
+    try:
+        os.sched_setscheduler(0, os.SCHED_FIFO, os.sched_param(int(priority)))
+    except (AttributeError, OSError):
+        return False
+    return True
+
+
+class EmulatorProcess:
+    """An :class:`Emulator` in its own process; ``path`` is where the host connects.
+
+    The process is ``python -m jointlab.hardware.emulator --control-fd N``: a fresh
+    interpreter (no ``if __name__ == "__main__"`` guard needed in the caller's script, unlike
+    multiprocessing's spawn) that gets its settings and control requests over a socket pair,
+    and exits when that closes, so it never outlives its parent.
+
+    Args:
+        robot: Description, built-in name or robot file.
+        start_timeout: Seconds to wait for the process to report its pty.
+        realtime: Ask for real-time scheduling of the emulator (:func:`realtime_priority`);
+            :attr:`realtime` says whether it was granted.
+        **options: :class:`Emulator` keyword arguments.
+
+    Raises:
+        LinkError: the process did not start (names the robot and the reason).
+    """
+
+    def __init__(
+        self,
+        robot: RobotDescription | str | Path = "arm6",
+        *,
+        start_timeout: float = 60.0,
+        realtime: bool = False,
+        **options: Any,
+    ) -> None:
+        self._closed = False
+        ours, theirs = socket.socketpair()
+        env = dict(os.environ)
+        package_root = str(Path(jointlab.__file__).resolve().parent.parent)
+        env["PYTHONPATH"] = os.pathsep.join(filter(None, (package_root, env.get("PYTHONPATH"))))
+        command = [sys.executable, "-m", "jointlab.hardware.emulator", "--control-fd"]
+        try:
+            self._process = subprocess.Popen(
+                [*command, str(theirs.fileno())],
+                pass_fds=(theirs.fileno(),),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                env=env,
+            )
+        finally:
+            theirs.close()
+        self._conn = Connection(ours.detach())
+        self.pid: int = self._process.pid
+        try:
+            self._conn.send(EmulatorOptions(robot, options, realtime=realtime))
+            if not self._conn.poll(start_timeout):
+                raise LinkError(f"emulator for {robot!r} did not start within {start_timeout} s")
+            message = self._conn.recv()
+        except (EOFError, OSError) as exc:
+            self.close()
+            raise LinkError(f"emulator for {robot!r} exited during start-up") from exc
+        except BaseException:
+            self.close()
+            raise
+        if isinstance(message, Failed):
+            self.close()
+            raise LinkError(f"emulator for {robot!r} failed to start: {message.error}")
+        #: Where the host connects (a pty path, or ``socket://127.0.0.1:PORT``).
+        self.path: str = message.path
+        #: Whether the emulator runs with real-time scheduling.
+        self.realtime: bool = message.realtime
+
+    def _ask(self, request: ControlRequest, timeout: float = 10.0) -> EmulatorReport:
+        if self._closed:
+            raise LinkError("the emulator process is closed")
+        try:
+            self._conn.send(request)
+            if not self._conn.poll(timeout + request.seconds):
+                raise LinkError(f"emulator did not answer {request.kind.value} in {timeout} s")
+            return self._conn.recv()
+        except (EOFError, OSError) as exc:
+            raise LinkError(f"emulator process {self.pid} is gone") from exc
+
+    def report(self) -> EmulatorReport:
+        """The emulator's counters and accepted-command log."""
+        return self._ask(ControlRequest(Control.REPORT))
+
+    def set_faults(self, faults: Faults | None = None, **changes: Any) -> EmulatorReport:
+        """Set the fault injection (``faults`` with ``changes``); report at that tick."""
+        return self._ask(
+            ControlRequest(Control.FAULTS, faults=replace(faults or Faults(), **changes))
+        )
+
+    def stall(self, seconds: float) -> EmulatorReport:
+        """Freeze the device (no ticks, no I/O) for ``seconds``; returns as it starts."""
+        return self._ask(ControlRequest(Control.STALL, seconds=float(seconds)))
+
+    def reset(self) -> EmulatorReport:
+        """Power-up state: simulator at home, disarmed, default watchdog and stream."""
+        return self._ask(ControlRequest(Control.RESET))
+
+    @property
+    def alive(self) -> bool:
+        """True while the process runs."""
+        return self._process.poll() is None
+
+    def close(self) -> None:
+        """Stop the process (politely, then by force) and reap it; safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        try:
+            self._conn.send(ControlRequest(Control.CLOSE))
+        except OSError:
+            pass
+        self._conn.close()  # end-of-file also stops the emulator
+        for stop in (None, self._process.terminate, self._process.kill):
+            if stop is not None:
+                stop()
+            try:
+                self._process.wait(2.0)
+                break
+            except subprocess.TimeoutExpired:
+                continue
+
+    def __enter__(self) -> EmulatorProcess:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -1,0 +1,140 @@
+"""Fault injection on the emulator: corrupted bytes, silence, stalls, drops and delays."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from hardware_helpers import emulator_process, hold, serial_robot, step_until
+
+from jointlab.errors import LinkError
+from jointlab.hardware import EmulatorProcess, Faults, SerialRobot
+from jointlab.hardware.protocol import CmdType, NJointCommand
+from jointlab.interface import NJointAction
+
+
+@pytest.fixture(scope="module")
+def emulator() -> Iterator[EmulatorProcess]:
+    with emulator_process("arm6") as process:
+        yield process
+
+
+def test_corrupted_commands_are_never_applied_and_the_rest_apply_in_order(
+    emulator: EmulatorProcess,
+) -> None:
+    with serial_robot(emulator) as robot:
+        robot.arm()
+        hold(robot, 10)
+        start = emulator.set_faults(corrupt_rx=0.01, seed=3)
+        sent: dict[int, bytes] = {}
+        for i in range(300):
+            target = robot.description.home + np.array([1e-4 * i, 0, 0, 0, 0, 0])
+            command = NJointCommand.from_action(NJointAction.Position(target))
+            sent[robot.send_command(command, wait=False)] = command.pack()
+            robot.step()
+        report = emulator.set_faults(Faults())
+    applied = [
+        a
+        for a in report.applied
+        if a.seq in sent and a.tick > start.tick and a.msg_type == CmdType.NJOINT
+    ]
+    seqs = [a.seq for a in applied]
+    assert len(applied) > 30  # about 27 % of 133-byte frames survive 1 % byte errors
+    assert seqs == sorted(set(seqs)), "commands applied out of order or twice"
+    assert all(a.payload == sent[a.seq] for a in applied), "a corrupted command was applied"
+    assert report.rx_corrupted > 0
+    rx = report.rx
+    assert rx.crc_errors + rx.cobs_errors + rx.runts > len(sent) - len(applied) - 5
+    assert rx.sequence_gaps > 0  # the frames lost show up as gaps in the sequence numbers
+
+
+def test_corrupted_states_are_dropped_and_counted_by_the_host(emulator: EmulatorProcess) -> None:
+    with serial_robot(emulator) as robot:
+        robot.arm()
+        hold(robot, 10)
+        emulator.set_faults(corrupt_tx=0.01, seed=5)
+        positions = []
+        for _ in range(200):
+            robot.apply(NJointAction.Position(robot.description.home))
+            robot.step()
+            positions.append(robot.read().position)
+        emulator.set_faults(Faults())
+        stats = robot.link_stats
+    assert stats.crc_errors + stats.cobs_errors + stats.runts > 0
+    assert stats.frames_missed > 0
+    np.testing.assert_allclose(
+        np.array(positions)[:, :3], [robot.description.home[:3]] * 200, atol=0.05
+    )
+
+
+def test_link_silence_engages_the_watchdog_within_its_timeout_plus_one_period(
+    emulator: EmulatorProcess,
+) -> None:
+    with serial_robot(emulator, watchdog_ms=30) as robot:
+        robot.arm()
+        hold(robot, 10)
+        silence = emulator.set_faults(drop_rx=1.0)  # the device stops hearing the host
+        state = step_until(robot, lambda s: s.watchdog, max_steps=5000)  # reported in the state
+        report = emulator.set_faults(Faults())
+        assert state.watchdog and report.watchdog_tick > 0
+    period_ticks = round(robot.control_dt * 1000)
+    # Ticks are 1 ms; the host may skip states on a busy machine, the device's record does not.
+    assert 0 < report.watchdog_tick - silence.tick <= 30 + period_ticks
+    assert round(robot.device_time * 1000) >= report.watchdog_tick
+
+
+def test_device_silence_raises_link_error_within_the_dead_time(emulator: EmulatorProcess) -> None:
+    with serial_robot(emulator, dead_periods=300) as robot:  # 300 ms: a busy machine stalls
+        robot.arm()
+        hold(robot, 10)
+        emulator.set_faults(drop_tx=1.0)
+        start = time.perf_counter()
+        with pytest.raises(LinkError, match="no DATA STATE"):
+            for _ in range(100_000):
+                robot.apply(NJointAction.Position(robot.description.home))
+                robot.step()
+        elapsed = time.perf_counter() - start
+        assert elapsed < 5.0  # 50 ms; generous for a loaded machine
+        assert robot.dead
+        with pytest.raises(LinkError, match="dead"):  # refused until reconnected
+            robot.apply(NJointAction.Zero(6))
+        with pytest.raises(LinkError, match="dead"):
+            robot.arm()
+        emulator.set_faults(Faults())
+        robot.reconnect()
+        assert not robot.dead and not robot.armed
+        robot.step()
+
+
+def test_a_stalled_device_fails_requests_after_one_retry(emulator: EmulatorProcess) -> None:
+    emulator.reset()
+    with SerialRobot(emulator.path, "arm6", request_timeout=0.05, dead_periods=5000) as robot:
+        emulator.stall(0.6)
+        start = time.perf_counter()
+        with pytest.raises(LinkError, match="no reply to HeartbeatRequest"):
+            robot.heartbeat()
+        assert time.perf_counter() - start >= 0.1  # two attempts of 50 ms
+        time.sleep(0.6)
+        robot.reconnect()
+        assert robot.heartbeat() > 0
+
+
+def test_dropped_states_are_counted_as_sequence_gaps(emulator: EmulatorProcess) -> None:
+    with serial_robot(emulator) as robot:
+        emulator.set_faults(drop_tx=0.2, seed=1)
+        for _ in range(100):
+            robot.step()
+        emulator.set_faults(Faults())
+        stats = robot.link_stats
+    assert stats.sequence_gaps > 0 and stats.frames_missed >= stats.sequence_gaps
+    assert stats.crc_errors == 0
+
+
+def test_delayed_replies_lengthen_the_round_trip(emulator: EmulatorProcess) -> None:
+    with serial_robot(emulator) as robot:
+        emulator.set_faults(delay_tx=0.01)
+        round_trip = robot.heartbeat()
+        emulator.set_faults(Faults())
+    assert round_trip >= 0.01

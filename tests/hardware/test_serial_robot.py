@@ -1,0 +1,229 @@
+"""SerialRobot over a real pseudo-terminal to the device emulator (in its own process)."""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+import numpy as np
+import pytest
+from hardware_helpers import PATIENT, emulator_process, hold, serial_robot, step_until
+
+from jointlab.errors import ActionError, CommandRefused, ConfigurationError, LinkError
+from jointlab.hardware import ConfigurationRefused, EmulatorProcess, SerialRobot
+from jointlab.hardware.protocol import HomeCommand, PositionCommand
+from jointlab.interface import ArrayState, NJointAction
+from jointlab.robots import RobotDescription, load_robot
+
+
+@pytest.fixture(scope="module")
+def emulator() -> Iterator[EmulatorProcess]:
+    with emulator_process("arm6") as process:
+        yield process
+
+
+@pytest.fixture
+def robot(emulator: EmulatorProcess) -> Iterator[SerialRobot]:
+    with serial_robot(emulator) as robot_:
+        yield robot_
+
+
+# ------------------------------------------------------------------ handshake
+def test_handshake_gives_a_disarmed_realtime_robot(robot: SerialRobot) -> None:
+    assert robot.description.name == "arm6"
+    assert robot.dof == 6
+    assert robot.realtime is True
+    assert robot.control_dt == pytest.approx(0.001)
+    assert robot.device.rate_hz == 1000
+    assert robot.device.digest_hex == load_robot("arm6").digest
+    state = robot.read()
+    assert isinstance(state, ArrayState)
+    assert state.position.dtype == np.float64 and state.position.shape == (6,)
+    assert not robot.armed and not state.armed and state.motor_power
+
+
+def test_description_is_found_from_the_device_digest(emulator: EmulatorProcess) -> None:
+    emulator.reset()
+    with SerialRobot(emulator.path, None, **PATIENT) as robot:
+        assert robot.description == load_robot("arm6")
+
+
+def test_dof_mismatch_is_a_link_error(emulator: EmulatorProcess) -> None:
+    with pytest.raises(LinkError, match="drives 6 joints"):
+        SerialRobot(emulator.path, "planar2", **PATIENT)
+
+
+def test_digest_mismatch_is_a_link_error_unless_allowed(emulator: EmulatorProcess) -> None:
+    data = load_robot("arm6").to_dict()
+    data["name"] = "arm6_modified"
+    other = RobotDescription.from_dict(data)
+    with pytest.raises(LinkError, match="different robot description"):
+        SerialRobot(emulator.path, other, **PATIENT)
+    with SerialRobot(emulator.path, other, allow_digest_mismatch=True, **PATIENT) as robot:
+        assert robot.description.name == "arm6_modified"
+
+
+def test_a_port_that_does_not_exist_is_a_link_error() -> None:
+    with pytest.raises(LinkError, match="cannot open serial port"):
+        SerialRobot("/dev/does-not-exist-jointlab")
+
+
+# ------------------------------------------------------------------ time semantics
+def test_step_waits_for_the_next_state_and_time_is_device_time(robot: SerialRobot) -> None:
+    robot.arm()
+    times = []
+    for _ in range(20):
+        robot.apply(NJointAction.Position(robot.description.home))
+        robot.step()
+        state = robot.read()
+        assert state.time == robot.time
+        times.append(state.time)
+    steps = np.diff(times) / robot.control_dt
+    assert np.all(steps >= 1 - 1e-9)  # each step() is at least one period of device time
+    np.testing.assert_allclose(steps, np.round(steps), atol=1e-6)  # whole ticks
+
+
+def test_apply_sends_the_action_and_the_pd_holds_it(robot: SerialRobot) -> None:
+    robot.arm()
+    target = robot.description.home + np.array([0.05, 0.0, 0.0, 0.0, 0.0, 0.0])
+    action = NJointAction.Position(target)
+    hold(robot, 300, target)
+    assert robot.last_action == action
+    assert robot.read().position[0] == pytest.approx(target[0], abs=0.005)
+
+
+# ------------------------------------------------------------------ refusals
+def test_disarmed_robot_refuses_motion_but_accepts_zero(robot: SerialRobot) -> None:
+    with pytest.raises(CommandRefused) as info:
+        robot.apply(NJointAction.Position(robot.description.home))
+    assert info.value.reason == "disarmed"
+    robot.apply(NJointAction.Zero(6))
+    robot.step()
+
+
+def test_device_nack_reasons_reach_the_user(robot: SerialRobot) -> None:
+    with pytest.raises(CommandRefused) as info:  # the device checks, not the host
+        robot.send_command(PositionCommand(0, 0.1))
+    assert info.value.reason == "disarmed"
+    assert "the robot is disarmed" in str(info.value)
+    robot.arm()
+    with pytest.raises(CommandRefused) as info:
+        robot.send_command(PositionCommand(0, 10.0))
+    assert info.value.reason == "out_of_range"
+    with pytest.raises(CommandRefused) as info:
+        robot.send_command(PositionCommand(17, 0.0))
+    assert info.value.reason == "unknown_joint" and "detail 17" in str(info.value)
+
+
+def test_refused_settings_are_configuration_errors_with_the_device_reason(
+    robot: SerialRobot,
+) -> None:
+    with pytest.raises(ConfigurationRefused) as info:
+        robot.configure_speed(0, 1000.0)
+    assert info.value.reason == "out_of_range"
+    assert isinstance(info.value, ConfigurationError) and isinstance(info.value, CommandRefused)
+    with pytest.raises(ConfigurationRefused) as info:
+        robot.configure_speed(99, 0.5)
+    assert info.value.reason == "unknown_joint"
+    with pytest.raises(ConfigurationRefused) as info:
+        robot.configure_accel(0, float("nan"))
+    assert info.value.reason == "invalid_value"
+    with pytest.raises(ConfigurationError):
+        robot.configure_speed("no_such_joint", 0.5)
+
+
+def test_braked_device_refuses_motion_at_the_next_step(robot: SerialRobot) -> None:
+    robot.arm()
+    robot.brakes(True)
+    state = step_until(robot, lambda s: s.brakes)
+    assert state.brakes
+    robot.apply(NJointAction.Position(robot.description.home))
+    with pytest.raises(CommandRefused) as info:
+        for _ in range(5):
+            robot.step()
+    assert info.value.reason == "braked"
+    robot.brakes(False)
+    hold(robot, 5)  # accepted again
+
+
+def test_power_off_disarms_and_refuses_arm(robot: SerialRobot) -> None:
+    robot.arm()
+    robot.power(False)
+    state = step_until(robot, lambda s: not s.motor_power)
+    assert not state.armed and not robot.armed
+    with pytest.raises(CommandRefused) as info:
+        robot.apply(NJointAction.Position(robot.description.home))
+    assert info.value.reason == "unpowered"
+    with pytest.raises(CommandRefused) as info:
+        robot.arm()
+    assert info.value.reason == "unpowered"
+    robot.power(True)
+    robot.arm()
+
+
+def test_wrong_actions_are_action_errors(robot: SerialRobot) -> None:
+    with pytest.raises(ActionError, match="expected 6"):
+        robot.apply(NJointAction.Zero(3))
+    with pytest.raises(ActionError):
+        robot.apply(np.zeros(6))  # type: ignore[arg-type]
+
+
+# ------------------------------------------------------------------ requests
+def test_geometry_and_configured_speed(robot: SerialRobot) -> None:
+    expected = robot.description.geometry()
+    geometry = robot.geometry()
+    assert len(geometry.actuators) == 6
+    for got, want in zip(geometry.actuators, expected.actuators, strict=True):
+        assert got.type == want.type and got.has_brakes == want.has_brakes
+        assert got.max == pytest.approx(want.max, rel=1e-6)
+    robot.configure_speed("elbow", 0.5)
+    robot.configure_accel(2, 2.0)
+    assert robot.geometry().actuators[2].config_speed == pytest.approx(0.5)
+    assert robot.config_speed[2] == pytest.approx(0.5)
+    assert robot.config_accel[2] == pytest.approx(2.0)
+
+
+def test_player_position_and_home_commands_move_the_joint(robot: SerialRobot) -> None:
+    robot.arm()
+    robot.reset()
+    robot.send_command(PositionCommand(0, 0.05))
+    state = step_until(robot, lambda s: abs(s.position[0] - 0.05) < 0.005, max_steps=3000)
+    assert abs(state.position[0] - 0.05) < 0.005
+    robot.send_command(HomeCommand(-1))
+    state = step_until(robot, lambda s: abs(s.position[0]) < 0.005, max_steps=3000)
+    assert abs(state.position[0]) < 0.005
+
+
+def test_heartbeat_measures_a_round_trip(robot: SerialRobot) -> None:
+    assert 0 < robot.heartbeat() < PATIENT["request_timeout"] * 2
+
+
+# ------------------------------------------------------------------ reset
+def test_reset_moves_to_q_holds_and_restarts_time(robot: SerialRobot) -> None:
+    robot.arm()
+    target = robot.description.home + np.array([0.1, -0.05, 0.0, 0.0, 0.0, 0.0])
+    state = robot.reset(target)
+    assert state.time == 0.0 and robot.time == 0.0
+    # The proximal joints; arm6's wrist_yaw PD (kd 1.5 on a tiny inertia) is unstable at
+    # dt = 1 ms in the simulator itself, on sim:// as much as here.
+    np.testing.assert_allclose(state.position[:3], target[:3], atol=0.02)
+    assert robot.last_action == NJointAction.Position(target, velocity=np.zeros(6))
+
+
+def test_reset_refuses_to_move_a_disarmed_robot(robot: SerialRobot) -> None:
+    far = robot.description.home + 0.3
+    with pytest.raises(CommandRefused, match="disarmed"):
+        robot.reset(far)
+    with pytest.raises(ConfigurationError, match="outside"):
+        robot.reset(np.full(6, 100.0))
+    with pytest.raises(ConfigurationError, match="qd"):
+        robot.reset(qd=np.ones(6))
+
+
+# ------------------------------------------------------------------ lifetime
+def test_close_is_idempotent_and_final(emulator: EmulatorProcess) -> None:
+    emulator.reset()
+    robot = SerialRobot(emulator.path, "arm6", **PATIENT)
+    robot.close()
+    robot.close()
+    with pytest.raises(LinkError, match="closed"):
+        robot.apply(NJointAction.Zero(6))

@@ -174,6 +174,14 @@ def _run(args: argparse.Namespace) -> int:
                             out, f"{args.program} on {url}")  # fmt: skip
 
 
+def _emulate(args: argparse.Namespace) -> int:
+    from jointlab.hardware.emulator import main as emulator_main
+
+    console.print(f"emulating {args.robot}; connect with serial://<printed path>?robot="
+                  f"{args.robot} (Ctrl-C stops)", highlight=False)  # fmt: skip
+    return emulator_main([args.robot, *args.options])
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``jointlab`` command."""
     parser = argparse.ArgumentParser(prog="jointlab", description=__doc__)
@@ -199,6 +207,17 @@ def build_parser() -> argparse.ArgumentParser:
     run.add_argument("--backend", help="robot URL (default sim://ROBOT), e.g. emulated://arm6")
     run.add_argument("--out", help="folder for demo_log.npz and demo.png")
     run.set_defaults(handler=_run)
+
+    emulate = sub.add_parser(
+        "emulate", help="run the device emulator on a pseudo-terminal and print its path"
+    )
+    emulate.add_argument("robot", help="built-in name or robot file")
+    emulate.add_argument(
+        "options", nargs=argparse.REMAINDER,
+        help="emulator options: --rate HZ --watchdog-ms MS --stream-period N --tcp PORT "
+             "--duration S --realtime",
+    )  # fmt: skip
+    emulate.set_defaults(handler=_emulate)
 
     plot = sub.add_parser("plot", help="render a recorded log (CSV/NPZ/Parquet) to PNG")
     plot.add_argument("log", help="log file written by a Recorder")

@@ -140,6 +140,7 @@ def run_program(
     steps = load_program(program)
     if not robot.read().armed:
         robot.arm()
+        robot.step()  # read() reports the arming from the next state on (hardware semantics)
     commander = commander or Commander(robot)
     results = []
     first = True

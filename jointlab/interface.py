@@ -196,6 +196,34 @@ class NJointAction:
         """Zero torque with the PD disabled on every joint."""
         return cls(np.zeros(int(dof)))
 
+    @classmethod
+    def from_validated(
+        cls,
+        torque: np.ndarray,
+        position: np.ndarray,
+        position_kp: np.ndarray,
+        position_kd: np.ndarray,
+        velocity: np.ndarray,
+    ) -> NJointAction:
+        """Build an action from arrays the caller has already validated (a hot-path escape).
+
+        For adapters that check shape, finiteness and gain signs themselves (e.g. an env's
+        action space mapping, 25 µs cheaper per step). The arrays must be float64 of shape
+        ``(dof,)`` with a finite torque and gains >= 0 or NaN; they are made read-only, not
+        copied. Anything else must use the validating constructor.
+        """
+        action = object.__new__(cls)
+        for name, value in (
+            ("torque", torque),
+            ("position", position),
+            ("position_kp", position_kp),
+            ("position_kd", position_kd),
+            ("velocity", velocity),
+        ):
+            value.setflags(write=False)
+            object.__setattr__(action, name, value)
+        return action
+
     @staticmethod
     def None_(dof: int) -> np.ndarray:
         """Return a NaN vector of length ``dof`` (the seed's ``None()``)."""

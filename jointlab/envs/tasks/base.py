@@ -1,0 +1,137 @@
+"""The task interface: what an environment asks of its task.
+
+A task is the only part of an environment that differs between ``Reach``, ``JointTracking``,
+``Hold`` and ``Push``: its reset distribution, its observation parts, its reward and its
+termination. It owns no physics: it talks to the :class:`~jointlab.interface.Robot` (and, for
+tasks with objects, to the simulator's ``World`` through the robot), never to PyBullet.
+
+The environment calls, in order::
+
+    task.bind(robot)                       # once, at construction
+    q, qd = task.reset(rng, options)       # at every reset, before the robot is reset
+    task.after_reset(state)                # the robot is at q, qd; objects can be placed
+    loop:
+        task.before_step(rng)              # e.g. external pushes, before the physics runs
+        ... robot.apply(action); robot.step(); state = robot.read()
+        parts = task.observe(state)        # the task's observation parts
+        outcome = task.evaluate(state, action)
+"""
+
+from __future__ import annotations
+
+import abc
+from dataclasses import dataclass, field
+from typing import Any, ClassVar
+
+import numpy as np
+
+from jointlab.errors import ConfigurationError
+from jointlab.interface import ArrayState, NJointAction, Robot
+from jointlab.robots.description import RobotDescription
+
+from ..observations import ObservationPart
+
+__all__ = ["Outcome", "Task", "effort_penalty", "option_vector"]
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A task's verdict on one step."""
+
+    #: Total reward (the weighted sum of ``terms``).
+    reward: float
+    #: Weighted reward terms, each already multiplied by its weight (they sum to ``reward``).
+    terms: dict[str, float]
+    #: True when the episode ended by the task's own rule (success or failure).
+    terminated: bool
+    #: Extra step information, always with ``is_success``.
+    info: dict[str, Any] = field(default_factory=dict)
+
+
+def effort_penalty(state: ArrayState, effort_limit: np.ndarray) -> float:
+    """Mean squared applied torque as a fraction of the effort limit (dimensionless, 0..1)."""
+    return float(np.mean(np.square(state.torque / effort_limit)))
+
+
+def option_vector(options: dict[str, Any] | None, key: str, size: int) -> np.ndarray | None:
+    """Read a float vector of ``size`` elements from reset ``options`` (None when absent).
+
+    Raises:
+        ConfigurationError: the value has the wrong shape or is not finite.
+    """
+    if not options or options.get(key) is None:
+        return None
+    value = np.asarray(options[key], dtype=np.float64)
+    if value.shape != (size,) or not np.isfinite(value).all():
+        raise ConfigurationError(
+            f"reset option {key!r} must be {size} finite numbers, got {options[key]!r}"
+        )
+    return value
+
+
+class Task(abc.ABC):
+    """Base class of the tasks. Subclasses take their weights as keyword arguments."""
+
+    #: Built-in robot used when the environment is given none.
+    default_robot: ClassVar[str] = "arm6"
+    #: Reset option keys the task understands (besides the env's own ``q`` and ``qd``).
+    option_keys: ClassVar[tuple[str, ...]] = ()
+
+    robot: Robot
+    description: RobotDescription
+
+    def bind(self, robot: Robot) -> None:
+        """Attach the task to its robot (once, before the first reset)."""
+        self.robot = robot
+        self.description = robot.description
+
+    @property
+    def control_dt(self) -> float:
+        """The environment step in seconds."""
+        return float(self.robot.control_dt)
+
+    @abc.abstractmethod
+    def observation_parts(self) -> list[ObservationPart]:
+        """The task's observation parts (after the joint-space parts), with bounds."""
+
+    @abc.abstractmethod
+    def reset(
+        self, rng: np.random.Generator, options: dict[str, Any] | None
+    ) -> tuple[np.ndarray, np.ndarray]:
+        """Sample a new episode; return the initial joint positions and velocities.
+
+        Args:
+            rng: The environment's ``np_random``; the only source of randomness.
+            options: The ``options`` given to ``env.reset``.
+
+        Returns:
+            ``(q, qd)``, each of shape ``(dof,)``, in rad (m) and rad/s (m/s).
+        """
+
+    def after_reset(self, state: ArrayState) -> None:  # noqa: B027 - optional hook
+        """Called once the robot is at its initial state (place objects here)."""
+
+    def before_step(self, rng: np.random.Generator) -> None:  # noqa: B027 - optional hook
+        """Called before each environment step's physics (apply disturbances here)."""
+
+    @abc.abstractmethod
+    def observe(self, state: ArrayState) -> list[np.ndarray]:
+        """Values of :meth:`observation_parts` for ``state`` (same order and sizes)."""
+
+    @abc.abstractmethod
+    def evaluate(self, state: ArrayState, action: NJointAction) -> Outcome:
+        """Reward, termination and info for the step that ended in ``state``."""
+
+    def close(self) -> None:  # noqa: B027 - optional hook
+        """Release anything the task created (objects in the world)."""
+
+    @classmethod
+    def parameter_names(cls) -> tuple[str, ...]:
+        """The keyword arguments the task's constructor accepts."""
+        import inspect
+
+        return tuple(
+            name
+            for name, p in inspect.signature(cls.__init__).parameters.items()
+            if name != "self" and p.kind is inspect.Parameter.KEYWORD_ONLY
+        )

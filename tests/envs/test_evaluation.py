@@ -1,0 +1,135 @@
+"""The evaluation helper: an SB3 model trained briefly, then run on sim:// and emulated://.
+
+(An RLlib checkpoint goes through the same helper in ``test_rllib.py``.)
+"""
+
+import gymnasium
+import numpy as np
+import pytest
+
+import jointlab
+import jointlab.envs  # registers the ids
+from jointlab.envs.evaluation import (
+    EvaluationResult,
+    Policy,
+    SB3Policy,
+    evaluate_policy,
+    load_policy,
+)
+from jointlab.errors import ConfigurationError
+
+ENV_ID = "jointlab/Reach-v0"
+ENV_KWARGS = {"robot": "arm6", "action_mode": "position"}
+
+
+@pytest.fixture(scope="module")
+def sb3_model(tmp_path_factory):
+    """A PPO model after 128 steps, saved with its VecNormalize statistics beside it."""
+    sb3 = pytest.importorskip("stable_baselines3")
+    torch = pytest.importorskip("torch")
+    from stable_baselines3.common.env_util import make_vec_env
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    torch.set_num_threads(1)
+    folder = tmp_path_factory.mktemp("sb3")
+    vec = VecNormalize(make_vec_env(ENV_ID, n_envs=1, seed=0, env_kwargs=ENV_KWARGS))
+    model = sb3.PPO("MlpPolicy", vec, n_steps=64, batch_size=64, n_epochs=1, seed=0,
+                    device="cpu", policy_kwargs={"net_arch": [16, 16]})  # fmt: skip
+    model.learn(total_timesteps=128)
+    model.save(folder / "model")
+    vec.save(str(folder / "vecnormalize.pkl"))
+    vec.close()
+    return folder / "model.zip"
+
+
+def _manual_returns(path, episodes, seed):
+    """The evaluation written by hand with SB3's own API, to compare with the helper."""
+    from stable_baselines3 import PPO
+    from stable_baselines3.common.vec_env import DummyVecEnv, VecNormalize
+
+    model = PPO.load(path, device="cpu")
+    env = gymnasium.make(ENV_ID, **ENV_KWARGS)
+    stats = VecNormalize.load(str(path.with_name("vecnormalize.pkl")), DummyVecEnv([lambda: env]))
+    returns = []
+    for episode in range(episodes):
+        observation, _ = env.reset(seed=seed if episode == 0 else None)
+        total, done = 0.0, False
+        while not done:
+            action, _ = model.predict(stats.normalize_obs(observation), deterministic=True)
+            observation, reward, terminated, truncated, _ = env.step(action)
+            total, done = total + reward, terminated or truncated
+        returns.append(total)
+    env.close()
+    return returns
+
+
+@pytest.mark.slow
+def test_sb3_model_on_sim_matches_a_hand_written_loop(sb3_model):
+    policy = load_policy(sb3_model)
+    assert isinstance(policy, SB3Policy) and policy.normalizer is not None  # found beside it
+    result = evaluate_policy(policy, "sim://arm6", env_kwargs=ENV_KWARGS, episodes=3, seed=4)
+    assert isinstance(result, EvaluationResult)
+    assert result.env_id == ENV_ID and result.backend == "sim://arm6"
+    assert result.lengths.tolist() == [50, 50, 50]
+    assert result.successes.dtype == bool and 0.0 <= result.success_rate <= 1.0
+    np.testing.assert_allclose(result.returns, _manual_returns(sb3_model, 3, seed=4))
+    assert result.mean_return == pytest.approx(np.mean(result.returns))
+    assert "3 episodes" in result.summary()
+
+
+@pytest.mark.slow
+def test_a_live_robot_and_its_url_give_the_same_episodes(sb3_model):
+    by_url = evaluate_policy(sb3_model, "sim://arm6", env_kwargs=ENV_KWARGS, episodes=2, seed=1)
+    with jointlab.connect("sim://arm6?control_dt=0.02") as robot:
+        live = evaluate_policy(sb3_model, robot, env_kwargs=ENV_KWARGS, episodes=2, seed=1)
+        robot.read()  # the helper did not close a robot it was given
+    np.testing.assert_array_equal(by_url.returns, live.returns)
+
+
+@pytest.mark.slow
+def test_sb3_model_on_the_emulated_device(sb3_model):
+    # the device runs in real time (50 steps of 20 ms plus a move home per episode)
+    result = evaluate_policy(sb3_model, "emulated://arm6", env_kwargs=ENV_KWARGS, episodes=2)
+    assert result.backend == "emulated://arm6"
+    assert result.lengths.tolist() == [50, 50]
+    assert np.all(np.isfinite(result.returns)) and np.all(result.returns < 0)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize(
+    ("backend", "env_kwargs", "match"),
+    [
+        ("sim://planar2", ENV_KWARGS, "trained on 'arm6'"),
+        ("sim://arm6?control_dt=0.001", ENV_KWARGS, "control_dt=0.02"),
+        ("sim://arm6", {**ENV_KWARGS, "observe_torque": True}, "observes shape"),
+    ],
+)
+def test_mismatched_backend_or_env_is_refused(sb3_model, backend, env_kwargs, match):
+    with pytest.raises(ConfigurationError, match=match):
+        evaluate_policy(sb3_model, backend, env_kwargs=env_kwargs, episodes=1)
+
+
+def test_bad_paths_and_counts_are_refused(tmp_path):
+    with pytest.raises(ConfigurationError, match="expected an RLlib checkpoint folder"):
+        load_policy(tmp_path / "missing.zip")
+    with pytest.raises(ConfigurationError, match="not an RLlib algorithm checkpoint"):
+        load_policy(tmp_path)
+    (tmp_path / "notes.txt").write_text("not a model")
+    with pytest.raises(ConfigurationError, match="SB3 model"):
+        load_policy(tmp_path / "notes.txt")
+
+
+class _Zero(Policy):
+    """Any Policy subclass works: this one always commands mid-range positions."""
+
+    def act(self, observation):
+        return np.zeros(6, dtype=np.float32)
+
+
+def test_any_policy_object_runs_and_episodes_are_validated():
+    result = evaluate_policy(_Zero(), "sim://arm6", episodes=1)
+    assert result.lengths.tolist() == [50] and not result.successes[0]
+    with pytest.raises(ConfigurationError, match="episodes must be >= 1"):
+        evaluate_policy(_Zero(), "sim://arm6", episodes=0)
+    with pytest.raises(ConfigurationError, match="unknown environment"):
+        evaluate_policy(_Zero(), "sim://arm6", env_id="jointlab/Nope-v0")

@@ -182,6 +182,25 @@ def _emulate(args: argparse.Namespace) -> int:
     return emulator_main([args.robot, *args.options])
 
 
+def _train(args: argparse.Namespace) -> int:
+    from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from jointlab.envs.training import resolve_task, train
+
+    env_id, kwargs = resolve_task(args.task)
+    console.print(f"PPO on {env_id} {kwargs}: {args.steps} steps, {args.envs} environments")
+    columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed:>8.0f}"),
+               TimeRemainingColumn())  # fmt: skip
+    with Progress(*columns, console=console) as progress:
+        bar = progress.add_task("training", total=args.steps)
+        path = train(args.task, args.steps, Path(args.out), envs=args.envs, seed=args.seed,
+                     on_progress=lambda done: progress.update(bar, completed=done))  # fmt: skip
+    console.print(f"saved {path}; evaluate it on any backend with "
+                  f"jointlab.envs.evaluation.evaluate_policy({str(path)!r}, 'sim://arm6', "
+                  f"env_id={env_id!r}, env_kwargs={kwargs!r})")  # fmt: skip
+    return 0
+
+
 def build_parser() -> argparse.ArgumentParser:
     """The argument parser of the ``jointlab`` command."""
     parser = argparse.ArgumentParser(prog="jointlab", description=__doc__)
@@ -218,6 +237,14 @@ def build_parser() -> argparse.ArgumentParser:
              "--duration S --realtime",
     )  # fmt: skip
     emulate.set_defaults(handler=_emulate)
+
+    train = sub.add_parser("train", help="train PPO (Stable-Baselines3) on a JointLab task")
+    train.add_argument("task", help="reach, tracking, hold, push, or an env id")
+    train.add_argument("--steps", type=int, default=300_000, help="environment steps")
+    train.add_argument("--envs", type=int, default=8, help="environment copies")
+    train.add_argument("--seed", type=int, default=0)
+    train.add_argument("--out", default="runs/ppo", help="folder for the model")
+    train.set_defaults(handler=_train)
 
     plot = sub.add_parser("plot", help="render a recorded log (CSV/NPZ/Parquet) to PNG")
     plot.add_argument("log", help="log file written by a Recorder")

@@ -84,3 +84,16 @@ def test_plot_renders_a_recorded_log(tmp_path: Path) -> None:
     result = jointlab("plot", str(tmp_path / "demo_log.npz"), "--out", str(tmp_path / "p.png"))
     assert result.returncode == 0, result.stdout
     assert (tmp_path / "p.png").stat().st_size > 5_000
+
+
+@pytest.mark.slow
+def test_train_runs_ppo_and_saves_a_model(tmp_path: Path) -> None:
+    result = jointlab("train", "reach", "--steps", "1024", "--envs", "2", "--out", str(tmp_path))
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert (tmp_path / "ppo_reach.zip").stat().st_size > 10_000
+    assert (tmp_path / "vecnormalize.pkl").exists()
+
+
+def test_train_rejects_an_unknown_task() -> None:
+    result = jointlab("train", "juggle", "--steps", "10")
+    assert result.returncode != 0 and "juggle" in result.stdout

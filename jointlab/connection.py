@@ -154,7 +154,8 @@ def connect(url: str, **options: Any) -> Robot:
 
 
 # --------------------------------------------------------------------------- sim://
-def _boolean(text: str) -> bool:
+def query_bool(text: str) -> bool:
+    """A URL query flag: 1/0, true/false, yes/no, on/off (empty is false)."""
     value = text.strip().lower()
     if value in ("1", "true", "yes", "on"):
         return True
@@ -163,10 +164,11 @@ def _boolean(text: str) -> bool:
     raise ValueError("expected 0/1, true/false, yes/no or on/off")
 
 
-def _positive_float(text: str) -> float:
+def query_positive(text: str) -> float:
+    """A positive finite number from a URL query value."""
     value = float(text)
     if not value > 0 or value == float("inf"):
-        raise ValueError("expected a positive finite number of seconds")
+        raise ValueError("expected a positive finite number")
     return value
 
 
@@ -177,9 +179,9 @@ def _connect_sim(url: RobotURL, options: dict[str, Any]) -> Robot:
     if not url.target:
         raise ConfigurationError(f"{url.url}: no robot given; expected sim://NAME_OR_PATH")
     settings: dict[str, Any] = {
-        "dt": url.take("dt", _positive_float, None),
-        "control_dt": url.take("control_dt", _positive_float, None),
-        "gui": url.take("gui", _boolean, False),
+        "dt": url.take("dt", query_positive, None),
+        "control_dt": url.take("control_dt", query_positive, None),
+        "gui": url.take("gui", query_bool, False),
         "seed": url.take("seed", int, 0),
     }
     url.check_all_taken()

@@ -21,6 +21,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from jointlab.connection import query_bool, query_positive
 from jointlab.errors import ConfigurationError
 from jointlab.hardware.emulator import EmulatorProcess
 from jointlab.hardware.serial_robot import SerialRobot
@@ -43,27 +44,11 @@ EMULATOR_OPTIONS = (
 )
 
 
-def _boolean(text: str) -> bool:
-    value = text.strip().lower()
-    if value in ("1", "true", "yes", "on"):
-        return True
-    if value in ("0", "false", "no", "off", ""):
-        return False
-    raise ValueError("expected 0/1, true/false, yes/no or on/off")
-
-
-def _positive(text: str) -> float:
-    value = float(text)
-    if not 0 < value < float("inf"):
-        raise ValueError("expected a positive number")
-    return value
-
-
 def _robot_settings(url: RobotURL) -> dict[str, Any]:
     return {
-        "request_timeout": url.take("timeout", _positive, 0.1),
+        "request_timeout": url.take("timeout", query_positive, 0.1),
         "dead_periods": url.take("dead_periods", int, 50),
-        "allow_digest_mismatch": url.take("allow_digest_mismatch", _boolean, False),
+        "allow_digest_mismatch": url.take("allow_digest_mismatch", query_bool, False),
     }
 
 
@@ -130,7 +115,7 @@ def connect_emulated(url: RobotURL, options: dict[str, Any]) -> EmulatedRobot:
         "watchdog_ms": url.take("watchdog_ms", int, 100),
         "stream_period": url.take("stream_period", int, 1),
         "tcp_port": url.take("tcp", int, None),
-        "realtime": url.take("realtime", _boolean, False),
+        "realtime": url.take("realtime", query_bool, False),
     }
     settings = _robot_settings(url)
     url.check_all_taken()

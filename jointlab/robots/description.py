@@ -588,7 +588,7 @@ class RobotDescription:
 
     def to_dict(self) -> dict[str, Any]:
         """Return the description as a robot-file dict (every field explicit)."""
-        from jointlab.robots.schema import description_to_dict
+        from jointlab.robots.serialize import description_to_dict
 
         return description_to_dict(self)
 

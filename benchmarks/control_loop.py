@@ -33,19 +33,12 @@ def main() -> None:
         description = robot.description
         home = description.home
         span = 0.1 * (description.soft_upper - description.soft_lower)
-        kd = None
-        if args.robot == "arm6":
-            # arm6's wrist roll/yaw links have tiny inertias about their axes: with the
-            # description's kd the simulator's per-physics-step PD (kd*dt/I >> 2) chatters
-            # once the arm moves, so use D gains it keeps stable there
-            kd = description.default_kd.copy()
-            kd[[3, 5]] = [1.0, 0.1]
         waypoints = [
             {"position": home + 0.5 * span, "time_from_start": 0.6},
             {"position": home - 0.5 * span, "time_from_start": 1.4},
             {"position": home, "time_from_start": 2.0},
         ]
-        commander = Commander(robot, kd=kd)
+        commander = Commander(robot)
         handle = commander.follow_trajectory(waypoints, repeat="forever")
         started = time.perf_counter()
         summary = run(robot, commander, duration=args.seconds)

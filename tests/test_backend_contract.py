@@ -167,8 +167,7 @@ def test_holding_home_behaves_alike(robot: Robot) -> None:
         robot.apply(NJointAction.Position(home))
         robot.step()
     state = robot.read()
-    # The proximal joints; see tests/hardware/test_serial_robot.py about arm6's wrist_yaw.
-    np.testing.assert_allclose(state.position[:3], home[:3], atol=0.01)
+    np.testing.assert_allclose(state.position, home, atol=0.01)
 
 
 def test_close_is_idempotent(fresh: Robot) -> None:
@@ -183,10 +182,7 @@ def rms_tracking_error(robot: Robot) -> float:
     if not robot.read().armed:
         robot.arm()
     robot.reset()
-    # arm6's default wrist kd (3 and 1.5) is unstable at a 1 ms step on the wrist's small
-    # inertias in the simulator itself (the wrist spins); stable gains keep the arm's motion
-    # independent of its history (a hardware reset is a move, a simulated one a teleport).
-    commander = Commander(robot, kd=[60.0, 80.0, 40.0, 0.1, 4.0, 0.1])
+    commander = Commander(robot)  # the description's default gains
     commander.wait(commander.home())
     home = robot.description.home[:3]
     waypoints = [

@@ -53,7 +53,7 @@ def test_set_position_velocity_hint(gantry):
 
 
 def test_set_positions_moves_arm6_joints_together(arm):
-    commander = Commander(arm, kd=wrist_safe_gains(arm.description))
+    commander = Commander(arm)
     home = arm.description.home
     target = np.r_[home[:3] + np.array([0.3, -0.2, 0.25]), np.nan, home[4] + 0.2, np.nan]
     handle = commander.set_positions(target)
@@ -197,19 +197,8 @@ def test_trajectory_tracks_within_a_hundredth_at_default_gains(gantry):
     np.testing.assert_allclose(gantry.read().position, home, atol=1e-3)
 
 
-def wrist_safe_gains(description):
-    """Default gains, but D gains the simulator's explicit PD keeps stable on the wrists.
-
-    arm6's wrist_roll and wrist_yaw links have tiny inertias about their axes; with the
-    description's kd the per-physics-step PD (kd*dt/I >> 2) chatters once the arm moves.
-    """
-    kd = description.default_kd.copy()
-    kd[[3, 5]] = [1.0, 0.1]
-    return kd
-
-
 def test_trajectory_on_arm6_tracks_with_gravity(arm):
-    commander = Commander(arm, kd=wrist_safe_gains(arm.description))
+    commander = Commander(arm)
     home = arm.description.home
     waypoints = from_milliseconds([
         {"position": home[:3] + np.array([0.3, 0.2, -0.3]), "time_from_start": 600},

@@ -203,9 +203,7 @@ def test_reset_moves_to_q_holds_and_restarts_time(robot: SerialRobot) -> None:
     target = robot.description.home + np.array([0.1, -0.05, 0.0, 0.0, 0.0, 0.0])
     state = robot.reset(target)
     assert state.time == 0.0 and robot.time == 0.0
-    # The proximal joints; arm6's wrist_yaw PD (kd 1.5 on a tiny inertia) is unstable at
-    # dt = 1 ms in the simulator itself, on sim:// as much as here.
-    np.testing.assert_allclose(state.position[:3], target[:3], atol=0.02)
+    np.testing.assert_allclose(state.position, target, atol=0.02)
     assert robot.last_action == NJointAction.Position(target, velocity=np.zeros(6))
 
 

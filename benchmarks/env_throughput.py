@@ -34,7 +34,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import subprocess
 import sys
@@ -50,6 +49,8 @@ import pybullet_data
 ROOT = Path(__file__).resolve().parents[1]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
+
+from _processes import in_processes  # noqa: E402  (benchmarks/ is on sys.path)
 
 import jointlab.envs  # noqa: E402,F401  (registers the ids)
 from jointlab.robots import load_robot  # noqa: E402
@@ -260,23 +261,13 @@ def bench_vector(env_fn, workers: int, seconds: float) -> float:
         vec.close()
 
 
-def _independent_worker(seconds: float, queue: multiprocessing.Queue) -> None:
-    queue.put(bench_env(seconds)["steps_per_s"])
+def _env_steps_per_s(seconds: float) -> float:
+    return bench_env(seconds)["steps_per_s"]
 
 
 def bench_independent(workers: int, seconds: float) -> float:
     """Total steps/s of ``workers`` processes each running its own env loop (no IPC)."""
-    context = multiprocessing.get_context("fork")
-    queue: multiprocessing.Queue = context.Queue()
-    processes = [
-        context.Process(target=_independent_worker, args=(seconds, queue)) for _ in range(workers)
-    ]
-    for p in processes:
-        p.start()
-    rates = [queue.get() for _ in processes]
-    for p in processes:
-        p.join()
-    return float(sum(rates))
+    return float(sum(in_processes(_env_steps_per_s, workers, seconds)))
 
 
 def main() -> None:

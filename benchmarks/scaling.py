@@ -30,7 +30,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import multiprocessing
 import os
 import time
 from collections.abc import Callable, Sequence
@@ -39,6 +38,7 @@ from pathlib import Path
 
 import gymnasium
 import numpy as np
+from _processes import in_processes  # benchmarks/ is on sys.path when run as a script
 
 import jointlab.envs  # noqa: F401  (registers the ids)
 
@@ -219,24 +219,17 @@ class RayRunners:
         self.ray.shutdown()
 
 
-def _independent_loop(seconds: float, queue: multiprocessing.Queue) -> None:
+def _single_measure(seconds: float) -> Measure:
     single = Single()
-    queue.put(single.measure(seconds))
-    single.close()
+    try:
+        return single.measure(seconds)
+    finally:
+        single.close()
 
 
 def independent(workers: int, seconds: float) -> Measure:
     """``workers`` processes each stepping its own env (each measures itself)."""
-    context = multiprocessing.get_context("fork")
-    queue: multiprocessing.Queue = context.Queue()
-    processes = [
-        context.Process(target=_independent_loop, args=(seconds, queue)) for _ in range(workers)
-    ]
-    for process in processes:
-        process.start()
-    measures = [queue.get() for _ in processes]
-    for process in processes:
-        process.join()
+    measures = in_processes(_single_measure, workers, seconds)
     return Measure(sum(m.steps_per_s for m in measures), sum(m.worker_cores for m in measures), 0.0)
 
 

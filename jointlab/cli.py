@@ -78,7 +78,7 @@ def _bench(args: argparse.Namespace) -> int:
     import subprocess
 
     folder = Path(args.folder)
-    scripts = sorted(folder.glob("*.py"))
+    scripts = sorted(p for p in folder.glob("*.py") if not p.name.startswith("_"))  # helpers
     if args.only:
         scripts = [s for s in scripts if s.stem in args.only]
     if not scripts:
@@ -161,17 +161,14 @@ def _demo(args: argparse.Namespace) -> int:
 def _run(args: argparse.Namespace) -> int:
     from jointlab.program import load_program
 
-    program = load_program(args.program)
+    program = load_program(args.program)  # parsed before connecting: errors cost nothing
     url = args.backend or f"sim://{args.robot}"
     if url.startswith("serial://") and "robot=" not in url:
         url += ("&" if "?" in url else "?") + f"robot={args.robot}"
     out = Path(args.out) if args.out else None
     if out is not None:
         out.mkdir(parents=True, exist_ok=True)
-    return _execute_program(url, [{s.verb: {**s.arguments, **({"for": s.duration} if
-                            s.duration is not None and s.verb != "wait" else {})}}
-                            if s.verb != "wait" else {"wait": s.duration} for s in program],
-                            out, f"{args.program} on {url}")  # fmt: skip
+    return _execute_program(url, program, out, f"{args.program} on {url}")
 
 
 def _emulate(args: argparse.Namespace) -> int:

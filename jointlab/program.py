@@ -64,7 +64,14 @@ class StepResult:
 
 
 def load_program(source: str | Path | Sequence[Any]) -> list[ProgramStep]:
-    """Parse a program from a YAML file path, YAML text or an already-loaded list."""
+    """Parse a program from a YAML file path, YAML text or an already-loaded list.
+
+    A list of :class:`ProgramStep` (an already parsed program) is returned as it is.
+    """
+    if isinstance(source, Sequence) and not isinstance(source, str) and source and all(
+        isinstance(step, ProgramStep) for step in source
+    ):
+        return list(source)
     where = "<program>"
     data: Any = source
     if isinstance(source, Path) or (isinstance(source, str) and source.endswith((".yaml", ".yml"))):

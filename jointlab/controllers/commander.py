@@ -48,19 +48,9 @@ Joint = int | str
 class Commander(CommandDispatcher):
     """Command a robot joint by joint or as a whole (see the module docstring).
 
-    Args:
-        robot: Any :class:`~jointlab.interface.Robot`.
-        gravity_compensation: Add the gravity torque to joints under PD.
-        kp: PD gains for every action (N·m/rad), ``(dof,)``; ``None``: the description's.
-        kd: D gains (N·m·s/rad), likewise.
-        tolerances: When a target counts as reached / a joint as still.
-        safety_policy: Clamp-and-report or refuse at run time.
-        check_mode: Whether the safety layer enforces acceleration on position targets.
-            Default ``CHECK_NONE``: the Commander's own motions are jerk-limited by
-            construction and ``stop("immediate")`` must stay immediate.
-        start_tolerance: Largest gap between the current position and a trajectory's
-            waypoint at 0 s (rad or m).
-        max_events: Length of the :attr:`events` queue (oldest dropped first).
+    The constructor arguments are :class:`~jointlab.controllers.dispatch.CommandDispatcher`'s
+    (robot, gravity and model feed-forward, gains, tolerances, safety policy and check mode,
+    start tolerance, event queue length).
     """
 
     # ================================================================== position

@@ -268,6 +268,11 @@ class RobotDescription:
         return (self.name, self.base, self.actuators) == (other.name, other.base, other.actuators)
 
     def __hash__(self) -> int:
+        return self._hash
+
+    @cached_property
+    def _hash(self) -> int:
+        # Frozen, so computed once: forward_kinematics keys its cached plan on it per call.
         return hash((self.name, self.base, self.actuators))
 
     # ------------------------------------------------------------ structure

@@ -51,7 +51,7 @@ def test_describe_check_rejects_a_broken_file_naming_the_field(tmp_path: Path) -
     )
     result = jointlab("describe", str(robot), "--check")
     assert result.returncode != 0
-    message = " ".join(result.stdout.split())
+    message = " ".join(result.stderr.split())
     assert "broken.yaml" in message and "'j1'" in message and "'home'" in message
 
 
@@ -74,7 +74,7 @@ def test_run_rejects_an_unknown_verb_with_a_hint(tmp_path: Path) -> None:
     program.write_text("- set_postion: {joint: x, position: 0.5}\n")
     result = jointlab("run", "gantry3", str(program))
     assert result.returncode != 0
-    assert "set_postion" in result.stdout and "set_position" in result.stdout
+    assert "set_postion" in result.stderr and "set_position" in result.stderr
 
 
 def test_plot_renders_a_recorded_log(tmp_path: Path) -> None:
@@ -96,4 +96,4 @@ def test_train_runs_ppo_and_saves_a_model(tmp_path: Path) -> None:
 
 def test_train_rejects_an_unknown_task() -> None:
     result = jointlab("train", "juggle", "--steps", "10")
-    assert result.returncode != 0 and "juggle" in result.stdout
+    assert result.returncode != 0 and "juggle" in result.stderr

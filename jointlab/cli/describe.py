@@ -1,0 +1,72 @@
+"""``jointlab describe ROBOT``: table of actuators; export or validate a robot."""
+
+from __future__ import annotations
+
+import argparse
+from typing import TYPE_CHECKING
+
+from rich.table import Table
+
+from jointlab.cli.common import console, write_text
+
+if TYPE_CHECKING:
+    from jointlab.robots import RobotDescription
+
+NAME = "describe"
+HELP = "table of actuators; export or validate a robot"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``jointlab describe``."""
+    parser.add_argument("robot", help="built-in name, .yaml or .urdf path")
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--urdf", metavar="PATH", help="write URDF to PATH ('-' for stdout)")
+    group.add_argument("--yaml", metavar="PATH", help="write robot YAML to PATH ('-' for stdout)")
+    group.add_argument("--check", action="store_true", help="validate; non-zero exit on error")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Print, export or check the robot."""
+    from jointlab.robots import load_robot
+
+    description = load_robot(args.robot)
+    if args.check:
+        console.print(
+            f"[green]ok[/green] {description.name}: {description.dof} joints, "
+            f"{len(description.actuators)} elements, tools {list(description.tool_names)}"
+        )
+        return 0
+    if args.urdf is not None:
+        write_text(args.urdf, description.to_urdf())
+        return 0
+    if args.yaml is not None:
+        write_text(args.yaml, description.to_yaml())
+        return 0
+    console.print(actuator_table(description))
+    return 0
+
+
+def actuator_table(description: RobotDescription) -> Table:
+    """One row per actuator: type, parent, range, home, limits, mass, brakes, coupling."""
+    d = description
+    table = Table(title=f"{d.name} ({d.dof} DoF, base "
+                        f"{'fixed' if d.base.fixed else 'floating'})")  # fmt: skip
+    for column in ("actuator", "type", "parent", "range", "home", "v max", "effort", "mass kg",
+                   "brakes", "coupling"):  # fmt: skip
+        table.add_column(column)
+    for spec in d.actuators:
+        mass = f"{spec.link.mass:.3g}" if spec.link else "-"
+        if not spec.is_joint:
+            table.add_row(spec.name, "fixed", spec.parent, "-", "-", "-", "-", mass, "-", "-")
+            continue
+        coupling = (
+            " + ".join(f"{a:g}*{n}" for n, a in spec.coupling.alpha_leading)
+            if spec.coupling
+            else ""
+        )
+        table.add_row(
+            spec.name, spec.type.value, spec.parent, f"[{spec.min:g}, {spec.max:g}]",
+            f"{spec.home:g}", f"{spec.limits.velocity:g}", f"{spec.limits.effort:g}", mass,
+            "yes" if spec.has_brakes else "", coupling,
+        )  # fmt: skip
+    return table

@@ -28,6 +28,7 @@ from jointlab.robots.yaml_io import load_robot
 
 from .actions import ActionAdapter, check_action_mode
 from .observations import ObservationLayout, ObservationPart, joint_parts
+from .rendering import default_camera, draw_markers
 from .tasks import TASKS, Task, task_class
 from .tasks.base import option_vector
 
@@ -226,6 +227,7 @@ class JointLabEnv(gymnasium.Env):
         if self._observe_previous_action:
             self._previous_action = self.actions.hold(state)
         if self.render_mode == "human":
+            self._draw_markers()
             self._last_frame_time = _time.perf_counter()
         return self._observation(state), self._info(state)
 
@@ -254,6 +256,7 @@ class JointLabEnv(gymnasium.Env):
         info["action_clipped"] = converted.clipped
         info["action_clipped_total"] = self._clipped_total
         if self.render_mode == "human":
+            self._draw_markers()
             self._pace()
         return observation, outcome.reward, outcome.terminated, False, info
 
@@ -269,6 +272,7 @@ class JointLabEnv(gymnasium.Env):
                 "has no world to render"
             )
         width, height = self.render_size
+        draw_markers(world, self.task.markers())
         return world.render(width, height, camera=self._camera())
 
     def close(self) -> None:
@@ -328,10 +332,14 @@ class JointLabEnv(gymnasium.Env):
     def _camera(self) -> Any:
         if self.camera is not None:
             return self.camera
-        from .rendering import default_camera
-
         self.camera = default_camera(self.description)
         return self.camera
+
+    def _draw_markers(self) -> None:
+        """Show the task's goals in the GUI (simulated robots only)."""
+        world = getattr(self.robot, "world", None)
+        if world is not None:
+            draw_markers(world, self.task.markers())
 
     def _pace(self) -> None:
         """Keep the GUI near real time."""

@@ -10,6 +10,7 @@
 """
 
 from jointlab.sim.actuators import ActuatorArray, DelayLine, coulomb_friction
+from jointlab.sim.client import quiet_output  # before anything imports PyBullet: no banner
 from jointlab.sim.randomization import EpisodeParameters, Randomization
 from jointlab.sim.robot import SimRobot
 from jointlab.sim.sensors import SensorModel
@@ -25,4 +26,5 @@ __all__ = [
     "SimRobot",
     "World",
     "coulomb_friction",
+    "quiet_output",
 ]

@@ -19,10 +19,11 @@ from typing import TYPE_CHECKING, ClassVar
 import numpy as np
 import pybullet
 import pybullet_data
-from pybullet_utils.bullet_client import BulletClient
 
 from jointlab.errors import ConfigurationError, SimulationError
 from jointlab.robots.transforms import matrix_to_rpy, quaternion_matrix
+from jointlab.sim.client import connect_client
+from jointlab.sim.markers import MarkerSet
 
 if TYPE_CHECKING:
     from jointlab.sim.robot import SimRobot
@@ -105,17 +106,7 @@ class World:
                 "a PyBullet GUI world is already open in this process and PyBullet allows only "
                 "one; close it first or create this world with gui=False"
             )
-        mode = pybullet.GUI if gui else pybullet.DIRECT
-        try:
-            client = BulletClient(connection_mode=mode)
-        except pybullet.error as exc:
-            raise SimulationError(f"cannot start a PyBullet {'GUI' if gui else 'DIRECT'} "
-                                  f"client: {exc}") from exc  # fmt: skip
-        if client._client < 0:
-            raise SimulationError(
-                f"cannot start a PyBullet {'GUI' if gui else 'DIRECT'} client"
-                + (" (is a display available, or another GUI open?)" if gui else "")
-            )
+        client = connect_client(gui)
         self.client = client
         self.client_id: int = client._client
         self.dt = dt
@@ -125,6 +116,7 @@ class World:
         #: Physics steps taken since the world was created.
         self.steps = 0
         self._robots: list[SimRobot] = []
+        self._markers: MarkerSet | None = None
         self._closed = False
         cid = self.client_id
         pybullet.setTimeStep(dt, physicsClientId=cid)
@@ -294,6 +286,17 @@ class World:
             physicsClientId=cid,
         )
         pybullet.resetBaseVelocity(int(body_id), (0, 0, 0), (0, 0, 0), physicsClientId=cid)
+
+    @property
+    def markers(self) -> MarkerSet:
+        """Visual-only markers (goals, targets) for renders and the GUI: no collision, no mass.
+
+        Created on first use, so a world that never shows one has no extra bodies.
+        """
+        self._check_open()
+        if self._markers is None:
+            self._markers = MarkerSet(self.client_id)
+        return self._markers
 
     # ---------------------------------------------------------------- stepping
     def _register(self, robot: SimRobot) -> None:

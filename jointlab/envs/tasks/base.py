@@ -30,8 +30,15 @@ from jointlab.interface import ArrayState, NJointAction, Robot
 from jointlab.robots.description import RobotDescription
 
 from ..observations import ObservationPart
+from .kinematics import ChainKinematics
 
-__all__ = ["Outcome", "Task", "effort_penalty", "option_vector"]
+__all__ = ["GOAL_RGBA", "TARGET_RGBA", "Marker", "Outcome", "Task", "effort_penalty",
+           "option_vector"]  # fmt: skip
+
+#: Colour of goal markers (where something should end up), RGBA.
+GOAL_RGBA = (0.15, 0.8, 0.25, 0.55)
+#: Colour of target markers (a moving or held reference), RGBA.
+TARGET_RGBA = (0.2, 0.45, 0.95, 0.7)
 
 
 @dataclass(frozen=True)
@@ -46,6 +53,22 @@ class Outcome:
     terminated: bool
     #: Extra step information, always with ``is_success``.
     info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class Marker:
+    """A goal or target the environment draws in renders and the GUI (it has no physics)."""
+
+    #: Name, unique within the task.
+    name: str
+    #: Centre in the world frame, metres, shape ``(3,)``.
+    position: np.ndarray
+    #: Sphere or disc radius, metres.
+    radius: float = 0.03
+    #: Colour, four numbers in [0, 1].
+    rgba: tuple[float, float, float, float] = GOAL_RGBA
+    #: ``"sphere"`` or ``"disc"`` (flat, for goals on the ground).
+    shape: str = "sphere"
 
 
 def effort_penalty(state: ArrayState, effort_limit: np.ndarray) -> float:
@@ -121,6 +144,19 @@ class Task(abc.ABC):
     @abc.abstractmethod
     def evaluate(self, state: ArrayState, action: NJointAction) -> Outcome:
         """Reward, termination and info for the step that ended in ``state``."""
+
+    def markers(self) -> list[Marker]:
+        """Goals and targets to draw in renders (called before each rendered frame)."""
+        return []
+
+    def tool_markers(self, q: np.ndarray, rgba: tuple[float, ...] = TARGET_RGBA) -> list[Marker]:
+        """One marker per tool frame of the robot at joint positions ``q`` (rad or m)."""
+        chains = getattr(self, "_tool_chains", None)
+        if chains is None:
+            chains = [ChainKinematics(self.description, t) for t in self.description.tool_names]
+            self._tool_chains = chains
+        return [Marker(f"target {chain.frame}", chain.position(q), radius=0.025,
+                       rgba=rgba) for chain in chains]  # type: ignore[arg-type]  # fmt: skip
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release anything the task created (objects in the world)."""

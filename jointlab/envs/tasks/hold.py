@@ -11,7 +11,7 @@ from jointlab.errors import ConfigurationError
 from jointlab.interface import ArrayState, NJointAction
 
 from ..observations import ObservationPart
-from .base import Outcome, Task, effort_penalty, option_vector
+from .base import Marker, Outcome, Task, effort_penalty, option_vector
 from .kinematics import workspace_radius
 
 __all__ = ["Hold", "PushEvent"]
@@ -129,6 +129,10 @@ class Hold(Task):
         self.target = d.apply_coupling(target)
         self.push = None
         return np.array(self.target), np.zeros(d.dof)
+
+    def markers(self) -> list[Marker]:
+        """Where the tool is when the robot holds the target pose."""
+        return self.tool_markers(self.target)
 
     def before_step(self, rng: np.random.Generator) -> None:
         """Continue the active push or start a new one, and apply it for this step."""

@@ -11,7 +11,7 @@ from jointlab.interface import ArrayState, NJointAction
 from jointlab.robots.kinematics import forward_kinematics
 
 from ..observations import ObservationPart
-from .base import Outcome, Task, effort_penalty, option_vector
+from .base import Marker, Outcome, Task, effort_penalty, option_vector
 from .kinematics import ChainKinematics, workspace_radius
 
 __all__ = ["Push", "segment_distances"]
@@ -209,6 +209,11 @@ class Push(Task):
     def after_reset(self, state: ArrayState) -> None:
         """Put the box at its start, at rest and upright."""
         self.world.reset_body(self.box, position=self.box_start, orientation=(0.0, 0.0, 0.0))
+
+    def markers(self) -> list[Marker]:
+        """The goal: a disc on the ground as large as the success threshold."""
+        centre = np.array([self.goal[0], self.goal[1], 0.003])
+        return [Marker("goal", centre, radius=self.success_threshold, shape="disc")]
 
     # ------------------------------------------------------------------ step
     def observe(self, state: ArrayState) -> list[np.ndarray]:

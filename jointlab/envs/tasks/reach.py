@@ -12,7 +12,7 @@ from jointlab.errors import ConfigurationError
 from jointlab.interface import ArrayState, NJointAction
 
 from ..observations import ObservationPart
-from .base import Outcome, Task, effort_penalty, option_vector
+from .base import Marker, Outcome, Task, effort_penalty, option_vector
 from .kinematics import ChainKinematics, workspace_radius
 
 __all__ = ["REWARD_TYPES", "Reach", "sample_configurations"]
@@ -160,6 +160,10 @@ class Reach(Task):
             q = np.clip(q + rng.uniform(-self.init_noise, self.init_noise, d.dof),
                         d.soft_lower, d.soft_upper)  # fmt: skip
         return d.apply_coupling(q), np.zeros(d.dof)
+
+    def markers(self) -> list[Marker]:
+        """The goal: a sphere as large as the success threshold."""
+        return [Marker("goal", self.goal, radius=self.success_threshold)]
 
     # ------------------------------------------------------------------ step
     def tool_position(self, state: ArrayState) -> np.ndarray:

@@ -10,7 +10,7 @@ from jointlab.errors import ConfigurationError
 from jointlab.interface import ArrayState, NJointAction
 
 from ..observations import ObservationPart
-from .base import Outcome, Task, effort_penalty
+from .base import Marker, Outcome, Task, effort_penalty
 
 __all__ = ["JointTracking", "SineReference"]
 
@@ -154,6 +154,12 @@ class JointTracking(Task):
             q = d.apply_coupling(q)
             qd = np.where(d.dependent, matrix @ qd, qd)
         return q, qd
+
+    def markers(self) -> list[Marker]:
+        """Where the tool is on the reference, now (nothing before the first reset)."""
+        if self.reference is None:
+            return []
+        return self.tool_markers(self.targets(self.steps * self.control_dt)[0])
 
     def observe(self, state: ArrayState) -> list[np.ndarray]:
         """The reference one step ahead, its velocity, and its difference to the position."""

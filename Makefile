@@ -1,33 +1,46 @@
-# JointLab: `make demo` and `make test` are the whole set-up.
+# JointLab: `make demo` and `make test` are the whole set-up (see README.md, "Set-up").
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-STAMP := $(VENV)/.installed-test
+# Where torch comes from. Empty: the default package index (for torch==2.13.0 on Linux that
+# is the CUDA build, several GB). The CPU build: make test TORCH_INDEX=https://download.pytorch.org/whl/cpu
+TORCH_INDEX ?=
+TORCH := torch==2.13.0
 
-.PHONY: demo test lint bench clean
+.PHONY: demo test notebooks lint bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# The test extra plus the RL extras: stable-baselines3 and Ray RLlib, torch pinned to the
-# 2.13.0 CPU build (a looser pin would pull a multi-GB CUDA build).
-$(STAMP): $(BIN)/python pyproject.toml
-	$(BIN)/python -m pip install -e ".[test,rl,distributed]"
-	touch $(STAMP)
+# Runtime dependencies only: enough for `jointlab demo`, the CLI and the Python API.
+$(VENV)/.installed-runtime: $(BIN)/python pyproject.toml
+	$(BIN)/python -m pip install -e .
+	touch $@
 
-demo: $(STAMP)
-	$(BIN)/jointlab demo --out demo_output
+# Everything the tests need: the test tools, Stable-Baselines3, Ray RLlib and moviepy.
+$(VENV)/.installed-test: $(BIN)/python pyproject.toml
+	$(if $(TORCH_INDEX),$(BIN)/python -m pip install "$(TORCH)" --index-url $(TORCH_INDEX))
+	$(BIN)/python -m pip install -e ".[test,rl,distributed,video]"
+	touch $@ $(VENV)/.installed-runtime
 
-test: $(STAMP)
+demo: $(VENV)/.installed-runtime
+	$(BIN)/jointlab demo --force
+
+test: $(VENV)/.installed-test
 	$(BIN)/ruff check jointlab tests benchmarks examples
-	$(BIN)/python -m pytest -n 2 --timeout 600 tests --nbmake notebooks
+	$(BIN)/python -m pytest -n 2 --timeout 600 tests
 
-lint: $(STAMP)
+notebooks: $(VENV)/.installed-runtime
+	$(if $(TORCH_INDEX),$(BIN)/python -m pip install "$(TORCH)" --index-url $(TORCH_INDEX))
+	$(BIN)/python -m pip install -e ".[notebooks,rl]"
+	$(BIN)/jupyter lab notebooks/
+
+lint: $(VENV)/.installed-test
 	$(BIN)/ruff check jointlab tests benchmarks examples
 	$(BIN)/ruff format --check jointlab tests benchmarks examples
 
-bench: $(STAMP)
+bench: $(VENV)/.installed-test
 	$(BIN)/jointlab bench
 
 clean:
-	rm -rf $(VENV) demo_output .pytest_cache .ruff_cache
+	rm -rf $(VENV) .pytest_cache .ruff_cache

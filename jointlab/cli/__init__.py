@@ -22,12 +22,17 @@ __all__ = ["COMMANDS", "build_parser", "main"]
 
 #: Subcommand modules of :mod:`jointlab.cli`, in ``jointlab --help`` order.
 COMMANDS: tuple[str, ...] = (
+    "listing",
     "describe",
     "demo",
     "run",
     "plot",
     "emulate",
+    "check",
     "train",
+    "evaluate",
+    "record",
+    "replay",
     "bench",
 )
 

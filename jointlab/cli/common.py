@@ -225,7 +225,7 @@ def check_new_file(path: str | Path, force: bool) -> Path:
     return path
 
 
-def write_text(target: str, text: str, force: bool = True) -> None:
+def write_text(target: str, text: str, force: bool = False) -> None:
     """Write ``text`` to the file ``target``, or to stdout when ``target`` is ``-``.
 
     An existing file is replaced only with ``force``.

@@ -1,4 +1,10 @@
-"""``jointlab describe ROBOT``: table of actuators; export or validate a robot."""
+"""Print a robot's actuators, validate a robot file, or export it as URDF or YAML.
+
+The table shows type, parent, range, home, limits, masses, brakes and couplings.
+
+Examples: jointlab describe arm6; jointlab describe my_robot.yaml --check;
+jointlab describe arm6 --urdf arm6.urdf
+"""
 
 from __future__ import annotations
 
@@ -7,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from rich.table import Table
 
-from jointlab.cli.common import console, write_text
+from jointlab.cli.common import add_robot_argument, console, write_text
 
 if TYPE_CHECKING:
     from jointlab.robots import RobotDescription
@@ -18,17 +24,21 @@ HELP = "table of actuators; export or validate a robot"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``jointlab describe``."""
-    parser.add_argument("robot", help="built-in name, .yaml or .urdf path")
+    add_robot_argument(parser, urls=False)
     group = parser.add_mutually_exclusive_group()
     group.add_argument("--urdf", metavar="PATH", help="write URDF to PATH ('-' for stdout)")
     group.add_argument("--yaml", metavar="PATH", help="write robot YAML to PATH ('-' for stdout)")
     group.add_argument("--check", action="store_true", help="validate; non-zero exit on error")
+    parser.add_argument("--force", action="store_true", help="replace an existing export file")
 
 
 def run(args: argparse.Namespace) -> int:
     """Print, export or check the robot."""
+    from jointlab.errors import ConfigurationError
     from jointlab.robots import load_robot
 
+    if "://" in args.robot:
+        raise ConfigurationError(f"describe reads a robot name or file, not the URL {args.robot}")
     description = load_robot(args.robot)
     if args.check:
         console.print(
@@ -37,10 +47,10 @@ def run(args: argparse.Namespace) -> int:
         )
         return 0
     if args.urdf is not None:
-        write_text(args.urdf, description.to_urdf())
+        write_text(args.urdf, description.to_urdf(), force=args.force)
         return 0
     if args.yaml is not None:
-        write_text(args.yaml, description.to_yaml())
+        write_text(args.yaml, description.to_yaml(), force=args.force)
         return 0
     console.print(actuator_table(description))
     return 0

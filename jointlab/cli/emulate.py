@@ -1,29 +1,55 @@
-"""``jointlab emulate ROBOT``: the device emulator on a pseudo-terminal."""
+"""Run the device emulator on a pseudo-terminal (or loopback TCP) and print its path.
+
+The emulator is the device firmware around a simulated robot; it runs until Ctrl-C or
+--duration.
+
+Example: jointlab emulate arm6, then in another terminal
+  jointlab check "serial:///dev/pts/N?robot=arm6"
+"""
 
 from __future__ import annotations
 
 import argparse
 
-from jointlab.cli.common import console
+from jointlab.cli.common import add_robot_argument, console, positive_float, positive_int
 
 NAME = "emulate"
 HELP = "run the device emulator on a pseudo-terminal and print its path"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    """Arguments of ``jointlab emulate``."""
-    parser.add_argument("robot", help="built-in name or robot file")
-    parser.add_argument(
-        "options", nargs=argparse.REMAINDER,
-        help="emulator options: --rate HZ --watchdog-ms MS --stream-period N --tcp PORT "
-             "--duration S --realtime",
-    )  # fmt: skip
+    """Arguments of ``jointlab emulate`` (passed on to the emulator)."""
+    add_robot_argument(parser, urls=False)
+    parser.add_argument("--rate", type=positive_int, default=1000, help="tick rate, Hz")
+    parser.add_argument("--watchdog-ms", type=int, default=100,
+                        help="power-up watchdog, ms (0 disables it)")  # fmt: skip
+    parser.add_argument("--stream-period", type=positive_int, default=1,
+                        help="one DATA STATE every N ticks")  # fmt: skip
+    parser.add_argument("--tcp", type=int, metavar="PORT",
+                        help="serve socket://127.0.0.1:PORT, not a pty (0: any port)")  # fmt: skip
+    parser.add_argument("--duration", type=positive_float, metavar="SECONDS",
+                        help="stop after this long (default: until Ctrl-C)")  # fmt: skip
+    parser.add_argument("--realtime", action="store_true",
+                        help="ask for SCHED_FIFO (root or CAP_SYS_NICE)")  # fmt: skip
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the emulator until Ctrl-C (or its ``--duration``)."""
+    """Check the robot, then run the emulator in this process."""
+    from jointlab.errors import ConfigurationError
     from jointlab.hardware.emulator import main as emulator_main
+    from jointlab.robots import load_robot
 
-    console.print(f"emulating {args.robot}; connect with serial://<printed path>?robot="
-                  f"{args.robot} (Ctrl-C stops)", highlight=False)  # fmt: skip
-    return emulator_main([args.robot, *args.options])
+    if "://" in args.robot:
+        raise ConfigurationError(f"emulate runs a robot name or file, not the URL {args.robot}")
+    description = load_robot(args.robot)  # a typo fails here, before anything is printed
+    argv = [args.robot, "--rate", str(args.rate), "--watchdog-ms", str(args.watchdog_ms),
+            "--stream-period", str(args.stream_period)]  # fmt: skip
+    if args.tcp is not None:
+        argv += ["--tcp", str(args.tcp)]
+    if args.duration is not None:
+        argv += ["--duration", str(args.duration)]
+    if args.realtime:
+        argv.append("--realtime")
+    console.print(f"emulating {description.name}; connect with serial://<the path printed "
+                  f"below>?robot={args.robot} (Ctrl-C stops)", highlight=False)  # fmt: skip
+    return emulator_main(argv)

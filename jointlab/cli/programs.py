@@ -3,12 +3,17 @@
 from __future__ import annotations
 
 import time as wallclock
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from rich.table import Table
 
 from jointlab.cli.common import console
+
+#: File names inside a run folder.
+LOG_NAME = "log.npz"
+PLOT_NAME = "plot.png"
 
 
 def summary_table(title: str, results: list, total_time: float) -> Table:
@@ -32,33 +37,33 @@ def summary_table(title: str, results: list, total_time: float) -> Table:
     return table
 
 
-def execute_program(robot_url: str, program: Any, out: Path | None, title: str,
-                    **options: Any) -> int:  # fmt: skip
-    """Connect to ``robot_url``, run ``program`` (or ``program(robot)``), log and plot it."""
+def execute_program(url: str, program: Any, work: Path, title: str,
+                    make_program: Callable[[Any], Any] | None = None) -> None:  # fmt: skip
+    """Connect to ``url``, run ``program`` (or ``make_program(robot)``), log and plot it.
+
+    Writes ``log.npz`` (desired and applied actions, states, command events and one
+    ``command`` event per program step) and ``plot.png`` into ``work``.
+    """
     import jointlab
     from jointlab.program import run_program
-    from jointlab.recording import Recorder
+    from jointlab.recording import LogMetadata, Recorder
     from jointlab.recording.plots import plot_log, save
 
-    log_path = None if out is None else out / "demo_log.npz"
     started = wallclock.perf_counter()
-    with jointlab.connect(robot_url, **options) as robot:
-        if callable(program):
-            program = program(robot)
-        recorder = None if log_path is None else Recorder(log_path, metadata=robot)
-        try:
+    with jointlab.connect(url) as robot:
+        if make_program is not None:
+            program = make_program(robot)
+        metadata = LogMetadata.from_robot(robot, url=url, title=title)
+        with Recorder(work / LOG_NAME, metadata=metadata) as recorder:
+
+            def announce(index: int, step: Any, status: Any) -> None:
+                status.update(f"step {index}: {step.verb}")
+                recorder.event(robot.time, "command", verb=step.verb, step=index)
+
             with console.status("running the program...") as status:
-                results = run_program(
-                    robot, program, recorder=recorder,
-                    on_step=lambda i, step: status.update(f"step {i}: {step.verb}"),
-                )  # fmt: skip
-        finally:
-            if recorder is not None:
-                recorder.close()
+                results = run_program(robot, program, recorder=recorder,
+                                      on_step=lambda i, s: announce(i, s, status))  # fmt: skip
         robot_time = robot.time
     console.print(summary_table(title, results, robot_time))
     console.print(f"wall time {wallclock.perf_counter() - started:.2f} s")
-    if log_path is not None and out is not None:
-        image = save(plot_log(log_path, title=title), out / "demo.png")
-        console.print(f"wrote {log_path} and {image}")
-    return 0
+    save(plot_log(work / LOG_NAME, title=title), work / PLOT_NAME)

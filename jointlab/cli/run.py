@@ -1,33 +1,50 @@
-"""``jointlab run ROBOT PROGRAM``: a command program (YAML) on any backend."""
+"""Run a command program (YAML) on any backend; log and plot it.
+
+A program is a list of Commander commands (docs/programs.md); the same file runs in
+simulation, on the emulator and on a device.
+
+Examples:
+  jointlab run arm6 examples/programs/pick_and_place.yaml
+  jointlab run emulated://arm6 examples/programs/pick_and_place.yaml
+  jointlab run "serial:///dev/ttyACM0?robot=arm6" my_program.yaml
+"""
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
 
-from jointlab.cli.programs import execute_program
+from jointlab.cli.common import (
+    add_output_arguments,
+    add_robot_argument,
+    console,
+    planned_folder,
+    robot_label,
+    robot_url,
+    run_folder,
+)
+from jointlab.cli.programs import LOG_NAME, PLOT_NAME, execute_program
 
 NAME = "run"
-HELP = "run a command program (YAML) on any backend"
+HELP = "run a command program (YAML) on any backend; log + plot"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``jointlab run``."""
-    parser.add_argument("robot", help="built-in name or robot file")
-    parser.add_argument("program", help="program YAML: a list of Commander commands")
-    parser.add_argument("--backend", help="robot URL (default sim://ROBOT), e.g. emulated://arm6")
-    parser.add_argument("--out", help="folder for demo_log.npz and demo.png")
+    add_robot_argument(parser)
+    parser.add_argument("program", metavar="PROGRAM", help="program YAML file")
+    parser.add_argument("--gui", action="store_true", help="open the PyBullet GUI (sim only)")
+    add_output_arguments(parser, "default name: run-PROGRAM-ROBOT")
 
 
 def run(args: argparse.Namespace) -> int:
     """Parse the program, connect, run, summarise."""
     from jointlab.program import load_program
 
-    program = load_program(args.program)  # parsed before connecting: errors cost nothing
-    url = args.backend or f"sim://{args.robot}"
-    if url.startswith("serial://") and "robot=" not in url:
-        url += ("&" if "?" in url else "?") + f"robot={args.robot}"
-    out = Path(args.out) if args.out else None
-    if out is not None:
-        out.mkdir(parents=True, exist_ok=True)
-    return execute_program(url, program, out, f"{args.program} on {url}")
+    program = load_program(Path(args.program).expanduser())  # before connecting: cheap errors
+    url = robot_url(args.robot, gui=args.gui)
+    folder = planned_folder(args, f"run-{Path(args.program).stem}-{robot_label(args.robot)}")
+    with run_folder(folder) as work:
+        execute_program(url, program, work, f"{Path(args.program).name} on {url}")
+    console.print(f"wrote {folder / LOG_NAME} and {folder / PLOT_NAME}", highlight=False)
+    return 0

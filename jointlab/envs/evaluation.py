@@ -21,7 +21,10 @@ Checkpoints are pickles: load only those you trust.
 
 from __future__ import annotations
 
+import difflib
 import inspect
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -42,11 +45,14 @@ from .tasks import task_class
 __all__ = [
     "EvaluationResult",
     "Policy",
+    "PolicyEnv",
     "RLlibPolicy",
     "SB3Policy",
     "evaluate_policy",
     "load_policy",
     "open_backend",
+    "policy_env",
+    "record_video",
 ]
 
 _DEFAULT_ENV = "jointlab/Reach-v0"
@@ -148,37 +154,49 @@ def _check_robot(env_id: str, wanted: Any, robot: Robot, backend: str) -> None:
 
 
 # ---------------------------------------------------------------------------- evaluation
-def evaluate_policy(
+@dataclass
+class PolicyEnv:
+    """A policy's environment on a backend, as :func:`policy_env` opens it."""
+
+    #: The policy.
+    policy: Policy
+    #: The environment (wrapped in ``RecordVideo`` when a video folder was given).
+    env: gymnasium.Env
+    #: The robot it drives.
+    robot: Robot
+    #: Environment id.
+    env_id: str
+    #: The backend URL (or the live robot's repr).
+    backend: str
+
+
+@contextmanager
+def policy_env(
     policy: Policy | str | Path,
     backend: str | Robot = "sim://arm6",
     *,
     env_id: str | None = None,
     env_kwargs: dict[str, Any] | None = None,
-    episodes: int = 10,
-    seed: int = 0,
-) -> EvaluationResult:
-    """Run ``policy`` for ``episodes`` episodes on ``backend`` and score it.
+    video_folder: str | Path | None = None,
+    video_prefix: str | None = None,
+) -> Iterator[PolicyEnv]:
+    """Open the policy's training environment on ``backend``; close both afterwards.
 
-    Args:
-        policy: A :class:`Policy` or a checkpoint path for :func:`load_policy`.
-        backend: A :func:`jointlab.connect` URL, or a live robot (used as is, not closed).
-        env_id: Environment id; default: the checkpoint's, else ``"jointlab/Reach-v0"``.
-        env_kwargs: Environment keywords (``action_mode``, task weights...); default: the
-            checkpoint's ``env_config``. ``seed`` is ignored; ``robot`` is checked against
-            the backend's robot; ``control_dt``/``dt`` set the backend's period.
-        episodes: Number of episodes.
-        seed: Seed of the first reset; later resets continue its stream.
+    Arguments as :func:`evaluate_policy`; ``video_folder`` records every episode to an MP4
+    there (Gymnasium's ``RecordVideo``; needs a simulated robot and the ``video`` extra),
+    named ``<video_prefix>-episode-<n>.mp4`` (default prefix: the id's name, ``Reach-v0``).
 
     Raises:
-        ConfigurationError: invalid episodes, wrong robot, period or observation shape.
+        ConfigurationError: unknown environment, wrong robot, period or observation shape,
+            or a video of a robot that cannot be rendered.
     """
     if isinstance(policy, str | Path):
         policy = load_policy(policy)
-    if episodes < 1:
-        raise ConfigurationError(f"episodes must be >= 1, got {episodes}")
     env_id = env_id or policy.env_id or _DEFAULT_ENV
     if env_id not in _TASKS:
-        raise ConfigurationError(f"unknown environment {env_id!r}; known: {list(_TASKS)}")
+        hint = difflib.get_close_matches(env_id, list(_TASKS), n=1)
+        raise ConfigurationError(f"unknown environment {env_id!r}; known: {list(_TASKS)}"
+                                 + (f"; did you mean {hint[0]!r}?" if hint else ""))  # fmt: skip
     kwargs = dict((policy.env_config or {}) if env_kwargs is None else env_kwargs)
     kwargs.pop(SEED_KEY, None)
     settings = {key: kwargs.pop(key) for key in _BACKEND_KEYS if key in kwargs}
@@ -195,6 +213,13 @@ def evaluate_policy(
                 f"{name} steps every {robot.control_dt} s; the policy was "
                 f"trained with control_dt={control_dt} s"
             )
+        if video_folder is not None:
+            if getattr(robot, "world", None) is None:
+                raise ConfigurationError(
+                    f"a video needs a simulated robot to render; {name} is not one (record "
+                    "the episode on sim:// or replay its log there)"
+                )
+            kwargs["render_mode"] = "rgb_array"
         env = gymnasium.make(env_id, robot=robot, **kwargs)
         try:
             shape = tuple(env.observation_space.shape)
@@ -203,15 +228,70 @@ def evaluate_policy(
                     f"{env_id} with {kwargs} observes shape {shape}, the policy expects "
                     f"{policy.observation_shape}: pass the training env_kwargs"
                 )
-            returns, successes, lengths = _run(policy, env, episodes, seed)
+            if video_folder is not None:
+                env = record_video(env, video_folder, video_prefix or env_id.split("/")[-1])
+            yield PolicyEnv(policy, env, robot, env_id, name)
         finally:
             env.close()
     finally:
         if owned:
             robot.close()
+
+
+def record_video(env: gymnasium.Env, folder: str | Path, prefix: str = "episode") -> gymnasium.Env:
+    """Wrap ``env`` in Gymnasium's ``RecordVideo``: every episode to ``folder`` as MP4.
+
+    Raises:
+        ConfigurationError: moviepy (the ``video`` extra) is not installed.
+    """
+    from gymnasium.error import DependencyNotInstalled
+    from gymnasium.wrappers import RecordVideo
+
+    try:
+        return RecordVideo(env, str(Path(folder).expanduser()), episode_trigger=lambda _: True,
+                           name_prefix=prefix, disable_logger=True)  # fmt: skip
+    except DependencyNotInstalled as exc:
+        raise ConfigurationError(
+            "recording a video needs moviepy: pip install 'jointlab[video]'"
+        ) from exc
+
+
+def evaluate_policy(
+    policy: Policy | str | Path,
+    backend: str | Robot = "sim://arm6",
+    *,
+    env_id: str | None = None,
+    env_kwargs: dict[str, Any] | None = None,
+    episodes: int = 10,
+    seed: int = 0,
+    video_folder: str | Path | None = None,
+) -> EvaluationResult:
+    """Run ``policy`` for ``episodes`` episodes on ``backend`` and score it.
+
+    Args:
+        policy: A :class:`Policy` or a checkpoint path for :func:`load_policy` (``~`` is
+            expanded).
+        backend: A :func:`jointlab.connect` URL, or a live robot (used as is, not closed).
+        env_id: Environment id; default: the checkpoint's, else ``"jointlab/Reach-v0"``.
+        env_kwargs: Environment keywords (``action_mode``, task weights...); default: the
+            checkpoint's ``env_config``. ``seed`` is ignored; ``robot`` is checked against
+            the backend's robot; ``control_dt``/``dt`` set the backend's period.
+        episodes: Number of episodes.
+        seed: Seed of the first reset; later resets continue its stream.
+        video_folder: Record every episode as an MP4 in this folder (simulated robots;
+            the ``video`` extra).
+
+    Raises:
+        ConfigurationError: invalid episodes, wrong robot, period or observation shape.
+    """
+    if episodes < 1:
+        raise ConfigurationError(f"episodes must be >= 1, got {episodes}")
+    with policy_env(policy, backend, env_id=env_id, env_kwargs=env_kwargs,
+                    video_folder=video_folder) as opened:  # fmt: skip
+        returns, successes, lengths = _run(opened.policy, opened.env, episodes, seed)
     return EvaluationResult(
-        env_id,
-        name,
+        opened.env_id,
+        opened.backend,
         np.array(returns),
         np.array(successes, dtype=bool),
         np.array(lengths, dtype=np.int64),

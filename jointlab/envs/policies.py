@@ -161,7 +161,7 @@ def load_policy(
 
     Args:
         path: The folder ``Algorithm.save()`` wrote, or the file ``model.save()`` wrote
-            (with or without its ``.zip``).
+            (with or without its ``.zip``); ``~`` is expanded.
         algorithm: SB3 only: the algorithm class or its name (``"PPO"``); None infers it
             from the saved policy class.
         vecnormalize: SB3 only: a pickled ``VecNormalize`` whose observation statistics the
@@ -173,7 +173,9 @@ def load_policy(
     Raises:
         ConfigurationError: the path is neither, or its algorithm cannot be told.
     """
-    path = Path(path)
+    path = Path(path).expanduser()
+    if not path.exists() and not path.with_name(path.name + ".zip").is_file():
+        raise ConfigurationError(f"{path}: no such policy file or checkpoint folder")
     if path.is_dir():
         if not (path / "rllib_checkpoint.json").exists():
             raise ConfigurationError(

@@ -8,12 +8,15 @@ exploration noise. Needs the ``rl`` extra (stable-baselines3, torch).
 
 from __future__ import annotations
 
+import difflib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from jointlab.errors import ConfigurationError
 
+#: File name of the saved model (``vecnormalize.pkl`` is saved beside it).
+MODEL_NAME = "model.zip"
 #: Discount and GAE factor: episodes are short (50 steps) and rewards dense.
 GAMMA = 0.9
 #: ``jointlab train TASK`` names -> (environment id, keyword arguments).
@@ -26,13 +29,25 @@ TASKS: dict[str, tuple[str, dict[str, Any]]] = {
 
 
 def resolve_task(task: str) -> tuple[str, dict[str, Any]]:
-    """Environment id and keywords of a task name (``reach``) or a registered id."""
+    """Environment id and keywords of a task name (``reach``) or a registered id.
+
+    Raises:
+        ConfigurationError: neither a task name nor a JointLab environment id (with the
+            nearest valid name).
+    """
+    from .registration import ENV_SPECS
+
     if task in TASKS:
         env_id, kwargs = TASKS[task]
         return env_id, dict(kwargs)
-    if task.startswith("jointlab/"):
+    ids = [spec.id for spec in ENV_SPECS]
+    if task in ids:
         return task, {}
-    raise ConfigurationError(f"unknown task {task!r}; expected one of {sorted(TASKS)} or an id")
+    hint = difflib.get_close_matches(task, [*TASKS, *ids], n=1)
+    raise ConfigurationError(
+        f"unknown task {task!r}; expected one of {sorted(TASKS)} or an id of {ids}"
+        + (f"; did you mean {hint[0]!r}?" if hint else "")
+    )
 
 
 def make_training_env(env_id: str, env_kwargs: dict[str, Any], envs: int = 8, seed: int = 0,
@@ -76,8 +91,13 @@ def train(task: str, steps: int, out: Path, *, envs: int = 8, seed: int = 0,
           on_progress: Callable[[int], None] | None = None) -> Path:  # fmt: skip
     """Train PPO on ``task`` for ``steps`` environment steps; save model and statistics.
 
-    Returns the model path (``out/ppo_<task>.zip``; ``vecnormalize.pkl`` beside it).
+    Returns the model path (``out/model.zip``; ``vecnormalize.pkl`` beside it).
+
+    Raises:
+        ConfigurationError: an unknown task, or ``steps`` < 1 (nothing would be learnt).
     """
+    if steps < 1:
+        raise ConfigurationError(f"steps must be >= 1 environment step, got {steps}")
     import torch
     from stable_baselines3.common.callbacks import BaseCallback
 
@@ -93,8 +113,7 @@ def train(task: str, steps: int, out: Path, *, envs: int = 8, seed: int = 0,
     env = make_training_env(env_id, env_kwargs, envs=envs, seed=seed)
     model = make_ppo(env, seed=seed)
     model.learn(total_timesteps=steps, callback=_Progress())
-    name = task.replace("/", "_").replace("-", "_")
-    path = out / f"ppo_{name}.zip"
+    path = out / MODEL_NAME
     model.save(path)
     env.save(str(out / "vecnormalize.pkl"))
     env.close()

@@ -134,6 +134,8 @@ class LogMetadata:
     dof: int | None = None
     #: Joint names in joint-space order.
     joint_names: tuple[str, ...] | None = None
+    #: ``"rotary"`` or ``"linear"`` per joint (plots choose rad or m from it).
+    joint_types: tuple[str, ...] | None = None
     #: Control period in seconds (the nominal spacing of rows).
     dt: float | None = None
     #: Effort limits in N·m (N for linear joints).
@@ -151,10 +153,11 @@ class LogMetadata:
 
     def __post_init__(self) -> None:
         dof = self.dof
-        if self.joint_names is not None:
-            names = tuple(str(n) for n in self.joint_names)
-            object.__setattr__(self, "joint_names", names)
-            dof = len(names) if dof is None else dof
+        for name in ("joint_names", "joint_types"):
+            if getattr(self, name) is not None:
+                names = tuple(str(n) for n in getattr(self, name))
+                object.__setattr__(self, name, names)
+                dof = len(names) if dof is None else dof
         for name in _VECTORS:
             value = getattr(self, name)
             if value is None:
@@ -167,7 +170,7 @@ class LogMetadata:
                 raise LogError(f"LogMetadata.dof must be a non-negative integer, got {dof!r}")
             dof = int(dof)
             object.__setattr__(self, "dof", dof)
-            for name in ("joint_names", *_VECTORS):
+            for name in ("joint_names", "joint_types", *_VECTORS):
                 value = getattr(self, name)
                 if value is not None and len(value) != dof:
                     raise LogError(f"LogMetadata.{name} has {len(value)} entries, expected {dof}")
@@ -197,6 +200,7 @@ class LogMetadata:
             robot=description.name,
             dof=description.dof,
             joint_names=tuple(description.joint_names),
+            joint_types=tuple("linear" if linear else "rotary" for linear in description.is_linear),
             dt=dt,
             effort_limit=description.effort_limit,
             position_lower=description.lower,
@@ -221,7 +225,7 @@ class LogMetadata:
     def to_json(self) -> dict[str, Any]:
         """Plain JSON form (tuples as lists)."""
         out: dict[str, Any] = {}
-        for name in ("robot", "dof", "joint_names", "dt", *_VECTORS):
+        for name in ("robot", "dof", "joint_names", "joint_types", "dt", *_VECTORS):
             value = getattr(self, name)
             out[name] = list(value) if isinstance(value, tuple) else value
         out["extra"] = dict(self.extra)
@@ -232,7 +236,7 @@ class LogMetadata:
         """Inverse of :meth:`to_json`; unknown keys go to ``extra``."""
         if not isinstance(value, Mapping):
             raise LogError(f"log metadata must be a JSON object, got {value!r}")
-        known = {"robot", "dof", "joint_names", "dt", "extra", *_VECTORS}
+        known = {"robot", "dof", "joint_names", "joint_types", "dt", "extra", *_VECTORS}
         kwargs = {k: v for k, v in value.items() if k in known}
         extra = dict(kwargs.pop("extra", None) or {})
         extra.update({k: v for k, v in value.items() if k not in known})

@@ -1,379 +1,216 @@
-"""Plots of a recorded run: one call, :func:`plot_log`, or one panel per function.
+"""Plots of recorded runs for control engineers: :func:`plot_log`, :func:`plot_comparison`.
 
-Figures are built with :class:`matplotlib.figure.Figure` directly, never through
-``pyplot``: no backend is selected or changed, so this works headless (``save`` renders
-with Agg) and leaves alone a backend a user has already chosen. Embed a figure in a GUI
-with that toolkit's canvas, or show it in Jupyter by evaluating it.
+:func:`plot_log` draws small multiples, one row per joint (its own colour, its own units:
+rad or m) and one column per quantity: the position with its target drawn on top, the
+tracking error (target − position, in mrad or mm, with its RMS and maximum), and the
+torque as a percentage of the effort limit, with saturated spans shaded. Limits are drawn
+but never set the scale. Program commands are labelled above the top row and every event
+kind has a legend entry.
 
-Every panel function takes an :class:`~matplotlib.axes.Axes` and a :class:`Log` (or a
-path) and draws in joint colours ``C0, C1, ...``. Lines carry a ``gid`` so they can be
-told apart programmatically: ``"state"`` (measured), ``"target"`` (desired),
-``"limit"`` (limits from the log's metadata).
+:func:`plot_comparison` overlays two or more runs of the same joints (e.g. simulation and a
+device, or a run and its replay), aligned on their first command, in the same colour per
+joint, with a difference panel.
+
+Figures are :class:`matplotlib.figure.Figure` objects built without ``pyplot``, so no
+backend is selected or changed and this works headless (:func:`save` renders with Agg).
+In Jupyter a figure shows as a picture when it is the value of a cell under the inline
+backend (the IPython kernel's default, or ``%matplotlib inline``); ``IPython.display
+.display(fig)`` shows one from inside a loop.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
-from typing import Any
 
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
-from matplotlib.patches import Patch
 
 from jointlab.errors import ConfigurationError
-from jointlab.interface import ActuatorState
 from jointlab.recording.formats import load_log
 from jointlab.recording.log import DESIRED, STATE, Log
 from jointlab.recording.metadata import LogError
+from jointlab.recording.plot_parts import (
+    Joint,
+    command_start,
+    draw_events,
+    field,
+    fit_to_data,
+    limit_lines,
+    select_joints,
+    shade_saturation,
+    style_handles,
+)
 
-__all__ = [
-    "PANELS",
-    "STATE_COLORS",
-    "plot_actuator_states",
-    "plot_currents",
-    "plot_events",
-    "plot_log",
-    "plot_positions",
-    "plot_torques",
-    "plot_tracking_error",
-    "plot_velocities",
-    "save",
-]
-
-#: Band colour of each actuator state flag in :func:`plot_actuator_states`.
-STATE_COLORS = {
-    ActuatorState.IDLE: "0.7",
-    ActuatorState.MOVING: "tab:green",
-    ActuatorState.BRAKED: "tab:blue",
-    ActuatorState.STALLED: "tab:red",
-}
+__all__ = ["COLUMNS", "plot_comparison", "plot_episodes", "plot_log", "save"]
 
 LogSource = Log | str | os.PathLike[str]
-#: Legends sit right of their panel so they never hide data.
-_LEGEND: dict[str, Any] = {"loc": "upper left", "bbox_to_anchor": (1.01, 1.0), "fontsize": "small"}
-
-
-def _joints(log: Log, dof: int, joints: Sequence[int | str] | None) -> list[tuple[int, str]]:
-    names = log.metadata.joint_names
-    if names is None or len(names) != dof:
-        names = tuple(f"joint {j}" for j in range(dof))
-    if joints is None:
-        return list(enumerate(names))
-    chosen = []
-    for joint in joints:
-        if isinstance(joint, str):
-            if joint not in names:
-                raise ConfigurationError(f"log has no joint {joint!r}; joints: {list(names)}")
-            index = names.index(joint)
-        else:
-            index = int(joint)
-            if not 0 <= index < dof:
-                raise ConfigurationError(f"joint index {joint} out of range for {dof} joints")
-        chosen.append((index, names[index]))
-    return chosen
-
-
-def _field(log: Log, key: str) -> np.ndarray:
-    if key not in log.keys():
-        raise LogError(f"log has no field {key!r} to plot; fields: {list(log.keys())}")
-    return np.asarray(log[key]).reshape(len(log), -1)
-
-
-def _limits(
-    ax: Axes,
-    log: Log,
-    joints: list[tuple[int, str]],
-    dof: int,
-    upper: str,
-    lower: str | None = None,
-) -> bool:
-    """Draw per-joint limit lines at metadata ``upper`` and ``lower`` (default ``-upper``).
-
-    Limits are skipped when the metadata has none or its length is not ``dof``.
-    """
-    high = log.metadata.vector(upper)
-    low = log.metadata.vector(lower) if lower else (None if high is None else -high)
-    drawn = False
-    for bound in (low, high):
-        if bound is None or bound.shape[0] != dof:
-            continue
-        for j, _ in joints:
-            if np.isfinite(bound[j]):
-                ax.axhline(bound[j], color=f"C{j % 10}", ls=":", lw=0.9, alpha=0.7, gid="limit")
-                drawn = True
-    return drawn
-
-
-def _legend(ax: Axes, *, target: bool = False, limit: bool = False) -> None:
-    handles = [line for line in ax.get_lines() if line.get_gid() == "state"]
-    if target:
-        handles.append(Line2D([], [], color="0.3", ls="--", label="target"))
-    if limit:
-        handles.append(Line2D([], [], color="0.3", ls=":", label="limit"))
-    if handles:
-        ax.legend(handles=handles, **_LEGEND)
-
-
-def _series(
-    ax: Axes,
-    log: Log,
-    key: str,
-    joints: Sequence[int | str] | None,
-    *,
-    title: str,
-    ylabel: str,
-    limit: str,
-) -> Axes:
-    values = _field(log, key)
-    chosen = _joints(log, values.shape[1], joints)
-    for j, name in chosen:
-        ax.plot(log.time, values[:, j], color=f"C{j % 10}", lw=1.2, label=name, gid="state")
-    drawn = _limits(ax, log, chosen, values.shape[1], limit)
-    ax.set_title(title)
-    ax.set_ylabel(ylabel)
-    ax.grid(True, alpha=0.3)
-    _legend(ax, limit=drawn)
-    return ax
-
-
-def plot_positions(
-    ax: Axes,
-    log: LogSource,
-    *,
-    joints: Sequence[int | str] | None = None,
-    state: str = STATE,
-    target: str = DESIRED,
-    limits: bool = True,
-) -> Axes:
-    """Measured joint positions (solid) against the target positions (dashed).
-
-    Targets are ``<target>.position`` (NaN where the PD is off, so not drawn); limits are
-    the metadata's ``position_lower``/``position_upper``. Units: rad or m.
-    """
-    log = load_log(log)
-    q = _field(log, f"{state}.position")
-    chosen = _joints(log, q.shape[1], joints)
-    for j, name in chosen:
-        ax.plot(log.time, q[:, j], color=f"C{j % 10}", lw=1.2, label=name, gid="state")
-    has_target = f"{target}.position" in log.keys()
-    if has_target:
-        qd = _field(log, f"{target}.position")
-        for j, name in chosen:
-            ax.plot(
-                log.time,
-                qd[:, j],
-                color=f"C{j % 10}",
-                ls="--",
-                lw=1.0,
-                label=f"_{name} target",
-                gid="target",
-            )
-    drawn = limits and _limits(ax, log, chosen, q.shape[1], "position_upper", "position_lower")
-    ax.set_title("Joint positions")
-    ax.set_ylabel("position [rad | m]")
-    ax.grid(True, alpha=0.3)
-    _legend(ax, target=has_target, limit=drawn)
-    return ax
-
-
-def plot_velocities(
-    ax: Axes, log: LogSource, *, joints: Sequence[int | str] | None = None, state: str = STATE
-) -> Axes:
-    """Measured joint velocities with the velocity limits (rad/s or m/s)."""
-    return _series(
-        ax,
-        load_log(log),
-        f"{state}.velocity",
-        joints,
-        title="Joint velocities",
-        ylabel="velocity [rad/s | m/s]",
-        limit="velocity_limit",
-    )
-
-
-def plot_torques(
-    ax: Axes, log: LogSource, *, joints: Sequence[int | str] | None = None, state: str = STATE
-) -> Axes:
-    """Applied joint torques (after the effort clamp) with the effort limits (N·m or N)."""
-    return _series(
-        ax,
-        load_log(log),
-        f"{state}.torque",
-        joints,
-        title="Applied torques",
-        ylabel="torque [N·m | N]",
-        limit="effort_limit",
-    )
-
-
-def plot_currents(
-    ax: Axes, log: LogSource, *, joints: Sequence[int | str] | None = None, state: str = STATE
-) -> Axes:
-    """Motor currents with the current limits (A)."""
-    return _series(
-        ax,
-        load_log(log),
-        f"{state}.current",
-        joints,
-        title="Motor currents",
-        ylabel="current [A]",
-        limit="current_limit",
-    )
-
-
-def plot_tracking_error(
-    ax: Axes,
-    log: LogSource,
-    *,
-    joints: Sequence[int | str] | None = None,
-    state: str = STATE,
-    target: str = DESIRED,
-) -> Axes:
-    """Target minus measured position per joint, with its RMS in the legend (rad or m).
-
-    Rows where the target is NaN (PD off) are gaps and do not count in the RMS.
-    """
-    log = load_log(log)
-    error = _field(log, f"{target}.position") - _field(log, f"{state}.position")
-    chosen = _joints(log, error.shape[1], joints)
-    for j, name in chosen:
-        finite = error[np.isfinite(error[:, j]), j]
-        rms = float(np.sqrt(np.mean(finite**2))) if finite.size else float("nan")
-        ax.plot(
-            log.time,
-            error[:, j],
-            color=f"C{j % 10}",
-            lw=1.2,
-            label=f"{name} (rms {rms:.3g})",
-            gid="state",
-        )
-    ax.axhline(0.0, color="0.3", lw=0.8)
-    ax.set_title("Tracking error (target − position)")
-    ax.set_ylabel("error [rad | m]")
-    ax.grid(True, alpha=0.3)
-    _legend(ax)
-    return ax
-
-
-def _runs(mask: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
-    """Start indices and exclusive end indices of the True runs of a boolean array."""
-    steps = np.diff(np.concatenate(([0], mask.astype(np.int8), [0])))
-    return np.flatnonzero(steps == 1), np.flatnonzero(steps == -1)
-
-
-def plot_actuator_states(
-    ax: Axes, log: LogSource, *, joints: Sequence[int | str] | None = None, state: str = STATE
-) -> Axes:
-    """Timeline of the actuator state flags: one row per joint, one lane per flag.
-
-    A lane is filled where its flag (IDLE, MOVING, BRAKED, STALLED) is set; sample ``k``
-    covers ``[time[k], time[k+1])``. Rows without a state (NaN) are left empty.
-    """
-    log = load_log(log)
-    raw = _field(log, f"{state}.actuator_state")
-    flags = np.where(np.isfinite(raw), raw, 0).astype(np.uint8)
-    chosen = _joints(log, flags.shape[1], joints)
-    t = log.time
-    step = log.metadata.dt or (float(np.median(np.diff(t))) if len(t) > 1 else 1.0)
-    edges = np.append(t, t[-1] + step) if len(t) else t
-    lane = 0.8 / len(STATE_COLORS)
-    for row, (j, _) in enumerate(chosen):
-        for k, (flag, color) in enumerate(STATE_COLORS.items()):
-            starts, ends = _runs((flags[:, j] & int(flag)) != 0)
-            if starts.size:
-                spans = np.column_stack((edges[starts], edges[ends] - edges[starts]))
-                y = row - 0.4 + k * lane
-                ax.broken_barh(spans.tolist(), (y, lane), facecolors=color, gid=flag.name)
-    ax.set_yticks(range(len(chosen)), [name for _, name in chosen])
-    ax.set_ylim(len(chosen) - 0.5, -0.5)
-    ax.set_title("Actuator state")
-    ax.set_ylabel("joint")
-    handles = [Patch(color=c, label=str(f.name)) for f, c in STATE_COLORS.items()]
-    ax.legend(handles=handles, **_LEGEND)
-    return ax
-
-
-def plot_events(ax: Axes, log: LogSource, *, kinds: Sequence[str] | None = None) -> Axes:
-    """Mark events as vertical lines (one colour per kind) on an existing panel."""
-    log = load_log(log)
-    events = [e for e in log.events if kinds is None or e.kind in kinds]
-    palette = {kind: f"C{i % 10}" for i, kind in enumerate(dict.fromkeys(e.kind for e in events))}
-    for event in events:
-        ax.axvline(event.time, color=palette[event.kind], ls="-.", lw=0.8, alpha=0.8, gid="event")
-    return ax
-
-
-_Panel = Callable[..., Axes]
-#: Panel name -> (function, fields it needs, takes ``target``).
-PANELS: dict[str, tuple[_Panel, tuple[str, ...], bool]] = {
-    "positions": (plot_positions, ("{state}.position",), True),
-    "velocities": (plot_velocities, ("{state}.velocity",), False),
-    "torques": (plot_torques, ("{state}.torque",), False),
-    "currents": (plot_currents, ("{state}.current",), False),
-    "tracking_error": (
-        plot_tracking_error,
-        ("{state}.position", "{target}.position"),
-        True,
-    ),
-    "actuator_states": (plot_actuator_states, ("{state}.actuator_state",), False),
+#: Quantities :func:`plot_log` can draw, one column each, and the fields they need.
+COLUMNS: dict[str, tuple[str, ...]] = {
+    "position": ("{state}.position",),
+    "velocity": ("{state}.velocity",),
+    "tracking_error": ("{state}.position", "{target}.position"),
+    "torque": ("{state}.torque",),
+    "current": ("{state}.current",),
 }
+_DEFAULT_COLUMNS = ("position", "tracking_error", "torque")
+_TITLES = {"position": "position and target", "velocity": "velocity",
+           "tracking_error": "tracking error (target − position)",
+           "torque": "torque / effort limit",
+           "current": "motor current"}  # fmt: skip
+#: Share of the effort limit counted as saturated.
+SATURATED = 0.995
+
+
+class _Drawn:
+    """What the columns drew, for the figure's legend."""
+
+    def __init__(self) -> None:
+        self.target = self.limit = self.saturated = False
+
+
+def _position(ax: Axes, log: Log, joint: Joint, state: str, target: str, drawn: _Drawn) -> None:
+    q = field(log, f"{state}.position")[:, joint.index]
+    ax.plot(log.time, q, color=joint.color, lw=1.8, alpha=0.75, gid="state")
+    series = [q]
+    if f"{target}.position" in log.keys():
+        reference = field(log, f"{target}.position")[:, joint.index]
+        ax.plot(log.time, reference, color="0.1", ls="--", lw=1.0, zorder=3, gid="target")
+        drawn.target |= bool(np.isfinite(reference).any())
+        series.append(reference)
+    fit_to_data(ax, *series, floor=1e-3)
+    bounds = [log.metadata.vector(n) for n in ("position_lower", "position_upper")]
+    levels = [b[joint.index] for b in bounds if b is not None and b.shape[0] > joint.index]
+    drawn.limit |= limit_lines(ax, levels)
+    ax.set_ylabel(f"{joint.name}\n[{joint.unit}]")
+
+
+def _velocity(ax: Axes, log: Log, joint: Joint, state: str, target: str, drawn: _Drawn) -> None:
+    qd = field(log, f"{state}.velocity")[:, joint.index]
+    ax.plot(log.time, qd, color=joint.color, lw=1.4, gid="state")
+    fit_to_data(ax, qd, symmetric=True, floor=1e-3)
+    limit = log.metadata.vector("velocity_limit")
+    if limit is not None and limit.shape[0] > joint.index:
+        drawn.limit |= limit_lines(ax, [-limit[joint.index], limit[joint.index]])
+    ax.set_ylabel(f"[{joint.unit}/s]")
+
+
+def _tracking_error(ax: Axes, log: Log, joint: Joint, state: str, target: str,
+                    drawn: _Drawn) -> None:  # fmt: skip
+    error = 1e3 * (field(log, f"{target}.position") - field(log, f"{state}.position"))
+    error = error[:, joint.index]
+    ax.plot(log.time, error, color=joint.color, lw=1.2, gid="state")
+    ax.axhline(0.0, color="0.5", lw=0.6)
+    finite = error[np.isfinite(error)]
+    if finite.size:
+        rms, worst = float(np.sqrt(np.mean(finite**2))), float(np.abs(finite).max())
+        ax.text(0.01, 0.97, f"rms {rms:.3g}, max {worst:.3g} {joint.milli}", transform=ax.transAxes,
+                va="top", fontsize="x-small", gid="error_summary",
+                bbox={"facecolor": "white", "alpha": 0.7, "lw": 0})  # fmt: skip
+    fit_to_data(ax, error, symmetric=True, floor=1e-3)
+    ax.set_ylabel(f"[{joint.milli}]")
+
+
+def _torque(ax: Axes, log: Log, joint: Joint, state: str, target: str, drawn: _Drawn) -> None:
+    tau = field(log, f"{state}.torque")[:, joint.index]
+    limit = log.metadata.vector("effort_limit")
+    if limit is None or limit.shape[0] <= joint.index or not limit[joint.index] > 0:
+        ax.plot(log.time, tau, color=joint.color, lw=1.2, gid="state")
+        fit_to_data(ax, tau, symmetric=True, floor=1e-6)
+        ax.set_ylabel(f"[{joint.torque_unit}]")
+        return
+    share = 100.0 * tau / limit[joint.index]
+    ax.plot(log.time, share, color=joint.color, lw=1.2, gid="state")
+    drawn.saturated |= shade_saturation(ax, log.time, np.abs(share) >= 100.0 * SATURATED)
+    fit_to_data(ax, share, symmetric=True, floor=5.0)
+    drawn.limit |= limit_lines(ax, [-100.0, 100.0])
+    peak = np.nanmax(np.abs(share)) if np.isfinite(share).any() else float("nan")
+    ax.text(0.01, 0.97, f"peak {peak:.0f} % of {limit[joint.index]:g} {joint.torque_unit}",
+            transform=ax.transAxes, va="top", fontsize="x-small", gid="torque_summary",
+            bbox={"facecolor": "white", "alpha": 0.7, "lw": 0})  # fmt: skip
+    ax.set_ylabel("[% of limit]")
+
+
+def _current(ax: Axes, log: Log, joint: Joint, state: str, target: str, drawn: _Drawn) -> None:
+    current = field(log, f"{state}.current")[:, joint.index]
+    ax.plot(log.time, current, color=joint.color, lw=1.2, gid="state")
+    fit_to_data(ax, current, symmetric=True, floor=1e-3)
+    limit = log.metadata.vector("current_limit")
+    if limit is not None and limit.shape[0] > joint.index:
+        drawn.limit |= limit_lines(ax, [-limit[joint.index], limit[joint.index]])
+    ax.set_ylabel("[A]")
+
+
+_DRAW = {"position": _position, "velocity": _velocity, "tracking_error": _tracking_error,
+         "torque": _torque, "current": _current}  # fmt: skip
 
 
 def plot_log(
     source: LogSource,
     *,
-    panels: Sequence[str] | None = None,
+    columns: Sequence[str] | None = None,
     joints: Sequence[int | str] | None = None,
     state: str = STATE,
     target: str = DESIRED,
     events: bool = True,
     title: str | None = None,
 ) -> Figure:
-    """Plot a run: one panel per row, sharing the time axis.
+    """Small multiples of a run: one row per joint, one column per quantity.
 
     Args:
         source: A :class:`Log` or a log path (an unfinalised journal works too).
-        panels: Names from :data:`PANELS`; default: every panel the log has data for.
-        joints: Joint indices or names to show; default all.
+        columns: Names from :data:`COLUMNS`; default position, tracking error and torque
+            (those the log has data for).
+        joints: Joint indices or names; default all.
         state: Channel of the measured state.
         target: Channel of the desired action (targets and tracking error).
-        events: Mark events on the actuator-state panel (or the last panel).
+        events: Mark events and label program commands.
         title: Figure title; default the robot name and file name.
 
     Raises:
-        LogError: the log lacks the fields a requested panel needs, or has none to plot.
-        ConfigurationError: an unknown panel name or joint.
+        LogError: the log lacks the fields a requested column needs, or has none to plot.
+        ConfigurationError: an unknown column or joint.
     """
     log = load_log(source)
     keys = set(log.keys())
 
     def needs(name: str) -> list[str]:
-        return [k.format(state=state, target=target) for k in PANELS[name][1]]
+        return [k.format(state=state, target=target) for k in COLUMNS[name]]
 
-    if panels is None:
-        panels = [p for p in PANELS if all(k in keys for k in needs(p))]
-        if not panels:
+    if columns is None:
+        columns = [c for c in _DEFAULT_COLUMNS if all(k in keys for k in needs(c))]
+        if not columns:
             raise LogError(f"log has no {state!r} channel fields to plot; fields: {sorted(keys)}")
-    for name in panels:
-        if name not in PANELS:
-            raise ConfigurationError(f"unknown plot panel {name!r}; expected one of {list(PANELS)}")
+    for name in columns:
+        if name not in COLUMNS:
+            raise ConfigurationError(f"unknown plot column {name!r}; expected one of "
+                                     f"{list(COLUMNS)}")  # fmt: skip
         missing = [k for k in needs(name) if k not in keys]
         if missing:
-            raise LogError(f"plot panel {name!r} needs the log fields {missing}")
-    fig = Figure(figsize=(10.0, 2.3 * len(panels) + 0.8), layout="constrained")
-    axes = fig.subplots(len(panels), 1, sharex=True, squeeze=False)[:, 0]
-    for ax, name in zip(axes, panels, strict=True):
-        function, _, takes_target = PANELS[name]
-        extra: dict[str, Any] = {"target": target} if takes_target else {}
-        function(ax, log, joints=joints, state=state, **extra)
-    if events and log.events:
-        where = list(panels).index("actuator_states") if "actuator_states" in panels else -1
-        plot_events(axes[where], log)
-    axes[-1].set_xlabel("time [s]")
+            raise LogError(f"plot column {name!r} needs the log fields {missing}")
+    dof = field(log, needs(columns[0])[0]).shape[1]
+    chosen = select_joints(log, dof, joints)
+    fig = Figure(figsize=(3.9 * len(columns) + 1.0, 1.45 * len(chosen) + 1.5),
+                 layout="constrained")  # fmt: skip
+    grid = fig.subplots(len(chosen), len(columns), sharex=True, squeeze=False)
+    drawn = _Drawn()
+    for row, joint in enumerate(chosen):
+        for col, name in enumerate(columns):
+            ax = grid[row, col]
+            _DRAW[name](ax, log, joint, state, target, drawn)
+            ax.grid(True, alpha=0.3)
+            ax.tick_params(labelsize="small")
+    for col, name in enumerate(columns):
+        grid[0, col].set_title(_TITLES[name], fontsize="medium", pad=22 if events else 4)
+        grid[-1, col].set_xlabel("time [s]")
+    kinds = draw_events(list(grid.ravel()), log, label_axes=[grid[0, 0]]) if events else []
+    handles = style_handles(target=drawn.target, limit=drawn.limit, saturated=drawn.saturated,
+                            events=kinds)  # fmt: skip
+    fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 6),
+               fontsize="small", frameon=False)  # fmt: skip
     if title is None:
         robot = log.metadata.robot or "robot"
         title = robot if log.source is None else f"{robot} — {Path(log.source).name}"
@@ -381,7 +218,101 @@ def plot_log(
     return fig
 
 
-def save(fig: Figure, path: str | os.PathLike[str], *, dpi: int = 120) -> Path:
+def plot_comparison(
+    logs: Mapping[str, LogSource],
+    *,
+    joints: Sequence[int | str] | None = None,
+    state: str = STATE,
+    target: str = DESIRED,
+    title: str | None = None,
+) -> Figure:
+    """Overlay runs of the same robot, aligned on their first command, with differences.
+
+    One row per joint in its own colour; left, each run's position (solid, dashed,
+    dotted... in the order of ``logs``); right, each later run minus the first, in mrad or
+    mm, on the first run's time grid. The figure's label (``fig.get_label()``) states the
+    largest difference.
+
+    Args:
+        logs: Run name -> :class:`Log` or path; the first is the reference.
+        joints: Joint indices or names; default all.
+        state: Channel of the measured state.
+        target: Channel of the commands (used for alignment when there are no events).
+        title: Figure title.
+
+    Raises:
+        ConfigurationError: fewer than two runs, or runs of different joint counts.
+    """
+    runs = {name: load_log(source) for name, source in logs.items()}
+    if len(runs) < 2:
+        raise ConfigurationError(f"plot_comparison needs two runs or more, got {len(runs)}")
+    positions = {name: field(log, f"{state}.position") for name, log in runs.items()}
+    sizes = {name: q.shape[1] for name, q in positions.items()}
+    if len(set(sizes.values())) != 1:
+        raise ConfigurationError(f"runs have different joint counts: {sizes}")
+    names = list(runs)
+    reference = runs[names[0]]
+    chosen = select_joints(reference, sizes[names[0]], joints)
+    times = {name: log.time - command_start(log, target) for name, log in runs.items()}
+    fig = Figure(figsize=(11.0, 1.45 * len(chosen) + 1.6), layout="constrained")
+    grid = fig.subplots(len(chosen), 2, sharex=True, squeeze=False)
+    styles = ["-", "--", ":", "-."]
+    worst = (0.0, "")
+    for row, joint in enumerate(chosen):
+        overlay, difference = grid[row]
+        for k, name in enumerate(names):
+            overlay.plot(times[name], positions[name][:, joint.index], color=joint.color,
+                         ls=styles[k % len(styles)], lw=1.2 + 0.4 * (k == 0), gid=name)  # fmt: skip
+        t0, q0 = times[names[0]], positions[names[0]][:, joint.index]
+        for k, name in enumerate(names[1:], start=1):
+            t, q = times[name], positions[name][:, joint.index]
+            inside = (t0 >= t[0]) & (t0 <= t[-1])
+            delta = np.full_like(q0, np.nan)
+            delta[inside] = 1e3 * (np.interp(t0[inside], t, q) - q0[inside])
+            difference.plot(t0, delta, color=joint.color, ls=styles[k % len(styles)], lw=1.1,
+                            gid=f"{name} - {names[0]}")  # fmt: skip
+            if np.isfinite(delta).any() and np.nanmax(np.abs(delta)) > worst[0]:
+                worst = (float(np.nanmax(np.abs(delta))), f"{joint.milli} ({joint.name})")
+        difference.axhline(0.0, color="0.5", lw=0.6)
+        overlay.set_ylabel(f"{joint.name}\n[{joint.unit}]")
+        difference.set_ylabel(f"[{joint.milli}]")
+        for ax in (overlay, difference):
+            ax.grid(True, alpha=0.3)
+            ax.tick_params(labelsize="small")
+    grid[0, 0].set_title("position")
+    grid[0, 1].set_title(f"difference to {names[0]}")
+    for ax in grid[-1]:
+        ax.set_xlabel("time from the first command [s]")
+    handles = [Line2D([], [], color="0.3", ls=styles[k % len(styles)], label=name)
+               for k, name in enumerate(names)]  # fmt: skip
+    fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), frameon=False)
+    fig.suptitle(title or " vs ".join(names))
+    fig.set_label(f"largest difference {worst[0]:.3g} {worst[1]}".strip())
+    return fig
+
+
+def plot_episodes(returns: Sequence[float], successes: Sequence[bool], *,
+                  title: str | None = None) -> Figure:  # fmt: skip
+    """Return of each episode, green where it succeeded, with the mean."""
+    returns = np.asarray(returns, dtype=np.float64)
+    successes = np.asarray(successes, dtype=bool)
+    fig = Figure(figsize=(7.0, 3.2), layout="constrained")
+    ax = fig.subplots()
+    index = np.arange(1, returns.size + 1)
+    ax.bar(index[successes], returns[successes], color="tab:green", label="success")
+    ax.bar(index[~successes], returns[~successes], color="tab:red", label="failure")
+    ax.axhline(float(returns.mean()) if returns.size else 0.0, color="0.2", ls="--", lw=1.0,
+               label=f"mean {returns.mean():.2f}" if returns.size else "mean")  # fmt: skip
+    ax.set_xlabel("episode")
+    ax.set_ylabel("return")
+    ax.set_xticks(index)
+    ax.legend(loc="best", fontsize="small")
+    ax.set_title(title or f"success {successes.mean():.0%} over {returns.size} episodes",
+                 fontsize="medium")  # fmt: skip
+    return fig
+
+
+def save(fig: Figure, path: str | os.PathLike[str], *, dpi: int = 110) -> Path:
     """Render ``fig`` to ``path`` (format from the suffix, e.g. ``.png``, ``.pdf``, ``.svg``).
 
     Parent folders are created. Returns the path.

@@ -1,0 +1,70 @@
+"""Replay a recorded log's actions on any robot, open loop, and compare the two runs.
+
+The robot starts from the first logged state; each logged action is applied for one
+control period (the log's). The comparison plot overlays both runs per joint (same
+colour, aligned on the first command) with their difference.
+
+Examples:
+  jointlab replay arm6 runs/record-train-reach-emulated-arm6-0/log.npz
+  jointlab replay emulated://arm6 runs/demo-arm6/log.npz
+"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from jointlab.cli.common import (
+    add_output_arguments,
+    add_robot_argument,
+    console,
+    planned_folder,
+    robot_label,
+    robot_url,
+    run_folder,
+)
+from jointlab.cli.programs import LOG_NAME
+
+NAME = "replay"
+HELP = "replay a recorded log's actions on any robot and compare"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    """Arguments of ``jointlab replay``."""
+    add_robot_argument(parser)
+    parser.add_argument("log", metavar="LOG", help="a log with a desired channel")
+    add_output_arguments(parser, "default name: replay-RUN-ROBOT")
+
+
+def run(args: argparse.Namespace) -> int:
+    """Replay, record, compare."""
+    from jointlab.envs.evaluation import open_backend
+    from jointlab.recording import LogMetadata, Recorder, load_log
+    from jointlab.recording.plots import plot_comparison, save
+    from jointlab.recording.replay import logged_actions, replay
+
+    source = Path(args.log).expanduser()
+    original = load_log(source)
+    logged_actions(original)  # no actions: fail before connecting
+    url = robot_url(args.robot)
+    run_name = source.parent.name if source.stem == "log" else source.stem
+    folder = planned_folder(args, f"replay-{run_name}-{robot_label(args.robot)}")
+    period = original.metadata.dt or 0.001
+    with run_folder(folder) as work:
+        robot = open_backend(url, period)
+        try:
+            metadata = LogMetadata.from_robot(robot, url=url, replay_of=str(source))
+            with Recorder(work / LOG_NAME, metadata=metadata) as recorder:
+                with console.status(f"replaying {len(original)} actions on {url}..."):
+                    replay(robot, original, recorder=recorder)
+        finally:
+            robot.close()
+        replayed = load_log(work / LOG_NAME)
+        names = {f"recorded ({original.metadata.extra.get('url', source.name)})": original,
+                 f"replayed ({url})": replayed}  # fmt: skip
+        figure = plot_comparison(names, title=f"{source} replayed on {url}")
+        save(figure, work / "compare.png")
+    console.print(f"replayed {len(original)} actions on {url}; {figure.get_label()}",
+                  highlight=False)  # fmt: skip
+    console.print(f"wrote {folder / LOG_NAME} and {folder / 'compare.png'}", highlight=False)
+    return 0

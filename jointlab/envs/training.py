@@ -1,4 +1,4 @@
-"""PPO training set-up shared by ``examples/train_reach.py`` and ``jointlab train``.
+"""PPO training set-up shared by ``examples/02_train_reach.py`` and ``jointlab train``.
 
 The settings are the ones that reach >= 90 % success on ``jointlab/Reach-v0`` (arm6, position
 mode) within 300k environment steps (docs/environments.md): 8 environments, normalised

@@ -196,11 +196,14 @@ class LogMetadata:
         """
         joints = description.joints
         currents = [getattr(getattr(j, "motor", None), "max_current", math.nan) for j in joints]
+        linear = getattr(description, "is_linear", None)
         return cls(
             robot=description.name,
             dof=description.dof,
             joint_names=tuple(description.joint_names),
-            joint_types=tuple("linear" if linear else "rotary" for linear in description.is_linear),
+            joint_types=None if linear is None else tuple(
+                "linear" if is_linear else "rotary" for is_linear in linear
+            ),
             dt=dt,
             effort_limit=description.effort_limit,
             position_lower=description.lower,

@@ -5,7 +5,7 @@ on ``--envs`` parallel environments, evaluates the deterministic policy on 100 f
 (success = tool within 5 cm of the target at the end of the episode) and writes a learning
 curve (success rate and mean return against environment steps) to ``--out``::
 
-    python examples/train_reach.py --steps 300000 --out /tmp/reach_ppo
+    python examples/02_train_reach.py --steps 300000 --out /tmp/reach_ppo
 
 The trained model and the observation statistics are saved in the output folder too; they
 are results, not source, so keep them out of the repository.

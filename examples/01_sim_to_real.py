@@ -7,10 +7,10 @@ know which backend it has. The script prints both tracking errors side by side.
 
 Run from the repository root::
 
-    PYTHONPATH=. .venv/bin/python examples/sim_to_real.py
-    PYTHONPATH=. .venv/bin/python examples/sim_to_real.py sim://arm6 serial:///dev/ttyACM0
+    .venv/bin/python examples/01_sim_to_real.py
+    .venv/bin/python examples/01_sim_to_real.py sim://arm6 "serial:///dev/ttyACM0?robot=arm6"
     # a 250 Hz loop (the device still ticks at 1 kHz): robust on a busy machine
-    PYTHONPATH=. .venv/bin/python examples/sim_to_real.py "sim://arm6?control_dt=0.004" \
+    .venv/bin/python examples/01_sim_to_real.py "sim://arm6?control_dt=0.004" \
         "emulated://arm6?stream_period=4"
 
 At 1 kHz the host has one millisecond per period; on a loaded machine some periods are late
@@ -21,6 +21,7 @@ simulator's own PD law on every tick.
 
 from __future__ import annotations
 
+import argparse
 import sys
 
 import numpy as np
@@ -65,11 +66,20 @@ def tracking_error(robot: Robot) -> tuple[float, float, int]:
     return float(np.sqrt(np.mean(error**2))), float(error.max()), late
 
 
-def main(urls: list[str]) -> int:
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("urls", nargs="*", metavar="URL", default=["sim://arm6", "emulated://arm6"],
+                        help="robot URLs to compare (default: sim://arm6 emulated://arm6)")
+    urls = parser.parse_args(argv).urls
+    if len(urls) < 2:
+        parser.error("give two robot URLs (or none for the default pair)")
     results = {}
-    for url in urls:
-        with jointlab.connect(url) as robot:
-            results[url] = tracking_error(robot)
+    try:
+        for url in urls:
+            with jointlab.connect(url) as robot:
+                results[url] = tracking_error(robot)
+    except jointlab.JointLabError as exc:
+        parser.exit(2, f"error: {exc}\n")
     width = max(len(url) for url in urls)
     print(
         f"{'backend':<{width}} {'RMS error mrad':>15} {'max error mrad':>15} {'late periods':>13}"
@@ -82,4 +92,4 @@ def main(urls: list[str]) -> int:
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:] or ["sim://arm6", "emulated://arm6"]))
+    sys.exit(main())

@@ -3,10 +3,10 @@
 Needs the ``distributed`` extra (``pip install -e ".[distributed]"``). The same script runs
 on this machine and on a Ray cluster; only where ``ray.init`` connects changes::
 
-    python examples/rllib_reach.py                        # local Ray, 2 env runners
-    python examples/rllib_reach.py --runners 8 --iterations 50 --out /tmp/reach_rllib
-    RAY_ADDRESS=auto python examples/rllib_reach.py --runners 16   # on a cluster node
-    python examples/rllib_reach.py --address auto --runners 16     # the same
+    python examples/03_rllib_reach.py                        # local Ray, 2 env runners
+    python examples/03_rllib_reach.py --runners 8 --iterations 50 --out /tmp/reach_rllib
+    RAY_ADDRESS=auto python examples/03_rllib_reach.py --runners 16   # on a cluster node
+    python examples/03_rllib_reach.py --address auto --runners 16     # the same
 
 Each env runner is a Ray actor (one CPU) that steps ``--envs-per-runner`` environments; the
 learner runs in this (driver) process. Seeding: one ``--seed`` seeds the networks and the

@@ -1,5 +1,6 @@
 """Command programs: a YAML list of Commander commands that runs on any backend.
 
+The format is documented in ``docs/programs.md``; examples are in ``examples/programs/``.
 A program is a list of one-key mappings ``{verb: arguments}``. Verbs are the Commander's
 (``home``, ``set_position``, ``set_positions``, ``set_velocity``, ``set_velocities``,
 ``set_effort``, ``set_current``, ``set_currents``, ``follow_trajectory``, ``hold``, ``stop``,
@@ -64,9 +65,16 @@ class StepResult:
 
 
 def load_program(source: str | Path | Sequence[Any]) -> list[ProgramStep]:
-    """Parse a program from a YAML file path, YAML text or an already-loaded list.
+    """Parse and validate a program from a YAML file path, YAML text or a loaded list.
 
+    Every step is checked before anything runs: its verb, its argument names against the
+    Commander method's (with a suggestion for a typo), required arguments, and durations
+    (``wait``, ``for``) > 0 s. Values are checked by the Commander when the step runs.
     A list of :class:`ProgramStep` (an already parsed program) is returned as it is.
+
+    Raises:
+        ConfigurationError: an unreadable file or an invalid step (names the file, the step
+            index, the verb and the argument).
     """
     if isinstance(source, Sequence) and not isinstance(source, str) and source and all(
         isinstance(step, ProgramStep) for step in source
@@ -97,13 +105,49 @@ def load_program(source: str | Path | Sequence[Any]) -> list[ProgramStep]:
             hint = difflib.get_close_matches(str(verb), VERBS, n=1)
             suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
             raise ConfigurationError(f"{where}: step {index}: unknown verb {verb!r}{suggestion}")
+        here = f"{where}: step {index} ({verb})"
         if verb == "wait":
-            steps.append(ProgramStep("wait", {}, float(arguments)))
+            steps.append(ProgramStep("wait", {}, _seconds(here, arguments)))
             continue
+        if arguments is not None and not isinstance(arguments, Mapping):
+            raise ConfigurationError(f"{here}: arguments must be a mapping {{name: value}}, "
+                                     f"got {arguments!r}")  # fmt: skip
         arguments = dict(arguments or {})
         duration = arguments.pop("for", None)
-        steps.append(ProgramStep(verb, arguments, None if duration is None else float(duration)))
+        _check_arguments(here, verb, arguments)
+        seconds = None if duration is None else _seconds(f"{here} for", duration)
+        steps.append(ProgramStep(verb, arguments, seconds))
     return steps
+
+
+def _seconds(where: str, value: Any) -> float:
+    try:
+        seconds = float(value)
+    except (TypeError, ValueError):
+        seconds = math.nan
+    if not (math.isfinite(seconds) and seconds > 0):
+        raise ConfigurationError(f"{where}: expected a duration > 0 in seconds, got {value!r}")
+    return seconds
+
+
+def _check_arguments(where: str, verb: str, arguments: dict[str, Any]) -> None:
+    """Raise if ``arguments`` do not fit ``Commander.<verb>`` (names, required ones)."""
+    import difflib
+    import inspect
+
+    signature = inspect.signature(getattr(Commander, verb))
+    names = [n for n in signature.parameters if n != "self"]
+    for name in arguments:
+        if name not in names:
+            hint = difflib.get_close_matches(name, [*names, "for"], n=1)
+            raise ConfigurationError(
+                f"{where}: unknown argument {name!r}; {verb} takes {names} and 'for'"
+                + (f"; did you mean {hint[0]!r}?" if hint else "")
+            )
+    try:
+        signature.bind(None, **arguments)
+    except TypeError as exc:
+        raise ConfigurationError(f"{where}: {exc} (arguments: {names})") from exc
 
 
 class _PeakTorque:

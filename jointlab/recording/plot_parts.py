@@ -138,7 +138,7 @@ def draw_events(axes: Sequence[Axes], log: Log, offset: float = 0.0,
         if event.kind == COMMAND:
             for ax in axes:
                 ax.axvline(t, color="0.45", ls="--", lw=0.8, gid="command")
-            lift = lift + 9 if t - last < 0.06 * span else 0  # stagger labels that would touch
+            lift = (lift + 9) % 27 if t - last < 0.12 * span else 0  # stagger close labels
             last = t
             for ax in label_axes:
                 ax.annotate(str(event.get("verb", "")), (t, 1.0),

@@ -3,7 +3,7 @@
 Needs the ``distributed`` extra (``pip install -e ".[distributed]"``). The same script runs
 on this machine and on a Ray cluster; only where ``ray.init`` connects changes::
 
-    python examples/03_rllib_reach.py                        # local Ray, 2 env runners
+    python examples/03_rllib_reach.py                        # local Ray, CPUs - 1 env runners
     python examples/03_rllib_reach.py --runners 8 --iterations 50 --out /tmp/reach_rllib
     RAY_ADDRESS=auto python examples/03_rllib_reach.py --runners 16   # on a cluster node
     python examples/03_rllib_reach.py --address auto --runners 16     # the same
@@ -35,7 +35,9 @@ from ray.rllib.connectors.env_to_module import MeanStdFilter
 from ray.rllib.core.rl_module.default_model_config import DefaultModelConfig
 
 from jointlab.envs.evaluation import evaluate_policy
+from jointlab.envs.ray_start import start_ray
 from jointlab.envs.rllib import log_success, register_rllib_envs
+from jointlab.errors import ConfigurationError
 
 ENV_ID = "jointlab/Reach-v0"
 
@@ -75,19 +77,11 @@ def build_config(args: argparse.Namespace) -> PPOConfig:
     )
 
 
-def connect(args: argparse.Namespace) -> str:
-    """Join the cluster named by ``--address``/``RAY_ADDRESS``, else start a local Ray."""
-    if args.address or os.environ.get("RAY_ADDRESS"):
-        ray.init(address=args.address)  # None: RAY_ADDRESS
-        return f"cluster {args.address or os.environ['RAY_ADDRESS']}"
-    ray.init(num_cpus=args.num_cpus, include_dashboard=False)
-    return "local Ray"
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=3, help="training iterations")
-    parser.add_argument("--runners", type=int, default=2, help="env runners (one CPU each)")
+    parser.add_argument("--runners", type=int, default=max(1, (os.cpu_count() or 2) - 1),
+                        help="env runners, one CPU each (default: this machine's CPUs - 1)")
     parser.add_argument("--envs-per-runner", type=int, default=1)
     parser.add_argument("--fragment", type=int, default=250, help="steps per env per iteration")
     parser.add_argument("--epochs", type=int, default=10, help="PPO epochs per iteration")
@@ -107,7 +101,10 @@ def main() -> None:
     args = parser.parse_args()
     args.out.mkdir(parents=True, exist_ok=True)
 
-    where = connect(args)
+    try:
+        where = start_ray(args.address, num_cpus=args.num_cpus, runners=args.runners)
+    except ConfigurationError as exc:
+        parser.exit(2, f"error: {exc}\n")
     register_rllib_envs()
     algo = build_config(args).build_algo()
     print(

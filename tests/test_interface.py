@@ -344,7 +344,7 @@ def test_actuator_type_codes() -> None:
 
 
 # --------------------------------------------------------------------------- Robot ABC
-DESIGN_METHODS = {"description", "read", "apply", "step", "time", "power", "brakes", "arm",
+CONTRACT_METHODS = {"description", "read", "apply", "step", "time", "power", "brakes", "arm",
                   "disarm", "geometry", "close"}  # fmt: skip
 
 
@@ -354,7 +354,7 @@ def test_robot_cannot_be_instantiated() -> None:
 
 
 def test_robot_lists_the_design_methods() -> None:
-    assert DESIGN_METHODS <= Robot.__abstractmethods__
+    assert CONTRACT_METHODS <= Robot.__abstractmethods__
     assert isinstance(Robot.dof, property)
     assert hasattr(Robot, "__enter__") and hasattr(Robot, "__exit__")
 

@@ -1,6 +1,6 @@
 """Rigid-body dynamics from the description's inertials, in numpy (no PyBullet).
 
-Runs beside hardware as well as in simulation. Frames follow the DESIGN.md geometry exactly
+Runs beside hardware as well as in simulation. Frames follow the geometry convention exactly
 (the same chain as :func:`jointlab.robots.kinematics.forward_kinematics`); each element's
 link inertial (mass, centre of gravity, inertia) lives in its moving frame ``F_i · M_i(q_i)``.
 

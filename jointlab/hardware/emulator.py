@@ -85,7 +85,7 @@ class Emulator:
         seed: int = 0,
         tcp_port: int | None = None,
     ) -> None:
-        from jointlab.sim import SimRobot  # the emulator may use sim (DESIGN.md)
+        from jointlab.sim import SimRobot  # the emulator may use sim (docs/architecture.md)
 
         if not 1 <= int(rate_hz) <= 65535:
             raise ConfigurationError(f"rate_hz must be in [1, 65535], got {rate_hz!r}")

@@ -5,7 +5,7 @@ with a stream of NJOINT position targets on the fifth-order minimum-jerk blend
 ``s(τ) = 10τ³ − 15τ⁴ + 6τ⁵`` (zero velocity and acceleration at both ends), timed so that
 no joint exceeds its configured speed or acceleration or its jerk limit, then holds the
 target until the joints come to rest. It lives here, not in ``jointlab.controllers``, because
-hardware must not import controllers (DESIGN.md's import table).
+hardware must not import controllers (docs/architecture.md, the import table).
 """
 
 from __future__ import annotations

@@ -1,6 +1,6 @@
 """The RoboCup SSL ``ControlMessage``: a 10-byte base-station-to-robot command.
 
-Bit-exact with the original Rust crate (see /work/shared/seeds/README.md)::
+Bit-exact with the RoboCup SSL ControlMessage crate (the layout below is the whole spec)::
 
     byte 0     team << 7 | robot_id << 3 | shoot_mode << 2 | trigger_mode
     bytes 1-2  body_x   int16 little-endian, m/s × 1000

@@ -165,7 +165,7 @@ class Coupling:
 class ActuatorSpec:
     """One element of the array: a rotary or linear actuator, or a fixed element.
 
-    The geometry follows DESIGN.md: ``F_end = F_i · M_i(q) · RPY(orientation) · T(length·x̂)``.
+    The geometry (docs/robot-files.md): ``F_end = F_i · M_i(q) · RPY(orientation) · T(length·x̂)``.
     """
 
     name: str
@@ -604,7 +604,7 @@ class RobotDescription:
         return dump_yaml(self)
 
     def to_urdf(self) -> str:
-        """Return URDF text for this description (see DESIGN.md, "Exported URDF")."""
+        """Return URDF text for this description (see docs/robot-files.md, the URDF export)."""
         from jointlab.robots.urdf_io import description_to_urdf
 
         return description_to_urdf(self)

@@ -1,4 +1,4 @@
-"""Forward kinematics of a description, exactly per the DESIGN.md geometry convention.
+"""Forward kinematics of a description, exactly per the geometry convention (robot-files.md).
 
 For element ``i`` with parent end frame ``F_i`` and joint value ``q_i``::
 

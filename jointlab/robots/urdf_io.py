@@ -1,6 +1,6 @@
 """URDF export and import.
 
-Export (DESIGN.md "Exported URDF"): the base is link ``base_link`` at the base frame; each
+Export (docs/robot-files.md): the base is link ``base_link`` at the base frame; each
 element becomes a joint named after it whose child link ``<name>_link`` has the element's
 moving frame ``F_i·M_i(q_i)``; each chain ends in a fixed link ``<last>_tool``. Links carry a
 capsule visual/collision along the link direction and the element's inertial.

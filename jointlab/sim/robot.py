@@ -1,6 +1,6 @@
 """``SimRobot``: the PyBullet backend of the :class:`~jointlab.interface.Robot` interface.
 
-Time semantics (DESIGN.md):
+Time semantics (docs/architecture.md, the Robot contract):
 
 * ``apply(a)`` sets the action used from the next physics step on, until the next ``apply``.
   Everything the torque law needs (filled gains, PD mask, ``torque + kp*position +

@@ -1,4 +1,4 @@
-"""Hypothesis strategies for valid robot-file dicts (the YAML schema of DESIGN.md).
+"""Hypothesis strategies for valid robot-file dicts (the YAML schema of docs/robot-files.md).
 
 ``robot_dicts()`` draws serial chains and trees of rotary, linear and fixed elements, with
 explicit ``parent:`` references, optional limits, soft limits, dynamics, links (derived or

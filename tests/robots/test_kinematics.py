@@ -1,4 +1,4 @@
-"""Forward kinematics per the DESIGN.md geometry convention (numpy only, no PyBullet)."""
+"""Forward kinematics per the documented geometry convention (numpy only, no PyBullet)."""
 
 from __future__ import annotations
 
@@ -31,7 +31,7 @@ def _random_q(description: RobotDescription, count: int, seed: int) -> np.ndarra
 
 
 def _reference_fk(description: RobotDescription, q: np.ndarray) -> dict[str, np.ndarray]:
-    """End frames from the DESIGN.md formula, written independently with scipy rotations."""
+    """End frames from the documented formula, written independently with scipy rotations."""
 
     def transform(rotation: Rotation | None = None, translation: Any = (0, 0, 0)) -> np.ndarray:
         matrix = np.eye(4)

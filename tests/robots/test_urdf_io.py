@@ -1,7 +1,7 @@
 """URDF export and import: structure of ``to_urdf()``, ``from_urdf`` and round trips.
 
 The FK-vs-PyBullet checks live in ``test_kinematics_vs_pybullet.py``; here the round trip
-``to_urdf -> from_urdf`` is checked against our own FK, which is exact per DESIGN.md.
+``to_urdf -> from_urdf`` is checked against our own FK, which is exact per docs/robot-files.md.
 """
 
 from __future__ import annotations

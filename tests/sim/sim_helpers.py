@@ -30,5 +30,5 @@ def one_joint(name: str = "one", **overrides: Any) -> RobotDescription:
 def pd_formula(
     state: ArrayState, torque: float, position: float, kp: float, kd: float, velocity: float
 ) -> np.ndarray:
-    """DESIGN.md's law, literally, at ``state`` (before the effort clamp)."""
+    """The documented NJointAction law, literally, at ``state`` (before the effort clamp)."""
     return torque + kp * (position - state.position) + kd * (velocity - state.velocity)

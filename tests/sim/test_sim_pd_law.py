@@ -1,4 +1,4 @@
-"""The joint-wise PD law of DESIGN.md, evaluated every physics step, on a 1-DoF robot."""
+"""The joint-wise PD law of actions-and-control.md, evaluated every physics step (1 DoF)."""
 
 from __future__ import annotations
 

@@ -3,7 +3,8 @@
 :func:`jointlab.robots.forward_kinematics` computes every frame of the tree; a task needs one
 (the tool) at every environment step, so :class:`ChainKinematics` precompiles the chain from
 the base to that frame and evaluates it with a handful of vectorised numpy calls. It follows
-the DESIGN.md geometry exactly (tests compare it with ``forward_kinematics``).
+the geometry convention of docs/robot-files.md exactly (tests compare it with
+``forward_kinematics``).
 """
 
 from __future__ import annotations

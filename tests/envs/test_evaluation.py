@@ -22,26 +22,6 @@ ENV_ID = "jointlab/Reach-v0"
 ENV_KWARGS = {"robot": "arm6", "action_mode": "position"}
 
 
-@pytest.fixture(scope="module")
-def sb3_model(tmp_path_factory):
-    """A PPO model after 128 steps, saved with its VecNormalize statistics beside it."""
-    sb3 = pytest.importorskip("stable_baselines3")
-    torch = pytest.importorskip("torch")
-    from stable_baselines3.common.env_util import make_vec_env
-    from stable_baselines3.common.vec_env import VecNormalize
-
-    torch.set_num_threads(1)
-    folder = tmp_path_factory.mktemp("sb3")
-    vec = VecNormalize(make_vec_env(ENV_ID, n_envs=1, seed=0, env_kwargs=ENV_KWARGS))
-    model = sb3.PPO("MlpPolicy", vec, n_steps=64, batch_size=64, n_epochs=1, seed=0,
-                    device="cpu", policy_kwargs={"net_arch": [16, 16]})  # fmt: skip
-    model.learn(total_timesteps=128)
-    model.save(folder / "model")
-    vec.save(str(folder / "vecnormalize.pkl"))
-    vec.close()
-    return folder / "model.zip"
-
-
 def _manual_returns(path, episodes, seed):
     """The evaluation written by hand with SB3's own API, to compare with the helper."""
     from stable_baselines3 import PPO
@@ -133,3 +113,47 @@ def test_any_policy_object_runs_and_episodes_are_validated():
         evaluate_policy(_Zero(), "sim://arm6", episodes=0)
     with pytest.raises(ConfigurationError, match="unknown environment"):
         evaluate_policy(_Zero(), "sim://arm6", env_id="jointlab/Nope-v0")
+
+
+def test_policy_paths_expand_the_home_folder(sb3_model, monkeypatch, tmp_path):
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "models").mkdir()
+    for name in ("model.zip", "vecnormalize.pkl"):
+        (tmp_path / "models" / name).write_bytes((sb3_model.parent / name).read_bytes())
+    result = evaluate_policy("~/models/model.zip", "sim://arm6", env_kwargs=ENV_KWARGS,
+                             episodes=1)  # fmt: skip
+    assert result.lengths.tolist() == [50]
+    with pytest.raises(ConfigurationError, match="no such policy"):
+        load_policy("~/models/missing.zip")
+
+
+@pytest.mark.slow
+def test_every_episode_is_filmed_on_a_simulated_robot(sb3_model, tmp_path):
+    pytest.importorskip("moviepy")
+    evaluate_policy(sb3_model, "sim://arm6", env_kwargs=ENV_KWARGS, episodes=2,
+                    video_folder=tmp_path / "video")  # fmt: skip
+    videos = sorted((tmp_path / "video").glob("*.mp4"))
+    assert [v.name for v in videos] == ["Reach-v0-episode-0.mp4", "Reach-v0-episode-1.mp4"]
+    assert all(v.stat().st_size > 5_000 for v in videos)
+    with pytest.raises(ConfigurationError, match="needs a simulated robot"):
+        evaluate_policy(sb3_model, "emulated://arm6", env_kwargs=ENV_KWARGS, episodes=1,
+                        video_folder=tmp_path / "nope")  # fmt: skip
+
+
+@pytest.mark.slow
+def test_a_recorded_episode_replays_exactly_in_simulation(sb3_model, tmp_path):
+    from jointlab.envs.episodes import record_episode
+    from jointlab.recording import Recorder, load_log
+    from jointlab.recording.replay import replay
+
+    record = record_episode(sb3_model, "sim://arm6", tmp_path / "episode.npz",
+                            env_kwargs=ENV_KWARGS, seed=5)  # fmt: skip
+    log = load_log(record.path)
+    assert record.steps == len(log) == 50 and log.metadata.dt == pytest.approx(0.02)
+    assert log.metadata.extra["env_id"] == ENV_ID and len(log.metadata.extra["goal"]) == 3
+    assert np.isclose(log["episode.reward"].sum(), record.episode_return)
+    with jointlab.connect("sim://arm6?control_dt=0.02") as robot:
+        with Recorder(tmp_path / "replay.npz", metadata=robot) as recorder:
+            replay(robot, log, recorder=recorder)
+    again = load_log(tmp_path / "replay.npz")
+    assert np.array_equal(again["state.position"], log["state.position"])

@@ -189,3 +189,16 @@ def test_ppo_on_two_env_runners_returns_episode_metrics_and_seeds_each_env(ray_l
     assert evaluation.env_id == ENV_ID
     assert evaluation.lengths.tolist() == [50, 50]
     assert np.all(np.isfinite(evaluation.returns))
+
+
+@pytest.mark.slow
+def test_more_runners_than_cpus_is_an_error_not_a_silent_wait():
+    ray = pytest.importorskip("ray")
+    from jointlab.envs.ray_start import start_ray
+    from jointlab.errors import ConfigurationError
+
+    if ray.is_initialized():  # pragma: no cover - another test left Ray running
+        ray.shutdown()
+    with pytest.raises(ConfigurationError, match=r"3 env runners need 3 CPUs.*has 1"):
+        start_ray(num_cpus=1, runners=3)
+    assert not ray.is_initialized()

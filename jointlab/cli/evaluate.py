@@ -19,13 +19,11 @@ from jointlab.cli.common import (
     add_output_arguments,
     add_robot_argument,
     console,
-    planned_folder,
     positive_int,
-    robot_label,
     robot_url,
     run_folder,
 )
-from jointlab.cli.policies import add_policy_arguments, env_settings, policy_path
+from jointlab.cli.policies import add_policy_arguments, open_policy
 
 NAME = "eval"
 HELP = "evaluate a trained policy on any robot: success rate, plot, --video"
@@ -45,15 +43,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def run(args: argparse.Namespace) -> int:
     """Run the episodes, print the summary, write summary.json and eval.png."""
-    from jointlab.envs.evaluation import evaluate_policy, load_policy
+    from jointlab.envs.evaluation import evaluate_policy
     from jointlab.recording.plots import plot_episodes, save
 
-    path = policy_path(args.policy)
     url = robot_url(args.robot)
-    label = path.parent.name if path.name == "model.zip" else path.stem
-    folder = planned_folder(args, f"eval-{label}-{robot_label(args.robot)}")
-    policy = load_policy(path)
-    env_id, env_kwargs = env_settings(args, policy)
+    path, folder, policy, env_id, env_kwargs = open_policy(args, "eval")
     with run_folder(folder) as work:
         video = None if args.video is None else (Path(args.video).expanduser() if args.video
                                                  else work / "video")  # fmt: skip

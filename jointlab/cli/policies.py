@@ -52,3 +52,21 @@ def env_settings(args: argparse.Namespace, policy: Any) -> tuple[str | None, dic
     elif policy.env_config is None:
         kwargs = {"action_mode": "position"}
     return args.env, kwargs
+
+
+def open_policy(args: argparse.Namespace, prefix: str, suffix: str = "",
+                ) -> tuple[Path, Path, Any, str | None, dict | None]:  # fmt: skip
+    """Everything ``eval`` and ``record`` need before they run, checked in this order.
+
+    Returns the policy file, the planned run folder (``PREFIX-POLICY-ROBOT[SUFFIX]``), the
+    loaded policy, and the ``env_id`` and ``env_kwargs`` to run it with.
+    """
+    from jointlab.cli.common import planned_folder, robot_label
+    from jointlab.envs.evaluation import load_policy
+
+    path = policy_path(args.policy)
+    label = path.parent.name if path.name == "model.zip" else path.stem
+    folder = planned_folder(args, f"{prefix}-{label}-{robot_label(args.robot)}{suffix}")
+    policy = load_policy(path)
+    env_id, env_kwargs = env_settings(args, policy)
+    return path, folder, policy, env_id, env_kwargs

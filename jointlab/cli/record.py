@@ -16,12 +16,10 @@ from jointlab.cli.common import (
     add_output_arguments,
     add_robot_argument,
     console,
-    planned_folder,
-    robot_label,
     robot_url,
     run_folder,
 )
-from jointlab.cli.policies import add_policy_arguments, env_settings, policy_path
+from jointlab.cli.policies import add_policy_arguments, open_policy
 from jointlab.cli.programs import LOG_NAME, PLOT_NAME
 
 NAME = "record"
@@ -40,15 +38,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Record the episode, plot it."""
     from jointlab.envs.episodes import record_episode
-    from jointlab.envs.evaluation import load_policy
     from jointlab.recording.plots import plot_log, save
 
-    path = policy_path(args.policy)
     url = robot_url(args.robot)
-    label = path.parent.name if path.name == "model.zip" else path.stem
-    folder = planned_folder(args, f"record-{label}-{robot_label(args.robot)}-{args.seed}")
-    policy = load_policy(path)
-    env_id, env_kwargs = env_settings(args, policy)
+    _, folder, policy, env_id, env_kwargs = open_policy(args, "record", f"-{args.seed}")
     with run_folder(folder) as work:
         record = record_episode(policy, url, work / LOG_NAME, env_id=env_id,
                                 env_kwargs=env_kwargs, seed=args.seed,

@@ -88,14 +88,19 @@ def _position(ax: Axes, log: Log, joint: Joint, state: str, target: str, drawn: 
     ax.set_ylabel(f"{joint.name}\n[{joint.unit}]")
 
 
+def _bounded(ax: Axes, values: np.ndarray, limit: np.ndarray | None, joint: Joint,
+             drawn: _Drawn, unit: str) -> None:  # fmt: skip
+    """A signed quantity of one joint with its ±limit (drawn, not setting the scale)."""
+    fit_to_data(ax, values, symmetric=True, floor=1e-3)
+    if limit is not None and limit.shape[0] > joint.index:
+        drawn.limit |= limit_lines(ax, [-limit[joint.index], limit[joint.index]])
+    ax.set_ylabel(f"[{unit}]")
+
+
 def _velocity(ax: Axes, log: Log, joint: Joint, state: str, target: str, drawn: _Drawn) -> None:
     qd = field(log, f"{state}.velocity")[:, joint.index]
     ax.plot(log.time, qd, color=joint.color, lw=1.4, gid="state")
-    fit_to_data(ax, qd, symmetric=True, floor=1e-3)
-    limit = log.metadata.vector("velocity_limit")
-    if limit is not None and limit.shape[0] > joint.index:
-        drawn.limit |= limit_lines(ax, [-limit[joint.index], limit[joint.index]])
-    ax.set_ylabel(f"[{joint.unit}/s]")
+    _bounded(ax, qd, log.metadata.vector("velocity_limit"), joint, drawn, f"{joint.unit}/s")
 
 
 def _tracking_error(ax: Axes, log: Log, joint: Joint, state: str, target: str,
@@ -137,11 +142,7 @@ def _torque(ax: Axes, log: Log, joint: Joint, state: str, target: str, drawn: _D
 def _current(ax: Axes, log: Log, joint: Joint, state: str, target: str, drawn: _Drawn) -> None:
     current = field(log, f"{state}.current")[:, joint.index]
     ax.plot(log.time, current, color=joint.color, lw=1.2, gid="state")
-    fit_to_data(ax, current, symmetric=True, floor=1e-3)
-    limit = log.metadata.vector("current_limit")
-    if limit is not None and limit.shape[0] > joint.index:
-        drawn.limit |= limit_lines(ax, [-limit[joint.index], limit[joint.index]])
-    ax.set_ylabel("[A]")
+    _bounded(ax, current, log.metadata.vector("current_limit"), joint, drawn, "A")
 
 
 _DRAW = {"position": _position, "velocity": _velocity, "tracking_error": _tracking_error,

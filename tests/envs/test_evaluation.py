@@ -90,8 +90,11 @@ def test_mismatched_backend_or_env_is_refused(sb3_model, backend, env_kwargs, ma
 
 
 def test_bad_paths_and_counts_are_refused(tmp_path):
-    with pytest.raises(ConfigurationError, match="expected an RLlib checkpoint folder"):
+    with pytest.raises(ConfigurationError, match=r"missing\.zip: no such policy file"):
         load_policy(tmp_path / "missing.zip")
+    (tmp_path / "notes.txt").write_text("not a model")
+    with pytest.raises(ConfigurationError, match="expected an RLlib checkpoint folder"):
+        load_policy(tmp_path / "notes.txt")
     with pytest.raises(ConfigurationError, match="not an RLlib algorithm checkpoint"):
         load_policy(tmp_path)
     (tmp_path / "notes.txt").write_text("not a model")

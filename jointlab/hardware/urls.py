@@ -19,6 +19,7 @@ also takes ``faults=Faults(...)`` as an option.
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from jointlab.connection import query_bool, query_positive
@@ -44,10 +45,26 @@ EMULATOR_OPTIONS = (
 )
 
 
+def default_dead_periods() -> int:
+    """``dead_periods`` when a URL gives none: ``JOINTLAB_DEAD_PERIODS`` if set, else 50.
+
+    Raise it on a busy machine, where an emulator process (or a USB host) can be
+    descheduled for longer than 50 stream periods.
+    """
+    text = os.environ.get("JOINTLAB_DEAD_PERIODS", "50")
+    try:
+        value = int(text)
+    except ValueError:
+        value = 0
+    if value < 1:
+        raise ConfigurationError(f"JOINTLAB_DEAD_PERIODS must be a whole number >= 1, got {text!r}")
+    return value
+
+
 def _robot_settings(url: RobotURL) -> dict[str, Any]:
     return {
         "request_timeout": url.take("timeout", query_positive, 0.1),
-        "dead_periods": url.take("dead_periods", int, 50),
+        "dead_periods": url.take("dead_periods", int, default_dead_periods()),
         "allow_digest_mismatch": url.take("allow_digest_mismatch", query_bool, False),
     }
 

@@ -64,6 +64,9 @@ def scratch(tmp_path: Path) -> dict[str, str]:
     env["HOME"] = str(tmp_path)
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONWARNINGS"] = "ignore::DeprecationWarning"
+    # The emulator runs on the wall clock: on a loaded test machine its process can stall
+    # for longer than 50 stream periods, which would read as a dead link.
+    env["JOINTLAB_DEAD_PERIODS"] = "2000"
     return env
 
 

@@ -17,10 +17,11 @@ $(VENV)/.installed-runtime: $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install -e .
 	touch $@
 
-# Everything the tests need: the test tools, Stable-Baselines3, Ray RLlib and moviepy.
+# Everything the tests need: the test tools, Stable-Baselines3, Ray RLlib, moviepy and the
+# MuJoCo engine.
 $(VENV)/.installed-test: $(BIN)/python pyproject.toml
 	$(if $(TORCH_INDEX),$(BIN)/python -m pip install "$(TORCH)" --index-url $(TORCH_INDEX))
-	$(BIN)/python -m pip install -e ".[test,rl,distributed,video]"
+	$(BIN)/python -m pip install -e ".[test,rl,distributed,video,mujoco]"
 	touch $@ $(VENV)/.installed-runtime
 
 demo: $(VENV)/.installed-runtime
@@ -32,7 +33,7 @@ test: $(VENV)/.installed-test
 
 notebooks: $(VENV)/.installed-runtime
 	$(if $(TORCH_INDEX),$(BIN)/python -m pip install "$(TORCH)" --index-url $(TORCH_INDEX))
-	$(BIN)/python -m pip install -e ".[notebooks,rl]"
+	$(BIN)/python -m pip install -e ".[notebooks,rl,mujoco]"
 	$(BIN)/jupyter lab notebooks/
 
 lint: $(VENV)/.installed-test

@@ -39,6 +39,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import gymnasium
@@ -120,9 +121,8 @@ def _actions() -> np.ndarray:
     return np.random.default_rng(0).uniform(-1, 1, size=(4096, 6)).astype(np.float32)
 
 
-def bench_env(seconds: float) -> dict[str, float]:
-    """Single env steps/s, and the robot's share of a step (apply + step, same actions)."""
-    env = _make_env()
+def env_stepper(env: gymnasium.Env) -> Callable[[], None]:
+    """One env step per call with the common action sequence, resetting on episode end."""
     env.reset(seed=0)
     actions = _actions()
     i = 0
@@ -134,7 +134,14 @@ def bench_env(seconds: float) -> dict[str, float]:
         if terminated or truncated:
             env.reset()
 
-    rate = _timed_loop(step, seconds)
+    return step
+
+
+def bench_env(seconds: float) -> dict[str, float]:
+    """Single env steps/s, and the robot's share of a step (apply + step, same actions)."""
+    env = _make_env()
+    rate = _timed_loop(env_stepper(env), seconds)
+    actions = _actions()
     # Where the time goes: the robot alone, fed the same NJointActions with the same resets.
     base = env.unwrapped
     robot = base.robot

@@ -2,10 +2,10 @@
 
 A URL is ``SCHEME://TARGET?key=value&...``. Each scheme has a factory in a small registry:
 
-* ``sim://NAME_OR_PATH?dt=0.001&control_dt=0.001&gui=0&seed=0``: a
+* ``sim://NAME_OR_PATH?dt=0.001&control_dt=0.001&gui=0&seed=0&engine=pybullet``: a
   :class:`~jointlab.sim.SimRobot`. ``NAME_OR_PATH`` is a built-in robot name (``sim://arm6``),
   an absolute path (``sim:///home/me/robot.yaml``) or a relative one
-  (``sim://robots/my.yaml``);
+  (``sim://robots/my.yaml``); ``engine`` is ``pybullet`` (default) or ``mujoco``;
 * ``serial://DEVICE_OR_PYSERIAL_URL?baud=1000000&robot=NAME``: a
   :class:`~jointlab.hardware.SerialRobot` on a device path (``serial:///dev/ttyUSB0``) or any
   pyserial URL (``serial://socket://127.0.0.1:7000``);
@@ -175,6 +175,7 @@ def query_positive(text: str) -> float:
 def _connect_sim(url: RobotURL, options: dict[str, Any]) -> Robot:
     from jointlab.robots import load_robot
     from jointlab.sim import SimRobot
+    from jointlab.sim.engines import check_engine
 
     if not url.target:
         raise ConfigurationError(f"{url.url}: no robot given; expected sim://NAME_OR_PATH")
@@ -183,6 +184,7 @@ def _connect_sim(url: RobotURL, options: dict[str, Any]) -> Robot:
         "control_dt": url.take("control_dt", query_positive, None),
         "gui": url.take("gui", query_bool, False),
         "seed": url.take("seed", int, 0),
+        "engine": url.take("engine", check_engine, None),
     }
     url.check_all_taken()
     for key, value in options.items():

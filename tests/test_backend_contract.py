@@ -1,9 +1,11 @@
-"""One contract, two backends: SimRobot and SerialRobot (over the emulator) behave alike.
+"""One contract, three backends: SimRobot (PyBullet and MuJoCo) and SerialRobot (over the
+emulator) behave alike.
 
 Modelled on trifinger_simulation's ``test_robot_equivalent_interface``: the same tests run
-against ``sim://arm6`` and a SerialRobot talking to ``emulated://arm6`` through a real
-pseudo-terminal. Differences that are part of the design are tested as such: a SimRobot
-starts armed and is not real-time; a SerialRobot starts disarmed and is paced by the device.
+against ``sim://arm6``, ``sim://arm6?engine=mujoco`` and a SerialRobot talking to
+``emulated://arm6`` through a real pseudo-terminal. Differences that are part of the design
+are tested as such: a SimRobot starts armed and is not real-time; a SerialRobot starts
+disarmed and is paced by the device.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from jointlab.interface import ArrayState, NJointAction, Robot
 from jointlab.sim import SimRobot
 
 PATIENT = {"request_timeout": 0.5, "dead_periods": 1000, "connect_timeout": 10.0}
-BACKENDS = ["sim", "emulated"]
+BACKENDS = ["sim", "mujoco", "emulated"]
 
 
 @pytest.fixture(scope="module")
@@ -34,8 +36,8 @@ def emulator() -> Iterator[EmulatorProcess]:
 @pytest.fixture(params=BACKENDS)
 def fresh(request: pytest.FixtureRequest) -> Iterator[Robot]:
     """A robot as its backend creates it."""
-    if request.param == "sim":
-        robot: Robot = SimRobot("arm6")
+    if request.param in ("sim", "mujoco"):
+        robot: Robot = SimRobot("arm6", engine="pybullet" if request.param == "sim" else "mujoco")
     else:
         emulator = request.getfixturevalue("emulator")
         emulator.reset()

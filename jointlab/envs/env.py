@@ -36,9 +36,9 @@ __all__ = ["ENV_PARAMETERS", "RENDER_MODES", "TASKS", "JointLabEnv"]
 
 RENDER_MODES = ("human", "rgb_array")
 #: The environment's own constructor keywords (everything else goes to the task).
-ENV_PARAMETERS = ("task", "robot", "action_mode", "backend", "control_dt", "dt", "render_mode",
-                  "camera", "render_size", "observe_torque", "observe_previous_action",
-                  "randomization")  # fmt: skip
+ENV_PARAMETERS = ("task", "robot", "action_mode", "backend", "engine", "control_dt", "dt",
+                  "render_mode", "camera", "render_size", "observe_torque",
+                  "observe_previous_action", "randomization")  # fmt: skip
 
 
 class JointLabEnv(gymnasium.Env):
@@ -54,9 +54,12 @@ class JointLabEnv(gymnasium.Env):
         action_mode: One of :data:`jointlab.envs.actions.ACTION_MODES`.
         backend: A :func:`jointlab.connect` URL (``"sim://arm6?dt=0.001"``,
             ``"emulated://arm6"``, ``"serial:///dev/ttyUSB0"``) used instead of ``robot``.
+        engine: Physics engine of a robot the env builds: ``"pybullet"`` (default) or
+            ``"mujoco"``. A backend URL names its own (``sim://arm6?engine=mujoco``).
         control_dt: Environment step in seconds (simulated robots only).
         dt: Physics step in seconds; ``control_dt`` must be an integer multiple of it.
-        render_mode: None, ``"rgb_array"`` (TinyRenderer, headless) or ``"human"`` (GUI).
+        render_mode: None, ``"rgb_array"`` (headless: PyBullet's TinyRenderer, MuJoCo's
+            offscreen renderer) or ``"human"`` (the engine's GUI).
         camera: A :class:`jointlab.sim.Camera` for ``rgb_array``; None frames the robot.
         render_size: ``(width, height)`` of ``rgb_array`` images in pixels.
         observe_torque: Add the applied torques to the observation.
@@ -76,6 +79,7 @@ class JointLabEnv(gymnasium.Env):
         *,
         action_mode: str = "position",
         backend: str | None = None,
+        engine: str | None = None,
         control_dt: float = 0.02,
         dt: float = 0.001,
         render_mode: str | None = None,
@@ -93,6 +97,11 @@ class JointLabEnv(gymnasium.Env):
             raise ConfigurationError(
                 "observe_previous_action needs a flat action mode, not 'njoint'"
             )
+        if engine is not None and (isinstance(robot, Robot) or backend is not None):
+            raise ConfigurationError(
+                f"engine={engine!r} applies to robots the environment builds; a live robot "
+                "has its engine, and a backend URL names it (sim://NAME?engine=...)"
+            )
         if randomization is not None and (isinstance(robot, Robot) or backend is not None):
             raise ConfigurationError(
                 "randomization= applies to robots the environment builds; configure a live "
@@ -109,7 +118,7 @@ class JointLabEnv(gymnasium.Env):
         self.camera = camera
         self.render_size = (int(render_size[0]), int(render_size[1]))
         self.randomization = randomization
-        self.robot, self._owns_robot = self._build_robot(robot, backend, control_dt, dt)
+        self.robot, self._owns_robot = self._build_robot(robot, backend, control_dt, dt, engine)
         self._closed = False
         try:
             self.description: RobotDescription = self.robot.description
@@ -163,7 +172,7 @@ class JointLabEnv(gymnasium.Env):
         return cls(**task_kwargs)
 
     def _build_robot(
-        self, robot: Any, backend: str | None, control_dt: float, dt: float
+        self, robot: Any, backend: str | None, control_dt: float, dt: float, engine: str | None
     ) -> tuple[Robot, bool]:
         if isinstance(robot, Robot):
             if backend is not None:
@@ -193,6 +202,7 @@ class JointLabEnv(gymnasium.Env):
             seed=0,
             randomization=self.randomization,
             gui=self.render_mode == "human",
+            engine=engine,
         )
         return sim, True
 

@@ -59,7 +59,8 @@ _DEFAULT_ENV = "jointlab/Reach-v0"
 _TASKS = {entry.id: entry.task for entry in ENV_SPECS}
 #: Keywords that configure a simulated robot built by the env; with a backend URL they
 #: configure the backend (``control_dt``, ``dt``) or are checked against it (``robot``).
-_BACKEND_KEYS = ("robot", "control_dt", "dt", "backend")
+#: The training ``engine`` is dropped: the URL chooses the engine the policy is tried on.
+_BACKEND_KEYS = ("robot", "control_dt", "dt", "backend", "engine")
 
 
 @dataclass(frozen=True)

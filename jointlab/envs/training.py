@@ -63,8 +63,14 @@ def make_training_env(env_id: str, env_kwargs: dict[str, Any], envs: int = 8, se
     return VecNormalize(vec, norm_obs=True, norm_reward=True, gamma=GAMMA)
 
 
-def make_ppo(env: Any, seed: int = 0) -> Any:
-    """A Stable-Baselines3 PPO with the tuned Reach settings, on the CPU."""
+def make_ppo(env: Any, seed: int = 0, net_arch: tuple[int, ...] = (256, 256)) -> Any:
+    """A Stable-Baselines3 PPO with the tuned Reach settings, on the CPU.
+
+    Args:
+        env: The (normalised, vectorised) training environment.
+        seed: Seed of the policy and of SB3's own randomness.
+        net_arch: Hidden layer sizes of the policy and value networks.
+    """
     from stable_baselines3 import PPO
 
     return PPO(
@@ -80,7 +86,7 @@ def make_ppo(env: Any, seed: int = 0) -> Any:
         clip_range=0.2,
         # Position targets are absolute, so exploration noise moves the whole arm: start it
         # small (std 0.135 of the half range, about 0.38 rad on the base joint).
-        policy_kwargs={"net_arch": [256, 256], "log_std_init": -2.0},
+        policy_kwargs={"net_arch": list(net_arch), "log_std_init": -2.0},
         seed=seed,
         device="cpu",
         verbose=0,

@@ -1,4 +1,4 @@
-"""PyBullet simulation backend: worlds, simulated robots, actuator and sensor models.
+"""Simulation backend: worlds, simulated robots, actuator and sensor models (PyBullet, MuJoCo).
 
 ::
 

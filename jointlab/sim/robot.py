@@ -1,4 +1,9 @@
-"""``SimRobot``: the PyBullet backend of the :class:`~jointlab.interface.Robot` interface.
+"""``SimRobot``: the simulation backend of the :class:`~jointlab.interface.Robot` interface.
+
+A ``SimRobot`` runs on the engine of its world: PyBullet (the default, described below) or
+MuJoCo (``engine="mujoco"``, :mod:`jointlab.sim.mujoco`, where the same law runs as MuJoCo's
+own actuators). Everything in this module (power, arming, brakes, resets, randomisation,
+sensors, state flags) is engine-neutral; the world supplies the engine's body and loop.
 
 Time semantics (docs/architecture.md, the Robot contract):
 
@@ -39,9 +44,9 @@ from jointlab.errors import (
 from jointlab.interface import ArrayState, NJointAction, Robot
 from jointlab.robots.description import ArrayGeometry, RobotDescription
 from jointlab.robots.yaml_io import load_robot
-from jointlab.sim.body import RobotBody
-from jointlab.sim.drive import TorqueLoop
+from jointlab.sim.engines import DEFAULT_ENGINE, check_engine
 from jointlab.sim.randomization import EpisodeParameters, Randomization
+from jointlab.sim.scene import Scene
 from jointlab.sim.sensors import SensorModel
 from jointlab.sim.state import StateReporter
 from jointlab.sim.world import World
@@ -61,27 +66,30 @@ def _steps_per_period(dt: float, control_dt: float) -> int:
 
 
 class SimRobot(Robot):
-    """A robot simulated in PyBullet at torque level.
+    """A robot simulated at torque level, in PyBullet or MuJoCo.
 
     Args:
         description: A :class:`RobotDescription`, a built-in name or a robot file path.
-        world: The :class:`World` to load into; by default the robot creates (and owns) one.
+        world: The world to load into (``World(...)`` of either engine); by default the robot
+            creates (and owns) one.
         dt: Physics step in seconds (default: the world's, or 0.001).
         control_dt: Control period in seconds, a whole multiple of ``dt`` (default ``dt``).
         seed: Seed of the randomisation and sensor-noise generators.
         randomization: Ranges used by ``reset(randomize=True)``.
         sensors: Encoder quantisation and noise applied to ``read()``.
-        gui: Open the PyBullet GUI (only when the robot creates its world).
+        gui: Open the engine's GUI (only when the robot creates its world).
         moving_threshold: Speed above which a joint reports MOVING, rad/s or m/s.
         stall_time: Seconds a saturated joint must fail to move towards its target before it
             reports STALLED; ``None`` disables stall detection.
+        engine: ``"pybullet"`` (default) or ``"mujoco"`` when the robot creates its world;
+            with ``world`` given, the world's engine (a different ``engine`` is an error).
     """
 
     def __init__(
         self,
         description: RobotDescription | str | Path,
         *,
-        world: World | None = None,
+        world: Scene | None = None,
         dt: float | None = None,
         control_dt: float | None = None,
         seed: int = 0,
@@ -90,10 +98,16 @@ class SimRobot(Robot):
         gui: bool = False,
         moving_threshold: float = 1e-3,
         stall_time: float | None = 0.5,
+        engine: str | None = None,
     ) -> None:
         self._closed = True  # until fully built, so close() is harmless
         self._description = load_robot(description)
+        engine = None if engine is None else check_engine(engine)
         if world is not None:
+            if engine is not None and engine != world.engine:
+                raise ConfigurationError(
+                    f"engine={engine!r} differs from the world's engine {world.engine!r}"
+                )
             if dt is not None and float(dt) != world.dt:
                 raise ConfigurationError(f"dt = {dt} s differs from the world's dt = {world.dt} s")
             if gui and not world.gui:
@@ -114,14 +128,16 @@ class SimRobot(Robot):
         if stall_time is not None and not stall_time > 0:
             raise ConfigurationError(f"stall_time must be > 0 s or None, got {stall_time!r}")
         self._owns_world = world is None
-        self._world = World(dt=dt, gui=gui) if world is None else world
+        if world is None:
+            world = World(dt=dt, gui=gui, engine=engine or DEFAULT_ENGINE)
+        self._world = world
         self._dt, self._control_dt = dt, control_dt
         self._randomization = randomization
         self._reporter = StateReporter(
             self._description.dof, dt, moving_threshold, stall_time, sensors
         )
         try:
-            self._body = RobotBody(self._world, self._description)
+            self._body, self._loop = self._world._attach_robot(self._description, dt)
         except BaseException:
             if self._owns_world:
                 self._world.close()
@@ -133,11 +149,11 @@ class SimRobot(Robot):
         self._config_speed = np.array(self._description.config_speed)
         self._config_accel = np.array(self._description.acceleration_limit)
         self._powered, self._armed, self._brakes_requested = True, True, False
-        self._loop = TorqueLoop(self._body, dt)
         self._zero_action = NJointAction.Zero(dof)
         self._action = self._zero_action
         self._state: ArrayState | None = None
         self._braked = np.zeros(dof, dtype=bool)
+        self._active: np.ndarray | None = None  # joints that may be driven; see _configure_drive
         self._brake_any = False
         self._episode = EpisodeParameters.nominal(self._description)
         self._episode_changed = False
@@ -151,13 +167,18 @@ class SimRobot(Robot):
         return self._description
 
     @property
-    def world(self) -> World:
-        """The :class:`World` the robot lives in."""
+    def world(self) -> Scene:
+        """The world the robot lives in (a PyBullet ``World`` or a ``MujocoWorld``)."""
         return self._world
 
     @property
+    def engine(self) -> str:
+        """The physics engine, ``"pybullet"`` or ``"mujoco"``."""
+        return self._world.engine
+
+    @property
     def body_id(self) -> int:
-        """PyBullet body id of the robot."""
+        """Body id of the robot in its world (PyBullet body id, or a MuJoCo world handle)."""
         return self._body.body_id
 
     @property
@@ -258,9 +279,15 @@ class SimRobot(Robot):
         self._configure_drive()
 
     def _configure_drive(self, reconfigure: bool = False) -> None:
-        """Re-derive the torque loop's arrays; ``reconfigure`` also flushes the delay line."""
-        active = np.full(self._description.dof, self._powered and self._armed) & ~self._braked
-        self._loop.set_action(self._action, active)
+        """Re-derive the torque loop's arrays from the current action.
+
+        ``reconfigure`` (after a power, arming or brake change) also recomputes which joints
+        may be driven and flushes the delay line.
+        """
+        if reconfigure or self._active is None:
+            dof = self._description.dof
+            self._active = np.full(dof, self._powered and self._armed) & ~self._braked
+        self._loop.set_action(self._action, self._active)
         if reconfigure and self._loop.delay is not None:
             self._loop.delay.clear()
         self._state = None
@@ -387,6 +414,12 @@ class SimRobot(Robot):
         self._loop.after_physics()
         self._state = None
 
+    def _rebind(self) -> None:
+        """World hook (MuJoCo): the model was recompiled; find the robot in it again."""
+        self._body.bind()
+        self._loop.rebind()
+        self._state = None
+
     def _end_period(self) -> None:
         self._reporter.end_period(self._loop, self._world.steps, self._noise_rng)
         self._state = None
@@ -491,7 +524,8 @@ class SimRobot(Robot):
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"t={self.time:.3f}s"
+        engine = "" if self._world.engine == DEFAULT_ENGINE else f", engine={self.engine!r}"
         return (
             f"SimRobot({self._description.name!r}, dof={self._description.dof}, "
-            f"dt={self._dt}, control_dt={self._control_dt}, {state})"
+            f"dt={self._dt}, control_dt={self._control_dt}{engine}, {state})"
         )

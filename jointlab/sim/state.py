@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 
 from jointlab.interface import ActuatorState, ArrayState
-from jointlab.sim.drive import TorqueLoop
+from jointlab.sim.law import DriveLoop
 from jointlab.sim.sensors import SensorModel
 
 __all__ = ["StateReporter"]
@@ -25,7 +25,7 @@ _STALLED = np.uint8(ActuatorState.STALLED)
 
 
 class StateReporter:
-    """Builds ``ArrayState`` values from a :class:`TorqueLoop` (one per ``SimRobot``)."""
+    """Builds ``ArrayState`` values from a :class:`DriveLoop` (one per ``SimRobot``)."""
 
     def __init__(
         self,
@@ -55,7 +55,7 @@ class StateReporter:
         self._stall_any = False
         self._checked = steps
 
-    def end_period(self, loop: TorqueLoop, steps: int, rng: np.random.Generator) -> None:
+    def end_period(self, loop: DriveLoop, steps: int, rng: np.random.Generator) -> None:
         """Update stall timers and draw sensor readings at the end of a control period."""
         if self.stall_time is not None and steps - self._checked >= self._check_every:
             elapsed = (steps - self._checked) * self.dt
@@ -70,7 +70,7 @@ class StateReporter:
 
     def build(
         self,
-        loop: TorqueLoop,
+        loop: DriveLoop,
         time: float,
         powered: bool,
         armed: bool,

@@ -1,5 +1,8 @@
 """A PyBullet world: one physics client, a ground plane, simple objects and a camera.
 
+``World(engine="mujoco", ...)`` builds a :class:`jointlab.sim.mujoco.MujocoWorld` instead,
+with the same methods (the ``mujoco`` extra); ``engine="pybullet"`` is the default.
+
 Every PyBullet call made by JointLab names its client explicitly (``physicsClientId``), so
 any number of worlds can live in one process. At most one of them may have a GUI (a PyBullet
 limit); asking for a second raises :class:`~jointlab.errors.SimulationError`.
@@ -13,7 +16,6 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, ClassVar
 
 import numpy as np
@@ -24,33 +26,17 @@ from jointlab.errors import ConfigurationError, SimulationError
 from jointlab.robots.transforms import matrix_to_rpy, quaternion_matrix
 from jointlab.sim.client import connect_client
 from jointlab.sim.markers import MarkerSet
+from jointlab.sim.engines import DEFAULT_ENGINE, check_engine
+from jointlab.sim.scene import DEFAULT_RGBA, Camera, Scene, check_dt
+from jointlab.sim.scene import vector as _vector
 
 if TYPE_CHECKING:
+    from jointlab.robots.description import RobotDescription
+    from jointlab.sim.body import RobotBody
+    from jointlab.sim.drive import TorqueLoop
     from jointlab.sim.robot import SimRobot
 
-__all__ = ["Camera", "World"]
-
-#: Default RGBA colour of objects added without one.
-DEFAULT_RGBA = (0.8, 0.5, 0.2, 1.0)
-
-
-@dataclass(frozen=True)
-class Camera:
-    """A look-at camera for :meth:`World.render` (PyBullet's yaw/pitch/distance form)."""
-
-    #: Point looked at, world frame, metres.
-    target: tuple[float, float, float] = (0.0, 0.0, 0.3)
-    #: Distance from the target, metres.
-    distance: float = 1.6
-    #: Yaw about the world z axis, degrees.
-    yaw: float = 45.0
-    #: Pitch, degrees (negative looks down).
-    pitch: float = -30.0
-    #: Vertical field of view, degrees.
-    fov: float = 60.0
-    #: Near and far clipping planes, metres.
-    near: float = 0.01
-    far: float = 20.0
+__all__ = ["DEFAULT_RGBA", "Camera", "World"]
 
 
 def quaternion_from_rpy(rpy: Sequence[float]) -> tuple[float, float, float, float]:
@@ -65,14 +51,7 @@ def quaternion_from_rpy(rpy: Sequence[float]) -> tuple[float, float, float, floa
     )
 
 
-def _vector(name: str, value: Sequence[float], size: int = 3) -> tuple[float, ...]:
-    array = np.asarray(value, dtype=np.float64).reshape(-1)
-    if array.shape != (size,) or not np.all(np.isfinite(array)):
-        raise ConfigurationError(f"{name} must be {size} finite numbers, got {value!r}")
-    return tuple(float(v) for v in array)
-
-
-class World:
+class World(Scene):
     """One PyBullet physics client with gravity, an optional ground plane and objects.
 
     Args:
@@ -80,6 +59,8 @@ class World:
         gravity: Gravity vector in m/s², world frame.
         gui: Open PyBullet's GUI (one per process) instead of the headless DIRECT mode.
         ground: Load ``plane.urdf`` from ``pybullet_data`` at z = 0.
+        engine: ``"pybullet"``, or ``"mujoco"`` for a
+            :class:`~jointlab.sim.mujoco.MujocoWorld` (see :mod:`jointlab.sim.engines`).
 
     Attributes:
         client: The :class:`pybullet_utils.bullet_client.BulletClient` (methods take no
@@ -89,6 +70,24 @@ class World:
     """
 
     _gui_owner: ClassVar[World | None] = None
+    #: The physics engine of this world.
+    engine = "pybullet"
+
+    def __new__(
+        cls,
+        dt: float = 0.001,
+        gravity: Sequence[float] = (0.0, 0.0, -9.81),
+        gui: bool = False,
+        ground: bool = True,
+        engine: str = DEFAULT_ENGINE,
+    ) -> World:
+        """A PyBullet ``World``, or a ``MujocoWorld`` when ``engine="mujoco"``."""
+        if cls is World and check_engine(engine) == "mujoco":
+            from jointlab.sim.mujoco.world import MujocoWorld
+
+            # Not a World subclass, so Python does not call World.__init__ on it.
+            return MujocoWorld(dt=dt, gravity=gravity, gui=gui, ground=ground)  # type: ignore[return-value]
+        return super().__new__(cls)
 
     def __init__(
         self,
@@ -96,10 +95,11 @@ class World:
         gravity: Sequence[float] = (0.0, 0.0, -9.81),
         gui: bool = False,
         ground: bool = True,
+        engine: str = DEFAULT_ENGINE,
     ) -> None:
-        dt = float(dt)
-        if not np.isfinite(dt) or dt <= 0:
-            raise ConfigurationError(f"World dt must be a positive number of seconds, got {dt!r}")
+        if check_engine(engine) != "pybullet":
+            raise ConfigurationError(f"{type(self).__name__} is a PyBullet world, not {engine!r}")
+        dt = check_dt(dt)
         gravity = _vector("World gravity", gravity)
         if gui and World._gui_owner is not None:
             raise SimulationError(
@@ -129,111 +129,56 @@ class World:
             )
 
     # ---------------------------------------------------------------- objects
-    def _check_open(self) -> None:
-        if self._closed:
-            raise SimulationError("this World is closed")
-
-    def add_box(
-        self,
-        half_extents: Sequence[float],
-        position: Sequence[float],
-        orientation: Sequence[float] = (0.0, 0.0, 0.0),
-        mass: float = 0.0,
-        rgba: Sequence[float] | None = None,
-    ) -> int:
-        """Add a box; ``mass`` 0 makes it static. Returns its body id.
-
-        Args:
-            half_extents: Half sizes along x, y, z in metres, shape ``(3,)``.
-            position: Centre position, world frame, metres.
-            orientation: Roll, pitch, yaw in radians.
-            mass: Mass in kg (0 for a static box).
-            rgba: Colour, four numbers in [0, 1].
-        """
-        self._check_open()
-        half = _vector("add_box half_extents", half_extents)
-        if min(half) <= 0:
-            raise ConfigurationError(f"add_box half_extents must be > 0, got {half_extents!r}")
+    def _add_box(self, half: tuple[float, ...], position: tuple[float, ...],
+                 orientation: tuple[float, ...], mass: float, rgba: tuple[float, ...]) -> int:
         cid = self.client_id
         shape = pybullet.createCollisionShape(
             pybullet.GEOM_BOX, halfExtents=half, physicsClientId=cid
         )
         visual = pybullet.createVisualShape(
-            pybullet.GEOM_BOX, halfExtents=half, rgbaColor=self._rgba(rgba), physicsClientId=cid
+            pybullet.GEOM_BOX, halfExtents=half, rgbaColor=rgba, physicsClientId=cid
         )
-        return self._multibody(mass, shape, visual, position, orientation)
+        return self._multibody(mass, shape, visual, position, orientation)  # fmt: skip
 
-    def add_sphere(
-        self,
-        radius: float,
-        position: Sequence[float],
-        mass: float = 0.0,
-        rgba: Sequence[float] | None = None,
-    ) -> int:
-        """Add a sphere of ``radius`` metres at ``position``; ``mass`` 0 makes it static."""
-        self._check_open()
-        if not np.isfinite(radius) or radius <= 0:
-            raise ConfigurationError(f"add_sphere radius must be > 0 metres, got {radius!r}")
+    def _add_sphere(self, radius: float, position: tuple[float, ...], mass: float,
+                    rgba: tuple[float, ...]) -> int:
         cid = self.client_id
         shape = pybullet.createCollisionShape(
-            pybullet.GEOM_SPHERE, radius=float(radius), physicsClientId=cid
+            pybullet.GEOM_SPHERE, radius=radius, physicsClientId=cid
         )
         visual = pybullet.createVisualShape(
-            pybullet.GEOM_SPHERE,
-            radius=float(radius),
-            rgbaColor=self._rgba(rgba),
-            physicsClientId=cid,
+            pybullet.GEOM_SPHERE, radius=radius, rgbaColor=rgba, physicsClientId=cid
         )
-        return self._multibody(mass, shape, visual, position, (0.0, 0.0, 0.0))
+        return self._multibody(mass, shape, visual, position, (0.0, 0.0, 0.0))  # fmt: skip
 
-    def add_urdf(
-        self,
-        path: str | os.PathLike[str],
-        position: Sequence[float],
-        orientation: Sequence[float] = (0.0, 0.0, 0.0),
-        fixed: bool = True,
-    ) -> int:
-        """Load a URDF file (absolute, relative, or relative to ``pybullet_data``).
-
-        Returns its body id.
-        """
-        self._check_open()
-        text = os.fspath(path)
-        candidates = [text, os.path.join(pybullet_data.getDataPath(), text)]
-        found = next((c for c in candidates if os.path.isfile(c)), None)
-        if found is None:
-            raise SimulationError(f"{text}: URDF file not found (also looked in pybullet_data)")
+    def _add_urdf(self, path: str, position: tuple[float, ...], orientation: tuple[float, ...],
+                  fixed: bool) -> int:
         try:
             return pybullet.loadURDF(
-                found,
-                basePosition=_vector("add_urdf position", position),
-                baseOrientation=quaternion_from_rpy(_vector("add_urdf orientation", orientation)),
-                useFixedBase=bool(fixed),
+                path,
+                basePosition=position,
+                baseOrientation=quaternion_from_rpy(orientation),
+                useFixedBase=fixed,
                 flags=pybullet.URDF_USE_INERTIA_FROM_FILE,
                 physicsClientId=self.client_id,
             )
         except pybullet.error as exc:
-            raise SimulationError(f"{found}: PyBullet cannot load this URDF: {exc}") from exc
-
-    def _rgba(self, rgba: Sequence[float] | None) -> tuple[float, ...]:
-        return DEFAULT_RGBA if rgba is None else _vector("rgba", rgba, 4)
+            raise SimulationError(f"{path}: PyBullet cannot load this URDF: {exc}") from exc
 
     def _multibody(
         self,
         mass: float,
         shape: int,
         visual: int,
-        position: Sequence[float],
-        orientation: Sequence[float],
+        position: tuple[float, ...],
+        orientation: tuple[float, ...],
     ) -> int:
-        if not np.isfinite(mass) or mass < 0:
-            raise ConfigurationError(f"object mass must be >= 0 kg, got {mass!r}")
         return pybullet.createMultiBody(
-            baseMass=float(mass),
+            baseMass=mass,
             baseCollisionShapeIndex=shape,
             baseVisualShapeIndex=visual,
-            basePosition=_vector("position", position),
-            baseOrientation=quaternion_from_rpy(_vector("orientation", orientation)),
+            basePosition=position,
+            baseOrientation=quaternion_from_rpy(orientation),
             physicsClientId=self.client_id,
         )
 
@@ -298,43 +243,23 @@ class World:
             self._markers = MarkerSet(self.client_id)
         return self._markers
 
+    def _attach_robot(
+        self, description: RobotDescription, dt: float
+    ) -> tuple[RobotBody, TorqueLoop]:
+        """Load ``description`` as one multibody; its body and torque loop."""
+        from jointlab.sim.body import RobotBody
+        from jointlab.sim.drive import TorqueLoop
+
+        body = RobotBody(self, description)
+        return body, TorqueLoop(body, dt)
+
     # ---------------------------------------------------------------- stepping
-    def _register(self, robot: SimRobot) -> None:
-        self._robots.append(robot)
-
-    def _unregister(self, robot: SimRobot) -> None:
-        if robot in self._robots:
-            self._robots.remove(robot)
-
-    def step(self) -> None:
-        """Advance one physics step of ``dt`` seconds, running every robot's torque loop."""
-        self._check_open()
-        robots = self._robots
-        for robot in robots:
-            robot._before_physics()
+    def _physics_step(self) -> None:
         pybullet.stepSimulation(physicsClientId=self.client_id)
-        self.steps += 1
-        for robot in robots:
-            robot._after_physics()
-
-    @property
-    def time(self) -> float:
-        """Simulated seconds since the world was created (``steps * dt``)."""
-        return self.steps * self.dt
 
     # ---------------------------------------------------------------- rendering
-    def render(
-        self, width: int = 320, height: int = 240, camera: Camera | None = None
-    ) -> np.ndarray:
-        """Render an RGB image with PyBullet's TinyRenderer (works headless).
-
-        Returns:
-            Pixels, shape ``(height, width, 3)``, dtype ``uint8``.
-        """
-        self._check_open()
-        if int(width) <= 0 or int(height) <= 0:
-            raise ConfigurationError(f"render size must be positive, got {width}x{height}")
-        camera = camera or Camera()
+    def _render(self, width: int, height: int, camera: Camera) -> np.ndarray:
+        """PyBullet's TinyRenderer (works headless)."""
         cid = self.client_id
         view = pybullet.computeViewMatrixFromYawPitchRoll(
             cameraTargetPosition=_vector("camera target", camera.target),
@@ -364,31 +289,16 @@ class World:
         return np.ascontiguousarray(pixels[:, :, :3])
 
     # ---------------------------------------------------------------- lifetime
-    @property
-    def closed(self) -> bool:
-        """True after :meth:`close`."""
-        return self._closed
-
     def close(self) -> None:
         """Disconnect the client and close every robot in it; safe to call twice."""
-        if self._closed:
+        if not self._close_robots():
             return
-        for robot in list(self._robots):
-            robot._world_closing()
-        self._robots.clear()
-        self._closed = True
         if World._gui_owner is self:
             World._gui_owner = None
         try:
             self.client.disconnect()
         except pybullet.error:  # already gone (e.g. the GUI window was closed)
             pass
-
-    def __enter__(self) -> World:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{len(self._robots)} robot(s)"

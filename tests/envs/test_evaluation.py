@@ -67,6 +67,14 @@ def test_a_live_robot_and_its_url_give_the_same_episodes(sb3_model):
 
 
 @pytest.mark.slow
+def test_a_pybullet_trained_model_runs_on_mujoco(sb3_model):
+    result = evaluate_policy(sb3_model, "sim://arm6?engine=mujoco", env_kwargs=ENV_KWARGS,
+                             episodes=2, seed=4)  # fmt: skip
+    assert result.lengths.tolist() == [50, 50] and np.all(np.isfinite(result.returns))
+    assert "sim://arm6?engine=mujoco" in result.summary()
+
+
+@pytest.mark.slow
 def test_sb3_model_on_the_emulated_device(sb3_model):
     # the device runs in real time (50 steps of 20 ms plus a move home per episode)
     result = evaluate_policy(sb3_model, "emulated://arm6", env_kwargs=ENV_KWARGS, episodes=2)

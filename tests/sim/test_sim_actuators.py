@@ -70,7 +70,10 @@ def test_dc_motor_saturates_at_speed_in_the_simulator(zero_g):
         robot.step()
         state = robot.read()
         expected = model.clamp(np.array([100.0]), before.velocity)
-        np.testing.assert_array_equal(state.torque, expected)
+        if zero_g.engine == "pybullet":
+            np.testing.assert_array_equal(state.torque, expected)
+        else:  # MuJoCo sums the drive and the dc_high/dc_low actuators: equal to rounding
+            np.testing.assert_allclose(state.torque, expected, rtol=1e-14, atol=1e-12)
         speeds.append(state.velocity[0])
     # Torque falls along the curve, so the joint approaches the no-load speed 10 rad/s.
     assert speeds[-1] == pytest.approx(10.0, rel=0.02)
@@ -122,7 +125,10 @@ def test_friction_holds_a_small_torque_and_yields_to_a_large_one(zero_g):
     robot.apply(NJointAction.Torque([0.3]))
     for _ in range(200):
         robot.step()
-    assert abs(robot.read().position[0]) < 1e-9
+    # PyBullet's explicit friction stops the joint; MuJoCo's frictionloss is a (stiffened)
+    # soft constraint, so a stuck joint creeps: 4e-5 rad where it would have moved 0.4 rad.
+    creep = {"pybullet": 1e-9, "mujoco": 1e-4}[zero_g.engine]
+    assert abs(robot.read().position[0]) < creep
     robot.apply(NJointAction.Torque([1.5]))
     for _ in range(100):
         robot.step()
@@ -140,7 +146,8 @@ def test_native_damping_decays_velocity_at_the_described_rate(zero_g):
     for _ in range(100):
         robot.step()
     measured = robot.read().velocity[0]
-    with SimRobot(one_joint(name="free"), world=World(gravity=(0, 0, 0), ground=False)) as free:
+    free_world = World(gravity=(0, 0, 0), ground=False, engine=zero_g.engine)
+    with SimRobot(one_joint(name="free"), world=free_world) as free:
         free.reset(qd=[1.0])
         for _ in range(100):
             free.step()

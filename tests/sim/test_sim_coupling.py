@@ -15,8 +15,8 @@ def relation_error(robot: SimRobot) -> np.ndarray:
     return np.abs(q - coupled)[robot.description.dependent]
 
 
-def test_gripper_follower_tracks_its_leader_under_load():
-    with SimRobot("coupled_gripper") as robot:
+def test_gripper_follower_tracks_its_leader_under_load(engine):
+    with SimRobot("coupled_gripper", engine=engine) as robot:
         left = robot.description.joint_index("left_finger")
         worst = 0.0
         ends = []
@@ -36,9 +36,9 @@ def test_gripper_follower_tracks_its_leader_under_load():
         assert np.all(np.diff(ends)[1::2] < -0.01)
 
 
-def test_dependent_joint_ignores_its_action_entries():
+def test_dependent_joint_ignores_its_action_entries(engine):
     def run(follower_torque: float) -> np.ndarray:
-        with SimRobot("coupled_gripper") as robot:
+        with SimRobot("coupled_gripper", engine=engine) as robot:
             right = robot.description.joint_index("right_finger")
             torque = np.zeros(robot.dof)
             torque[right] = follower_torque
@@ -53,14 +53,14 @@ def test_dependent_joint_ignores_its_action_entries():
     np.testing.assert_array_equal(run(0.0), run(35.0))
 
 
-def test_reset_puts_dependent_joints_on_their_relation():
-    with SimRobot("coupled_gripper") as robot:
+def test_reset_puts_dependent_joints_on_their_relation(engine):
+    with SimRobot("coupled_gripper", engine=engine) as robot:
         state = robot.reset(q=[0.2, 0.01, 0.0])
         left, right = (robot.description.joint_index(n) for n in ("left_finger", "right_finger"))
         assert state.position[right] == state.position[left] == 0.01
 
 
-def test_a_joint_with_two_leaders_follows_their_sum():
+def test_a_joint_with_two_leaders_follows_their_sum(engine):
     def joint(name: str, **extra: object) -> dict:
         return {
             "name": name, "type": "rotary", "parent": "base", "axis": [0, 0, 1], "length": 0.2,
@@ -78,7 +78,7 @@ def test_a_joint_with_two_leaders_follows_their_sum():
                   coupling={"alpha_self": 1.0, "alpha_leading": {"a": 0.5, "b": -0.25}}),
         ],
     })  # fmt: skip
-    with SimRobot(description, control_dt=0.002) as robot:
+    with SimRobot(description, control_dt=0.002, engine=engine) as robot:
         assert description.dependent.tolist() == [False, False, True]
         worst = reach = 0.0
         for k in range(500):  # the leaders follow slow sines while a force loads the output

@@ -18,9 +18,10 @@ RANDOM = Randomization(
 NOISE = SensorModel(position_resolution=1e-4, position_noise=1e-4, velocity_noise=1e-3)
 
 
-def run(seeds: tuple[int, ...], steps: int = 1000) -> list[list[ArrayState]]:
+def run(seeds: tuple[int, ...], engine: str, steps: int = 1000) -> list[list[ArrayState]]:
     """Step one robot per seed side by side (each in its own world) with the same actions."""
-    robots = [SimRobot("arm6", seed=s, randomization=RANDOM, sensors=NOISE) for s in seeds]
+    robots = [SimRobot("arm6", seed=s, randomization=RANDOM, sensors=NOISE, engine=engine)
+              for s in seeds]  # fmt: skip
     try:
         for robot in robots:
             robot.reset(randomize=True)
@@ -41,8 +42,8 @@ def run(seeds: tuple[int, ...], steps: int = 1000) -> list[list[ArrayState]]:
             robot.close()
 
 
-def test_same_seed_and_actions_give_bit_identical_states():
-    first, second, other = run(seeds=(3, 3, 4))
+def test_same_seed_and_actions_give_bit_identical_states(engine):
+    first, second, other = run(seeds=(3, 3, 4), engine=engine)
     assert len(first) == len(second) == 1000
     assert first[0].position.size == 6
     for a, b in zip(first, second, strict=True):
@@ -50,8 +51,8 @@ def test_same_seed_and_actions_give_bit_identical_states():
     assert first[-1] != other[-1]  # another seed: another episode and other noise
 
 
-def test_reset_restores_home_at_rest_and_time_zero():
-    with SimRobot("arm6") as robot:
+def test_reset_restores_home_at_rest_and_time_zero(engine):
+    with SimRobot("arm6", engine=engine) as robot:
         robot.apply(NJointAction.Zero(robot.dof))
         for _ in range(100):
             robot.step()
@@ -66,7 +67,7 @@ def test_reset_restores_home_at_rest_and_time_zero():
         np.testing.assert_allclose(state.velocity, 0.2)
 
 
-def test_reset_with_the_same_seed_replays_the_same_episode():
+def test_reset_with_the_same_seed_replays_the_same_episode(engine):
     def episode(robot: SimRobot) -> list[ArrayState]:
         robot.reset()
         robot.apply(NJointAction.Position(robot.description.home + 0.2))
@@ -76,12 +77,12 @@ def test_reset_with_the_same_seed_replays_the_same_episode():
             states.append(robot.read())
         return states
 
-    with SimRobot("arm6") as robot:
+    with SimRobot("arm6", engine=engine) as robot:
         assert episode(robot) == episode(robot)
 
 
-def test_randomize_draws_new_parameters_and_plain_reset_restores_nominal():
-    with SimRobot("arm6", seed=1, randomization=RANDOM) as robot:
+def test_randomize_draws_new_parameters_and_plain_reset_restores_nominal(engine):
+    with SimRobot("arm6", seed=1, randomization=RANDOM, engine=engine) as robot:
         nominal = robot.episode
         robot.reset(randomize=True)
         drawn = robot.episode
@@ -94,10 +95,10 @@ def test_randomize_draws_new_parameters_and_plain_reset_restores_nominal():
         np.testing.assert_array_equal(robot.episode.mass_scale, nominal.mass_scale)
 
 
-def test_heavier_links_sag_more_under_the_same_gains():
+def test_heavier_links_sag_more_under_the_same_gains(engine):
     def sag(scale: float) -> float:
         randomization = Randomization(mass_scale=(scale, scale))
-        with SimRobot("planar2", randomization=randomization) as robot:
+        with SimRobot("planar2", randomization=randomization, engine=engine) as robot:
             robot.reset(randomize=True)
             robot.apply(NJointAction.Position(robot.description.home + 0.3))
             for _ in range(30):
@@ -108,8 +109,8 @@ def test_heavier_links_sag_more_under_the_same_gains():
 
 
 @pytest.mark.slow
-def test_two_thousand_resets_do_not_grow_memory_or_bodies():
-    with SimRobot("arm6", randomization=RANDOM) as robot:
+def test_two_thousand_resets_do_not_grow_memory_or_bodies(engine):
+    with SimRobot("arm6", randomization=RANDOM, engine=engine) as robot:
         bodies = robot.world.num_bodies
         robot.brakes(True)
         for k in range(50):  # warm-up: caches, lazily built objects
@@ -131,8 +132,8 @@ def test_two_thousand_resets_do_not_grow_memory_or_bodies():
         assert robot.world.num_bodies == bodies
 
 
-def test_randomization_ranges_can_be_replaced_between_episodes():
-    with SimRobot("planar2") as robot:
+def test_randomization_ranges_can_be_replaced_between_episodes(engine):
+    with SimRobot("planar2", engine=engine) as robot:
         assert robot.randomization is None
         robot.reset(randomize=True)  # no ranges: nominal
         assert np.all(robot.episode.mass_scale == 1.0)

@@ -85,7 +85,7 @@ def test_pd_is_re_evaluated_every_physics_step_within_a_period(zero_g):
     fine.apply(action)
     for _ in range(10):
         fine.step()
-    with World(gravity=(0, 0, 0), ground=False) as other:
+    with World(gravity=(0, 0, 0), ground=False, engine=zero_g.engine) as other:
         coarse = SimRobot(one_joint(), world=other, control_dt=0.01)
         coarse.apply(action)
         coarse.step()

@@ -12,8 +12,8 @@ from jointlab.sim import SimRobot
 
 
 @pytest.fixture
-def arm6():
-    with SimRobot("arm6", control_dt=0.01) as robot:
+def arm6(engine):
+    with SimRobot("arm6", control_dt=0.01, engine=engine) as robot:
         yield robot
 
 
@@ -36,8 +36,8 @@ def test_arm6_falls_under_a_zero_action(arm6):
     assert np.all(state.torque == 0.0)
 
 
-def test_brakes_hold_against_gravity_and_a_push_for_ten_seconds():
-    with SimRobot("arm6", control_dt=0.1) as robot:
+def test_brakes_hold_against_gravity_and_a_push_for_ten_seconds(engine):
+    with SimRobot("arm6", control_dt=0.1, engine=engine) as robot:
         robot.brakes(True)
         braked = robot.description.has_brakes
         start = robot.read().position
@@ -53,8 +53,8 @@ def test_brakes_hold_against_gravity_and_a_push_for_ten_seconds():
         assert np.all(state.torque[braked] == 0.0)
 
 
-def test_gantry_brake_holds_the_hanging_axis():
-    with SimRobot("gantry3", control_dt=0.05) as robot:
+def test_gantry_brake_holds_the_hanging_axis(engine):
+    with SimRobot("gantry3", control_dt=0.05, engine=engine) as robot:
         robot.brakes(True)
         z = robot.description.joint_index("z")
         start = robot.read().position[z]
@@ -119,8 +119,8 @@ def test_disarmed_refuses_motion_and_applies_zero_torque(arm6):
     assert arm6.read().armed and np.any(arm6.read().torque != 0.0)
 
 
-def test_starts_powered_armed_with_brakes_released():
-    with SimRobot(load_robot("planar2")) as robot:
+def test_starts_powered_armed_with_brakes_released(engine):
+    with SimRobot(load_robot("planar2"), engine=engine) as robot:
         state = robot.read()
         assert state.motor_power and state.armed and not state.brakes
         assert state.time == 0.0

@@ -24,8 +24,8 @@ def test_quaternion_from_rpy_matches_pybullet(roll, pitch, yaw):
     )
 
 
-def test_objects_poses_and_removal():
-    with World() as world:
+def test_objects_poses_and_removal(engine):
+    with World(engine=engine) as world:
         assert world.num_bodies == 1  # the ground
         box = world.add_box((0.1, 0.2, 0.05), (0.0, 0.0, 0.05), orientation=(0, 0, 0.5), mass=1.0)
         ball = world.add_sphere(0.05, (0.5, 0.0, 1.0), mass=0.2, rgba=(1, 0, 0, 1))
@@ -48,8 +48,8 @@ def test_objects_poses_and_removal():
         assert world.num_bodies == 3 and world.body_pose(table)[0][0] == pytest.approx(2.0)
 
 
-def test_render_headless_returns_rgb_pixels():
-    with World() as world:
+def test_render_headless_returns_rgb_pixels(engine):
+    with World(engine=engine) as world:
         world.add_box((0.2, 0.2, 0.2), (0.0, 0.0, 0.2), rgba=(1, 0, 0, 1))
         image = world.render(64, 48, Camera(target=(0, 0, 0.2), distance=1.0))
         assert image.shape == (48, 64, 3) and image.dtype == np.uint8
@@ -57,10 +57,10 @@ def test_render_headless_returns_rgb_pixels():
         assert centre[0] > centre[1] + 50  # the red box is in the middle
 
 
-def test_bad_arguments_raise_configuration_errors():
+def test_bad_arguments_raise_configuration_errors(engine):
     with pytest.raises(ConfigurationError, match="dt"):
-        World(dt=0.0)
-    with World(ground=False) as world:
+        World(dt=0.0, engine=engine)
+    with World(ground=False, engine=engine) as world:
         with pytest.raises(ConfigurationError, match="half_extents"):
             world.add_box((0.1, -0.1, 0.1), (0, 0, 0))
         with pytest.raises(ConfigurationError, match="radius"):
@@ -77,8 +77,8 @@ def test_a_second_gui_world_is_refused_with_a_clear_message(monkeypatch):
             World(gui=True)
 
 
-def test_close_is_safe_twice_and_blocks_use():
-    world = World()
+def test_close_is_safe_twice_and_blocks_use(engine):
+    world = World(engine=engine)
     world.close()
     world.close()
     assert world.closed

@@ -1,0 +1,272 @@
+"""What every engine's world offers, engine-neutral: argument checks, stepping, lifetime.
+
+:class:`Scene` is the base of :class:`jointlab.sim.World` (PyBullet) and
+:class:`jointlab.sim.mujoco.MujocoWorld`. Its public methods validate their arguments (so both
+engines refuse the same bad input with the same message) and hand clean values to the
+engine's ``_add_box``, ``_add_sphere``, ``_add_urdf``, ``_physics_step`` and ``_render``.
+Bodies are named by integer ids (PyBullet body ids; MuJoCo world handles).
+"""
+
+from __future__ import annotations
+
+import abc
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, ClassVar
+
+import numpy as np
+
+from jointlab.errors import ConfigurationError, SimulationError
+
+if TYPE_CHECKING:
+    from jointlab.robots.description import RobotDescription
+    from jointlab.sim.robot import SimRobot
+
+__all__ = ["DEFAULT_RGBA", "Camera", "Scene", "vector"]
+
+#: Default RGBA colour of objects added without one.
+DEFAULT_RGBA = (0.8, 0.5, 0.2, 1.0)
+
+
+@dataclass(frozen=True)
+class Camera:
+    """A look-at camera for ``World.render`` (PyBullet's yaw/pitch/distance form)."""
+
+    #: Point looked at, world frame, metres.
+    target: tuple[float, float, float] = (0.0, 0.0, 0.3)
+    #: Distance from the target, metres.
+    distance: float = 1.6
+    #: Yaw about the world z axis, degrees.
+    yaw: float = 45.0
+    #: Pitch, degrees (negative looks down).
+    pitch: float = -30.0
+    #: Vertical field of view, degrees.
+    fov: float = 60.0
+    #: Near and far clipping planes, metres.
+    near: float = 0.01
+    far: float = 20.0
+
+
+def vector(name: str, value: Sequence[float], size: int = 3) -> tuple[float, ...]:
+    """``value`` as ``size`` finite floats, or a ConfigurationError naming ``name``."""
+    array = np.asarray(value, dtype=np.float64).reshape(-1)
+    if array.shape != (size,) or not np.all(np.isfinite(array)):
+        raise ConfigurationError(f"{name} must be {size} finite numbers, got {value!r}")
+    return tuple(float(v) for v in array)
+
+
+def check_dt(dt: float) -> float:
+    """A physics step in seconds, or a ConfigurationError."""
+    dt = float(dt)
+    if not np.isfinite(dt) or dt <= 0:
+        raise ConfigurationError(f"World dt must be a positive number of seconds, got {dt!r}")
+    return dt
+
+
+class Scene(abc.ABC):
+    """One engine's world: gravity, an optional ground plane, objects, robots, a camera."""
+
+    #: The physics engine of this world.
+    engine: ClassVar[str]
+    #: Physics step in seconds.
+    dt: float
+    #: True when the engine's GUI is open.
+    gui: bool
+    #: Physics steps taken since the world was created.
+    steps: int
+    _robots: list[SimRobot]
+    _closed: bool
+
+    # ---------------------------------------------------------------- objects
+    def _check_open(self) -> None:
+        if self._closed:
+            raise SimulationError("this World is closed")
+
+    def add_box(
+        self,
+        half_extents: Sequence[float],
+        position: Sequence[float],
+        orientation: Sequence[float] = (0.0, 0.0, 0.0),
+        mass: float = 0.0,
+        rgba: Sequence[float] | None = None,
+    ) -> int:
+        """Add a box; ``mass`` 0 makes it static. Returns its body id.
+
+        Args:
+            half_extents: Half sizes along x, y, z in metres, shape ``(3,)``.
+            position: Centre position, world frame, metres.
+            orientation: Roll, pitch, yaw in radians.
+            mass: Mass in kg (0 for a static box).
+            rgba: Colour, four numbers in [0, 1].
+        """
+        self._check_open()
+        half = vector("add_box half_extents", half_extents)
+        if min(half) <= 0:
+            raise ConfigurationError(f"add_box half_extents must be > 0, got {half_extents!r}")
+        return self._add_box(half, vector("position", position),
+                             vector("orientation", orientation), self._mass(mass),
+                             self._rgba(rgba))  # fmt: skip
+
+    def add_sphere(
+        self,
+        radius: float,
+        position: Sequence[float],
+        mass: float = 0.0,
+        rgba: Sequence[float] | None = None,
+    ) -> int:
+        """Add a sphere of ``radius`` metres at ``position``; ``mass`` 0 makes it static."""
+        self._check_open()
+        if not np.isfinite(radius) or radius <= 0:
+            raise ConfigurationError(f"add_sphere radius must be > 0 metres, got {radius!r}")
+        return self._add_sphere(float(radius), vector("position", position), self._mass(mass),
+                                self._rgba(rgba))  # fmt: skip
+
+    def add_urdf(
+        self,
+        path: str | os.PathLike[str],
+        position: Sequence[float],
+        orientation: Sequence[float] = (0.0, 0.0, 0.0),
+        fixed: bool = True,
+    ) -> int:
+        """Load a URDF file (absolute, relative, or relative to ``pybullet_data``).
+
+        Returns its body id.
+        """
+        import pybullet_data
+
+        self._check_open()
+        text = os.fspath(path)
+        candidates = [text, os.path.join(pybullet_data.getDataPath(), text)]
+        found = next((c for c in candidates if os.path.isfile(c)), None)
+        if found is None:
+            raise SimulationError(f"{text}: URDF file not found (also looked in pybullet_data)")
+        return self._add_urdf(found, vector("add_urdf position", position),
+                              vector("add_urdf orientation", orientation), bool(fixed))  # fmt: skip
+
+    @staticmethod
+    def _mass(mass: float) -> float:
+        if not np.isfinite(mass) or mass < 0:
+            raise ConfigurationError(f"object mass must be >= 0 kg, got {mass!r}")
+        return float(mass)
+
+    @staticmethod
+    def _rgba(rgba: Sequence[float] | None) -> tuple[float, ...]:
+        return DEFAULT_RGBA if rgba is None else vector("rgba", rgba, 4)
+
+    @abc.abstractmethod
+    def _add_box(self, half: tuple[float, ...], position: tuple[float, ...],
+                 orientation: tuple[float, ...], mass: float, rgba: tuple[float, ...]) -> int:
+        """Engine part of :meth:`add_box` (arguments checked)."""  # fmt: skip
+
+    @abc.abstractmethod
+    def _add_sphere(self, radius: float, position: tuple[float, ...], mass: float,
+                    rgba: tuple[float, ...]) -> int:
+        """Engine part of :meth:`add_sphere` (arguments checked)."""  # fmt: skip
+
+    @abc.abstractmethod
+    def _add_urdf(self, path: str, position: tuple[float, ...], orientation: tuple[float, ...],
+                  fixed: bool) -> int:
+        """Engine part of :meth:`add_urdf` (an existing file, checked pose)."""  # fmt: skip
+
+    @abc.abstractmethod
+    def remove(self, body_id: int) -> None:
+        """Remove a body added to this world."""
+
+    @property
+    @abc.abstractmethod
+    def num_bodies(self) -> int:
+        """Number of bodies in the world (ground, robots and objects)."""
+
+    @abc.abstractmethod
+    def body_pose(self, body_id: int) -> tuple[np.ndarray, np.ndarray]:
+        """Base position (m, shape ``(3,)``) and roll-pitch-yaw (rad, shape ``(3,)``) of a body."""
+
+    @abc.abstractmethod
+    def body_velocity(self, body_id: int) -> tuple[np.ndarray, np.ndarray]:
+        """Base linear (m/s) and angular (rad/s) velocity of a body, world frame, ``(3,)`` each."""
+
+    @abc.abstractmethod
+    def reset_body(
+        self,
+        body_id: int,
+        position: Sequence[float],
+        orientation: Sequence[float] = (0.0, 0.0, 0.0),
+    ) -> None:
+        """Move a body's base to ``position`` (m) and ``orientation`` (rpy, rad), at rest."""
+
+    @abc.abstractmethod
+    def _attach_robot(self, description: RobotDescription, dt: float) -> tuple[Any, Any]:
+        """Load ``description``; the engine's body and loop (see ``SimRobot``)."""
+
+    # ---------------------------------------------------------------- stepping
+    def _register(self, robot: SimRobot) -> None:
+        self._robots.append(robot)
+
+    def _unregister(self, robot: SimRobot) -> None:
+        if robot in self._robots:
+            self._robots.remove(robot)
+
+    def step(self) -> None:
+        """Advance one physics step of ``dt`` seconds, running every robot's torque loop."""
+        self._check_open()
+        robots = self._robots
+        for robot in robots:
+            robot._before_physics()
+        self._physics_step()
+        self.steps += 1
+        for robot in robots:
+            robot._after_physics()
+
+    @abc.abstractmethod
+    def _physics_step(self) -> None:
+        """One physics step of the engine."""
+
+    @property
+    def time(self) -> float:
+        """Simulated seconds since the world was created (``steps * dt``)."""
+        return self.steps * self.dt
+
+    # ---------------------------------------------------------------- rendering
+    def render(
+        self, width: int = 320, height: int = 240, camera: Camera | None = None
+    ) -> np.ndarray:
+        """Render an RGB image headless (PyBullet's TinyRenderer, MuJoCo's offscreen renderer).
+
+        Returns:
+            Pixels, shape ``(height, width, 3)``, dtype ``uint8``.
+        """
+        self._check_open()
+        if int(width) <= 0 or int(height) <= 0:
+            raise ConfigurationError(f"render size must be positive, got {width}x{height}")
+        return self._render(int(width), int(height), camera or Camera())
+
+    @abc.abstractmethod
+    def _render(self, width: int, height: int, camera: Camera) -> np.ndarray:
+        """Engine part of :meth:`render` (checked size)."""
+
+    # ---------------------------------------------------------------- lifetime
+    @property
+    def closed(self) -> bool:
+        """True after :meth:`close`."""
+        return self._closed
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release the engine and close every robot in the world; safe to call twice."""
+
+    def _close_robots(self) -> bool:
+        """Close every robot (the world is going); False when already closed."""
+        if self._closed:
+            return False
+        for robot in list(self._robots):
+            robot._world_closing()
+        self._robots.clear()
+        self._closed = True
+        return True
+
+    def __enter__(self) -> Scene:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

@@ -95,16 +95,22 @@ class MarkerSet:
             body = self._create(look, centre)
             self._bodies[name] = (body, look)
             return body
-        pybullet.resetBasePositionAndOrientation(
-            known[0], centre.tolist(), (0.0, 0.0, 0.0, 1.0), physicsClientId=self._cid
-        )
+        self._move(known[0], centre)
         return known[0]
 
     def hide(self, name: str) -> None:
         """Remove marker ``name`` (nothing happens when there is none)."""
         known = self._bodies.pop(name, None)
         if known is not None:
-            pybullet.removeBody(known[0], physicsClientId=self._cid)
+            self._remove(known[0])
+
+    def _move(self, body: int, centre: np.ndarray) -> None:
+        pybullet.resetBasePositionAndOrientation(
+            body, centre.tolist(), (0.0, 0.0, 0.0, 1.0), physicsClientId=self._cid
+        )
+
+    def _remove(self, body: int) -> None:
+        pybullet.removeBody(body, physicsClientId=self._cid)
 
     def clear(self) -> None:
         """Remove every marker."""

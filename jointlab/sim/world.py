@@ -25,8 +25,8 @@ import pybullet_data
 from jointlab.errors import ConfigurationError, SimulationError
 from jointlab.robots.transforms import matrix_to_rpy, quaternion_matrix
 from jointlab.sim.client import connect_client
-from jointlab.sim.markers import MarkerSet
 from jointlab.sim.engines import DEFAULT_ENGINE, check_engine
+from jointlab.sim.markers import MarkerSet
 from jointlab.sim.scene import DEFAULT_RGBA, Camera, Scene, check_dt
 from jointlab.sim.scene import vector as _vector
 

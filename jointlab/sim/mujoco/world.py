@@ -22,6 +22,7 @@ import numpy as np
 from jointlab.errors import SimulationError
 from jointlab.robots.transforms import matrix_to_rpy, quaternion_matrix
 from jointlab.sim.engines import import_mujoco
+from jointlab.sim.markers import DISC_HEIGHT, MarkerSet
 from jointlab.sim.mujoco.mjcf import WORLD_COLLISION, mujoco_quaternion
 from jointlab.sim.mujoco.render import Renderer
 from jointlab.sim.scene import Camera, Scene, check_dt, vector
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
     from jointlab.sim.mujoco.loop import MujocoLoop
     from jointlab.sim.robot import SimRobot
 
-__all__ = ["MujocoWorld"]
+__all__ = ["MujocoMarkers", "MujocoWorld"]
 
 #: Largest image ``render`` makes (MuJoCo's offscreen buffer), pixels.
 OFFSCREEN_SIZE = (1920, 1080)
@@ -112,6 +113,7 @@ class MujocoWorld(Scene):
         self.model = spec.compile()
         self.data = mujoco.MjData(self.model)
         self._renderer = Renderer(mujoco)
+        self._markers: MujocoMarkers | None = None
         self._viewer: Any = None
         if gui:
             self._open_viewer()
@@ -123,6 +125,8 @@ class MujocoWorld(Scene):
         except Exception as exc:  # mujoco reports compile errors as ValueError
             raise SimulationError(f"MuJoCo cannot compile the world: {exc}") from exc
         self._renderer.invalidate()
+        if self._markers is not None:
+            self._markers._restore()
         for robot in self._robots:
             robot._rebind()
         if self._viewer is not None:
@@ -232,6 +236,18 @@ class MujocoWorld(Scene):
         self.spec.delete(self.spec.body(name))
         self._recompile()
 
+    @property
+    def markers(self) -> MujocoMarkers:
+        """Visual-only markers (goals, targets) for renders and the viewer: no collision, no mass.
+
+        Each is a static body whose geom collides with nothing; showing a new one recompiles
+        the model, moving one does not.
+        """
+        self._check_open()
+        if self._markers is None:
+            self._markers = MujocoMarkers(self)
+        return self._markers
+
     def _remove_robot_body(self, name: str, handle: int) -> None:
         self._bodies.pop(handle, None)
         self.spec.delete(self.spec.body(name))
@@ -333,3 +349,38 @@ class MujocoWorld(Scene):
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"{len(self._robots)} robot(s)"
         return f"World(engine='mujoco', dt={self.dt}, gui={self.gui}, {state})"
+
+
+class MujocoMarkers(MarkerSet):
+    """:class:`jointlab.sim.markers.MarkerSet` on a MuJoCo world (markers are world handles)."""
+
+    def __init__(self, world: MujocoWorld) -> None:
+        super().__init__(-1)
+        self._world = world
+        self._positions: dict[int, np.ndarray] = {}  # where each was moved (recompiles forget)
+
+    def _create(self, look: Any, centre: np.ndarray) -> int:
+        world = self._world
+        mujoco = world._mujoco
+        name = f"marker{world._next_handle}"
+        body = world.spec.worldbody.add_body(name=name, pos=centre.tolist())
+        if look.shape == "sphere":
+            kind, size = mujoco.mjtGeom.mjGEOM_SPHERE, [look.radius, 0.0, 0.0]
+        else:
+            kind, size = mujoco.mjtGeom.mjGEOM_CYLINDER, [look.radius, DISC_HEIGHT / 2, 0.0]
+        body.add_geom(type=kind, size=size, rgba=list(look.rgba), contype=0, conaffinity=0)
+        world._recompile()
+        return world._new_handle(name)
+
+    def _move(self, body: int, centre: np.ndarray) -> None:
+        self._positions[body] = np.array(centre)
+        self._world.model.body_pos[self._world._body(body).id] = centre
+
+    def _remove(self, body: int) -> None:
+        self._positions.pop(body, None)
+        self._world.remove(body)
+
+    def _restore(self) -> None:
+        """Put moved markers back where they were (after the world recompiled)."""
+        for body, centre in self._positions.items():
+            self._world.model.body_pos[self._world._body(body).id] = centre

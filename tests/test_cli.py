@@ -199,3 +199,16 @@ def test_train_eval_record_replay(workdir, capsys) -> None:
     assert "largest difference 0\n" in out  # the same simulator replays bit for bit
     assert main(["eval", "emulated://arm6", str(model), "--video"]) == 2
     assert "needs a simulated robot" in capsys.readouterr().err
+
+
+SIM_TO_SIM = Path(__file__).resolve().parents[1] / "notebooks" / "models" / "sim_to_sim"
+
+
+@pytest.mark.slow
+def test_eval_tries_a_pybullet_policy_on_mujoco(workdir: Path) -> None:
+    model = str(SIM_TO_SIM / "pybullet-nominal" / "model.zip")
+    result = jointlab("eval", "sim://arm6?engine=mujoco", model, "--episodes", "2")
+    assert result.returncode == 0, result.stdout + result.stderr
+    assert "jointlab/Reach-v0 on sim://arm6?engine=mujoco: 2 episodes" in result.stdout
+    bad = jointlab("eval", "sim://arm6?engine=bullet", model, "--episodes", "1", "--name", "x")
+    assert bad.returncode == 2 and "did you mean 'pybullet'" in bad.stderr

@@ -1,0 +1,407 @@
+"""Excitation programs: safe, limit-respecting motions that make actuator parameters visible.
+
+:func:`excitation` builds, for each excited joint, a smooth signal around a centre pose,
+
+* ``"multisine"``: a sum of harmonics of ``1 / duration`` in the band ``band`` (Hz) with
+  Schroeder phases (a low peak-to-average ratio), each harmonic's amplitude shaped so that
+  position, speed, acceleration and jerk contribute alike;
+* ``"chirp"``: one sine whose frequency sweeps ``band`` logarithmically, its amplitude at
+  each instant the largest the limits allow at that frequency;
+
+faded in and out with quintic ramps (it starts and ends at rest on the centre) and scaled so
+that it stays inside ``fraction`` of each soft limit: position range (about the centre),
+velocity, acceleration and jerk. Links are kept above the floor: when a link end would sink
+below ``clearance`` metres (or below its height at the centre pose, if that is lower), the
+joint's amplitude shrinks until it does not.
+
+The result is a command program (:mod:`jointlab.program`), so it runs on every backend::
+
+    - set_positions: {positions: CENTRE}      # jerk-limited move to the centre
+    - wait: HOLD                              # every joint holds the centre against gravity
+    - follow_trajectory: {joints: [J], waypoints: [...]}   # joint J excited; the others hold
+    - set_positions: {positions: CENTRE}      # back onto the centre, should J have drifted
+    - wait: HOLD
+    ...
+
+By default joints are excited one after another (``sequential``): each regression then sees
+its joint moving alone while the others hold still, which keeps the small wrist torques
+clear of the large coupling torques of the proximal joints. ``sequential=False`` excites
+every joint at once, each on its own interleaved set of harmonics (shorter; multisine only).
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+import yaml
+
+from jointlab.errors import ConfigurationError
+from jointlab.robots import RobotDescription, forward_kinematics, load_robot
+
+__all__ = ["SIGNALS", "Excitation", "ExcitationSegment", "excitation"]
+
+#: Signal shapes :func:`excitation` offers.
+SIGNALS = ("multisine", "chirp")
+#: Samples per second used to check the limits of a signal.
+_CHECK_RATE = 1000.0
+#: Shrink factor per try when a link would come too close to the floor.
+_SHRINK = 0.8
+_MAX_SHRINKS = 20
+
+
+@dataclass(frozen=True, eq=False)
+class ExcitationSegment:
+    """The motion of the joints excited together in one ``follow_trajectory`` step.
+
+    Arrays have shape ``(n_waypoints, n_joints)`` (rad or m, and their derivatives).
+    """
+
+    #: Names of the excited joints.
+    joints: tuple[str, ...]
+    #: Waypoint times from the start of the segment, seconds, shape ``(n_waypoints,)``.
+    times: np.ndarray
+    #: Positions, rad or m.
+    position: np.ndarray
+    #: Velocities, rad/s or m/s.
+    velocity: np.ndarray
+    #: Accelerations, rad/s² or m/s².
+    acceleration: np.ndarray
+    #: Peak |position − centre|, speed, acceleration and jerk of each joint, shape ``(4, n)``.
+    peaks: np.ndarray
+
+    def waypoints(self) -> list[dict[str, Any]]:
+        """The segment as ``follow_trajectory`` waypoints (plain lists of floats)."""
+        single = len(self.joints) == 1
+
+        def value(row: np.ndarray) -> Any:
+            return float(row[0]) if single else [float(v) for v in row]
+
+        return [
+            {"position": value(p), "velocity": value(v), "acceleration": value(a),
+             "time_from_start": float(t)}
+            for t, p, v, a in zip(self.times, self.position, self.velocity, self.acceleration,
+                                  strict=True)
+        ]  # fmt: skip
+
+
+@dataclass(frozen=True, eq=False)
+class Excitation:
+    """An excitation program and the motion it asks for (see the module docstring)."""
+
+    #: Name of the robot it was built for.
+    robot: str
+    #: Centre pose, rad or m, shape ``(dof,)``.
+    centre: np.ndarray
+    #: One segment per ``follow_trajectory`` step, in program order.
+    segments: tuple[ExcitationSegment, ...]
+    #: Seconds every joint holds before and after each segment.
+    hold: float
+    #: Signal shape, ``"multisine"`` or ``"chirp"``.
+    signal: str
+    #: Frequency band in Hz.
+    band: tuple[float, float]
+
+    @property
+    def joints(self) -> tuple[str, ...]:
+        """Every excited joint, in program order."""
+        return tuple(name for segment in self.segments for name in segment.joints)
+
+    @property
+    def duration(self) -> float:
+        """Seconds of excitation and holds (the move to the centre not included)."""
+        return self.hold * (1 + len(self.segments)) + sum(float(s.times[-1]) for s in self.segments)
+
+    @property
+    def program(self) -> list[dict[str, Any]]:
+        """The command program (:func:`jointlab.program.run_program` runs it anywhere)."""
+        back = [
+            {"set_positions": {"positions": [float(v) for v in self.centre]}},
+            {"wait": self.hold},
+        ]
+        steps: list[dict[str, Any]] = list(back)
+        for segment in self.segments:
+            steps.append(
+                {"follow_trajectory": {"joints": list(segment.joints),
+                                       "waypoints": segment.waypoints()}}
+            )  # fmt: skip
+            steps.extend(back)
+        return steps
+
+    def to_yaml(self) -> str:
+        """The program as YAML (``jointlab run ROBOT FILE`` runs it)."""
+        return yaml.safe_dump(self.program, sort_keys=False, width=100)
+
+    def settings(self) -> dict[str, Any]:
+        """JSON summary stored in a log's metadata (signal, band, joints, centre, hold)."""
+        return {
+            "signal": self.signal,
+            "band": list(self.band),
+            "joints": list(self.joints),
+            "centre": [float(v) for v in self.centre],
+            "hold": self.hold,
+        }
+
+
+# ----------------------------------------------------------------------------- signals
+def _window(t: np.ndarray, duration: float, ramp: float) -> np.ndarray:
+    """Quintic fade-in and fade-out and their first three derivatives, shape ``(4, n)``."""
+    out = np.zeros((4, t.shape[0]))
+    out[0] = 1.0
+    for start, sign in ((0.0, 1.0), (duration, -1.0)):
+        u = np.clip(sign * (t - start) / ramp, 0.0, 1.0)
+        inside = u < 1.0
+        scale = sign / ramp
+        values = np.array([
+            10 * u**3 - 15 * u**4 + 6 * u**5,
+            (30 * u**2 - 60 * u**3 + 30 * u**4) * scale,
+            (60 * u - 180 * u**2 + 120 * u**3) * scale**2,
+            (60 - 360 * u + 360 * u**2) * scale**3,
+        ])  # fmt: skip
+        out[:, inside] = values[:, inside]
+    return out
+
+
+def _windowed(signal: np.ndarray, window: np.ndarray) -> np.ndarray:
+    """Derivatives of ``window * signal`` by the product rule; both are ``(4, n)``."""
+    s, w = signal, window
+    return np.array([
+        w[0] * s[0],
+        w[1] * s[0] + w[0] * s[1],
+        w[2] * s[0] + 2 * w[1] * s[1] + w[0] * s[2],
+        w[3] * s[0] + 3 * w[2] * s[1] + 3 * w[1] * s[2] + w[0] * s[3],
+    ])  # fmt: skip
+
+
+def _shape(omega: np.ndarray, bounds: np.ndarray) -> np.ndarray:
+    """Largest amplitude of a sine at ``omega`` under ``bounds`` = (range, v, a, jerk)."""
+    return np.min(bounds[:, None] / omega[None, :] ** np.arange(4)[:, None], axis=0)
+
+
+def _multisine(t: np.ndarray, harmonics: np.ndarray, period: float,
+               bounds: np.ndarray) -> np.ndarray:  # fmt: skip
+    """A Schroeder-phased multisine and its derivatives, shape ``(4, n)``."""
+    omega = 2 * math.pi * harmonics / period
+    count = harmonics.shape[0]
+    index = np.arange(1, count + 1)
+    phase = -math.pi * index * (index - 1) / count
+    amplitude = _shape(omega, bounds)
+    angle = np.outer(t, omega) + phase
+    sin, cos = np.sin(angle), np.cos(angle)
+    return np.array([
+        sin @ amplitude,
+        cos @ (amplitude * omega),
+        -(sin @ (amplitude * omega**2)),
+        -(cos @ (amplitude * omega**3)),
+    ])  # fmt: skip
+
+
+def _chirp(t: np.ndarray, duration: float, band: tuple[float, float],
+           bounds: np.ndarray) -> np.ndarray:  # fmt: skip
+    """A logarithmic chirp with frequency-shaped amplitude and its derivatives, ``(4, n)``.
+
+    The derivatives are numerical (the amplitude envelope varies slowly); the limits are
+    checked on them afterwards like any signal's.
+    """
+    f0, f1 = band
+    rate = math.log(f1 / f0) / duration
+    phase = 2 * math.pi * f0 * (np.exp(rate * t) - 1.0) / rate
+    omega = 2 * math.pi * f0 * np.exp(rate * t)
+    position = _shape(omega, bounds) * np.sin(phase)
+    step = t[1] - t[0]
+    out = [position]
+    for _ in range(3):
+        out.append(np.gradient(out[-1], step))
+    return np.array(out)
+
+
+# ----------------------------------------------------------------------------- builder
+def _joint_indices(description: RobotDescription, joints: Sequence[int | str] | None) -> list[int]:
+    independent = [i for i in range(description.dof) if not description.dependent[i]]
+    if joints is None:
+        return independent
+    indices = []
+    for joint in joints:
+        index = description.joint_index(joint)
+        if description.dependent[index]:
+            raise ConfigurationError(
+                f"excitation: joint {description.joint_names[index]!r} is dependent (coupled); "
+                "excite its leading joints instead"
+            )
+        if index not in indices:
+            indices.append(index)
+    if not indices:
+        raise ConfigurationError("excitation: joints is empty; name at least one joint")
+    return indices
+
+
+def _floor_heights(description: RobotDescription, q: np.ndarray) -> np.ndarray:
+    """Lowest height (m) of each element's capsule for poses ``q`` (shape ``(n, dof)``)."""
+    kin = forward_kinematics(description, description.apply_coupling(q))
+    radius = np.array([s.link.radius if s.link else 0.0 for s in description.actuators])
+    low = np.minimum(kin.frames[..., 2, 3], kin.ends[..., 2, 3]) - radius
+    return low.min(axis=0)
+
+
+def excitation(
+    description: RobotDescription | str,
+    joints: Sequence[int | str] | None = None,
+    duration: float = 8.0,
+    *,
+    signal: str = "multisine",
+    band: tuple[float, float] = (0.25, 1.5),
+    fraction: float = 0.8,
+    centre: Sequence[float] | None = None,
+    hold: float = 0.5,
+    ramp: float = 1.0,
+    sequential: bool = True,
+    clearance: float = 0.05,
+    waypoint_rate: float = 50.0,
+) -> Excitation:
+    """Build an excitation program for ``joints`` of ``description`` (see the module docstring).
+
+    Args:
+        description: The robot (a description, built-in name or file path).
+        joints: Joints to excite, by index or name; default every independent joint.
+        duration: Seconds of excitation per segment (per joint when ``sequential``), ramps
+            included.
+        signal: ``"multisine"`` or ``"chirp"``.
+        band: Lowest and highest frequency in Hz.
+        fraction: Share of each soft limit the motion may use, in (0, 1].
+        centre: Pose the joints move about, shape ``(dof,)``; default the home pose.
+        hold: Seconds every joint holds still before and after each segment.
+        ramp: Seconds of the quintic fade-in and fade-out of each segment.
+        sequential: Excite the joints one after another (True) or all at once.
+        clearance: Height in metres that link ends keep above the floor (z = 0).
+        waypoint_rate: Waypoints per second handed to ``follow_trajectory`` (quintic pieces
+            through each waypoint's position, velocity and acceleration).
+
+    Returns:
+        An :class:`Excitation`; ``.program`` runs on any backend.
+
+    Raises:
+        ConfigurationError: an invalid option, an unknown or dependent joint, a centre outside
+            the soft limits, or a joint with no room to move about the centre.
+    """
+    description = load_robot(description)
+    if signal not in SIGNALS:
+        raise ConfigurationError(f"excitation: signal must be one of {SIGNALS}, got {signal!r}")
+    low_f, high_f = (float(v) for v in band)
+    if not (0 < low_f < high_f and math.isfinite(high_f)):
+        raise ConfigurationError(f"excitation: band must be 0 < low < high Hz, got {band!r}")
+    if not 0 < fraction <= 1:
+        raise ConfigurationError(f"excitation: fraction must lie in (0, 1], got {fraction!r}")
+    for name, value in (("duration", duration), ("ramp", ramp), ("waypoint_rate", waypoint_rate)):
+        if not (math.isfinite(value) and value > 0):
+            raise ConfigurationError(f"excitation: {name} must be > 0, got {value!r}")
+    if not (math.isfinite(hold) and hold >= 0):
+        raise ConfigurationError(f"excitation: hold must be >= 0 s, got {hold!r}")
+    if 2 * ramp >= duration:
+        raise ConfigurationError(
+            f"excitation: duration {duration} s must exceed the two ramps (2 x {ramp} s)"
+        )
+    if duration * low_f < 1:
+        raise ConfigurationError(
+            f"excitation: band starts at {low_f} Hz, below 1 / duration = {1 / duration:.3g} Hz; "
+            "lengthen the duration or raise the band"
+        )
+    if sequential is False and signal != "multisine":
+        raise ConfigurationError("excitation: sequential=False needs signal='multisine'")
+    indices = _joint_indices(description, joints)
+    centre_q = description.home if centre is None else np.asarray(centre, dtype=np.float64)
+    if centre_q.shape != (description.dof,) or not np.all(np.isfinite(centre_q)):
+        raise ConfigurationError(
+            f"excitation: centre must be {description.dof} finite numbers, got {centre!r}"
+        )
+    soft_low, soft_high = description.soft_lower, description.soft_upper
+    outside = (centre_q < soft_low) | (centre_q > soft_high)
+    if outside.any():
+        i = int(np.flatnonzero(outside)[0])
+        raise ConfigurationError(
+            f"excitation: centre {centre_q[i]:.6g} of joint {description.joint_names[i]!r} lies "
+            f"outside its soft limits [{soft_low[i]:.6g}, {soft_high[i]:.6g}]"
+        )
+    centre_q = description.apply_coupling(centre_q)
+    room = np.minimum(centre_q - soft_low, soft_high - centre_q)
+    bounds = fraction * np.array([
+        room,
+        description.soft_velocity_limit,
+        description.soft_acceleration_limit,
+        description.soft_jerk_limit,
+    ])  # fmt: skip
+    for i in indices:
+        if room[i] <= 1e-6:
+            raise ConfigurationError(
+                f"excitation: joint {description.joint_names[i]!r} has no room to move: its "
+                f"centre {centre_q[i]:.6g} sits on a soft limit; pass another centre"
+            )
+    groups = [[i] for i in indices] if sequential else [indices]
+    t = np.arange(0.0, duration + 0.5 / _CHECK_RATE, 1.0 / _CHECK_RATE)
+    window = _window(t, duration, ramp)
+    floor = np.minimum(_floor_heights(description, centre_q[None]), clearance)
+    segments = []
+    for group in groups:
+        motion = np.empty((4, t.shape[0], len(group)))
+        for column, i in enumerate(group):
+            if signal == "chirp":
+                raw = _chirp(t, duration, (low_f, high_f), bounds[:, i])
+            else:
+                first = max(1, math.ceil(low_f * duration))
+                harmonics = np.arange(first + column, math.floor(high_f * duration) + 1,
+                                      len(group))  # fmt: skip
+                if harmonics.size == 0:
+                    raise ConfigurationError(
+                        f"excitation: band {band} Hz holds no harmonic of 1/{duration} s for "
+                        f"joint {description.joint_names[i]!r}; widen the band"
+                    )
+                raw = _multisine(t, harmonics, duration, bounds[:, i])
+            shaped = _windowed(raw, window)
+            peaks = np.abs(shaped).max(axis=1)
+            motion[:, :, column] = shaped * float(np.min(bounds[:, i] / peaks))
+        motion = _keep_above_floor(description, centre_q, group, motion, floor)
+        stride = max(1, round(_CHECK_RATE / waypoint_rate))
+        keep = np.arange(0, t.shape[0], stride)
+        if keep[-1] != t.shape[0] - 1:
+            keep = np.append(keep, t.shape[0] - 1)
+        segments.append(
+            ExcitationSegment(
+                joints=tuple(description.joint_names[i] for i in group),
+                times=t[keep],
+                position=centre_q[group] + motion[0][keep],
+                velocity=motion[1][keep],
+                acceleration=motion[2][keep],
+                peaks=np.abs(motion).max(axis=1),
+            )
+        )
+    return Excitation(
+        robot=description.name,
+        centre=centre_q,
+        segments=tuple(segments),
+        hold=float(hold),
+        signal=signal,
+        band=(low_f, high_f),
+    )
+
+
+def _keep_above_floor(
+    description: RobotDescription,
+    centre: np.ndarray,
+    group: list[int],
+    motion: np.ndarray,
+    floor: np.ndarray,
+) -> np.ndarray:
+    """Shrink ``motion`` (shape ``(4, n, len(group))``) until no link sinks below ``floor``."""
+    poses = np.repeat(centre[None], motion.shape[1], axis=0)
+    for _ in range(_MAX_SHRINKS):
+        poses[:, group] = centre[group] + motion[0]
+        if np.all(_floor_heights(description, poses[::10]) >= floor - 1e-9):
+            return motion
+        motion = motion * _SHRINK
+    names = [description.joint_names[i] for i in group]
+    raise ConfigurationError(
+        f"excitation: joints {names} cannot move about the centre without a link reaching "
+        f"the floor; pass a centre pose higher above it"
+    )

@@ -1,0 +1,143 @@
+"""Replaying a log's commands in simulation, and the latency search built on it.
+
+:func:`replay` starts a :class:`~jointlab.sim.SimRobot` of a description at the log's first
+usable state and applies the log's desired action row by row, one control period each (the
+PD, the latency, the saturation and the friction run inside the simulated actuators, as on
+the device); it returns the simulated positions. Comparing them with the recorded ones
+says how well a description predicts the robot: that is the tracking difference of the
+validation report and the score of :func:`search_delay`.
+
+Rows recorded while the robot was disarmed, unpowered or braked replay a zero action; a row
+followed by missed periods holds its action for all of them (as the device did).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from jointlab.identify.data import IdentificationData
+from jointlab.identify.errors import IdentificationError
+from jointlab.identify.writeback import write_parameters
+from jointlab.interface import NJointAction
+from jointlab.robots import RobotDescription
+
+__all__ = ["DelaySearch", "replay", "search_delay", "tracking_rms"]
+
+
+def replay(data: IdentificationData, description: RobotDescription) -> np.ndarray:
+    """Simulated joint positions for every row from the first usable one, rad or m.
+
+    Args:
+        data: The aligned log (needs its desired channel).
+        description: The robot to simulate (same joints as the log).
+
+    Returns:
+        Shape ``(T, dof)``; rows before the first usable one are NaN.
+    """
+    from jointlab.sim import SimRobot
+
+    commands = data.commands
+    if commands is None:
+        raise IdentificationError(
+            f"{data.source}: the log has no desired channel (the commands), so it cannot be "
+            "replayed; record with run(..., recorder=...) or `jointlab identify excite`"
+        )
+    start = data.first_usable()
+    dof = data.dof
+    out = np.full((data.rows, dof), np.nan)
+    zero = NJointAction.Zero(dof)
+    robot = SimRobot(description, dt=data.physics_dt, control_dt=data.dt, stall_time=None)
+    try:
+        robot.reset(data.position[start], data.velocity[start])
+        read, apply, step = robot.read, robot.apply, robot.step
+        usable, periods = data.usable, data.periods
+        for k in range(start, data.rows):
+            out[k] = read().position
+            if usable[k]:
+                apply(NJointAction.from_validated(
+                    commands.torque[k].copy(), commands.position[k].copy(),
+                    commands.kp[k].copy(), commands.kd[k].copy(), commands.velocity[k].copy(),
+                ))  # fmt: skip
+            else:
+                apply(zero)
+            for _ in range(periods[k]):  # a row after missed periods spans several
+                step()
+    finally:
+        robot.close()
+    return out
+
+
+def tracking_rms(data: IdentificationData, simulated: np.ndarray) -> np.ndarray:
+    """RMS of ``simulated − recorded`` position per joint over usable rows, shape ``(dof,)``."""
+    keep = data.usable & np.all(np.isfinite(simulated), axis=1)
+    error = simulated[keep] - data.position[keep]
+    return np.sqrt(np.mean(error**2, axis=0))
+
+
+@dataclass(frozen=True, eq=False)
+class DelaySearch:
+    """Outcome of :func:`search_delay`."""
+
+    #: Chosen delay per joint index, physics steps.
+    delay: dict[int, int]
+    #: Candidate delays tried per joint index (physics steps) ...
+    candidates: dict[int, np.ndarray]
+    #: ... and the replay's tracking RMS of that joint for each, rad or m.
+    scores: dict[int, np.ndarray]
+
+    def interval(self, joint: int, tolerance: float = 0.1) -> tuple[int, int]:
+        """Smallest and largest candidate scoring within ``tolerance`` of the best."""
+        scores = self.scores[joint]
+        close = self.candidates[joint][scores <= scores.min() * (1.0 + tolerance)]
+        return int(close.min()), int(close.max())
+
+
+def search_delay(
+    data: IdentificationData,
+    description: RobotDescription,
+    joints: list[int],
+    guesses: dict[int, int],
+    max_delay: int,
+    spread: int = 1,
+) -> DelaySearch:
+    """Choose ``motor.delay`` per joint by replaying the log with candidate delays.
+
+    With first guesses (see :func:`jointlab.identify.actuator.guess_delay`) each replay
+    shifts every joint's guess by the same ``s`` in ``-spread..spread``; without them every
+    joint tries ``0..max_delay`` together. Each joint keeps the candidate whose replay
+    tracks its recorded positions best (joints couple weakly through the PD, so one replay
+    scores every joint).
+
+    Args:
+        data: The aligned log.
+        description: The robot to simulate (identified friction and inertia already in).
+        joints: Joint indices whose delay is searched (the others keep theirs).
+        guesses: First guesses per joint index, physics steps (may be empty).
+        max_delay: Largest delay tried, physics steps.
+        spread: Steps tried either side of the guesses.
+    """
+    names = description.joint_names
+    if guesses and all(j in guesses for j in joints):
+        shifts = range(-spread, spread + 1)
+        plans = [{j: min(max(guesses[j] + s, 0), max_delay) for j in joints} for s in shifts]
+    else:
+        plans = [dict.fromkeys(joints, d) for d in range(max_delay + 1)]
+    unique: list[dict[int, int]] = []
+    for plan in plans:
+        if plan not in unique:
+            unique.append(plan)
+    tried: dict[int, list[int]] = {j: [] for j in joints}
+    scored: dict[int, list[float]] = {j: [] for j in joints}
+    for plan in unique:
+        candidate = write_parameters(description, {"delay": {names[j]: d for j, d in plan.items()}})
+        rms = tracking_rms(data, replay(data, candidate))
+        for j, d in plan.items():
+            if d not in tried[j]:
+                tried[j].append(d)
+                scored[j].append(float(rms[j]))
+    candidates = {j: np.array(tried[j]) for j in joints}
+    scores = {j: np.array(scored[j]) for j in joints}
+    delay = {j: int(candidates[j][int(np.argmin(scores[j]))]) for j in joints}
+    return DelaySearch(delay=delay, candidates=candidates, scores=scores)

@@ -12,35 +12,48 @@ The loop that closes the sim-to-real gap of a robot's actuators::
     report = validate("held_out.npz", "arm6", result.to_description())   # 3. validate
 
 See docs/identification.md for the models, the assumptions and the command line
-(``jointlab identify excite`` and ``jointlab identify fit``).
+(``jointlab identify excite`` and ``jointlab identify fit``). Names are imported on first
+use, so ``import jointlab.identify`` (and the ``jointlab`` command) stays quick.
 """
 
-from jointlab.identify.errors import IdentificationError
-from jointlab.identify.excitation import SIGNALS, Excitation, ExcitationSegment, excitation
-from jointlab.identify.fit import DEFAULT_PARAMETERS, fit
-from jointlab.identify.planted import NominalView, connect_planted, physics_dt, plant
-from jointlab.identify.record import record_excitation
-from jointlab.identify.result import Estimate, IdentificationResult, Residuals
-from jointlab.identify.validation import ValidationReport, validate
-from jointlab.identify.writeback import PARAMETERS
+from __future__ import annotations
 
-__all__ = [
-    "DEFAULT_PARAMETERS",
-    "PARAMETERS",
-    "SIGNALS",
-    "Estimate",
-    "Excitation",
-    "ExcitationSegment",
-    "IdentificationError",
-    "IdentificationResult",
-    "NominalView",
-    "Residuals",
-    "ValidationReport",
-    "connect_planted",
-    "excitation",
-    "fit",
-    "physics_dt",
-    "plant",
-    "record_excitation",
-    "validate",
-]
+import importlib
+from typing import Any
+
+#: Public name -> module that defines it.
+_EXPORTS = {
+    "IdentificationError": "errors",
+    "SIGNALS": "excite",
+    "Excitation": "excite",
+    "ExcitationSegment": "excite",
+    "excitation": "excite",
+    "DEFAULT_PARAMETERS": "estimate",
+    "fit": "estimate",
+    "NominalView": "planted",
+    "connect_planted": "planted",
+    "physics_dt": "planted",
+    "plant": "planted",
+    "record_excitation": "record",
+    "Estimate": "result",
+    "IdentificationResult": "result",
+    "Residuals": "result",
+    "ValidationReport": "validation",
+    "validate": "validation",
+    "PARAMETERS": "writeback",
+}
+
+__all__ = sorted(_EXPORTS)
+
+
+def __getattr__(name: str) -> Any:
+    module = _EXPORTS.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *_EXPORTS})

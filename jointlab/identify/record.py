@@ -7,7 +7,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
-from jointlab.identify.excitation import Excitation
+from jointlab.identify.excite import Excitation
 from jointlab.identify.planted import physics_dt
 from jointlab.interface import Robot
 from jointlab.program import ProgramStep, run_program

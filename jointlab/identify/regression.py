@@ -117,14 +117,14 @@ def autocorrelation_inflation(residual: np.ndarray) -> float:
     return (1.0 + rho) / (1.0 - rho)
 
 
-def _problems(name: str, joint: str, unit: str, speed: np.ndarray, accel: np.ndarray,
+def _problems(joint: str, unit: str, speed: np.ndarray, accel: np.ndarray,
               wanted: tuple[str, ...]) -> list[str]:  # fmt: skip
     """Why the regressor of one joint cannot identify ``wanted`` (empty when it can)."""
-    hint = f"excite it, e.g. jointlab.identify.excitation(description, joints=[{joint!r}])"
+    hint = excite_hint(joint)
     if speed.shape[0] < MIN_MOVING_ROWS:
-        listed = " and ".join(f"{p} ({prefix(p)})" for p in wanted)
+        listed = ", ".join(wanted[:-1]) + (" and " if len(wanted) > 1 else "") + wanted[-1]
         return [
-            f"{listed} of joint {joint!r} cannot be identified: it moved in only "
+            f"{listed} (dynamics.*) of joint {joint!r} cannot be identified: it moved in only "
             f"{speed.shape[0]} usable rows ({MIN_MOVING_ROWS} needed); {hint}"
         ]
     problems = []
@@ -152,6 +152,14 @@ def _problems(name: str, joint: str, unit: str, speed: np.ndarray, accel: np.nda
             f"accelerated (rms {float(np.sqrt(np.mean(accel**2))):.2g} {unit}/s²); {hint}"
         )
     return problems
+
+
+def excite_hint(joint: str) -> str:
+    """How to record an excitation of ``joint``, for error messages."""
+    return (
+        f"excite it: `jointlab identify excite ROBOT URL --joints {joint}` or "
+        f"jointlab.identify.excitation(description, joints=[{joint!r}])"
+    )
 
 
 def prefix(parameter: str) -> str:
@@ -197,7 +205,7 @@ def fit_joint_dynamics(
             sliding[j] * np.abs(qd[:, j]) > SLIDING_MARGIN * load[:, j]
         )
         speed, accel = qd[moving, j], qdd[moving, j]
-        trouble = _problems("", spec.name, unit, speed, accel, wanted)
+        trouble = _problems(spec.name, unit, speed, accel, wanted)
         columns = np.stack([np.sign(speed), speed, accel], axis=1)
         target = data.torque[rows][moving, j] - rigid[moving, j]
         chosen = [DYNAMICS_PARAMETERS.index(p) for p in wanted]
@@ -212,9 +220,8 @@ def fit_joint_dynamics(
                 weakest = wanted[int(np.argmax(np.abs(singular[2][-1])))]
                 trouble.append(
                     f"{weakest} ({prefix(weakest)}) of joint {spec.name!r} cannot be told apart "
-                    f"from the other terms (condition number {condition:.3g}); record an "
-                    f"excitation with more varied speeds and accelerations, e.g. "
-                    f"jointlab.identify.excitation(description, joints=[{spec.name!r}])"
+                    f"from the other terms (condition number {condition:.3g}): the joint needs "
+                    f"more varied speeds and accelerations; {excite_hint(spec.name)}"
                 )
         if trouble:
             problems.extend(trouble)

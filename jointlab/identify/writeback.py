@@ -17,6 +17,8 @@ from jointlab.robots import RobotDescription
 
 __all__ = ["FIELDS", "PARAMETERS", "UNITS", "write_parameters"]
 
+#: Significant digits written (estimates are far less certain than that).
+DIGITS = 6
 #: Parameter name -> (section, key) of its robot-file field.
 FIELDS: dict[str, tuple[str, str]] = {
     "static_friction": ("dynamics", "static_friction"),
@@ -55,7 +57,8 @@ def write_parameters(
     Args:
         description: The robot file to update.
         values: Parameter name (a key of :data:`FIELDS`) -> joint name -> value. ``delay``
-            values are rounded to whole physics steps.
+            values are rounded to whole physics steps, the others to :data:`DIGITS`
+            significant digits.
         source: ``source`` of the new description (default: the old one's).
 
     Raises:
@@ -78,7 +81,7 @@ def write_parameters(
                 )
             entry = entries[joint]
             entry.setdefault(section, {})[key] = (
-                int(np.rint(value)) if parameter == "delay" else float(value)
+                int(np.rint(value)) if parameter == "delay" else float(f"{value:.{DIGITS}g}")
             )
             if parameter == "effort":
                 soft = entry.get("soft_limits", {}).get("effort")

@@ -205,6 +205,6 @@ def _error(data: IdentificationData, problems: list[str]) -> IdentificationError
     count = len(problems)
     return IdentificationError(
         f"{data.source}: {count} problem{'s' if count > 1 else ''} keep the log from "
-        f"identifying what was asked:\n{listed}\n(or leave those parameters out with "
-        "parameters=[...] / --parameters)"
+        f"identifying what was asked:\n{listed}\n(or leave those joints or parameters out: "
+        "joints=[...] / --joints, parameters=[...] / --parameters)"
     )

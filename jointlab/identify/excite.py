@@ -10,9 +10,9 @@
 
 faded in and out with quintic ramps (it starts and ends at rest on the centre) and scaled so
 that it stays inside ``fraction`` of each soft limit: position range (about the centre),
-velocity, acceleration and jerk. Links are kept above the floor: when a link end would sink
-below ``clearance`` metres (or below its height at the centre pose, if that is lower), the
-joint's amplitude shrinks until it does not.
+velocity, acceleration and jerk. Links are kept above the floor: when a link's capsule would
+sink below ``clearance`` metres (or, for a link already lower at the centre pose, more than a
+centimetre below its height there), the amplitude shrinks until it does not.
 
 The result is a command program (:mod:`jointlab.program`), so it runs on every backend::
 
@@ -50,6 +50,8 @@ SIGNALS = ("multisine", "chirp")
 _CHECK_RATE = 1000.0
 #: Shrink factor per try when a link would come too close to the floor.
 _SHRINK = 0.8
+#: Metres a link already closer to the floor than ``clearance`` at the centre may sink.
+_SINK = 0.01
 _MAX_SHRINKS = 20
 
 
@@ -339,9 +341,9 @@ def excitation(
                 f"centre {centre_q[i]:.6g} sits on a soft limit; pass another centre"
             )
     groups = [[i] for i in indices] if sequential else [indices]
-    t = np.arange(0.0, duration + 0.5 / _CHECK_RATE, 1.0 / _CHECK_RATE)
+    t = np.linspace(0.0, duration, round(duration * _CHECK_RATE) + 1)
     window = _window(t, duration, ramp)
-    floor = np.minimum(_floor_heights(description, centre_q[None]), clearance)
+    floor = np.minimum(_floor_heights(description, centre_q[None]), clearance) - _SINK
     segments = []
     for group in groups:
         motion = np.empty((4, t.shape[0], len(group)))
@@ -354,8 +356,10 @@ def excitation(
                                       len(group))  # fmt: skip
                 if harmonics.size == 0:
                     raise ConfigurationError(
-                        f"excitation: band {band} Hz holds no harmonic of 1/{duration} s for "
-                        f"joint {description.joint_names[i]!r}; widen the band"
+                        f"excitation: band {band} Hz holds no harmonic of 1/{duration} s left "
+                        f"for joint {description.joint_names[i]!r}: {len(group)} joints excited "
+                        f"together need {len(group)} harmonics; lengthen the duration to about "
+                        f"{(len(group) + 1) / (high_f - low_f):.3g} s or widen the band"
                     )
                 raw = _multisine(t, harmonics, duration, bounds[:, i])
             shaped = _windowed(raw, window)

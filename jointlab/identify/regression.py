@@ -214,7 +214,7 @@ def fit_joint_dynamics(
             target = target - columns[:, fixed] @ nominal[fixed, j]
             matrix = columns[:, chosen]
             scale = np.sqrt(np.mean(matrix**2, axis=0))
-            singular = np.linalg.svd(matrix / scale, compute_uv=True)
+            singular = np.linalg.svd(matrix / scale, full_matrices=False)
             condition = singular[1][0] / max(singular[1][-1], 1e-300)
             if condition > MAX_CONDITION:
                 weakest = wanted[int(np.argmax(np.abs(singular[2][-1])))]

@@ -5,7 +5,7 @@ Three estimates from a log's commands, applied torques and currents, joint by jo
 * **torque constant** (``motor.torque_constant``, N·m/A at the motor): the joint torque is
   ``current · torque_constant · gear_ratio``, so it is the least-squares slope of the
   applied torque over ``current · gear_ratio`` through the origin, on rows whose current is
-  clear of zero and of the current limit;
+  above a tenth of the joint's peak current and below its current limit;
 * **latency, first guess** (``motor.delay``, physics steps): every backend evaluates
   ``torque + kp·(position − q) + kd·(velocity − qd)`` from the state and the desired action
   of each row (:meth:`~jointlab.identify.data.Commands.command_torque`) and applies it
@@ -37,8 +37,9 @@ __all__ = ["ActuatorEstimate", "command_torque", "fit_effort", "fit_torque_const
 MIN_CURRENT_ROWS = 50
 #: Rows within this share of the current limit are left out of the slope (clipped).
 CURRENT_CLIP_SHARE = 0.98
-#: Rows below this share of the current limit are left out of the slope (noise, offsets).
-CURRENT_FLOOR_SHARE = 0.02
+#: Rows below this share of the joint's peak current (99th percentile) are left out of the
+#: slope (noise, offsets).
+CURRENT_FLOOR_SHARE = 0.1
 #: Relative excess of the command over the applied torque that counts as saturated.
 CLAMP_MARGIN = 0.02
 #: Fewest clamped rows a saturation estimate needs.
@@ -74,21 +75,21 @@ def fit_torque_constant(
         motor = description.joints[j].motor
         current = data.current[:, j]
         torque = data.torque[:, j]
-        magnitude = np.abs(current)
+        magnitude = np.where(np.isfinite(current), np.abs(current), 0.0)
+        peak = float(np.percentile(magnitude[data.regular], 99)) if data.regular.any() else 0.0
         keep = (
             data.regular
-            & np.isfinite(current)
-            & (magnitude > CURRENT_FLOOR_SHARE * motor.max_current)
+            & (magnitude > max(CURRENT_FLOOR_SHARE * peak, 1e-9))
             & (magnitude < CURRENT_CLIP_SHARE * motor.max_current)
         )
         name = description.joint_names[j]
         if int(keep.sum()) < MIN_CURRENT_ROWS:
             problems.append(
                 f"torque_constant (motor.torque_constant) of joint {name!r} cannot be "
-                f"identified: only {int(keep.sum())} rows carry a current between "
-                f"{100 * CURRENT_FLOOR_SHARE:.0f} % and {100 * CURRENT_CLIP_SHARE:.0f} % of its "
-                f"max_current {motor.max_current:g} A ({MIN_CURRENT_ROWS} needed); drive it "
-                "with more torque, e.g. a faster excitation"
+                f"identified: only {int(keep.sum())} rows carry a current clear of zero (peak "
+                f"{peak:.3g} A) and below {100 * CURRENT_CLIP_SHARE:.0f} % of its max_current "
+                f"{motor.max_current:g} A ({MIN_CURRENT_ROWS} needed); drive it with more "
+                "torque, e.g. a faster excitation"
             )
             continue
         x = current[keep] * motor.gear_ratio

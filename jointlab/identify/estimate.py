@@ -204,7 +204,7 @@ def _error(data: IdentificationData, problems: list[str]) -> IdentificationError
     listed = "\n".join(f"  - {p}" for p in problems)
     count = len(problems)
     return IdentificationError(
-        f"{data.source}: {count} problem{'s' if count > 1 else ''} keep the log from "
+        f"{data.source}: {count} problem{'s keep' if count > 1 else ' keeps'} the log from "
         f"identifying what was asked:\n{listed}\n(or leave those joints or parameters out: "
         "joints=[...] / --joints, parameters=[...] / --parameters)"
     )

@@ -40,6 +40,7 @@ import numpy as np
 import yaml
 
 from jointlab.errors import ConfigurationError
+from jointlab.identify.signals import chirp, multisine, window, windowed
 from jointlab.robots import RobotDescription, forward_kinematics, load_robot
 
 __all__ = ["SIGNALS", "Excitation", "ExcitationSegment", "excitation"]
@@ -146,78 +147,6 @@ class Excitation:
             "centre": [float(v) for v in self.centre],
             "hold": self.hold,
         }
-
-
-# ----------------------------------------------------------------------------- signals
-def _window(t: np.ndarray, duration: float, ramp: float) -> np.ndarray:
-    """Quintic fade-in and fade-out and their first three derivatives, shape ``(4, n)``."""
-    out = np.zeros((4, t.shape[0]))
-    out[0] = 1.0
-    for start, sign in ((0.0, 1.0), (duration, -1.0)):
-        u = np.clip(sign * (t - start) / ramp, 0.0, 1.0)
-        inside = u < 1.0
-        scale = sign / ramp
-        values = np.array([
-            10 * u**3 - 15 * u**4 + 6 * u**5,
-            (30 * u**2 - 60 * u**3 + 30 * u**4) * scale,
-            (60 * u - 180 * u**2 + 120 * u**3) * scale**2,
-            (60 - 360 * u + 360 * u**2) * scale**3,
-        ])  # fmt: skip
-        out[:, inside] = values[:, inside]
-    return out
-
-
-def _windowed(signal: np.ndarray, window: np.ndarray) -> np.ndarray:
-    """Derivatives of ``window * signal`` by the product rule; both are ``(4, n)``."""
-    s, w = signal, window
-    return np.array([
-        w[0] * s[0],
-        w[1] * s[0] + w[0] * s[1],
-        w[2] * s[0] + 2 * w[1] * s[1] + w[0] * s[2],
-        w[3] * s[0] + 3 * w[2] * s[1] + 3 * w[1] * s[2] + w[0] * s[3],
-    ])  # fmt: skip
-
-
-def _shape(omega: np.ndarray, bounds: np.ndarray) -> np.ndarray:
-    """Largest amplitude of a sine at ``omega`` under ``bounds`` = (range, v, a, jerk)."""
-    return np.min(bounds[:, None] / omega[None, :] ** np.arange(4)[:, None], axis=0)
-
-
-def _multisine(t: np.ndarray, harmonics: np.ndarray, period: float,
-               bounds: np.ndarray) -> np.ndarray:  # fmt: skip
-    """A Schroeder-phased multisine and its derivatives, shape ``(4, n)``."""
-    omega = 2 * math.pi * harmonics / period
-    count = harmonics.shape[0]
-    index = np.arange(1, count + 1)
-    phase = -math.pi * index * (index - 1) / count
-    amplitude = _shape(omega, bounds)
-    angle = np.outer(t, omega) + phase
-    sin, cos = np.sin(angle), np.cos(angle)
-    return np.array([
-        sin @ amplitude,
-        cos @ (amplitude * omega),
-        -(sin @ (amplitude * omega**2)),
-        -(cos @ (amplitude * omega**3)),
-    ])  # fmt: skip
-
-
-def _chirp(t: np.ndarray, duration: float, band: tuple[float, float],
-           bounds: np.ndarray) -> np.ndarray:  # fmt: skip
-    """A logarithmic chirp with frequency-shaped amplitude and its derivatives, ``(4, n)``.
-
-    The derivatives are numerical (the amplitude envelope varies slowly); the limits are
-    checked on them afterwards like any signal's.
-    """
-    f0, f1 = band
-    rate = math.log(f1 / f0) / duration
-    phase = 2 * math.pi * f0 * (np.exp(rate * t) - 1.0) / rate
-    omega = 2 * math.pi * f0 * np.exp(rate * t)
-    position = _shape(omega, bounds) * np.sin(phase)
-    step = t[1] - t[0]
-    out = [position]
-    for _ in range(3):
-        out.append(np.gradient(out[-1], step))
-    return np.array(out)
 
 
 # ----------------------------------------------------------------------------- builder
@@ -342,14 +271,14 @@ def excitation(
             )
     groups = [[i] for i in indices] if sequential else [indices]
     t = np.linspace(0.0, duration, round(duration * _CHECK_RATE) + 1)
-    window = _window(t, duration, ramp)
+    fade = window(t, duration, ramp)
     floor = np.minimum(_floor_heights(description, centre_q[None]), clearance) - _SINK
     segments = []
     for group in groups:
         motion = np.empty((4, t.shape[0], len(group)))
         for column, i in enumerate(group):
             if signal == "chirp":
-                raw = _chirp(t, duration, (low_f, high_f), bounds[:, i])
+                raw = chirp(t, duration, (low_f, high_f), bounds[:, i])
             else:
                 first = max(1, math.ceil(low_f * duration))
                 harmonics = np.arange(first + column, math.floor(high_f * duration) + 1,
@@ -361,8 +290,8 @@ def excitation(
                         f"together need {len(group)} harmonics; lengthen the duration to about "
                         f"{(len(group) + 1) / (high_f - low_f):.3g} s or widen the band"
                     )
-                raw = _multisine(t, harmonics, duration, bounds[:, i])
-            shaped = _windowed(raw, window)
+                raw = multisine(t, harmonics, duration, bounds[:, i])
+            shaped = windowed(raw, fade)
             peaks = np.abs(shaped).max(axis=1)
             motion[:, :, column] = shaped * float(np.min(bounds[:, i] / peaks))
         motion = _keep_above_floor(description, centre_q, group, motion, floor)

@@ -140,6 +140,9 @@ def fit(
             "commands); record with jointlab.run(..., recorder=Recorder(...)) or "
             "`jointlab identify excite`"
         )
+    guesses, _ = guess_delay(data, indices, max_delay)
+    if "effort" in wanted:  # checked now with the first guesses, so all problems come at once
+        problems += fit_effort(data, indices, _rows(data, description, indices, guesses))[1]
     if problems:
         raise _error(data, problems)
     names = description.joint_names
@@ -152,15 +155,11 @@ def fit(
     delays: dict[int, int] = {}
     search = None
     if "delay" in wanted:
-        guesses, _ = guess_delay(data, indices, max_delay)
         search = search_delay(data, identified, indices, guesses, max_delay)
         delays = search.delay
     efforts: dict = {}
     if "effort" in wanted:
-        steps = data.dt / data.physics_dt
-        shift = delays or {j: description.joints[j].motor.delay for j in indices}
-        rows = {j: round(d / steps) for j, d in shift.items()}
-        efforts, trouble = fit_effort(data, indices, rows)
+        efforts, trouble = fit_effort(data, indices, _rows(data, description, indices, delays))
         if trouble:
             raise _error(data, trouble)
     estimates = []
@@ -192,6 +191,17 @@ def fit(
         else {names[j]: (search.candidates[j], search.scores[j]) for j in indices},
         source=data.source,
     )
+
+
+def _rows(
+    data: IdentificationData,
+    description: RobotDescription,
+    joints: list[int],
+    delays: dict[int, int],
+) -> dict[int, int]:
+    """Latency in log rows per joint: ``delays`` (physics steps), else the file's."""
+    steps = data.dt / data.physics_dt
+    return {j: round(delays.get(j, description.joints[j].motor.delay) / steps) for j in joints}
 
 
 def _armature_field() -> bool:

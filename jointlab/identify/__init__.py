@@ -28,7 +28,8 @@ _EXPORTS = {
     "Excitation": "excite",
     "ExcitationSegment": "excite",
     "excitation": "excite",
-    "DEFAULT_PARAMETERS": "estimate",
+    "DEFAULT_CUTOFF": "parameters",
+    "DEFAULT_PARAMETERS": "parameters",
     "fit": "estimate",
     "NominalView": "planted",
     "connect_planted": "planted",
@@ -40,7 +41,7 @@ _EXPORTS = {
     "Residuals": "result",
     "ValidationReport": "validation",
     "validate": "validation",
-    "PARAMETERS": "writeback",
+    "PARAMETERS": "parameters",
 }
 
 __all__ = sorted(_EXPORTS)

@@ -62,7 +62,7 @@ def fit_torque_constant(
 ) -> tuple[dict[int, ActuatorEstimate], list[str]]:
     """``motor.torque_constant`` per joint (module docstring) and the problems met."""
     description = data.description
-    if data.current is None:
+    if data.smooth_current is None:
         names = [description.joint_names[j] for j in joints]
         return {}, [
             f"torque_constant (motor.torque_constant) of joints {names} cannot be identified: "
@@ -73,8 +73,8 @@ def fit_torque_constant(
     problems: list[str] = []
     for j in joints:
         motor = description.joints[j].motor
-        current = data.current[:, j]
-        torque = data.torque[:, j]
+        current = data.smooth_current[:, j]
+        torque = data.smooth_torque[:, j]
         magnitude = np.where(np.isfinite(current), np.abs(current), 0.0)
         peak = float(np.percentile(magnitude[data.regular], 99)) if data.regular.any() else 0.0
         keep = (

@@ -95,7 +95,7 @@ def _fit(args: argparse.Namespace) -> int:
             args.robot,
             joints=args.joints,
             parameters=args.parameters,
-            cutoff=args.cutoff,
+            cutoff=None if args.cutoff == 0 else args.cutoff,
             max_delay=args.max_delay,
         )
     header = ("field", "joint", "nominal", "identified", "95 % interval", "change", "unit")
@@ -122,7 +122,7 @@ def _fit(args: argparse.Namespace) -> int:
 def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     """Add ``identify`` (with ``excite`` and ``fit``) to the ``jointlab`` subcommands."""
     from jointlab.identify.excite import SIGNALS
-    from jointlab.identify.writeback import PARAMETERS
+    from jointlab.identify.parameters import DEFAULT_CUTOFF, PARAMETERS
 
     identify = subparsers.add_parser(
         "identify", help="excite a robot and fit its actuators (friction, latency, ...) from logs"
@@ -151,7 +151,9 @@ def add_parser(subparsers: Any) -> argparse.ArgumentParser:
     fit.add_argument("--joints", nargs="+", help="joints to identify (default: all)")
     fit.add_argument("--parameters", nargs="+", choices=PARAMETERS,
                      help="parameters to fit (default: all but effort)")  # fmt: skip
-    fit.add_argument("--cutoff", type=float, help="low-pass cutoff in Hz for noisy logs")
+    fit.add_argument("--cutoff", type=float, default=DEFAULT_CUTOFF,
+                     help=f"low-pass cutoff of the regressions, Hz (default {DEFAULT_CUTOFF:g}; "
+                          "0: none)")  # fmt: skip
     fit.add_argument("--max-delay", type=int, default=10, help="largest latency, physics steps")
     fit.add_argument("--validate", metavar="LOG", help="held-out log to replay both robots on")
     fit.add_argument("--plot", metavar="PNG", help="with --validate: save the comparison plot")

@@ -92,7 +92,8 @@ class IdentificationData:
     position: np.ndarray
     #: Joint velocities, rad/s or m/s.
     velocity: np.ndarray
-    #: Acceleration over each row's period, rad/s² or m/s² (NaN in the last row).
+    #: Acceleration over each row's period (from ``smooth_velocity``), rad/s² or m/s² (NaN
+    #: in the last row).
     acceleration: np.ndarray
     #: Torque applied during each row's period, N·m or N.
     torque: np.ndarray
@@ -107,6 +108,11 @@ class IdentificationData:
     periods: np.ndarray
     #: The log file, if any (for messages).
     source: str
+    #: ``velocity``, ``torque`` and ``current`` after the low-pass (the same arrays without
+    #: one): what the regressions use. Latency, saturation and replay use the raw ones.
+    smooth_velocity: np.ndarray
+    smooth_torque: np.ndarray
+    smooth_current: np.ndarray | None
 
     @property
     def dof(self) -> int:
@@ -151,8 +157,18 @@ def _flag(log: Log, key: str, default: bool) -> np.ndarray:
 
 
 def _lowpass(values: np.ndarray, cutoff: float, rate: float) -> np.ndarray:
+    """Zero-phase Butterworth low-pass per column; NaN cells bridged, and kept NaN."""
+    missing = ~np.isfinite(values)
+    filled = np.array(values)
+    rows = np.arange(values.shape[0])
+    for column in np.flatnonzero(missing.any(axis=0)):
+        known = ~missing[:, column]
+        if known.any():
+            filled[:, column] = np.interp(rows, rows[known], values[known, column])
+        else:
+            filled[:, column] = 0.0
     sos = butter(4, cutoff, fs=rate, output="sos")
-    return sosfiltfilt(sos, values, axis=0)
+    return np.where(missing, np.nan, sosfiltfilt(sos, filled, axis=0))
 
 
 def _commands(log: Log, dof: int, source: str) -> Commands | None:
@@ -171,6 +187,7 @@ def prepare(
     *,
     physics_dt: float | None = None,
     cutoff: float | None = None,
+    default_cutoff: bool = False,
 ) -> IdentificationData:
     """Check a log against a description and align its rows (module docstring).
 
@@ -180,7 +197,9 @@ def prepare(
         physics_dt: Physics step / device tick in seconds; default the log's
             ``metadata.extra["physics_dt"]``, else its control period.
         cutoff: Zero-phase low-pass (4th-order Butterworth) on velocity, torque and current
-            before differentiating, Hz; ``None`` filters nothing (clean data, e.g. a sim).
+            for the regressions (and before differentiating), Hz; ``None`` filters nothing.
+        default_cutoff: ``cutoff`` is a default, not the user's: on a log too slow for it
+            (at most ``2·cutoff`` rows per second) filter nothing instead of refusing.
 
     Raises:
         IdentificationError: missing columns, another robot's log, a reset inside the log,
@@ -240,17 +259,19 @@ def prepare(
             f"{source}: physics_dt {physics_dt!r} s must be > 0 and at most the control period "
             f"{dt:.6g} s"
         )
+    nyquist = 0.5 / dt
+    if cutoff is not None and default_cutoff and cutoff >= nyquist:
+        cutoff = None
     if cutoff is not None:
-        nyquist = 0.5 / dt
         if not 0 < cutoff < nyquist:
             raise IdentificationError(
                 f"cutoff {cutoff!r} Hz must lie in (0, {nyquist:.6g}) Hz (half the log's rate)"
             )
-        velocity = _lowpass(velocity, cutoff, 1.0 / dt)
-        torque = np.vstack([_lowpass(torque[:-1], cutoff, 1.0 / dt), torque[-1:]])
-        if current is not None:
-            current = np.vstack([_lowpass(current[:-1], cutoff, 1.0 / dt), current[-1:]])
-    acceleration = np.vstack([np.diff(velocity, axis=0) / steps[:, None],
+    smooth = (lambda values: values) if cutoff is None else (
+        lambda values: _lowpass(values, cutoff, 1.0 / dt)
+    )  # fmt: skip
+    smooth_velocity = smooth(velocity)
+    acceleration = np.vstack([np.diff(smooth_velocity, axis=0) / steps[:, None],
                               np.full((1, dof), np.nan)])  # fmt: skip
     usable = (
         _flag(log, "state.armed", True)
@@ -273,4 +294,6 @@ def prepare(
         description=description, time=time, dt=dt, physics_dt=float(physics_dt),
         position=position, velocity=velocity, acceleration=acceleration, torque=torque,
         current=current, commands=commands, usable=usable, periods=spans, source=source,
+        smooth_velocity=smooth_velocity, smooth_torque=smooth(torque),
+        smooth_current=None if current is None else smooth(current),
     )  # fmt: skip

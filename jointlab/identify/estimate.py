@@ -27,18 +27,15 @@ from jointlab.errors import DescriptionError
 from jointlab.identify.actuator import fit_effort, fit_torque_constant, guess_delay
 from jointlab.identify.data import IdentificationData, prepare
 from jointlab.identify.errors import IdentificationError
+from jointlab.identify.parameters import DEFAULT_CUTOFF, DEFAULT_PARAMETERS, PARAMETERS, UNITS
 from jointlab.identify.regression import DYNAMICS_PARAMETERS, fit_joint_dynamics, nominal_armature
 from jointlab.identify.replay import search_delay
 from jointlab.identify.result import Estimate, IdentificationResult, Residuals
-from jointlab.identify.writeback import PARAMETERS, UNITS, write_parameters
+from jointlab.identify.writeback import write_parameters
 from jointlab.recording import Log
 from jointlab.robots import RobotDescription, load_robot
 
-__all__ = ["DEFAULT_PARAMETERS", "fit"]
-
-#: What :func:`fit` identifies unless told otherwise. Saturation (``"effort"``) is left out:
-#: a safe excitation never saturates the actuators, so it needs a log that does.
-DEFAULT_PARAMETERS = ("static_friction", "damping", "armature", "delay", "torque_constant")
+__all__ = ["fit"]
 
 
 def _joints(description: RobotDescription, joints: Sequence[int | str] | None) -> list[int]:
@@ -93,7 +90,7 @@ def fit(
     joints: Sequence[int | str] | None = None,
     parameters: Sequence[str] | None = None,
     physics_dt: float | None = None,
-    cutoff: float | None = None,
+    cutoff: float | None = DEFAULT_CUTOFF,
     max_delay: int = 10,
 ) -> IdentificationResult:
     """Identify the actuators of ``description`` from a recorded ``log`` (module docstring).
@@ -108,7 +105,9 @@ def fit(
             keep their nominal values (also inside the fit).
         physics_dt: Physics step / device tick in seconds (the unit of ``motor.delay``);
             default the log's metadata ``physics_dt``, else its control period.
-        cutoff: Low-pass cutoff in Hz for noisy logs (see :func:`~jointlab.identify.data.prepare`).
+        cutoff: Low-pass cutoff of the regressions in Hz (see
+            :func:`~jointlab.identify.data.prepare`); ``None`` for none. The default is
+            skipped on logs of fewer than ``2·DEFAULT_CUTOFF`` rows per second.
         max_delay: Largest latency considered, physics steps.
 
     Returns:
@@ -128,7 +127,8 @@ def fit(
     indices = _joints(description, joints)
     if isinstance(max_delay, bool) or not isinstance(max_delay, int) or max_delay < 0:
         raise IdentificationError(f"max_delay must be a whole number >= 0, got {max_delay!r}")
-    data = prepare(log, description, physics_dt=physics_dt, cutoff=cutoff)
+    data = prepare(log, description, physics_dt=physics_dt, cutoff=cutoff,
+                   default_cutoff=cutoff == DEFAULT_CUTOFF)  # fmt: skip
     dynamics, problems = fit_joint_dynamics(data, indices, wanted)
     constants: dict = {}
     if "torque_constant" in wanted:

@@ -188,14 +188,15 @@ def fit_joint_dynamics(
     rows = np.flatnonzero(data.regular)
     if rows.shape[0] > MAX_ROWS:
         rows = rows[np.linspace(0, rows.shape[0] - 1, MAX_ROWS).round().astype(int)]
-    q, qd, qdd = data.position[rows], data.velocity[rows], data.acceleration[rows]
+    q, qd, qdd = data.position[rows], data.smooth_velocity[rows], data.acceleration[rows]
+    torque = data.smooth_torque[rows]
     rigid = rigid_body_torque(without_armature(description), q, qd, qdd)
     nominal = np.stack(
         [description.static_friction, description.damping, nominal_armature(description)]
     )
-    peak = np.percentile(np.abs(data.velocity[data.usable]), 99, axis=0)
+    peak = np.percentile(np.abs(qd), 99, axis=0)
     sliding = sliding_gain(description, data.physics_dt)
-    load = np.abs(data.torque[rows]) + 2.0 * description.static_friction
+    load = np.abs(torque) + 2.0 * description.static_friction
     fits: dict[int, JointFit] = {}
     problems: list[str] = []
     for j in joints:
@@ -207,7 +208,7 @@ def fit_joint_dynamics(
         speed, accel = qd[moving, j], qdd[moving, j]
         trouble = _problems(spec.name, unit, speed, accel, wanted)
         columns = np.stack([np.sign(speed), speed, accel], axis=1)
-        target = data.torque[rows][moving, j] - rigid[moving, j]
+        target = torque[moving, j] - rigid[moving, j]
         chosen = [DYNAMICS_PARAMETERS.index(p) for p in wanted]
         fixed = [i for i in range(3) if i not in chosen]
         if not trouble:

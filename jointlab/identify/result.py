@@ -21,8 +21,9 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from jointlab.identify.errors import IdentificationError
+from jointlab.identify.parameters import PARAMETERS, field_path
 from jointlab.identify.planted import supports_armature
-from jointlab.identify.writeback import PARAMETERS, field_path, write_parameters
+from jointlab.identify.writeback import write_parameters
 from jointlab.robots import RobotDescription
 
 if TYPE_CHECKING:
@@ -35,7 +36,7 @@ __all__ = ["Estimate", "IdentificationResult", "Residuals"]
 class Estimate:
     """One identified parameter of one joint."""
 
-    #: Parameter name, a key of :data:`jointlab.identify.writeback.FIELDS` (``"damping"``).
+    #: Parameter name, a key of :data:`jointlab.identify.parameters.FIELDS` (``"damping"``).
     parameter: str
     #: Joint name.
     joint: str

@@ -13,38 +13,13 @@ import numpy as np
 
 from jointlab.errors import DescriptionError
 from jointlab.identify.errors import IdentificationError
+from jointlab.identify.parameters import FIELDS, field_path
 from jointlab.robots import RobotDescription
 
-__all__ = ["FIELDS", "PARAMETERS", "UNITS", "write_parameters"]
+__all__ = ["DIGITS", "write_parameters"]
 
 #: Significant digits written (estimates are far less certain than that).
 DIGITS = 6
-#: Parameter name -> (section, key) of its robot-file field.
-FIELDS: dict[str, tuple[str, str]] = {
-    "static_friction": ("dynamics", "static_friction"),
-    "damping": ("dynamics", "damping"),
-    "armature": ("dynamics", "armature"),
-    "delay": ("motor", "delay"),
-    "torque_constant": ("motor", "torque_constant"),
-    "effort": ("limits", "effort"),
-}
-#: Every parameter identification can fit, in report order.
-PARAMETERS = tuple(FIELDS)
-#: Units of each parameter for (rotary, linear) joints.
-UNITS: dict[str, tuple[str, str]] = {
-    "static_friction": ("N·m", "N"),
-    "damping": ("N·m·s/rad", "N·s/m"),
-    "armature": ("kg·m²", "kg"),
-    "delay": ("steps", "steps"),
-    "torque_constant": ("N·m/A", "N/A"),
-    "effort": ("N·m", "N"),
-}
-
-
-def field_path(parameter: str) -> str:
-    """``"dynamics.damping"`` for ``"damping"``."""
-    section, key = FIELDS[parameter]
-    return f"{section}.{key}"
 
 
 def write_parameters(

@@ -20,7 +20,7 @@ def motion(arm6):
 def test_friction_damping_armature_and_torque_constant_are_recovered(arm6, motion):
     truth = truth_for(arm6)
     log = synthetic_log(arm6, truth, *motion)
-    result = fit(log, arm6, parameters=[*DYNAMICS, "torque_constant"])
+    result = fit(log, arm6, parameters=[*DYNAMICS, "torque_constant"], cutoff=None)
     for name, expected in (("static_friction", truth.static_friction), ("damping", truth.damping),
                            ("armature", truth.armature),
                            ("torque_constant", truth.torque_constant)):  # fmt: skip
@@ -161,7 +161,7 @@ def test_missed_periods_are_skipped_not_refused(arm6, motion):
     keep[1000:4000:50] = False  # a host that missed some states
     gappy = Log(time=log.time[keep], data=log.data[keep], fields=log.fields,
                 metadata=log.metadata)  # fmt: skip
-    result = fit(gappy, arm6, parameters=DYNAMICS)
+    result = fit(gappy, arm6, parameters=DYNAMICS, cutoff=None)
     np.testing.assert_allclose(list(result.values("damping").values()), truth.damping, rtol=1e-6)
 
 

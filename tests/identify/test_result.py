@@ -9,8 +9,9 @@ import pytest
 
 import jointlab
 from jointlab.identify import Estimate, IdentificationError, IdentificationResult
+from jointlab.identify.parameters import FIELDS
 from jointlab.identify.planted import supports_armature
-from jointlab.identify.writeback import FIELDS, write_parameters
+from jointlab.identify.writeback import write_parameters
 from jointlab.sim import SimRobot
 
 

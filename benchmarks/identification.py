@@ -103,12 +103,16 @@ def main() -> None:
     batched = statistics.median(times["batched"])
     single = statistics.median(times["single"])
     print(f"log: {rows} rows of arm6 at 1 kHz ({rows * data.dt:.1f} s), {args.runs} runs")
-    print(f"rigid-body torques per row: batched {spread(times['batched'], 1e6, 'us')}, "
-          f"one state per call {spread(times['single'], 1e6, 'us')}: "
-          f"{single / batched:.0f}x faster batched")
+    print(
+        f"rigid-body torques per row: batched {spread(times['batched'], 1e6, 'us')}, "
+        f"one state per call {spread(times['single'], 1e6, 'us')}: "
+        f"{single / batched:.0f}x faster batched"
+    )
     replayed, bare = statistics.median(times["replay"]), statistics.median(times["bare"])
-    print(f"replay per control period: {spread(times['replay'], 1e6, 'us')}, bare SimRobot "
-          f"loop {spread(times['bare'], 1e6, 'us')}: {replayed / bare:.2f}x")
+    print(
+        f"replay per control period: {spread(times['replay'], 1e6, 'us')}, bare SimRobot "
+        f"loop {spread(times['bare'], 1e6, 'us')}: {replayed / bare:.2f}x"
+    )
     print(f"fit: {spread(times['fit'], 1.0, 's of CPU per second of log')}")
     print(f"load average at end: {os.getloadavg()}")
 

@@ -1,19 +1,24 @@
 """Joint friction and reflected inertia by linear least squares on the rigid-body dynamics.
 
-For each joint ``j`` and each usable row in which it moves, the torque the actuator applied
-is the rigid-body torque of the description (reflected inertia excluded; see
-:func:`~jointlab.identify.rigid_body.rigid_body_torque`) plus three joint-level terms, linear
-in their parameters::
+For each joint ``j`` and each usable row in which it slides, the torque the actuator applied
+is the rigid-body torque of the bodies the simulator moves (:func:`simulated_bodies`, see
+:func:`~jointlab.identify.rigid_body.rigid_body`) plus three joint-level terms, linear in
+their parameters::
 
-    τ_j − τ_RB,j(q, q̇, q̈) = f_c · sign(q̇_j) + f_v · q̇_j + J_a · q̈_j + ε
+    τ_j − τ_RB,j(q, q̇, q̈) = f_c · sign(q̇_j) + f_v · q̇_j + ΔJ_a · (u_j·α_j) + ε
 
 with Coulomb friction ``f_c`` (``dynamics.static_friction``), viscous damping ``f_v``
-(``dynamics.damping``) and reflected rotor inertia ``J_a`` (``dynamics.armature``). Rows where
-the joint moves slower than 5 % of its peak speed are left out: there friction sticks and
+(``dynamics.damping``) and the change ``ΔJ_a`` of reflected rotor inertia
+(``dynamics.armature``) over what the bodies already carry. ``u_j·α_j`` is the acceleration
+of the moved link about the joint's axis: ``q̈_j`` when the joint moves alone (the default,
+sequential excitation), plus the parent joints' accelerations about parallel axes otherwise,
+which is how a simulator that has no joint armature (PyBullet) realises it, as inertia of the
+link. Rows where the joint moves slower than 5 % of its peak speed, or slowly for its load
+(:func:`sliding_gain`), are left out: there friction sticks or is about to reverse and
 ``sign(q̇)`` says nothing. Parameters not asked for keep their nominal values (moved to the
-left-hand side). The estimate is :func:`scipy.optimize.lsq_linear` with every parameter
->= 0; its covariance is ``σ² (XᵀX)⁻¹`` with ``σ²`` the residual variance, inflated for
-the residuals' lag-one autocorrelation ``ρ`` (effective sample count ``n (1 − ρ)/(1 + ρ)``),
+left-hand side). The estimate is :func:`scipy.optimize.lsq_linear` with every file value
+>= 0; its covariance is ``σ² (XᵀX)⁻¹`` with ``σ²`` the residual variance, inflated for the
+residuals' lag-one autocorrelation ``ρ`` (effective sample count ``n (1 − ρ)/(1 + ρ)``),
 and the 95 % interval is Student's ``t`` on it.
 
 Before solving, each joint's regressor is checked: a joint that hardly moved, moved one
@@ -23,7 +28,7 @@ problem is reported by name (the caller raises them together).
 
 from __future__ import annotations
 
-from dataclasses import dataclass, fields
+from dataclasses import dataclass
 
 import numpy as np
 from scipy.optimize import lsq_linear
@@ -31,8 +36,8 @@ from scipy.stats import t as student_t
 
 from jointlab.controllers.dynamics import DynamicsModel
 from jointlab.identify.data import IdentificationData
-from jointlab.identify.rigid_body import rigid_body_torque
-from jointlab.robots import Dynamics, RobotDescription
+from jointlab.identify.rigid_body import rigid_body
+from jointlab.robots import RobotDescription
 
 __all__ = ["DYNAMICS_PARAMETERS", "JointFit", "autocorrelation_inflation", "fit_joint_dynamics"]
 
@@ -81,15 +86,15 @@ def nominal_armature(description: RobotDescription) -> np.ndarray:
     return np.array([getattr(j.dynamics, "armature", 0.0) or 0.0 for j in description.joints])
 
 
-def without_armature(description: RobotDescription) -> RobotDescription:
-    """The description with every ``dynamics.armature`` at 0 (the rigid bodies alone)."""
-    if "armature" not in {f.name for f in fields(Dynamics)}:
-        return description
-    data = description.to_dict()
-    for entry in data["actuators"]:
-        if "dynamics" in entry:
-            entry["dynamics"]["armature"] = 0.0
-    return RobotDescription.from_dict(data, source=description.source)
+def simulated_bodies(description: RobotDescription) -> tuple[RobotDescription, np.ndarray]:
+    """The rigid bodies the simulator moves for ``description``, and the armature they carry.
+
+    Returns the description whose links are the bodies of the simulation and the reflected
+    inertia per joint already inside them, shape ``(dof,)``: the fit estimates the change of
+    ``dynamics.armature`` on top of it, with the regressor the simulator realises it with
+    (the moved link's acceleration about the axis, :func:`rigid_body`).
+    """
+    return description, np.zeros(description.dof)
 
 
 def sliding_gain(description: RobotDescription, physics_dt: float) -> np.ndarray:
@@ -190,10 +195,12 @@ def fit_joint_dynamics(
         rows = rows[np.linspace(0, rows.shape[0] - 1, MAX_ROWS).round().astype(int)]
     q, qd, qdd = data.position[rows], data.smooth_velocity[rows], data.acceleration[rows]
     torque = data.smooth_torque[rows]
-    rigid = rigid_body_torque(without_armature(description), q, qd, qdd)
-    nominal = np.stack(
-        [description.static_friction, description.damping, nominal_armature(description)]
-    )
+    bodies, modelled = simulated_bodies(description)
+    rigid, along = rigid_body(bodies, q, qd, qdd)
+    # Armature is fitted as a change to what the bodies already carry (``modelled``).
+    nominal = np.stack([description.static_friction, description.damping,
+                        nominal_armature(description) - modelled])  # fmt: skip
+    lowest = np.stack([np.zeros(description.dof), np.zeros(description.dof), -modelled])
     peak = np.percentile(np.abs(qd), 99, axis=0)
     sliding = sliding_gain(description, data.physics_dt)
     load = np.abs(torque) + 2.0 * description.static_friction
@@ -205,7 +212,7 @@ def fit_joint_dynamics(
         moving = (np.abs(qd[:, j]) > STILL_FRACTION * peak[j]) & (
             sliding[j] * np.abs(qd[:, j]) > SLIDING_MARGIN * load[:, j]
         )
-        speed, accel = qd[moving, j], qdd[moving, j]
+        speed, accel = qd[moving, j], along[moving, j]
         trouble = _problems(spec.name, unit, speed, accel, wanted)
         columns = np.stack([np.sign(speed), speed, accel], axis=1)
         target = torque[moving, j] - rigid[moving, j]
@@ -227,9 +234,10 @@ def fit_joint_dynamics(
         if trouble:
             problems.extend(trouble)
             continue
-        solution = lsq_linear(matrix, target, bounds=(0.0, np.inf), method="bvls")
-        values = solution.x
-        residual = target - matrix @ values
+        solution = lsq_linear(matrix, target, bounds=(lowest[chosen, j], np.inf), method="bvls")
+        residual = target - matrix @ solution.x
+        offset = np.where(np.array(chosen) == 2, modelled[j], 0.0)  # back to the file's terms
+        values = solution.x + offset
         count, width = matrix.shape
         variance = float(residual @ residual) / max(count - width, 1)
         inflation = autocorrelation_inflation(residual)

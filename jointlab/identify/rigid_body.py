@@ -19,7 +19,7 @@ from jointlab.controllers.dynamics import GRAVITY
 from jointlab.robots import JointType, RobotDescription, forward_kinematics
 from jointlab.robots.description import BASE
 
-__all__ = ["rigid_body_torque"]
+__all__ = ["rigid_body", "rigid_body_torque"]
 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
@@ -52,6 +52,25 @@ def rigid_body_torque(
 
     Returns:
         Torques in N·m (N for linear joints), shape ``(T, dof)``, gravity included.
+    """
+    return rigid_body(description, q, qd, qdd, gravity)[0]
+
+
+def rigid_body(
+    description: RobotDescription,
+    q: np.ndarray,
+    qd: np.ndarray,
+    qdd: np.ndarray,
+    gravity: np.ndarray | tuple[float, float, float] = GRAVITY,
+) -> tuple[np.ndarray, np.ndarray]:
+    """:func:`rigid_body_torque`, and each moved link's acceleration along its joint axis.
+
+    The second array, shape ``(T, dof)``, is ``u·α`` for a rotary joint (the angular
+    acceleration of the link it moves, about its axis ``u``; rad/s²) and ``u·a`` for a
+    linear one (the acceleration of the link's centre of gravity along ``u``; m/s²). It
+    equals ``qdd`` when only that joint moves, and adds the parent joints' accelerations
+    about parallel axes otherwise: what an inertia about the axis carried by the link (a
+    rotor modelled as part of it) costs the joint.
     """
     q, qd, qdd = (np.atleast_2d(np.asarray(a, dtype=np.float64)) for a in (q, qd, qdd))
     samples, dof = q.shape
@@ -99,6 +118,7 @@ def rigid_body_torque(
     force = [zero] * n
     moment = [zero] * n  # about each element's moving-frame origin
     tau = np.zeros((samples, dof))
+    along = np.zeros((samples, dof))
     for e in reversed(order):
         spec = description.actuators[e]
         f, m = force[e], moment[e]
@@ -114,11 +134,15 @@ def rigid_body_torque(
             f = f + mass * a_c
             m = m + i_alpha + _cross(omega[e], i_omega) + _cross(r_c, mass * a_c)
         if spec.is_joint:
-            tau[:, joint_of[spec.name]] = np.einsum(
-                "ti,ti->t", axis[e], m if spec.type is JointType.ROTARY else f
-            )
+            j = joint_of[spec.name]
+            rotary = spec.type is JointType.ROTARY
+            tau[:, j] = np.einsum("ti,ti->t", axis[e], m if rotary else f)
+            moved = alpha[e] if rotary else accel[e]
+            if not rotary and spec.link is not None:
+                moved = a_c
+            along[:, j] = np.einsum("ti,ti->t", axis[e], moved)
         p = parent[e]
         if p >= 0:
             force[p] = force[p] + f
             moment[p] = moment[p] + m + _cross(origin[:, e] - origin[:, p], f)
-    return tau
+    return tau, along

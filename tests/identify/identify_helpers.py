@@ -6,7 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jointlab.identify.rigid_body import rigid_body_torque
+from jointlab.identify.rigid_body import rigid_body
 from jointlab.recording import Field, Log, LogMetadata
 from jointlab.robots import RobotDescription
 
@@ -55,16 +55,16 @@ def synthetic_log(
 ) -> Log:
     """A log whose applied torque is the rigid-body torque plus the ``truth`` joint terms.
 
+    The armature acts on the moved link's acceleration about the axis, as in the simulator.
+
     Velocities follow the accelerations exactly (``qd[k+1] = qd[k] + qdd[k]·dt``), so the
     log's acceleration over each row equals ``qdd`` as identification computes it.
     """
     qd = qd.copy()
     qd[1:] = qd[0] + np.cumsum(qdd[:-1] * DT, axis=0)
+    rigid, along = rigid_body(description, q, qd, qdd)
     torque = (
-        rigid_body_torque(description, q, qd, qdd)
-        + truth.static_friction * np.sign(qd)
-        + truth.damping * qd
-        + truth.armature * qdd
+        rigid + truth.static_friction * np.sign(qd) + truth.damping * qd + truth.armature * along
     )
     ratio = np.array([j.motor.gear_ratio for j in description.joints])
     dof = description.dof

@@ -28,7 +28,7 @@ problem is reported by name (the caller raises them together).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 from scipy.optimize import lsq_linear
@@ -36,6 +36,7 @@ from scipy.stats import t as student_t
 
 from jointlab.controllers.dynamics import DynamicsModel
 from jointlab.identify.data import IdentificationData
+from jointlab.identify.planted import supports_armature
 from jointlab.identify.rigid_body import rigid_body
 from jointlab.robots import RobotDescription
 
@@ -92,9 +93,26 @@ def simulated_bodies(description: RobotDescription) -> tuple[RobotDescription, n
     Returns the description whose links are the bodies of the simulation and the reflected
     inertia per joint already inside them, shape ``(dof,)``: the fit estimates the change of
     ``dynamics.armature`` on top of it, with the regressor the simulator realises it with
-    (the moved link's acceleration about the axis, :func:`rigid_body`).
+    (the moved link's acceleration about the axis, :func:`rigid_body`). PyBullet has no joint
+    armature: the simulator adds each joint's to the link it moves
+    (:func:`jointlab.robots.urdf_io.realised_inertial`), which its ancestors feel too, so the
+    nominal armature is taken in exactly as simulated.
     """
-    return description, np.zeros(description.dof)
+    armature = nominal_armature(description)
+    if not supports_armature() or not armature.any():
+        return description, np.zeros(description.dof)
+    from jointlab.robots.urdf_io import realised_inertial
+
+    specs = []
+    for spec in description.actuators:
+        if spec.is_joint and spec.link is not None and spec.dynamics.armature > 0:
+            mass, cog, inertia = realised_inertial(spec)
+            matrix = tuple(tuple(float(v) for v in row) for row in inertia)
+            link = replace(spec.link, mass=float(mass), inertia=matrix,
+                           center_of_gravity=tuple(float(v) for v in cog))  # fmt: skip
+            spec = replace(spec, link=link, dynamics=replace(spec.dynamics, armature=0.0))
+        specs.append(spec)
+    return replace(description, actuators=tuple(specs)), armature
 
 
 def sliding_gain(description: RobotDescription, physics_dt: float) -> np.ndarray:

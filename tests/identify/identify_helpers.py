@@ -6,6 +6,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from jointlab.identify.regression import nominal_armature, simulated_bodies
 from jointlab.identify.rigid_body import rigid_body
 from jointlab.recording import Field, Log, LogMetadata
 from jointlab.robots import RobotDescription
@@ -55,17 +56,19 @@ def synthetic_log(
 ) -> Log:
     """A log whose applied torque is the rigid-body torque plus the ``truth`` joint terms.
 
-    The armature acts on the moved link's acceleration about the axis, as in the simulator.
+    The armature acts on the moved link's acceleration about the axis, as in the simulator;
+    only the base joint's differs from the nominal one (a joint without ancestors: the
+    simulator's realisation of it as link inertia loads no other joint).
 
     Velocities follow the accelerations exactly (``qd[k+1] = qd[k] + qdd[k]·dt``), so the
     log's acceleration over each row equals ``qdd`` as identification computes it.
     """
     qd = qd.copy()
     qd[1:] = qd[0] + np.cumsum(qdd[:-1] * DT, axis=0)
-    rigid, along = rigid_body(description, q, qd, qdd)
-    torque = (
-        rigid + truth.static_friction * np.sign(qd) + truth.damping * qd + truth.armature * along
-    )
+    bodies, modelled = simulated_bodies(description)  # the nominal armature as simulated
+    rigid, along = rigid_body(bodies, q, qd, qdd)
+    extra = truth.armature - modelled
+    torque = rigid + truth.static_friction * np.sign(qd) + truth.damping * qd + extra * along
     ratio = np.array([j.motor.gear_ratio for j in description.joints])
     dof = description.dof
     fields = [Field("state", "position", dof), Field("state", "velocity", dof),
@@ -90,6 +93,6 @@ def truth_for(description: RobotDescription) -> Truth:
     return Truth(
         static_friction=description.static_friction * 1.5 + 0.01,
         damping=description.damping * 0.7 + 0.02,
-        armature=np.linspace(0.01, 0.002, description.dof),
+        armature=nominal_armature(description) + np.eye(description.dof)[0] * 0.01,
         torque_constant=kt * 1.2,
     )

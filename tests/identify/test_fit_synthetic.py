@@ -7,6 +7,7 @@ import pytest
 from identify_helpers import DT, multisine_motion, synthetic_log, truth_for
 
 from jointlab.identify import IdentificationError, fit
+from jointlab.identify.regression import nominal_armature
 from jointlab.recording import Log
 
 DYNAMICS = ["static_friction", "damping", "armature"]
@@ -25,11 +26,13 @@ def test_friction_damping_armature_and_torque_constant_are_recovered(arm6, motio
                            ("armature", truth.armature),
                            ("torque_constant", truth.torque_constant)):  # fmt: skip
         got = np.array([result.estimate(name, j).value for j in arm6.joint_names])
-        np.testing.assert_allclose(got, expected, rtol=1e-6, err_msg=name)
+        np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-12, err_msg=name)
         for estimate, value in zip((result.estimate(name, j) for j in arm6.joint_names),
                                    expected, strict=True):  # fmt: skip
             assert estimate.low - 1e-9 <= value <= estimate.high + 1e-9
-            assert estimate.nominal == pytest.approx({"armature": 0.0}.get(name, estimate.nominal))
+        if name == "armature":
+            nominal = [result.estimate(name, j).nominal for j in arm6.joint_names]
+            np.testing.assert_allclose(nominal, nominal_armature(arm6))
     assert all(r.rms < 1e-6 for r in result.residuals.values())
 
 

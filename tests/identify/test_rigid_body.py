@@ -7,6 +7,7 @@ import pytest
 
 import jointlab
 from jointlab.controllers import DynamicsModel
+from jointlab.identify.regression import nominal_armature
 from jointlab.identify.rigid_body import rigid_body_torque
 
 
@@ -21,7 +22,9 @@ def test_batched_torques_match_the_controllers_model(name):
     qdd = rng.normal(0.0, 3.0, shape)
     states = zip(q, qd, qdd, strict=True)
     expected = np.array([model.inverse_dynamics(*state) for state in states])
-    np.testing.assert_allclose(rigid_body_torque(description, q, qd, qdd), expected,
+    # the controllers' model carries the reflected rotor inertia (armature) on M's diagonal
+    armature = nominal_armature(description) * qdd
+    np.testing.assert_allclose(rigid_body_torque(description, q, qd, qdd) + armature, expected,
                                rtol=1e-10, atol=1e-10)  # fmt: skip
 
 

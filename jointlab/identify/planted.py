@@ -10,7 +10,8 @@ file is wrong:
   :class:`NominalView` (deterministic: the same run gives the same log, bit for bit);
 * ``backend="emulated"``: the device emulator runs the planted robot in its own process and a
   :class:`~jointlab.hardware.SerialRobot` talks to it over a pseudo-terminal with the
-  nominal description (real time, like a device).
+  nominal description (in lockstep, virtual time, where the emulator offers it; else in
+  real time, like a device).
 
 This module is the one place that knows how to start such a device; everything else in
 :mod:`jointlab.identify` goes through the :class:`~jointlab.interface.Robot` interface.
@@ -18,6 +19,7 @@ This module is the one place that knows how to start such a device; everything e
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Sequence
 from dataclasses import fields
 from typing import Any
@@ -25,7 +27,7 @@ from typing import Any
 import numpy as np
 
 from jointlab.errors import ConfigurationError
-from jointlab.interface import ArrayState, NJointAction, Robot
+from jointlab.interface import Robot
 from jointlab.robots import ArrayGeometry, Dynamics, RobotDescription, load_robot
 
 __all__ = ["NominalView", "connect_planted", "physics_dt", "plant", "supports_armature"]
@@ -111,12 +113,14 @@ def plant(
     return RobotDescription.from_dict(data, source=f"<{description.name} with planted gaps>")
 
 
-class NominalView(Robot):
+class NominalView:
     """A robot presented under another description of the same joints.
 
     Everything is delegated to ``robot`` except :attr:`description`, which is ``nominal``:
     controllers, environments and recorders see the nominal robot, the physics are the
-    wrapped robot's. Closing the view closes the robot.
+    wrapped robot's. A transparent proxy, registered as a :class:`~jointlab.interface.Robot`
+    (``isinstance(view, Robot)`` holds) without re-implementing the backend's checks: every
+    call reaches the wrapped robot as it is. Closing the view closes the robot.
 
     Raises:
         ConfigurationError: ``nominal`` has other joints than ``robot``.
@@ -131,7 +135,6 @@ class NominalView(Robot):
             )
         self.robot = robot
         self._nominal = nominal
-        self.realtime = robot.realtime
 
     @property
     def description(self) -> RobotDescription:
@@ -139,83 +142,31 @@ class NominalView(Robot):
         return self._nominal
 
     @property
-    def time(self) -> float:
-        """The wrapped robot's time, seconds."""
-        return self.robot.time
-
-    @property
-    def control_dt(self) -> float:
-        """The wrapped robot's control period, seconds."""
-        return self.robot.control_dt
-
-    @property
-    def last_action(self) -> NJointAction:
-        """The wrapped robot's last action."""
-        return self.robot.last_action
-
-    @property
-    def config_speed(self) -> np.ndarray:
-        """Configured speeds, rad/s or m/s, shape ``(dof,)``."""
-        return self.robot.config_speed
-
-    @property
-    def config_accel(self) -> np.ndarray:
-        """Configured accelerations, rad/s² or m/s², shape ``(dof,)``."""
-        return self.robot.config_accel
-
-    def read(self) -> ArrayState:
-        """The wrapped robot's state."""
-        return self.robot.read()
-
-    def apply(self, action: NJointAction) -> None:
-        """Apply ``action`` on the wrapped robot."""
-        self.robot.apply(action)
-
-    def step(self) -> None:
-        """Step the wrapped robot."""
-        self.robot.step()
-
-    def reset(self, q: np.ndarray | None = None, qd: np.ndarray | None = None) -> ArrayState:
-        """Reset the wrapped robot."""
-        return self.robot.reset(q, qd)
-
-    def power(self, on: bool) -> None:
-        """Switch the wrapped robot's power."""
-        self.robot.power(on)
-
-    def brakes(self, on: bool) -> None:
-        """Engage or release the wrapped robot's brakes."""
-        self.robot.brakes(on)
-
-    def arm(self) -> None:
-        """Arm the wrapped robot."""
-        self.robot.arm()
-
-    def disarm(self) -> None:
-        """Disarm the wrapped robot."""
-        self.robot.disarm()
+    def dof(self) -> int:
+        """Number of joints."""
+        return self._nominal.dof
 
     def geometry(self) -> ArrayGeometry:
         """The nominal geometry with the wrapped robot's configured speeds."""
         return self._nominal.geometry(config_speed=self.robot.config_speed)
 
-    def configure_speed(self, joint: int, speed: float) -> None:
-        """Configure a speed on the wrapped robot."""
-        self.robot.configure_speed(joint, speed)
-
-    def configure_accel(self, joint: int, accel: float) -> None:
-        """Configure an acceleration on the wrapped robot."""
-        self.robot.configure_accel(joint, accel)
-
-    def close(self) -> None:
-        """Close the wrapped robot (safe twice)."""
-        self.robot.close()
-
     def __getattr__(self, name: str) -> Any:
-        # Backend extras (``dt``, ``device``, ``emulator``...) come from the wrapped robot.
+        # read, apply, step, time, arm... and backend extras (dt, device) are the robot's.
         if name == "robot":
             raise AttributeError(name)
         return getattr(self.robot, name)
+
+    def __enter__(self) -> NominalView:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.robot.close()
+
+    def __repr__(self) -> str:
+        return f"NominalView({self.robot!r}, {self._nominal.name!r})"
+
+
+Robot.register(NominalView)
 
 
 def connect_planted(
@@ -229,9 +180,10 @@ def connect_planted(
     Args:
         planted: The robot the device really is (e.g. from :func:`plant`).
         nominal: The robot file the host believes in.
-        backend: ``"sim"`` (deterministic) or ``"emulated"`` (device emulator, real time).
-        **options: ``SimRobot`` keywords for ``"sim"`` (``dt``, ``control_dt``, ``seed``...);
-            ``SerialRobot`` keywords for ``"emulated"`` (``dead_periods``...).
+        backend: ``"sim"`` (deterministic) or ``"emulated"`` (the device emulator over the
+            serial protocol; in lockstep, virtual time, where the emulator offers it).
+        **options: ``SimRobot`` keywords for ``"sim"`` (``dt``, ``control_dt``, ``seed``,
+            ``sensors``...); ``SerialRobot`` keywords for ``"emulated"``.
 
     Returns:
         A :class:`~jointlab.interface.Robot` whose ``description`` is ``nominal``. A
@@ -243,10 +195,16 @@ def connect_planted(
 
         return NominalView(SimRobot(planted, **options), nominal)
     if backend == "emulated":
-        from jointlab.hardware import SerialRobot
-        from jointlab.hardware.emulator import EmulatorProcess
+        from jointlab.hardware import EmulatorProcess, SerialRobot
 
-        emulator = EmulatorProcess(planted)
+        device: dict[str, Any] = {}
+        accepted = inspect.signature(SerialRobot).parameters
+        if "lockstep" in accepted:  # virtual device time: the same run gives the same log
+            options.setdefault("lockstep", True)
+            device["lockstep"] = options["lockstep"]
+        elif "dead_periods" in accepted:  # a real-time link: survive a busy host
+            options.setdefault("dead_periods", 2000)
+        emulator = EmulatorProcess(planted, **device)
         try:
             return SerialRobot(emulator.path, nominal, allow_digest_mismatch=True,
                                on_close=emulator.close, **options)  # fmt: skip

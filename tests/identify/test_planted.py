@@ -75,7 +75,7 @@ def test_a_view_needs_the_same_joints(arm6):
 
 def test_the_emulated_device_runs_the_planted_file_behind_the_nominal_one(arm6):
     planted = plant(arm6, static_friction=1.5)
-    robot = connect_planted(planted, arm6, backend="emulated", dead_periods=2000)
+    robot = connect_planted(planted, arm6, backend="emulated")
     with robot:
         assert robot.description == arm6
         assert robot.device.digest.hex() == planted.digest  # the device runs the planted file

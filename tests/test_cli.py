@@ -64,6 +64,11 @@ BAD_ARGUMENTS = [
     (["record", "arm6"], "required: POLICY"),
     (["replay", "arm6", "missing.npz"], "missing.npz"),
     (["list", "robts"], "did you mean 'robots'?"),
+    (["identify"], "required: STEP"),
+    (["identify", "excite", "arm7", "sim://arm6"], "did you mean 'arm6'?"),
+    (["identify", "excite", "arm6", "sim://arm6", "--signal", "chrip"], "did you mean 'chirp'?"),
+    (["identify", "fit", "arm6", "missing.npz"], "missing.npz: no such log file"),
+    (["identify", "fit", "arm6", "gantry.yaml", "--parameters", "frction"], "'static_friction'"),
     (["bench", "sim_overhed", "--folder", str(ROOT / "benchmarks")], "'sim_overhead'?"),
 ]
 

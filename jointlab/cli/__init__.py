@@ -33,6 +33,7 @@ COMMANDS: tuple[str, ...] = (
     "evaluate",
     "record",
     "replay",
+    "identify",
     "bench",
 )
 

@@ -35,8 +35,7 @@ __all__ = ["MIN_ROWS", "Commands", "IdentificationData", "prepare"]
 MIN_ROWS = 200
 #: The command to record an excitation log with, for error messages.
 RECORD_HINT = (
-    "record one with `jointlab identify excite ROBOT URL --out LOG` or "
-    "jointlab.identify.record_excitation()"
+    "record one with `jointlab identify excite ROBOT URL` or jointlab.identify.record_excitation()"
 )
 
 
@@ -108,6 +107,8 @@ class IdentificationData:
     periods: np.ndarray
     #: The log file, if any (for messages).
     source: str
+    #: The log itself.
+    log: Log
     #: ``velocity``, ``torque`` and ``current`` after the low-pass (the same arrays without
     #: one): what the regressions use. Latency, saturation and replay use the raw ones.
     smooth_velocity: np.ndarray
@@ -294,6 +295,7 @@ def prepare(
         description=description, time=time, dt=dt, physics_dt=float(physics_dt),
         position=position, velocity=velocity, acceleration=acceleration, torque=torque,
         current=current, commands=commands, usable=usable, periods=spans, source=source,
+        log=log,
         smooth_velocity=smooth_velocity, smooth_torque=smooth(torque),
         smooth_current=None if current is None else smooth(current),
     )  # fmt: skip

@@ -1,72 +1,59 @@
 """Replaying a log's commands in simulation, and the latency search built on it.
 
-:func:`replay` starts a :class:`~jointlab.sim.SimRobot` of a description at the log's first
-usable state and applies the log's desired action row by row, one control period each (the
-PD, the latency, the saturation and the friction run inside the simulated actuators, as on
-the device); it returns the simulated positions. Comparing them with the recorded ones
-says how well a description predicts the robot: that is the tracking difference of the
-validation report and the score of :func:`search_delay`.
-
-Rows recorded while the robot was disarmed, unpowered or braked replay a zero action; a row
-followed by missed periods holds its action for all of them (as the device did).
+:func:`replay` runs :func:`jointlab.recording.replay.replay` on a :class:`~jointlab.sim.SimRobot`
+of a description: from the log's first state, each logged desired action for the control
+periods it was in force (the PD, the latency, the saturation and the friction run inside the
+simulated actuators, as on the device), and returns the simulated positions row by row.
+Comparing them with the recorded ones says how well a description predicts the robot: that
+is the tracking difference of the validation report and the score of :func:`search_delay`.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 
 from jointlab.identify.data import IdentificationData
 from jointlab.identify.errors import IdentificationError
 from jointlab.identify.writeback import write_parameters
-from jointlab.interface import NJointAction
 from jointlab.robots import RobotDescription
 
 __all__ = ["DelaySearch", "replay", "search_delay", "tracking_rms"]
 
 
+class _Positions:
+    """A recorder for :func:`jointlab.recording.replay.replay` that keeps the positions only."""
+
+    def __init__(self) -> None:
+        self.rows: list[np.ndarray] = []
+
+    def log(self, time: float, **channels: Any) -> None:
+        self.rows.append(channels["state"].position)
+
+
 def replay(data: IdentificationData, description: RobotDescription) -> np.ndarray:
-    """Simulated joint positions for every row from the first usable one, rad or m.
+    """Simulated joint positions at every row of the log, rad or m, shape ``(T, dof)``.
 
     Args:
         data: The aligned log (needs its desired channel).
         description: The robot to simulate (same joints as the log).
-
-    Returns:
-        Shape ``(T, dof)``; rows before the first usable one are NaN.
     """
+    from jointlab.recording.replay import replay as replay_log
     from jointlab.sim import SimRobot
 
-    commands = data.commands
-    if commands is None:
+    if data.commands is None:
         raise IdentificationError(
             f"{data.source}: the log has no desired channel (the commands), so it cannot be "
             "replayed; record with run(..., recorder=...) or `jointlab identify excite`"
         )
-    start = data.first_usable()
-    dof = data.dof
-    out = np.full((data.rows, dof), np.nan)
-    zero = NJointAction.Zero(dof)
-    robot = SimRobot(description, dt=data.physics_dt, control_dt=data.dt, stall_time=None)
-    try:
-        robot.reset(data.position[start], data.velocity[start])
-        read, apply, step = robot.read, robot.apply, robot.step
-        usable, periods = data.usable, data.periods
-        for k in range(start, data.rows):
-            out[k] = read().position
-            if usable[k]:
-                apply(NJointAction.from_validated(
-                    commands.torque[k].copy(), commands.position[k].copy(),
-                    commands.kp[k].copy(), commands.kd[k].copy(), commands.velocity[k].copy(),
-                ))  # fmt: skip
-            else:
-                apply(zero)
-            for _ in range(periods[k]):  # a row after missed periods spans several
-                step()
-    finally:
-        robot.close()
-    return out
+    positions = _Positions()
+    with SimRobot(description, dt=data.physics_dt, control_dt=data.dt, stall_time=None) as robot:
+        replay_log(robot, data.log, recorder=positions)
+    # One recorded period per control period: a row followed by missed ones spans several.
+    starts = np.concatenate([[0], np.cumsum(data.periods)[:-1]])
+    return np.array(positions.rows)[starts]
 
 
 def tracking_rms(data: IdentificationData, simulated: np.ndarray) -> np.ndarray:

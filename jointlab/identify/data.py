@@ -130,9 +130,6 @@ class IdentificationData:
         """Usable rows that span exactly one control period, shape ``(T,)``."""
         return self.usable & (self.periods == 1)
 
-    def first_usable(self) -> int:
-        """Index of the first usable row."""
-        return int(np.flatnonzero(self.usable)[0])
 
 
 def _column(log: Log, key: str, dof: int, source: str, why: str) -> np.ndarray:

@@ -107,8 +107,6 @@ class IdentificationData:
     periods: np.ndarray
     #: The log file, if any (for messages).
     source: str
-    #: The log itself.
-    log: Log
     #: ``velocity``, ``torque`` and ``current`` after the low-pass (the same arrays without
     #: one): what the regressions use. Latency, saturation and replay use the raw ones.
     smooth_velocity: np.ndarray
@@ -129,7 +127,6 @@ class IdentificationData:
     def regular(self) -> np.ndarray:
         """Usable rows that span exactly one control period, shape ``(T,)``."""
         return self.usable & (self.periods == 1)
-
 
 
 def _column(log: Log, key: str, dof: int, source: str, why: str) -> np.ndarray:
@@ -292,7 +289,6 @@ def prepare(
         description=description, time=time, dt=dt, physics_dt=float(physics_dt),
         position=position, velocity=velocity, acceleration=acceleration, torque=torque,
         current=current, commands=commands, usable=usable, periods=spans, source=source,
-        log=log,
         smooth_velocity=smooth_velocity, smooth_torque=smooth(torque),
         smooth_current=None if current is None else smooth(current),
     )  # fmt: skip

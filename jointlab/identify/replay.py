@@ -1,36 +1,31 @@
 """Replaying a log's commands in simulation, and the latency search built on it.
 
-:func:`replay` runs :func:`jointlab.recording.replay.replay` on a :class:`~jointlab.sim.SimRobot`
-of a description: from the log's first state, each logged desired action for the control
-periods it was in force (the PD, the latency, the saturation and the friction run inside the
-simulated actuators, as on the device), and returns the simulated positions row by row.
-Comparing them with the recorded ones says how well a description predicts the robot: that
-is the tracking difference of the validation report and the score of :func:`search_delay`.
+:func:`replay` starts a :class:`~jointlab.sim.SimRobot` of a description at the log's first
+state and applies each logged desired action for the control periods it was in force (the
+PD, the latency, the saturation and the friction run inside the simulated actuators, as on
+the device); it returns the simulated positions row by row. Comparing them with the recorded
+ones says how well a description predicts the robot: that is the tracking difference of the
+validation report and the score of :func:`search_delay`.
+
+It does what :func:`jointlab.recording.replay.replay` does for any robot, in a loop of its
+own: a fit replays a log several times, and building the actions from arrays checked once
+(``NJointAction.from_validated``) and keeping only the positions halves the cost per period
+(``benchmarks/identification.py``).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
 
 import numpy as np
 
 from jointlab.identify.data import IdentificationData
 from jointlab.identify.errors import IdentificationError
 from jointlab.identify.writeback import write_parameters
+from jointlab.interface import NJointAction
 from jointlab.robots import RobotDescription
 
 __all__ = ["DelaySearch", "replay", "search_delay", "tracking_rms"]
-
-
-class _Positions:
-    """A recorder for :func:`jointlab.recording.replay.replay` that keeps the positions only."""
-
-    def __init__(self) -> None:
-        self.rows: list[np.ndarray] = []
-
-    def log(self, time: float, **channels: Any) -> None:
-        self.rows.append(channels["state"].position)
 
 
 def replay(data: IdentificationData, description: RobotDescription) -> np.ndarray:
@@ -40,20 +35,32 @@ def replay(data: IdentificationData, description: RobotDescription) -> np.ndarra
         data: The aligned log (needs its desired channel).
         description: The robot to simulate (same joints as the log).
     """
-    from jointlab.recording.replay import replay as replay_log
     from jointlab.sim import SimRobot
 
-    if data.commands is None:
+    commands = data.commands
+    if commands is None:
         raise IdentificationError(
             f"{data.source}: the log has no desired channel (the commands), so it cannot be "
             "replayed; record with run(..., recorder=...) or `jointlab identify excite`"
         )
-    positions = _Positions()
+    out = np.empty((data.rows, data.dof))
+    zero = NJointAction.Zero(data.dof)
+    finite = np.all(np.isfinite(commands.torque), axis=1)
     with SimRobot(description, dt=data.physics_dt, control_dt=data.dt, stall_time=None) as robot:
-        replay_log(robot, data.log, recorder=positions)
-    # One recorded period per control period: a row followed by missed ones spans several.
-    starts = np.concatenate([[0], np.cumsum(data.periods)[:-1]])
-    return np.array(positions.rows)[starts]
+        robot.reset(data.position[0], data.velocity[0])
+        read, apply, step = robot.read, robot.apply, robot.step
+        for k, periods in enumerate(data.periods.tolist()):
+            out[k] = read().position
+            if finite[k]:
+                apply(NJointAction.from_validated(
+                    commands.torque[k].copy(), commands.position[k].copy(),
+                    commands.kp[k].copy(), commands.kd[k].copy(), commands.velocity[k].copy(),
+                ))  # fmt: skip
+            else:  # a row without a command: the robot was driven by nothing
+                apply(zero)
+            for _ in range(periods):  # a row followed by missed periods spans several
+                step()
+    return out
 
 
 def tracking_rms(data: IdentificationData, simulated: np.ndarray) -> np.ndarray:

@@ -91,12 +91,17 @@ class SoftLimits:
 
 @dataclass(frozen=True)
 class Dynamics:
-    """Joint friction (Intrinsic ``Joint.Parameters.Dynamics``)."""
+    """Joint friction (Intrinsic ``Joint.Parameters.Dynamics``) and reflected rotor inertia."""
 
     #: Coulomb (static) friction torque in N·m (N for linear joints).
     static_friction: float = 0.0
     #: Viscous damping in N·m·s/rad (N·s/m).
     damping: float = 0.0
+    #: Reflected rotor inertia (armature): joint-side inertia added to this joint's own degree
+    #: of freedom, kg·m² (rotary) or kg (linear). A robot file without it gets
+    #: ``motor.rotor_inertia * motor.gear_ratio**2`` or the size-class default
+    #: (:func:`jointlab.robots.defaults.default_armature`).
+    armature: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -131,6 +136,9 @@ class Motor:
     no_load_speed: float | None = None
     #: Command latency in physics steps.
     delay: int = 0
+    #: Rotor inertia at the motor shaft in kg·m² (sets ``dynamics.armature`` when that is
+    #: absent: ``rotor_inertia * gear_ratio**2``). ``None``: not given.
+    rotor_inertia: float | None = None
 
 
 @dataclass(frozen=True)
@@ -440,6 +448,11 @@ class RobotDescription:
         return self._vector(lambda a: a.dynamics.damping)
 
     @cached_property
+    def armature(self) -> np.ndarray:
+        """Reflected rotor inertia, kg·m² (rotary) or kg (linear), shape ``(dof,)``."""
+        return self._vector(lambda a: a.dynamics.armature)
+
+    @cached_property
     def static_friction(self) -> np.ndarray:
         """Coulomb friction, N·m or N, shape ``(dof,)``."""
         return self._vector(lambda a: a.dynamics.static_friction)
@@ -603,11 +616,15 @@ class RobotDescription:
 
         return dump_yaml(self)
 
-    def to_urdf(self) -> str:
-        """Return URDF text for this description (see docs/robot-files.md, the URDF export)."""
+    def to_urdf(self, *, armature: bool = False) -> str:
+        """Return URDF text for this description (see docs/robot-files.md, the URDF export).
+
+        ``armature=True`` realises ``dynamics.armature`` in the link inertials, as the
+        simulator does (URDF has no joint armature).
+        """
         from jointlab.robots.urdf_io import description_to_urdf
 
-        return description_to_urdf(self)
+        return description_to_urdf(self, armature=armature)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str | None = None) -> RobotDescription:

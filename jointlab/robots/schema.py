@@ -14,6 +14,12 @@ from typing import Any
 import numpy as np
 
 from jointlab.errors import DescriptionError
+from jointlab.robots.defaults import (
+    DEFAULT_DENSITY,
+    DEFAULT_RADIUS,
+    capsule_inertial,
+    default_armature,
+)
 from jointlab.robots.description import (
     BASE,
     ActuatorSpec,
@@ -29,12 +35,7 @@ from jointlab.robots.description import (
     RobotDescription,
     SoftLimits,
 )
-from jointlab.robots.transforms import rpy_matrix
 
-#: Density used to derive link mass from the capsule when ``link.mass`` is absent, kg/m³.
-DEFAULT_DENSITY = 1000.0
-#: Capsule radius used when ``link.radius`` is absent, metres.
-DEFAULT_RADIUS = 0.02
 #: Default P gain: the effort limit is reached at this position error (rad or m).
 DEFAULT_KP_ERROR = 0.1
 #: Default D gain as a fraction of the P gain, seconds.
@@ -50,7 +51,7 @@ JOINT_KEYS = {
 FIXED_KEYS = {"name", "type", "length", "orientation", "parent", "link"}
 LIMIT_KEYS = {"velocity", "acceleration", "jerk", "effort"}
 SOFT_KEYS = LIMIT_KEYS | {"min", "max"}
-DYNAMICS_KEYS = {"static_friction", "damping"}
+DYNAMICS_KEYS = {"static_friction", "damping", "armature"}
 LINK_KEYS = {"mass", "radius", "center_of_gravity", "inertia", "density"}
 MOTOR_KEYS = {f.name for f in fields(Motor)}
 GAIN_KEYS = {"kp", "kd"}
@@ -119,38 +120,6 @@ def _bool(where: _Where, value: Any, actuator: str | None, field: str) -> bool:
     if not isinstance(value, bool):
         raise where.error(f"must be true or false, got {value!r}", actuator, field)
     return value
-
-
-def capsule_inertial(
-    length: float,
-    orientation: tuple[float, float, float],
-    radius: float,
-    density: float,
-    mass: float | None = None,
-) -> tuple[float, tuple[float, float, float], np.ndarray]:
-    """Mass (kg), centre of gravity (m) and inertia (kg·m²) of a solid capsule link.
-
-    The capsule's axis runs from the moving-frame origin along ``RPY(orientation)·x̂`` for
-    ``length`` metres; hemispherical caps of ``radius``. When ``mass`` is given, the inertia is
-    scaled to it (uniform density).
-    """
-    cylinder = density * math.pi * radius**2 * length
-    caps = density * 4.0 / 3.0 * math.pi * radius**3
-    natural = cylinder + caps
-    axial = cylinder * radius**2 / 2.0 + caps * 2.0 * radius**2 / 5.0
-    transverse = cylinder * (length**2 / 12.0 + radius**2 / 4.0) + caps * (
-        2.0 * radius**2 / 5.0 + length**2 / 4.0 + 3.0 * length * radius / 8.0
-    )
-    scale = 1.0 if mass is None else mass / natural
-    local = np.diag([axial, transverse, transverse]) * scale
-    rotation = rpy_matrix(np.array(orientation))
-    inertia = rotation @ local @ rotation.T
-    cog = rotation @ np.array([length / 2.0, 0.0, 0.0])
-    return (
-        (natural if mass is None else mass),
-        (float(cog[0]), float(cog[1]), float(cog[2])),
-        inertia,
-    )
 
 
 def _parse_link(
@@ -286,7 +255,6 @@ def _parse_joint(
     for key, value in dyn.items():
         if value < 0:
             raise where.error(f"= {value} must be >= 0", name, f"dynamics.{key}")
-    dynamics = Dynamics(**dyn)
 
     config_speed = _positive(where, raw.get("config_speed", limits.velocity), name, "config_speed")
     if config_speed > limits.velocity:
@@ -295,6 +263,13 @@ def _parse_joint(
         )
     has_brakes = _bool(where, raw.get("has_brakes", False), name, "has_brakes")
     motor = _parse_motor(where, raw.get("motor"), name, limits.effort)
+    if "armature" not in dyn:
+        dyn["armature"] = (
+            default_armature(limits.effort, linear)
+            if motor.rotor_inertia is None
+            else motor.rotor_inertia * motor.gear_ratio**2
+        )
+    dynamics = Dynamics(**dyn)
     gains = _parse_gains(where, raw.get("gains"), name, limits.effort)
     coupling = _parse_coupling(where, raw.get("coupling"), name)
     return ActuatorSpec(
@@ -327,13 +302,17 @@ def _parse_motor(where: _Where, raw: Any, name: str, effort: float) -> Motor:
     no_load = raw.get("no_load_speed")
     stall = None if stall is None else _positive(where, stall, name, "motor.stall_torque")
     no_load = None if no_load is None else _positive(where, no_load, name, "motor.no_load_speed")
+    rotor = raw.get("rotor_inertia")
+    rotor = None if rotor is None else _positive(where, rotor, name, "motor.rotor_inertia",
+                                                 strict=False)
     delay = raw.get("delay", 0)
     if isinstance(delay, bool) or not isinstance(delay, int) or delay < 0:
         raise where.error(
             f"must be a whole number of physics steps >= 0, got {delay!r}", name, "motor.delay"
         )
     return Motor(model=model, torque_constant=kt, gear_ratio=ratio, max_current=max_current,
-                 stall_torque=stall, no_load_speed=no_load, delay=delay)  # fmt: skip
+                 stall_torque=stall, no_load_speed=no_load, delay=delay,
+                 rotor_inertia=rotor)  # fmt: skip
 
 
 def _parse_gains(where: _Where, raw: Any, name: str, effort: float) -> Gains:

@@ -36,6 +36,7 @@ def description_to_dict(description: RobotDescription) -> dict[str, Any]:
             entry["dynamics"] = {
                 "static_friction": spec.dynamics.static_friction,
                 "damping": spec.dynamics.damping,
+                "armature": spec.dynamics.armature,
             }
             motor = {f.name: getattr(spec.motor, f.name) for f in fields(Motor)}
             motor["model"] = spec.motor.model.value

@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from jointlab.errors import DescriptionError
-from jointlab.robots.description import BASE, JointType, RobotDescription
+from jointlab.robots.description import BASE, ActuatorSpec, JointType, RobotDescription
 from jointlab.robots.schema import description_from_dict
 from jointlab.robots.transforms import matrix_to_rpy, pose_matrix, rpy_matrix
 
@@ -67,8 +67,53 @@ def _offset_origin(length: float, orientation: Any) -> dict[str, str]:
     return {"xyz": _fmt(rotation @ np.array([length, 0.0, 0.0])), "rpy": _fmt(orientation)}
 
 
-def description_to_urdf(description: RobotDescription) -> str:
-    """URDF text of ``description``; loading it in PyBullet reproduces the FK exactly."""
+def realised_inertial(spec: ActuatorSpec) -> tuple[float, Any, np.ndarray]:
+    """Mass (kg), centre of gravity (m) and inertia (kg·m²) of a link with its armature.
+
+    A rigid-body engine without joint armature (PyBullet) gets the reflected rotor inertia
+    ``A = dynamics.armature`` as part of the link the joint moves:
+
+    * rotary: ``A·u·uᵀ`` about the joint axis ``u`` (in the moving frame, the axis is
+      unchanged by the joint's own rotation), plus the smallest ``c·(1 − u·uᵀ)`` that keeps
+      the tensor physical (triangle inequality, ``c <= A/2``, the transverse inertia of a
+      disc rotor). So joint ``i`` feels exactly ``+A``; joints further up feel the added
+      tensor too when they turn the link about a parallel axis (``+A``) or a transverse one
+      (``+c``): the approximation of modelling the rotor as part of the link.
+    * linear: ``A`` kg added to the link's mass at its centre of gravity (no rotational
+      inertia). The simulator cancels this mass's weight every physics step (see
+      ``jointlab.sim``), so it adds inertia and no load.
+    """
+    if spec.link is None:
+        raise DescriptionError(f"actuator {spec.name!r} has no link inertial")
+    mass = spec.link.mass
+    inertia = np.array(spec.link.inertia, dtype=np.float64)
+    armature = spec.dynamics.armature if spec.is_joint else 0.0
+    if armature <= 0.0:
+        return mass, spec.link.center_of_gravity, inertia
+    if spec.type is JointType.LINEAR:
+        return mass + armature, spec.link.center_of_gravity, inertia
+    u = np.array(spec.axis, dtype=np.float64)
+    along = np.outer(u, u)
+    across = np.eye(3) - along
+    on_axis = float(u @ inertia @ u)
+    spare = float(np.trace(inertia)) - 2.0 * on_axis  # I_p1 + I_p2 - I_u about u
+    for extra in (max(0.0, (armature - spare) / 2.0), armature / 2.0):
+        result = inertia + armature * along + extra * across
+        eigen = np.linalg.eigvalsh(result)
+        if eigen[0] + eigen[1] >= eigen[2] * (1.0 - 1e-12):
+            return mass, spec.link.center_of_gravity, result
+    return mass, spec.link.center_of_gravity, result  # A/2 (a disc) always satisfies it
+
+
+def description_to_urdf(description: RobotDescription, *, armature: bool = False) -> str:
+    """URDF text of ``description``; loading it in PyBullet reproduces the FK exactly.
+
+    Args:
+        description: The robot.
+        armature: Realise ``dynamics.armature`` in the link inertials (see
+            :func:`realised_inertial`), as the simulator does. URDF has no joint armature,
+            so a plain export leaves it out.
+    """
     robot = ET.Element("robot", name=description.name)
     base = ET.SubElement(robot, "link", name="base_link")
     r = description.base.radius
@@ -85,7 +130,9 @@ def description_to_urdf(description: RobotDescription) -> str:
     for spec in description.actuators:
         link = ET.SubElement(robot, "link", name=f"{spec.name}_link")
         if spec.link is not None:
-            _inertial_xml(link, spec.link.mass, spec.link.center_of_gravity, spec.link.inertia)
+            inertial = (realised_inertial(spec) if armature else
+                        (spec.link.mass, spec.link.center_of_gravity, spec.link.inertia))
+            _inertial_xml(link, *inertial)
             _capsule_xml(link, spec.length, spec.orientation, spec.link.radius)
         kind = {
             JointType.ROTARY: "revolute",
@@ -110,6 +157,7 @@ def description_to_urdf(description: RobotDescription) -> str:
             ET.SubElement(
                 joint, "dynamics", damping=repr(spec.dynamics.damping),
                 friction=repr(spec.dynamics.static_friction),
+                armature=repr(spec.dynamics.armature),
             )  # fmt: skip
             if spec.coupling is not None and len(spec.coupling.alpha_leading) == 1:
                 ((lead, alpha),) = spec.coupling.alpha_leading
@@ -296,6 +344,8 @@ def _description_from_tree(root: ET.Element, source: str) -> RobotDescription:
                         "damping": max(0.0, float(dynamics.get("damping", "0"))),
                         "static_friction": max(0.0, float(dynamics.get("friction", "0"))),
                     }
+                    if dynamics.get("armature") is not None:  # JointLab's own export
+                        entry["dynamics"]["armature"] = max(0.0, float(dynamics.get("armature")))
                 mimic = joint.find("mimic")
                 if mimic is not None:
                     offset = float(mimic.get("offset", "0"))

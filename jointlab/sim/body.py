@@ -4,6 +4,11 @@
 loading ``description.to_urdf()``, the joint-name-to-index map, motor and damping set-up,
 couplings (a ``JOINT_GEAR`` constraint per single-leader dependent joint), brakes, mass
 randomisation, resets and link poses. Joint-space arrays are in the description's order.
+
+PyBullet has no joint armature, so the body is loaded from ``to_urdf(armature=True)``: each
+joint's reflected rotor inertia is part of the link it moves (see
+:func:`jointlab.robots.urdf_io.realised_inertial`). On a linear joint that is extra link mass,
+whose weight the torque loop cancels every physics step (:attr:`RobotBody.weightless`).
 """
 
 from __future__ import annotations
@@ -16,7 +21,7 @@ import numpy as np
 import pybullet
 
 from jointlab.errors import SimulationError
-from jointlab.robots.description import RobotDescription
+from jointlab.robots.description import JointType, RobotDescription
 from jointlab.robots.transforms import homogeneous, quaternion_matrix
 from jointlab.sim.world import World, quaternion_from_rpy
 
@@ -63,7 +68,7 @@ class RobotBody:
         with tempfile.TemporaryDirectory(prefix="jointlab-") as folder:
             path = os.path.join(folder, f"{description.name}.urdf")
             with open(path, "w") as handle:
-                handle.write(description.to_urdf())
+                handle.write(description.to_urdf(armature=True))
             try:
                 self.body_id = pybullet.loadURDF(
                     path,
@@ -106,6 +111,13 @@ class RobotBody:
             info = pybullet.getDynamicsInfo(body, link, physicsClientId=cid)
             self.nominal_mass.append(info[0])
             self.nominal_inertia.append(info[2])
+        #: (position in ``link_indices``, PyBullet link index, armature in kg) of every linear
+        #: joint whose link carries its armature as mass; that mass must not weigh.
+        self.weightless = [
+            (k + 1, self.links[spec.name], spec.dynamics.armature)
+            for k, spec in enumerate(description.actuators)
+            if spec.type is JointType.LINEAR and spec.dynamics.armature > 0
+        ]
         self._brake_mask = np.zeros(dof, dtype=bool)
         self.gears: list[int] = []
         self.soft_coupling: SoftCoupling | None = None

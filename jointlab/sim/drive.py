@@ -4,15 +4,22 @@
 docstring gives the law), so that one physics step is::
 
     total = law(q, qd)                      # command, delay, actuator model, friction
+    lift the linear armatures' weight       # only if present (one call per such link)
     setJointMotorControlArray(TORQUE_CONTROL, total); stepSimulation(); getJointStates()
+
+PyBullet has no joint armature: the body realises it in the links (see
+:mod:`jointlab.sim.body`), and on a linear joint that extra mass must not weigh.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 import pybullet
 
 from jointlab.sim.law import FRICTION_STIFFNESS, DriveLoop
+from jointlab.sim.randomization import EpisodeParameters
 
 __all__ = ["FRICTION_STIFFNESS", "TorqueLoop"]
 
@@ -23,7 +30,37 @@ class TorqueLoop(DriveLoop):
     See :class:`~jointlab.sim.law.DriveLoop` for the attributes (``q``, ``qd``, ``tau``...).
     """
 
+    def __init__(self, body: Any, dt: float) -> None:
+        super().__init__(body, dt)
+        #: PyBullet link indices and world forces (N) that cancel the weight of the linear
+        #: joints' armature mass (see :mod:`jointlab.sim.body`); empty when there is none.
+        self.lift_links: list[int] = []
+        self.lift_forces: list[tuple[float, float, float]] = []
+
+    def set_episode(self, episode: EpisodeParameters) -> None:
+        """The law's episode, and the forces that keep the armature mass weightless."""
+        gravity = self.body.world.gravity
+        self.lift_links = [link for _, link, _ in self.body.weightless]
+        self.lift_forces = [
+            tuple((-armature * float(episode.mass_scale[k]) * gravity).tolist())
+            for k, _, armature in self.body.weightless
+        ]
+        super().set_episode(episode)
+
     # ---------------------------------------------------------------- stepping
+    def lift(self) -> None:
+        """Cancel the weight of the linear joints' armature mass for one physics step.
+
+        An upward force ``armature · |g|`` at the link's centre of mass (where the armature
+        mass sits), so the mass adds inertia but no load.
+        """
+        body = self.body
+        cid, body_id = body.client_id, body.body_id
+        states = pybullet.getLinkStates(body_id, self.lift_links, physicsClientId=cid)
+        for link, force, state in zip(self.lift_links, self.lift_forces, states, strict=True):
+            pybullet.applyExternalForce(body_id, link, force, state[0], pybullet.WORLD_FRAME,
+                                        physicsClientId=cid)  # fmt: skip
+
     def push_forces(self) -> None:
         """Apply the queued external forces for one physics step."""
         body = self.body
@@ -38,6 +75,8 @@ class TorqueLoop(DriveLoop):
 
     def before_physics(self) -> None:
         """Send this physics step's torque (the world runs ``stepSimulation``)."""
+        if self.lift_links:
+            self.lift()
         if self.forces:
             self.push_forces()
         body = self.body
@@ -67,7 +106,10 @@ class TorqueLoop(DriveLoop):
         law = self.law
         q, qd = self.q, self.qd
         qd_prev, tau, cmd = self.qd_prev, self.tau, self.cmd
+        lift = self.lift if self.lift_links else None
         for _ in range(steps):
+            if lift is not None:
+                lift()
             if self.forces:
                 self.push_forces()
             total, tau, cmd = law(q, qd)

@@ -110,6 +110,8 @@ class World(Scene):
         self.client = client
         self.client_id: int = client._client
         self.dt = dt
+        #: Gravity in m/s², world frame, shape ``(3,)``.
+        self.gravity = np.array(gravity, dtype=np.float64)
         self.gui = bool(gui)
         if gui:
             World._gui_owner = self

@@ -9,7 +9,7 @@ import pytest
 
 from jointlab.controllers import DynamicsModel, GravityCompensation
 from jointlab.interface import ArrayState
-from jointlab.robots import forward_kinematics, load_robot
+from jointlab.robots import RobotDescription, forward_kinematics, load_robot
 
 ROBOTS = ["arm6", "gantry3", "planar2", "trifinger"]
 
@@ -43,9 +43,33 @@ def test_frames_match_forward_kinematics(name):
                                forward_kinematics(description, q).ends, atol=1e-12)
 
 
+def without_armature(description):
+    data = description.to_dict()
+    for entry in data["actuators"]:
+        if "dynamics" in entry:
+            entry["dynamics"]["armature"] = 0.0
+    return RobotDescription.from_dict(data)
+
+
+@pytest.mark.parametrize("name", ["arm6", "planar2", "gantry3"])
+def test_armature_adds_exactly_armature_times_acceleration(name):
+    description = load_robot(name)
+    rigid = DynamicsModel(without_armature(description))
+    model = DynamicsModel(description)
+    assert np.all(model.armature > 0)
+    rng = np.random.default_rng(6)
+    q, qd, qdd = (rng.uniform(-1, 1, description.dof) for _ in range(3))
+    np.testing.assert_allclose(model.inverse_dynamics(q, qd, qdd),
+                               rigid.inverse_dynamics(q, qd, qdd) + model.armature * qdd,
+                               atol=1e-12)
+    np.testing.assert_allclose(model.mass_matrix(q),
+                               rigid.mass_matrix(q) + np.diag(model.armature), atol=1e-12)
+
+
 @pytest.mark.parametrize("name", ["arm6", "planar2", "gantry3"])
 def test_inverse_dynamics_matches_pybullet(name):
-    description = load_robot(name)
+    # the rigid-body part; PyBullet has no armature (see test_sim_armature.py)
+    description = without_armature(load_robot(name))
     model = DynamicsModel(description)
     rng = np.random.default_rng(5)
     client = pybullet.connect(pybullet.DIRECT)

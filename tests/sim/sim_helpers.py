@@ -11,7 +11,10 @@ from jointlab.robots import RobotDescription
 
 
 def one_joint(name: str = "one", **overrides: Any) -> RobotDescription:
-    """A 1-DoF rotary joint about z (no gravity load), 1 kg link of 0.2 m."""
+    """A 1-DoF rotary joint about z (no gravity load), 1 kg link of 0.2 m, no armature.
+
+    Mapping overrides (``dynamics``, ``motor``...) are merged into the defaults.
+    """
     joint: dict[str, Any] = {
         "name": "j",
         "type": "rotary",
@@ -22,8 +25,11 @@ def one_joint(name: str = "one", **overrides: Any) -> RobotDescription:
         "limits": {"effort": 1000.0, "velocity": 50.0},
         "link": {"mass": 1.0, "radius": 0.02},
         "gains": {"kp": 20.0, "kd": 0.5},
+        "dynamics": {"armature": 0.0},
     }
-    joint.update(overrides)
+    for key, value in overrides.items():
+        merge = isinstance(value, dict) and isinstance(joint.get(key), dict)
+        joint[key] = {**joint[key], **value} if merge else value
     return RobotDescription.from_dict({"name": name, "actuators": [joint]})
 
 

@@ -1,0 +1,75 @@
+"""How PyBullet realises ``dynamics.armature``: joint inertia, and weightless on linear joints."""
+
+from __future__ import annotations
+
+import numpy as np
+import pybullet
+import pytest
+from sim_helpers import one_joint
+
+from jointlab.controllers import DynamicsModel
+from jointlab.interface import NJointAction
+from jointlab.robots import RobotDescription
+from jointlab.robots.urdf_io import TINY_MASS
+from jointlab.sim import SimRobot, World
+
+
+def mass_matrix(robot: SimRobot) -> np.ndarray:
+    q = robot.read().position.tolist()
+    return np.array(pybullet.calculateMassMatrix(robot.body_id, q,
+                                                 physicsClientId=robot.world.client_id))
+
+
+def test_rotary_armature_adds_exactly_its_value_to_the_joint_inertia():
+    rigid = SimRobot(one_joint("rigid"), world=World(gravity=(0, 0, 0), ground=False))
+    geared = SimRobot(one_joint("geared", dynamics={"armature": 0.05}),
+                      world=World(gravity=(0, 0, 0), ground=False))
+    assert mass_matrix(geared)[0, 0] == pytest.approx(mass_matrix(rigid)[0, 0] + 0.05, rel=1e-9)
+    # and it is felt: a torque accelerates the geared joint more slowly, by that inertia
+    for robot in (rigid, geared):
+        robot.apply(NJointAction.Torque([1.0]))
+        robot.step()
+    inertia = mass_matrix(rigid)[0, 0]
+    assert rigid.read().velocity[0] == pytest.approx(1.0 / inertia * 1e-3, rel=1e-6)
+    assert geared.read().velocity[0] == pytest.approx(1.0 / (inertia + 0.05) * 1e-3, rel=1e-6)
+    for robot in (rigid, geared):
+        robot.world.close()
+
+
+def vertical_slide(armature: float) -> RobotDescription:
+    return RobotDescription.from_dict({"name": "lift", "base": {"position": [0, 0, 1.0]},
+                                       "actuators": [{
+        "name": "z", "type": "linear", "axis": [0, 0, 1], "min": -0.5, "max": 0.5,
+        "limits": {"effort": 500.0}, "link": {"mass": 2.0, "radius": 0.05},
+        "dynamics": {"armature": armature},
+    }]})  # fmt: skip
+
+
+def test_linear_armature_is_inertia_without_weight():
+    with World(ground=False) as world:
+        robot = SimRobot(vertical_slide(3.0), world=world)
+        hold = DynamicsModel(robot.description).gravity_torque(robot.read().position)
+        assert hold[0] == pytest.approx(2.0 * 9.81)  # the link only: armature has no weight
+        assert mass_matrix(robot)[0, 0] == pytest.approx(2.0 + 3.0 + TINY_MASS)
+        robot.apply(NJointAction.Torque(hold + TINY_MASS * 9.81))  # + the URDF's tool link
+        for _ in range(500):
+            robot.step()
+        assert abs(robot.read().position[0]) < 1e-9  # the weight compensation is exact
+        robot.apply(NJointAction.Torque(hold + 10.0))
+        robot.step()
+        # 10 N more accelerate link and armature together: 2 m/s² (one step: v = a·dt)
+        assert robot.read().velocity[0] == pytest.approx(10.0 / 5.0 * 1e-3, rel=1e-3)
+
+
+def test_weightless_armature_follows_mass_randomisation():
+    from jointlab.sim import Randomization
+
+    with World(ground=False) as world:
+        robot = SimRobot(vertical_slide(3.0), world=world,
+                         randomization=Randomization(mass_scale=(2.0, 2.0)))
+        robot.reset(randomize=True)
+        # the doubled link (and the unscaled tool link), not the doubled armature
+        robot.apply(NJointAction.Torque([(2 * 2.0 + TINY_MASS) * 9.81]))
+        for _ in range(200):
+            robot.step()
+        assert abs(robot.read().position[0]) < 1e-9

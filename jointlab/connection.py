@@ -6,6 +6,7 @@ A URL is ``SCHEME://TARGET?key=value&...``. Each scheme has a factory in a small
   :class:`~jointlab.sim.SimRobot`. ``NAME_OR_PATH`` is a built-in robot name (``sim://arm6``),
   an absolute path (``sim:///home/me/robot.yaml``) or a relative one
   (``sim://robots/my.yaml``); ``engine`` is ``pybullet`` (default) or ``mujoco``;
+  ``gain_check=warn`` runs gains that fail the explicit-PD check (docs/robot-files.md);
 * ``serial://DEVICE_OR_PYSERIAL_URL?baud=1000000&robot=NAME``: a
   :class:`~jointlab.hardware.SerialRobot` on a device path (``serial:///dev/ttyUSB0``) or any
   pyserial URL (``serial://socket://127.0.0.1:7000``);
@@ -185,6 +186,7 @@ def _connect_sim(url: RobotURL, options: dict[str, Any]) -> Robot:
         "gui": url.take("gui", query_bool, False),
         "seed": url.take("seed", int, 0),
         "engine": url.take("engine", check_engine, None),
+        "gain_check": url.take("gain_check", str, "error"),
     }
     url.check_all_taken()
     for key, value in options.items():

@@ -186,12 +186,8 @@ class DynamicsModel:
         return np.where(self._joint_rotary, -exerted_rot, -exerted_lin)
 
     # ------------------------------------------------------------------ inertia
-    def mass_matrix(self, q: Any) -> np.ndarray:
-        """Joint-space inertia matrix ``M(q)``, shape ``(dof, dof)`` (kg·m², kg, kg·m).
-
-        ``M = Σ_links m Jvᵀ Jv + Jωᵀ I Jω + diag(armature)`` with each link's centre-of-gravity
-        Jacobians built from the world axes and origins of the joints that move it (vectorised).
-        """
+    def _jacobians(self, q: Any) -> tuple[np.ndarray, ...]:
+        """World centres of gravity ``(n, 3)``, inertias ``(n, 3, 3)`` and CoG Jacobians."""
         ends = self.end_frames(q)
         world = ends @ self._points
         com = world[:, :3, 0]
@@ -208,8 +204,49 @@ class DynamicsModel:
         jw = np.where(rotary, u, 0.0) * moves
         rotation = ends[:, :3, :3] @ self._offsets_inv[:, :3, :3]
         inertia = rotation @ self._inertia @ np.swapaxes(rotation, 1, 2)
+        return com, inertia, jv, jw
+
+    def mass_matrix(self, q: Any) -> np.ndarray:
+        """Joint-space inertia matrix ``M(q)``, shape ``(dof, dof)`` (kg·m², kg, kg·m).
+
+        ``M = Σ_links m Jvᵀ Jv + Jωᵀ I Jω + diag(armature)`` with each link's centre-of-gravity
+        Jacobians built from the world axes and origins of the joints that move it (vectorised).
+        The base is held fixed (see :meth:`joint_inertia` for a floating one).
+        """
+        _, inertia, jv, jw = self._jacobians(q)
         return (np.einsum("ejx,e,ekx->jk", jv, self.mass, jv)
                 + np.einsum("ejx,exy,eky->jk", jw, inertia, jw) + self._armature_matrix)
+
+    def joint_inertia(self, q: Any) -> np.ndarray:
+        """The inertia the joint motors drive, shape ``(dof, dof)``: ``M(q)`` with the base free.
+
+        For a fixed base this is :meth:`mass_matrix`. A floating base moves in reaction to the
+        joints, so they drive less: the Schur complement ``M_qq − M_qbᵀ·M_bb⁻¹·M_qb`` of the
+        base's six degrees of freedom (the base body is a solid of ``base.mass`` with inertia
+        ``base.mass·base.radius²/2`` about each axis, as in the exported URDF). Ground contact
+        lies between the two; the free base is the lighter, so the safer one to tune for.
+        """
+        com, inertia, jv, jw = self._jacobians(q)
+        mqq = (np.einsum("ejx,e,ekx->jk", jv, self.mass, jv)
+               + np.einsum("ejx,exy,eky->jk", jw, inertia, jw) + self._armature_matrix)
+        base = self.description.base
+        if base.fixed:
+            return mqq
+        # Base twist (v, w) at the base origin moves CoG e by v + w x r_e: Jv_b = [1, -[r_e]x].
+        r = com - self._base[:3, 3]
+        n = r.shape[0]
+        jvb = np.zeros((n, 3, 6))
+        jvb[:, :, :3] = np.eye(3)
+        jvb[:, :, 3:] = -np.stack([_skew(v) for v in r])
+        jwb = np.zeros((n, 3, 6))
+        jwb[:, :, 3:] = np.eye(3)
+        mbb = (np.einsum("exi,e,exj->ij", jvb, self.mass, jvb)
+               + np.einsum("exi,exy,eyj->ij", jwb, inertia, jwb))
+        mbb[:3, :3] += base.mass * np.eye(3)
+        mbb[3:, 3:] += base.mass * base.radius**2 / 2.0 * np.eye(3)
+        mbq = (np.einsum("exi,e,ejx->ij", jvb, self.mass, jv)
+               + np.einsum("exi,exy,ejy->ij", jwb, inertia, jw))
+        return mqq - mbq.T @ np.linalg.solve(mbb, mbq)
 
     # ------------------------------------------------------------------ full dynamics
     def inverse_dynamics(self, q: Any, qd: Any, qdd: Any) -> np.ndarray:

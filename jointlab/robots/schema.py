@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import fields
+from dataclasses import fields, replace
 from typing import Any
 
 import numpy as np
@@ -35,11 +35,6 @@ from jointlab.robots.description import (
     RobotDescription,
     SoftLimits,
 )
-
-#: Default P gain: the effort limit is reached at this position error (rad or m).
-DEFAULT_KP_ERROR = 0.1
-#: Default D gain as a fraction of the P gain, seconds.
-DEFAULT_KD_RATIO = 0.05
 
 TOP_KEYS = {"name", "base", "actuators"}
 BASE_KEYS = {"position", "orientation", "fixed", "mass", "radius"}
@@ -270,7 +265,7 @@ def _parse_joint(
             else motor.rotor_inertia * motor.gear_ratio**2
         )
     dynamics = Dynamics(**dyn)
-    gains = _parse_gains(where, raw.get("gains"), name, limits.effort)
+    gains = _parse_gains(where, raw.get("gains"), name)
     coupling = _parse_coupling(where, raw.get("coupling"), name)
     return ActuatorSpec(
         name=name, type=jtype, axis=axis, length=length, orientation=orientation, min=lo,
@@ -315,12 +310,36 @@ def _parse_motor(where: _Where, raw: Any, name: str, effort: float) -> Motor:
                  rotor_inertia=rotor)  # fmt: skip
 
 
-def _parse_gains(where: _Where, raw: Any, name: str, effort: float) -> Gains:
+def _parse_gains(where: _Where, raw: Any, name: str) -> Gains:
+    """The file's gains; NaN marks one to derive (see :func:`_derive_gains`)."""
     raw = {} if raw is None else raw
     _check_keys(where, raw, GAIN_KEYS, name, "gains")
-    kp = _positive(where, raw.get("kp", effort / DEFAULT_KP_ERROR), name, "gains.kp", strict=False)
-    kd = _positive(where, raw.get("kd", kp * DEFAULT_KD_RATIO), name, "gains.kd", strict=False)
+    kp = _positive(where, raw["kp"], name, "gains.kp", strict=False) if "kp" in raw else math.nan
+    kd = _positive(where, raw["kd"], name, "gains.kd", strict=False) if "kd" in raw else math.nan
     return Gains(kp=kp, kd=kd)
+
+
+def _derive_gains(description: RobotDescription) -> RobotDescription:
+    """Fill gains the file left out from the joints' inertia (:mod:`jointlab.robots.gains`)."""
+    missing = [a.gains is not None and (math.isnan(a.gains.kp) or math.isnan(a.gains.kd))
+               for a in description.joints]  # fmt: skip
+    if not any(missing):
+        return description
+    from jointlab.robots.dynamics import DynamicsModel
+    from jointlab.robots.gains import critical_gains, effective_inertia
+
+    home = description.apply_coupling(description.home)
+    inertia = effective_inertia(description, DynamicsModel(description).joint_inertia(home))
+    given_kp = np.array([a.gains.kp if a.gains else math.nan for a in description.joints])
+    given_kd = np.array([a.gains.kd if a.gains else math.nan for a in description.joints])
+    kp, kd = critical_gains(inertia, description.damping, given_kp, given_kd)
+    index = {name: i for i, name in enumerate(description.joint_names)}
+    specs = tuple(
+        replace(spec, gains=Gains(kp=float(kp[index[spec.name]]), kd=float(kd[index[spec.name]])))
+        if spec.name in index else spec
+        for spec in description.actuators
+    )
+    return replace(description, actuators=specs)
 
 
 def _parse_coupling(where: _Where, raw: Any, name: str) -> Coupling | None:
@@ -409,7 +428,7 @@ def description_from_dict(data: Mapping[str, Any], source: str | None = None) ->
         name=data["name"], base=base, actuators=tuple(specs), source=source
     )
     validate_description(description, where)
-    return description
+    return _derive_gains(description)
 
 
 def validate_description(description: RobotDescription, where: _Where | None = None) -> None:

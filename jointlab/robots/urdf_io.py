@@ -27,6 +27,8 @@ from jointlab.robots.transforms import matrix_to_rpy, pose_matrix, rpy_matrix
 #: Mass and inertia given to links that carry none (tool links, massless URDF links).
 TINY_MASS = 1e-4
 TINY_INERTIA = 1e-9
+#: Relative margin by which a realised inertia satisfies the triangle inequality.
+REALISED_SLACK = 1e-4
 #: Range given to URDF ``continuous`` joints, radians.
 CONTINUOUS_RANGE = 2.0 * math.pi
 
@@ -97,11 +99,13 @@ def realised_inertial(spec: ActuatorSpec) -> tuple[float, Any, np.ndarray]:
     across = np.eye(3) - along
     on_axis = float(u @ inertia @ u)
     spare = float(np.trace(inertia)) - 2.0 * on_axis  # I_p1 + I_p2 - I_u about u
-    for extra in (max(0.0, (armature - spare) / 2.0), armature / 2.0):
+    # PyBullet diagonalises to ~1e-6 and zeroes a tensor it finds non-physical: keep a slack.
+    slack = REALISED_SLACK * (on_axis + armature)
+    for extra in (max(0.0, (armature - spare + slack) / 2.0), (armature + slack) / 2.0):
         result = inertia + armature * along + extra * across
         eigen = np.linalg.eigvalsh(result)
-        if eigen[0] + eigen[1] >= eigen[2] * (1.0 - 1e-12):
-            return mass, spec.link.center_of_gravity, result
+        if eigen[0] + eigen[1] >= eigen[2] + slack / 2.0:
+            break
     return mass, spec.link.center_of_gravity, result  # A/2 (a disc) always satisfies it
 
 

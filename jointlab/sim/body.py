@@ -162,9 +162,11 @@ class RobotBody:
     def tune(self, dt: float) -> np.ndarray:
         """Effective joint inertias at home, shape ``(dof,)``; retunes the soft couplings.
 
-        The inertia is the mass-matrix diagonal (kg·m² or kg); soft couplings get a stiffness
-        ``0.3 m/dt²`` and damping ``0.8 m/dt`` along each constraint (``m = 1/(J M⁻¹ Jᵀ)``),
-        which settles an isolated constraint in a few physics steps.
+        The inertia is the diagonal of the joint-space mass matrix (kg·m² or kg), armature
+        included; with a floating base, of its Schur complement (the base moves in reaction,
+        as in :meth:`jointlab.robots.dynamics.DynamicsModel.joint_inertia`). Soft couplings
+        get a stiffness ``0.3 m/dt²`` and damping ``0.8 m/dt`` along each constraint
+        (``m = 1/(J M⁻¹ Jᵀ)``), which settles an isolated constraint in a few physics steps.
         """
         description = self.description
         order = np.argsort(self.indices)
@@ -174,10 +176,17 @@ class RobotBody:
                 self.body_id, positions.tolist(), physicsClientId=self.client_id
             )
         )
-        matrix = matrix[-description.dof :, -description.dof :]  # drop a floating base's 6 dofs
+        base = matrix.shape[0] - description.dof  # a floating base's 6 dofs come first
+        if base:
+            coupling = matrix[:base, base:]
+            matrix = matrix[base:, base:] - coupling.T @ np.linalg.solve(
+                matrix[:base, :base], coupling
+            )
         inverse_order = np.empty_like(order)
         inverse_order[order] = np.arange(order.size)
         matrix = matrix[np.ix_(inverse_order, inverse_order)]
+        #: PyBullet's joint-space inertia at home (armature included), ``(dof, dof)``.
+        self.home_mass_matrix = matrix
         if self.soft_coupling is not None:
             jac = self.soft_coupling.jacobian
             mass = 1.0 / np.einsum("ij,jk,ik->i", jac, np.linalg.inv(matrix), jac)

@@ -29,6 +29,7 @@ constraints; couplings with several leaders are a stiff PD on the constraint.
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -43,6 +44,8 @@ from jointlab.errors import (
 )
 from jointlab.interface import ArrayState, NJointAction, Robot
 from jointlab.robots.description import ArrayGeometry, RobotDescription
+from jointlab.robots.dynamics import DynamicsModel
+from jointlab.robots.gains import UnstableGainsWarning, check_gains, effective_inertia
 from jointlab.robots.yaml_io import load_robot
 from jointlab.sim.engines import DEFAULT_ENGINE, check_engine
 from jointlab.sim.randomization import EpisodeParameters, Randomization
@@ -83,6 +86,11 @@ class SimRobot(Robot):
             reports STALLED; ``None`` disables stall detection.
         engine: ``"pybullet"`` (default) or ``"mujoco"`` when the robot creates its world;
             with ``world`` given, the world's engine (a different ``engine`` is an error).
+        gain_check: What to do when the description's default gains fail the explicit-PD
+            bounds at ``dt`` (:func:`jointlab.robots.gains.check_gains`): ``"error"`` raises
+            :class:`~jointlab.errors.DescriptionError` naming the joint, the gain and its
+            bound; ``"warn"`` emits an :class:`~jointlab.robots.gains.UnstableGainsWarning`
+            and runs anyway.
     """
 
     def __init__(
@@ -99,6 +107,7 @@ class SimRobot(Robot):
         moving_threshold: float = 1e-3,
         stall_time: float | None = 0.5,
         engine: str | None = None,
+        gain_check: str = "error",
     ) -> None:
         self._closed = True  # until fully built, so close() is harmless
         self._description = load_robot(description)
@@ -127,6 +136,8 @@ class SimRobot(Robot):
             raise ConfigurationError(f"moving_threshold must be >= 0, got {moving_threshold!r}")
         if stall_time is not None and not stall_time > 0:
             raise ConfigurationError(f"stall_time must be > 0 s or None, got {stall_time!r}")
+        if gain_check not in ("error", "warn"):
+            raise ConfigurationError(f"gain_check must be 'error' or 'warn', got {gain_check!r}")
         self._owns_world = world is None
         if world is None:
             world = World(dt=dt, gui=gui, engine=engine or DEFAULT_ENGINE)
@@ -158,7 +169,32 @@ class SimRobot(Robot):
         self._episode = EpisodeParameters.nominal(self._description)
         self._episode_changed = False
         self._loop.set_episode(self._episode)
+        try:
+            self._check_gains(gain_check)
+        except BaseException:
+            self.close()
+            raise
         self.reset()
+
+    def _check_gains(self, mode: str) -> None:
+        """Refuse (or warn about) default gains an explicit PD cannot integrate at ``dt``."""
+        description = self._description
+        # The description's own rigid-body model (armature on the diagonal, a floating base
+        # free): engine-neutral, and never heavier than PyBullet's realisation of the armature.
+        home = description.apply_coupling(description.home)
+        inertia = effective_inertia(description, DynamicsModel(description).joint_inertia(home))
+        problems = check_gains(description, self._dt, inertia)
+        if not problems:
+            return
+        source = description.source or f"robot {description.name!r}"
+        message = f"{source}: " + "; ".join(
+            f"actuator {p.name!r}: {p.message}" for p in problems
+        ) + ("; give smaller gains in the robot file, or run with a smaller dt"
+             " (sim://...?dt=...), or pass gain_check='warn' to run anyway")
+        if mode == "warn":
+            warnings.warn(message, UnstableGainsWarning, stacklevel=3)
+            return
+        raise DescriptionError(message)
 
     # ================================================================ properties
     @property

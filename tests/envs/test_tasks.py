@@ -163,7 +163,8 @@ def test_hold_at_target_is_success_and_pushes_disturb():
         errors[probability] = worst
         env.close()
     quiet.close()
-    assert errors[0.0] < 1e-3 < 1e-2 < errors[1.0]
+    # planar2's default gains hold the pose stiffly (about 1 mm under a full push)
+    assert errors[0.0] < 1e-6 < 1e-4 < errors[1.0]
 
 
 def test_push_box_at_goal_is_success():

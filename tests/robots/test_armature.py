@@ -8,11 +8,12 @@ from typing import Any
 
 import numpy as np
 import pytest
+from doc_robots import doc_robot_files
 from hypothesis import given
 from hypothesis import strategies as st
 
 from jointlab.errors import DescriptionError
-from jointlab.robots import RobotDescription, load_robot
+from jointlab.robots import RobotDescription, builtin_robots, load_robot, parse_yaml
 from jointlab.robots.defaults import (
     LINEAR_ARMATURE_CLASSES,
     ROTARY_ARMATURE_CLASSES,
@@ -20,6 +21,28 @@ from jointlab.robots.defaults import (
 )
 from jointlab.robots.description import JointType
 from jointlab.robots.urdf_io import realised_inertial
+
+
+def inertia_in_pybullet(description: RobotDescription, name: str) -> float:
+    """Smallest principal inertia PyBullet gives the link of ``name`` (0: it was rejected)."""
+    import os
+    import tempfile
+
+    import pybullet
+
+    client = pybullet.connect(pybullet.DIRECT)
+    try:
+        with tempfile.TemporaryDirectory() as folder:
+            path = os.path.join(folder, "robot.urdf")
+            Path(path).write_text(description.to_urdf(armature=True))
+            body = pybullet.loadURDF(path, flags=pybullet.URDF_USE_INERTIA_FROM_FILE,
+                                     physicsClientId=client)
+        names = [pybullet.getJointInfo(body, j, physicsClientId=client)[1].decode()
+                 for j in range(pybullet.getNumJoints(body, physicsClientId=client))]
+        info = pybullet.getDynamicsInfo(body, names.index(name), physicsClientId=client)
+        return min(info[2])
+    finally:
+        pybullet.disconnect(client)
 
 
 def robot(**joint: Any) -> RobotDescription:
@@ -94,19 +117,23 @@ def load_robot_text(text: str, folder: Path) -> RobotDescription:
     return load_robot(path)
 
 
-@pytest.mark.parametrize("name", ["arm6", "trifinger", "gantry3"])
+@pytest.mark.parametrize("name", [*builtin_robots(), *doc_robot_files()])
 def test_realised_inertials_stay_physical(name: str) -> None:
-    description = load_robot(name)
+    files = doc_robot_files()
+    description = parse_yaml(files[name]) if name in files else load_robot(name)
     for spec in description.joints:
         mass, _, inertia = realised_inertial(spec)
         eigen = np.linalg.eigvalsh(inertia)
-        assert eigen[0] > 0 and eigen[0] + eigen[1] >= eigen[2] * (1 - 1e-9), spec.name
+        # with a margin: PyBullet diagonalises to ~1e-6 and zeroes a non-physical tensor
+        assert eigen[0] > 0 and eigen[0] + eigen[1] >= eigen[2] * (1 + 1e-5), spec.name
         axis = np.array(spec.axis)
         base = np.array(spec.link.inertia)
         if spec.type is JointType.ROTARY:
             assert mass == spec.link.mass
             extra = axis @ (inertia - base) @ axis
             assert extra == pytest.approx(spec.dynamics.armature, rel=1e-12), spec.name
+            # PyBullet keeps the tensor (it zeroes non-physical ones, with a warning)
+            assert inertia_in_pybullet(description, spec.name) > 0, spec.name
         else:
             assert mass == pytest.approx(spec.link.mass + spec.dynamics.armature)
             np.testing.assert_array_equal(inertia, base)
@@ -118,8 +145,9 @@ def test_thin_rod_gets_the_smallest_physical_correction() -> None:
                  dynamics={"armature": 0.5}).joints[0]
     _, _, inertia = realised_inertial(spec)
     eigen = np.linalg.eigvalsh(inertia)
-    assert eigen[0] + eigen[1] == pytest.approx(eigen[2], rel=1e-9)  # just enough
-    assert inertia[0, 0] - spec.link.inertia[0][0] <= 0.5 / 2 + 1e-12  # at most a disc's A/2
+    assert eigen[0] + eigen[1] == pytest.approx(eigen[2], rel=2e-4)  # just enough
+    assert eigen[0] + eigen[1] > eigen[2] * (1 + 1e-5)  # with PyBullet's margin
+    assert inertia[0, 0] - spec.link.inertia[0][0] <= 0.5 / 2 + 1e-4  # at most a disc's A/2
 
 
 def test_arm6_declares_motor_data_instead_of_hand_made_inertia() -> None:

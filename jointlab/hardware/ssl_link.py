@@ -16,8 +16,11 @@ error) and within the joint limits.
 
 * ``base_x``, ``base_y``, ``base_w``: the body velocity rotated into the world by the
   measured yaw (:func:`~jointlab.hardware.ssl.holonomic_joint_velocities`).
-* ``dribbler``: a velocity loop (the target follows the measured position, so only the D
-  term acts): ``dribbler_speed / 127`` of ``dribbler_max_speed``.
+* ``dribbler``: a velocity loop (its P gain is 0 in the action, so only the D term acts):
+  ``dribbler_speed / 127`` of ``dribbler_max_speed``.
+* every joint gets the description's joint friction at its target velocity as feed-forward
+  torque (``damping·v + static_friction·sign(v)``): a D term alone would settle where its
+  torque balances that friction, short of the commanded speed (by ``d/(kd + d)``).
 * ``kicker``: extends at ``kick_strength / 255`` of ``kicker_speed`` while the trigger fires
   (IMMEDIATE, or ON_BREAK_BEAM with ``break_beam``), and retracts at ``kicker_speed`` when
   it does not.
@@ -97,6 +100,10 @@ class SSLRobotLink:
                 f"{max_lag!r}"
             )
         self.team, self.robot_id = team, robot_id
+        self._kp = np.full(description.dof, np.nan)  # the description's gains...
+        self._kp[self._index[_DRIBBLER]] = 0.0  # ...but a pure velocity loop on the dribbler
+        self._damping = description.damping[self._index]
+        self._friction = description.static_friction[self._index]
         self._lower = description.lower[self._index]
         self._upper = description.upper[self._index]
         self._dof = description.dof
@@ -194,9 +201,11 @@ class SSLRobotLink:
         self._target = target
         position = np.full(self._dof, np.nan)
         target_velocity = np.zeros(self._dof)
+        torque = np.zeros(self._dof)
         position[self._index] = target
         target_velocity[self._index] = velocity
-        return NJointAction.Position(position, velocity=target_velocity)
+        torque[self._index] = self._damping * velocity + self._friction * np.sign(velocity)
+        return NJointAction.TorqueAndPosition(torque, position, self._kp, velocity=target_velocity)
 
     def step(self) -> ArrayState:
         """Apply the action of this period, advance the robot one period, return its state."""

@@ -111,6 +111,12 @@ class RobotBody:
             info = pybullet.getDynamicsInfo(body, link, physicsClientId=cid)
             self.nominal_mass.append(info[0])
             self.nominal_inertia.append(info[2])
+        # PyBullet clamps every joint's speed at 100 rad/s (or m/s) by default, one value per
+        # body (set through the base): allow ten times the fastest joint's velocity limit (a
+        # dribbler runs at 200 rad/s), as a guard against blow-ups only.
+        fastest = float(np.max(description.velocity_limit, initial=0.0))
+        pybullet.changeDynamics(body, -1, maxJointVelocity=max(100.0, 10.0 * fastest),
+                                physicsClientId=cid)  # fmt: skip
         #: (position in ``link_indices``, PyBullet link index, armature in kg) of every linear
         #: joint whose link carries its armature as mass; that mass must not weigh.
         self.weightless = [

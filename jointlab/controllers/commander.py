@@ -17,6 +17,14 @@ Refusals raise :class:`~jointlab.errors.CommandRefused` with ``reason`` one of
 ``out_of_limits``, ``bad_trajectory`` (and publish a ``refused`` event). Command arguments
 beyond a soft limit (position, velocity, effort, current, configured speed/acceleration) are
 refused; the safety layer clamps, and reports, what happens at run time.
+
+As in Player, joint ``-1`` means every (independent) joint, for every verb that takes one.
+As in BB.Actuator, motion commands take a ``duration`` (seconds here: the time a move takes
+at least, or how long a velocity or effort lasts) and a ``timeout`` (seconds of robot time
+after which a command that has not finished ends ``stalled`` with reason ``"timeout"``,
+holding where it is), and ``begin_motion`` reports ``initial_position``,
+``target_position``, ``peak_velocity``, ``acceleration`` (peak) and ``duration``. Command
+ids are yours or a counter that skips every id you have used.
 """
 
 from __future__ import annotations
@@ -55,26 +63,33 @@ class Commander(CommandDispatcher):
 
     # ================================================================== position
     def set_position(self, joint: Joint, position: float, velocity: float | None = None, *,
+                     duration: float | None = None, timeout: float | None = None,
                      command_id: Hashable | None = None) -> CommandHandle:
-        """Move one joint to ``position`` (rad or m), jerk-limited (Player CMD POS).
+        """Move one joint (or every joint, ``-1``) to ``position`` (rad or m) (Player CMD POS).
 
         Args:
-            joint: Index or name.
+            joint: Index or name; ``-1`` for every independent joint.
             position: Target inside the soft limits.
             velocity: Optional speed for this move (rad/s or m/s), at most the soft limit;
                 the configured speed applies otherwise.
+            duration: Optional duration hint, seconds: the move takes at least this long
+                (slower than the jerk-limited fastest when longer; the fastest when shorter).
+            timeout: Seconds of robot time the command may take before it ends ``stalled``
+                (reason ``"timeout"``); ``None``: no limit.
             command_id: Correlation id for the events (default: a counter).
         """
-        j = self._joint(joint, "set_position", command_id)
-        return self._move("set_position", np.array([j]), np.array([float(position)]), velocity,
-                          command_id)
+        joints = self._joints(joint, "set_position", command_id)
+        return self._move("set_position", joints, np.full(len(joints), float(position)),
+                          velocity, command_id, duration, timeout)
 
     def set_positions(self, positions: Any, velocity: Any = None, *,
+                      duration: float | None = None, timeout: float | None = None,
                       command_id: Hashable | None = None) -> CommandHandle:
         """Move every joint to ``positions`` (shape ``(dof,)``), arriving together (MULTI_POS).
 
         NaN entries leave a joint alone. Entries of dependent (coupled) joints must be NaN or
-        match the coupling of the commanded leaders.
+        match the coupling of the commanded leaders. ``duration`` and ``timeout`` as in
+        :meth:`set_position`.
         """
         verb = "set_positions"
         values = np.asarray(positions, dtype=np.float64).reshape(-1)
@@ -94,18 +109,37 @@ class Commander(CommandDispatcher):
         joints = np.flatnonzero(~np.isnan(values) & ~desc.dependent)
         velocity = None if velocity is None else np.broadcast_to(
             np.asarray(velocity, float), (self.dof,))[joints]
-        return self._move(verb, joints, values[joints], velocity, command_id)
+        return self._move(verb, joints, values[joints], velocity, command_id, duration, timeout)
 
-    def home(self, joint: Joint = -1, *, command_id: Hashable | None = None) -> CommandHandle:
+    def home(self, joint: Joint = -1, *, timeout: float | None = None,
+             command_id: Hashable | None = None) -> CommandHandle:
         """Move ``joint`` (or every joint for ``-1``) to its home position (Player CMD HOME)."""
-        if isinstance(joint, (int, np.integer)) and joint == -1:
-            joints = self._free
-        else:
-            joints = np.array([self._joint(joint, "home", command_id)])
-        return self._move("home", joints, self.description.home[joints], None, command_id)
+        joints = self._joints(joint, "home", command_id)
+        return self._move("home", joints, self.description.home[joints], None, command_id,
+                          None, timeout)
+
+    def _joints(self, joint: Joint, verb: str, cid: Hashable | None) -> np.ndarray:
+        """Indices of ``joint``: every independent joint for ``-1`` (Player), else one."""
+        if isinstance(joint, (int, np.integer)) and not isinstance(joint, bool) and joint == -1:
+            return self._free
+        return np.array([self._joint(joint, verb, cid)])
+
+    def _seconds(self, verb: str, what: str, value: float | None, cid: Hashable | None,
+                 joints: np.ndarray, strict: bool = False) -> float | None:
+        """A ``duration``/``timeout`` argument: None, or finite seconds >= 0 (> 0 if strict)."""
+        if value is None:
+            return None
+        seconds = float(value)
+        if not (math.isfinite(seconds) and (seconds > 0 if strict else seconds >= 0)):
+            raise self._refuse(verb, "out_of_limits", f"{what} must be {'>' if strict else '>='}"
+                               f" 0 s, got {value}", cid, joints)
+        return seconds
 
     def _move(self, verb: str, joints: np.ndarray, targets: np.ndarray, velocity: Any,
-              cid: Hashable | None) -> CommandHandle:
+              cid: Hashable | None, duration: float | None = None,
+              timeout: float | None = None) -> CommandHandle:
+        duration = self._seconds(verb, "duration", duration, cid, joints)
+        timeout = self._seconds(verb, "timeout", timeout, cid, joints, strict=True)
         state = self._check_ready(verb, joints, cid)
         soft = self._soft.select(joints)
         self._check_range(verb, "position", targets, soft.lower, soft.upper, joints, cid)
@@ -117,24 +151,27 @@ class Commander(CommandDispatcher):
             limits = limits.with_velocity(speed)
         start = self._out.start_state(joints, state)
         motion = plan_move(limits, start[0], targets, start_velocity=start[1],
-                           start_acceleration=start[2])
+                           start_acceleration=start[2], minimum_duration=duration)
         return self._start(verb, joints, lambda h: MotionCommand(h, joints, state.time, motion,
-                           start[0]), cid, False, state)
+                           start[0]), cid, False, state, timeout=timeout)
 
     # ================================================================== velocity
     def set_velocity(self, joint: Joint, velocity: float, duration: float | None = None, *,
+                     timeout: float | None = None,
                      command_id: Hashable | None = None) -> CommandHandle:
-        """Run one joint at ``velocity`` (rad/s or m/s) (Player CMD SPEED).
+        """Run one joint (or every joint, ``-1``) at ``velocity`` (rad/s or m/s) (CMD SPEED).
 
         The joint ramps to the velocity (jerk-limited), runs for ``duration`` seconds from the
         command (or until stopped), then decelerates to rest and holds; it also stops, on its
         soft limit, if it would otherwise cross it (reported as a ``clamped`` event).
+        ``timeout`` as in :meth:`set_position`.
         """
-        j = self._joint(joint, "set_velocity", command_id)
-        return self._velocity("set_velocity", np.array([j]), np.array([float(velocity)]),
-                              duration, command_id)
+        joints = self._joints(joint, "set_velocity", command_id)
+        return self._velocity("set_velocity", joints, np.full(len(joints), float(velocity)),
+                              duration, command_id, timeout)
 
     def set_velocities(self, velocities: Any, duration: float | None = None, *,
+                       timeout: float | None = None,
                        command_id: Hashable | None = None) -> CommandHandle:
         """Run every independent joint at ``velocities`` (shape ``(dof,)``; MULTI_SPEED)."""
         values = np.asarray(velocities, dtype=np.float64).reshape(-1)
@@ -142,13 +179,14 @@ class Commander(CommandDispatcher):
             raise self._refuse("set_velocities", "out_of_limits", f"got {values.shape[0]} "
                                f"velocities, expected {self.dof}", command_id)
         joints = np.flatnonzero(~np.isnan(values) & ~self.description.dependent)
-        return self._velocity("set_velocities", joints, values[joints], duration, command_id)
+        return self._velocity("set_velocities", joints, values[joints], duration, command_id,
+                              timeout)
 
     def _velocity(self, verb: str, joints: np.ndarray, velocity: np.ndarray,
-                  duration: float | None, cid: Hashable | None) -> CommandHandle:
-        if duration is not None and not (math.isfinite(duration) and duration >= 0):
-            raise self._refuse(verb, "out_of_limits", f"duration must be >= 0 s, got {duration}",
-                               cid, joints)
+                  duration: float | None, cid: Hashable | None,
+                  timeout: float | None = None) -> CommandHandle:
+        duration = self._seconds(verb, "duration", duration, cid, joints)
+        timeout = self._seconds(verb, "timeout", timeout, cid, joints, strict=True)
         state = self._check_ready(verb, joints, cid)
         soft = self._soft.select(joints)
         self._check_range(verb, "velocity", velocity, -soft.velocity, soft.velocity, joints, cid)
@@ -156,30 +194,34 @@ class Commander(CommandDispatcher):
         start = self._out.start_state(joints, state)
         motion, notes = plan_velocity_run(limits, start, velocity, duration)
         return self._start(verb, joints, lambda h: MotionCommand(h, joints, state.time, motion,
-                           start[0]), cid, False, state, notes)
+                           start[0]), cid, False, state, notes, timeout=timeout)
 
     # ================================================================== effort / current
     def set_effort(self, joint: Joint, effort: float, duration: float | None = None, *,
+                   timeout: float | None = None,
                    command_id: Hashable | None = None) -> CommandHandle:
-        """Apply ``effort`` (N·m or N) to one joint, PD off, for ``duration`` s or until replaced.
+        """Apply ``effort`` (N·m or N) to one joint (or all, ``-1``), PD off (BB set_effort).
 
-        After the duration the joint holds where it is (``end_motion``).
+        It lasts ``duration`` seconds or until replaced; then the joint holds where it is
+        (``end_motion``). ``timeout`` as in :meth:`set_position`.
         """
-        j = self._joint(joint, "set_effort", command_id)
-        return self._effort("set_effort", np.array([j]), np.array([float(effort)]), duration,
-                            command_id)
+        joints = self._joints(joint, "set_effort", command_id)
+        return self._effort("set_effort", joints, np.full(len(joints), float(effort)), duration,
+                            command_id, timeout)
 
     def set_current(self, joint: Joint, current: float, duration: float | None = None, *,
+                    timeout: float | None = None,
                     command_id: Hashable | None = None) -> CommandHandle:
-        """Drive one joint with motor ``current`` (A) (Player CMD CURRENT).
+        """Drive one joint (or all, ``-1``) with motor ``current`` (A) (Player CMD CURRENT).
 
         The joint torque is ``current · torque_constant · gear_ratio`` (the motor model).
         """
-        j = self._joint(joint, "set_current", command_id)
-        return self._current("set_current", np.array([j]), np.array([float(current)]),
-                             duration, command_id)
+        joints = self._joints(joint, "set_current", command_id)
+        return self._current("set_current", joints, np.full(len(joints), float(current)),
+                             duration, command_id, timeout)
 
     def set_currents(self, currents: Any, duration: float | None = None, *,
+                     timeout: float | None = None,
                      command_id: Hashable | None = None) -> CommandHandle:
         """Motor currents (A) for every independent joint, shape ``(dof,)`` (MULTI_CURRENT)."""
         values = np.asarray(currents, dtype=np.float64).reshape(-1)
@@ -187,26 +229,28 @@ class Commander(CommandDispatcher):
             raise self._refuse("set_currents", "out_of_limits", f"got {values.shape[0]} "
                                f"currents, expected {self.dof}", command_id)
         joints = np.flatnonzero(~np.isnan(values) & ~self.description.dependent)
-        return self._current("set_currents", joints, values[joints], duration, command_id)
+        return self._current("set_currents", joints, values[joints], duration, command_id,
+                             timeout)
 
     def _current(self, verb: str, joints: np.ndarray, amps: np.ndarray, duration: float | None,
-                 cid: Hashable | None) -> CommandHandle:
+                 cid: Hashable | None, timeout: float | None = None) -> CommandHandle:
         motors = [self.description.joints[j].motor for j in joints]
         limit = np.array([m.max_current for m in motors])
         self._check_range(verb, "current", amps, -limit, limit, joints, cid)
         gain = np.array([m.torque_constant * m.gear_ratio for m in motors])
-        return self._effort(verb, joints, amps * gain, duration, cid)
+        return self._effort(verb, joints, amps * gain, duration, cid, timeout)
 
     def _effort(self, verb: str, joints: np.ndarray, effort: np.ndarray,
-                duration: float | None, cid: Hashable | None) -> CommandHandle:
-        if duration is not None and not (math.isfinite(duration) and duration >= 0):
-            raise self._refuse(verb, "out_of_limits", f"duration must be >= 0 s, got {duration}",
-                               cid, joints)
+                duration: float | None, cid: Hashable | None,
+                timeout: float | None = None) -> CommandHandle:
+        duration = self._seconds(verb, "duration", duration, cid, joints)
+        timeout = self._seconds(verb, "timeout", timeout, cid, joints, strict=True)
         state = self._check_ready(verb, joints, cid)
         limit = self.description.soft_effort_limit[joints]
         self._check_range(verb, "effort", effort, -limit, limit, joints, cid)
         return self._start(verb, joints, lambda h: EffortCommand(h, joints, state.time, effort,
-                           duration), cid, duration is None, state)
+                           duration), cid, duration is None and timeout is None, state,
+                           timeout=timeout)
 
     # ================================================================== hold / stop
     def hold(self, joints: Any = None, *, command_id: Hashable | None = None) -> CommandHandle:
@@ -272,7 +316,7 @@ class Commander(CommandDispatcher):
     # ================================================================== requests
     def _request(self, verb: str, action: Callable[[], Any], joints: Iterable[int] = (),
                  cid: Hashable | None = None) -> CommandHandle:
-        handle = CommandHandle(next(self._ids) if cid is None else cid, verb, tuple(joints), False)
+        handle = CommandHandle(self._command_id(cid), verb, tuple(joints), False)
         action()
         self._emit(handle, CommandEventKind.ACCEPTED, self.robot.time, handle.joints,
                    status=CommandStatus.SUCCEEDED)
@@ -280,22 +324,27 @@ class Commander(CommandDispatcher):
 
     def configure_speed(self, joint: Joint, speed: float, *,
                         command_id: Hashable | None = None) -> CommandHandle:
-        """Set the configured speed of ``joint`` for later moves (Player REQ SPEED)."""
-        j = self._joint(joint, "configure_speed", command_id)
-        self._check_range("configure_speed", "speed", np.array([float(speed)]), np.array([1e-12]),
-                          self._soft.velocity[[j]], np.array([j]), command_id)
-        return self._request("configure_speed", lambda: self.robot.configure_speed(j, speed),
-                             (j,), command_id)
+        """Set the configured speed of ``joint`` (``-1``: all) for later moves (REQ SPEED)."""
+        return self._configure("configure_speed", "speed", joint, speed, self._soft.velocity,
+                               self.robot.configure_speed, command_id)
 
     def configure_accel(self, joint: Joint, accel: float, *,
                         command_id: Hashable | None = None) -> CommandHandle:
-        """Set the configured acceleration of ``joint`` for later moves (Player REQ ACCEL)."""
-        j = self._joint(joint, "configure_accel", command_id)
-        self._check_range("configure_accel", "acceleration", np.array([float(accel)]),
-                          np.array([1e-12]), self._soft.acceleration[[j]], np.array([j]),
-                          command_id)
-        return self._request("configure_accel", lambda: self.robot.configure_accel(j, accel),
-                             (j,), command_id)
+        """Set the configured acceleration of ``joint`` (``-1``: all) (Player REQ ACCEL)."""
+        return self._configure("configure_accel", "acceleration", joint, accel,
+                               self._soft.acceleration, self.robot.configure_accel, command_id)
+
+    def _configure(self, verb: str, what: str, joint: Joint, value: float, limit: np.ndarray,
+                   apply: Callable[[int, float], None], cid: Hashable | None) -> CommandHandle:
+        joints = self._joints(joint, verb, cid)
+        self._check_range(verb, what, np.full(len(joints), float(value)),
+                          np.full(len(joints), 1e-12), limit[joints], joints, cid)
+
+        def configure() -> None:
+            for j in joints.tolist():
+                apply(j, value)
+
+        return self._request(verb, configure, tuple(joints.tolist()), cid)
 
     def power(self, on: bool, *, command_id: Hashable | None = None) -> CommandHandle:
         """Switch motor power (Player REQ POWER)."""

@@ -105,6 +105,8 @@ class ActiveCommand:
         self.joints = np.asarray(joints, dtype=int)
         self.owned = np.ones(self.joints.shape[0], dtype=bool)
         self.start = start
+        #: Seconds after ``start`` when an unfinished command ends ``stalled`` (BB timeout).
+        self.timeout: float | None = None
         self._begun = False
         self._configured = False
 
@@ -137,6 +139,13 @@ class ActiveCommand:
             self._begun = True
             if self.moves:
                 reports.append((CommandEventKind.BEGIN_MOTION, None, "", self.begin_data()))
+        if self.timeout is not None and t - self.start >= self.timeout:
+            joints, _ = self._index()
+            out.hold(joints, state.position[joints])
+            reports.append((CommandEventKind.STALLED, CommandStatus.STALLED,
+                            f"not finished within its timeout of {self.timeout} s",
+                            {"reason": "timeout"}))
+            return reports
         self._tick(t - self.start, state, out, tol, reports)
         return reports
 
@@ -164,10 +173,19 @@ class MotionCommand(ActiveCommand):
         self.start_position = np.array(start_position)
 
     def begin_data(self) -> dict[str, Any]:
-        """Initial and target positions and the planned duration (BB BeginMotion)."""
+        """BB BeginMotion: initial and target positions, peak speed and acceleration, duration.
+
+        ``peak_velocity`` (rad/s or m/s) and ``acceleration`` (the peak ``|acceleration|``,
+        rad/s² or m/s²) are per joint over the planned motion (one pass of a repeated
+        trajectory); ``duration`` is ``None`` for a motion without an end.
+        """
+        motion = getattr(self.motion, "first_pass", self.motion)
+        peak_velocity, peak_acceleration = motion.peaks()
         return {
             "initial_position": self.start_position.tolist(),
             "target_position": self.target.tolist(),
+            "peak_velocity": peak_velocity.tolist(),
+            "acceleration": peak_acceleration.tolist(),
             "duration": self.duration if math.isfinite(self.duration) else None,
         }
 

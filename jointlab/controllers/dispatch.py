@@ -103,6 +103,7 @@ class CommandDispatcher:
         self.events: deque[CommandEvent] = deque(maxlen=max_events)
         self._subscribers: list[Callable[[CommandEvent], None]] = []
         self._ids = itertools.count(1)
+        self._used_ids: set[Hashable] = set()  # every id seen, so automatic ones never collide
         self._active: list[ActiveCommand] = []
         self._owner: list[ActiveCommand | None] = [None] * self.dof
         state = robot.read()
@@ -166,9 +167,24 @@ class CommandDispatcher:
         return event
 
     # ================================================================== checks
+    def _command_id(self, given: Hashable | None) -> Hashable:
+        """``given``, or the next counter value no command of this Commander has used yet.
+
+        Automatic ids skip every id a caller has supplied, so they never collide with one (a
+        caller reusing an id of its own is its own choice).
+        """
+        if given is not None:
+            self._used_ids.add(given)
+            return given
+        cid = next(self._ids)
+        while cid in self._used_ids:
+            cid = next(self._ids)
+        self._used_ids.add(cid)
+        return cid
+
     def _refuse(self, verb: str, reason: str, message: str, command_id: Hashable | None,
                 joints: Iterable[int] = ()) -> CommandRefused:
-        cid = next(self._ids) if command_id is None else command_id
+        cid = self._command_id(command_id)
         handle = CommandHandle(cid, verb, tuple(joints), open_ended=False)
         self._emit(handle, CommandEventKind.REFUSED, self.robot.time, handle.joints,
                    f"{verb} refused: {message}", {"reason": reason},
@@ -225,9 +241,9 @@ class CommandDispatcher:
     # ================================================================== bookkeeping
     def _start(self, verb: str, joints: np.ndarray, command: Callable[[CommandHandle], Any],
                cid: Hashable | None, open_ended: bool, state: ArrayState,
-               notes: Iterable[str] = ()) -> CommandHandle:
-        handle = CommandHandle(next(self._ids) if cid is None else cid, verb,
-                               tuple(int(j) for j in joints), open_ended)
+               notes: Iterable[str] = (), timeout: float | None = None) -> CommandHandle:
+        handle = CommandHandle(self._command_id(cid), verb, tuple(int(j) for j in joints),
+                               open_ended)
         taken = set(handle.joints)
         for other in list(self._active):
             lost = other.release(taken)
@@ -241,6 +257,7 @@ class CommandDispatcher:
             if other.empty:
                 self._active.remove(other)
         active = command(handle)
+        active.timeout = timeout
         self._active.append(active)
         for j in handle.joints:
             self._owner[j] = active

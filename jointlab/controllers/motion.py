@@ -249,17 +249,20 @@ def plan_move(
     start_acceleration: Any = None,
     target_velocity: Any = None,
     synchronize: bool = True,
+    minimum_duration: float | None = None,
 ) -> PiecewisePolynomial:
     """Time-optimal jerk-limited move to ``target_position`` (shape ``(n,)``, rad or m).
 
     The start velocity/acceleration default to rest; so does the target velocity. With
-    ``synchronize`` every joint arrives at the same time (Player MULTI_POS).
+    ``synchronize`` every joint arrives at the same time (Player MULTI_POS). With
+    ``minimum_duration`` (seconds) the move takes at least that long (ruckig slows it down).
     """
     n = limits.n
     start = (start_position, _zeros_if_none(start_velocity, n),
              _zeros_if_none(start_acceleration, n))
     target = (target_position, _zeros_if_none(target_velocity, n), np.zeros(n))
-    return ruckig_segment(limits, start, target, synchronize=synchronize)
+    return ruckig_segment(limits, start, target, synchronize=synchronize,
+                          minimum_duration=minimum_duration)
 
 
 def plan_velocity(

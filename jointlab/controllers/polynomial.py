@@ -302,3 +302,22 @@ class PiecewisePolynomial:
             times = np.concatenate([self._breaks, velocity.derivative().roots(extrapolate=False)])
             speed[j] = np.nanmax(np.abs(velocity(np.clip(times, self._list[0], self._list[-1]))))
         return lower, upper, speed
+
+    def peaks(self) -> tuple[np.ndarray, np.ndarray]:
+        """Largest ``|velocity|`` and ``|acceleration|`` over ``[start, end]``, each ``(dof,)``.
+
+        Exact: each derivative is evaluated at the breakpoints and at the roots of the next
+        derivative (BB.Actuator's BeginMotion reports them as ``peak_velocity`` and
+        ``acceleration``).
+        """
+        ppoly = self.to_ppoly()
+        speed = np.empty(self.dof)
+        accel = np.empty(self.dof)
+        span = (self._list[0], self._list[-1])
+        for j in range(self.dof):
+            velocity = PPoly(ppoly.c[:, :, j], ppoly.x, extrapolate=False).derivative()
+            for target, curve in ((speed, velocity), (accel, velocity.derivative())):
+                times = np.concatenate([self._breaks,
+                                        curve.derivative().roots(extrapolate=False)])
+                target[j] = np.nanmax(np.abs(curve(np.clip(times, *span))))
+        return speed, accel

@@ -13,9 +13,12 @@ Checks, per joint, in order:
    position).
 3. **acceleration** (only with ``DynamicLimitsCheckMode.CHECK_JOINT_ACCELERATION``, as in
    Intrinsic's ``DynamicLimitsCheckMode``): the position target's implied velocity may not
-   change faster than the soft acceleration limit. A target that would is governed instead:
-   the target approaches the requested position with the largest speed from which it can
-   still stop there (``sqrt(2·a·distance)``), changing speed by at most ``a·dt`` per tick.
+   change by more than ``a·dt`` from one tick to the next — arrival and the tick after it
+   included. A moving request that keeps to this passes unchanged. A request that does not,
+   and a request standing still (a step, a hold), is **governed**: the target approaches it
+   with the largest speed from which discrete ticks decelerating by ``a·dt`` can still stop
+   exactly there (:func:`stopping_speed`), changes speed by at most ``a·dt`` per tick, and
+   lands on the request only on a tick whose speed the next tick can drop to rest.
 4. **effort**: the feed-forward torque is clipped to the soft effort limit. Where the soft
    limit is below the system limit (which the backend enforces itself) the torque predicted
    at the measured state, PD included, is clipped too, by adjusting the feed-forward term.
@@ -46,6 +49,7 @@ __all__ = [
     "SafetyPolicy",
     "SafetyResult",
     "enforce",
+    "stopping_speed",
 ]
 
 _REL = 1e-6  # relative tolerance of the rate checks (planned motions sit exactly on limits)
@@ -150,6 +154,40 @@ class SafetyMemory:
     velocity: np.ndarray
     #: ``state.time`` of the last tick, seconds.
     time: float
+    #: Last requested position target (before any clamp), NaN where the PD was off; ``None``
+    #: when unknown. Shape ``(dof,)``.
+    request: np.ndarray | None = None
+
+
+def stopping_speed(distance: np.ndarray, acceleration: np.ndarray, dt: float) -> np.ndarray:
+    """Largest speed from which ticks of ``dt`` slowing by ``a·dt`` each stop at ``distance``.
+
+    From speed ``v = (n + f)·a·dt`` (``0 <= f < 1``) the ticks move ``v, v − a·dt, ...,
+    f·a·dt`` and then stand still: ``dt·((n+1)·v − a·dt·n(n+1)/2)`` in all. Solved for ``v``
+    at ``distance`` (m or rad, >= 0): ``n = floor(sqrt(1/4 + 2·distance/(a·dt²)) − 1/2)`` and
+    ``v = distance/((n+1)·dt) + a·dt·n/2``. The last moving tick lands exactly on the spot
+    at a speed of at most ``a·dt``, so the tick after it may stop.
+    """
+    step = acceleration * dt
+    ticks = np.floor(np.sqrt(0.25 + 2.0 * distance / (step * dt)) - 0.5)
+    return distance / ((ticks + 1.0) * dt) + step * ticks / 2.0
+
+
+def _govern(request: np.ndarray, prev_p: np.ndarray, prev_v: np.ndarray,
+            limits: SafetyLimits, dt: float) -> np.ndarray:
+    """The acceleration-limited target that approaches (and stops at) ``request``."""
+    distance = request - prev_p
+    max_dv = limits.acceleration * dt
+    wanted = np.sign(distance) * np.minimum(
+        limits.velocity, stopping_speed(np.abs(distance), limits.acceleration, dt))
+    speed = np.clip(np.clip(wanted, prev_v - max_dv, prev_v + max_dv),
+                    -limits.velocity, limits.velocity)
+    step = speed * dt
+    arrival = np.abs(distance) / dt  # the speed of a tick that lands on the request
+    lands = ((np.abs(distance) <= np.abs(step) * (1 + _REL) + _ABS)
+             & (arrival <= max_dv * (1 + _REL) + _ABS)
+             & (np.abs(distance / dt - prev_v) <= max_dv * (1 + _REL) + _ABS))
+    return np.where(lands, request, prev_p + step)
 
 
 @dataclass(frozen=True, eq=False)
@@ -258,26 +296,24 @@ def enforce(
     if check_mode is DynamicLimitsCheckMode.CHECK_JOINT_ACCELERATION:
         max_dv = limits.acceleration * step_dt
         jerky = np.abs(implied - prev_v) > max_dv * (1 + _REL) + _ABS
-        if jerky.any():
-            distance = position - prev_p
-            reach = np.sign(distance) * np.minimum(
-                limits.velocity, np.sqrt(2 * limits.acceleration * np.abs(distance))
-            )
-            governed_v = np.clip(prev_v + np.clip(reach - prev_v, -max_dv, max_dv),
-                                 -limits.velocity, limits.velocity)
-            governed_p = prev_p + governed_v * step_dt
-            overshoot = np.sign(position - governed_p) != np.sign(distance)
-            governed_p = np.where(overshoot, position, governed_p)
-            new = np.where(jerky, governed_p, position)
-            events.append(_event(
-                "acceleration", jerky, (implied - prev_v) / step_dt,
-                (new - prev_p - prev_v * step_dt) / step_dt**2, limits.acceleration, limits,
-                "acceleration of the position target",
-            ))
+        previous = None if memory is None else memory.request
+        standing = (np.ones(q.shape, dtype=bool) if previous is None
+                    else ~(np.abs(position - previous) > 0))  # NaN (PD was off) counts as new
+        governed = mask & (jerky | standing)
+        if governed.any():
+            new = np.where(governed, _govern(position, prev_p, prev_v, limits, step_dt),
+                           position)
+            changed = governed & (np.abs(new - position) > 1e-12)
+            if changed.any():
+                events.append(_event(
+                    "acceleration", changed, (implied - prev_v) / step_dt,
+                    (new - prev_p - prev_v * step_dt) / step_dt**2, limits.acceleration,
+                    limits, "acceleration of the position target",
+                ))
             position = new
             step = position - prev_p
             implied = step / step_dt
-            fast &= ~jerky
+            fast &= ~governed
     if fast.any():
         new = np.where(fast, prev_p + np.clip(step, -max_step, max_step), position)
         events.append(_event("velocity", fast, implied, (new - prev_p) / step_dt,
@@ -326,6 +362,7 @@ def enforce(
         position=position if mask.all() else np.where(mask, position, np.nan),
         velocity=np.where(mask, implied, state.velocity),
         time=state.time,
+        request=bounded,
     )
     if not events and not rounded:
         return SafetyResult(action, action, (), new_memory)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import enum
 import hashlib
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import Any
 
@@ -246,9 +246,10 @@ class JointLimits:
 
 @dataclass(frozen=True)
 class JointLimitsUpdate:
-    """Intrinsic ``JointLimitsUpdate``: a partial override.
+    """Intrinsic ``JointLimitsUpdate``: a partial override of a robot's limits.
 
-    Every given field must have exactly ``dof`` values; ``None`` fields are left unchanged.
+    A field that is ``None`` or empty leaves the limit unchanged; a given field has exactly
+    ``dof`` values, each inside the robot's current (system) limits.
     """
 
     min_position: Sequence[float] | None = None
@@ -523,9 +524,13 @@ class RobotDescription:
     ) -> RobotDescription:
         """Return a copy with some limits replaced (Intrinsic ``JointLimitsUpdate``).
 
-        Pass a :class:`JointLimitsUpdate` or its fields as keywords; each given field must have
-        exactly ``dof`` values and the result is validated like a file.
+        Pass a :class:`JointLimitsUpdate` or its fields as keywords. A field that is absent or
+        empty changes nothing; a given field has exactly ``dof`` values, each inside the
+        robot's current limits. Soft limits and configured speeds are narrowed to fit; see
+        :func:`jointlab.robots.limits_update.apply_limits_update`.
         """
+        from jointlab.robots.limits_update import apply_limits_update
+
         if update is None:
             try:
                 update = JointLimitsUpdate(**fields_)
@@ -536,49 +541,7 @@ class RobotDescription:
                 ) from exc
         elif fields_:
             raise DescriptionError("with_limits: pass a JointLimitsUpdate or keywords, not both")
-        values: dict[str, np.ndarray] = {}
-        for f in fields(JointLimitsUpdate):
-            given = getattr(update, f.name)
-            if given is None:
-                continue
-            array = np.asarray(given, dtype=np.float64).reshape(-1)
-            if array.shape[0] != self.dof:
-                raise DescriptionError(
-                    f"JointLimitsUpdate.{f.name} has {array.shape[0]} values, expected "
-                    f"{self.dof} (one per joint of robot {self.name!r})"
-                )
-            values[f.name] = array
-        mapping = {
-            "max_velocity": "velocity",
-            "max_acceleration": "acceleration",
-            "max_jerk": "jerk",
-            "max_effort": "effort",
-        }
-        new_specs = []
-        joint_index = {n: i for i, n in enumerate(self.joint_names)}
-        for spec in self.actuators:
-            if spec.name not in joint_index:
-                new_specs.append(spec)
-                continue
-            i = joint_index[spec.name]
-            limit_changes = {mapping[k]: float(v[i]) for k, v in values.items() if k in mapping}
-            changes: dict[str, Any] = {}
-            if limit_changes:
-                changes["limits"] = replace(spec.limits, **limit_changes)
-            if "min_position" in values:
-                changes["min"] = float(values["min_position"][i])
-            if "max_position" in values:
-                changes["max"] = float(values["max_position"][i])
-            new_specs.append(replace(spec, **changes))
-        from jointlab.robots.schema import description_from_dict
-
-        result = replace(self, actuators=tuple(new_specs))
-        # Re-parse the whole file form so every rule (centre, home, soft limits, config_speed)
-        # is checked against the new limits, not only the structural ones.
-        try:
-            return description_from_dict(result.to_dict(), source=self.source)
-        except DescriptionError as exc:
-            raise DescriptionError(f"with_limits: {exc}") from exc
+        return apply_limits_update(self, update)
 
     # ------------------------------------------------------------ views
     def geometry(self, config_speed: np.ndarray | None = None) -> ArrayGeometry:

@@ -2,13 +2,14 @@
 
 import numpy as np
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jointlab.controllers import (
     DynamicLimitsCheckMode,
     SafetyLayer,
     SafetyLimits,
+    SafetyMemory,
     SafetyPolicy,
     enforce,
 )
@@ -72,9 +73,53 @@ def test_acceleration_check_mode_governs_the_ramp():
     velocity = np.diff(refs) / DT
     acceleration = np.diff(velocity) / DT
     assert np.all(np.abs(velocity) <= LIMITS.velocity[0] * (1 + 1e-6))
-    # the governor never exceeds the acceleration limit by more than its last-tick snap
-    assert np.percentile(np.abs(acceleration), 99) <= LIMITS.acceleration[0] * (1 + 1e-6)
-    assert refs[-1] == pytest.approx(GANTRY.home[0] + 0.05)
+    # every tick, arrival and the ticks after it included (it used to snap to rest on arrival)
+    assert np.all(np.abs(acceleration) <= LIMITS.acceleration[0] * (1 + 1e-6))
+    assert refs[-1] == GANTRY.home[0] + 0.05  # landed exactly, and stays
+    assert np.all(np.diff(refs) >= 0)  # without overshoot
+
+
+def governed_run(start_v, request, acceleration, velocity):
+    """Targets the acceleration check makes of standing requests, one joint per entry.
+
+    Every joint starts at 0 with its target moving at ``start_v``; arrays of shape ``(n,)``.
+    """
+    start_v, request, acceleration, velocity = (np.asarray(x, float) for x in
+                                                (start_v, request, acceleration, velocity))
+    n = start_v.shape[0]
+    limits = SafetyLimits(np.full(n, -1e3), np.full(n, 1e3), velocity, acceleration,
+                          np.full(n, 1e3), np.full(n, 1e3), np.zeros(n), np.zeros(n),
+                          tuple(f"j{i}" for i in range(n)))
+    layer = SafetyLayer(limits, DT, check_mode=DynamicLimitsCheckMode.CHECK_JOINT_ACCELERATION)
+    layer.memory = SafetyMemory(np.zeros(n), start_v, -DT)
+    reach = np.abs(request) + start_v**2 / acceleration
+    seconds = np.abs(start_v) / acceleration + 2 * np.sqrt(reach / acceleration) + reach / velocity
+    targets = [np.zeros(n)]
+    action = NJointAction.Position(request)
+    for k in range(int(2 * seconds.max() / DT) + 20):
+        now = ArrayState(k * DT, *[np.zeros(n)] * 5, np.ones(n, np.uint8), True, True)
+        targets.append(layer.filter(action, now).applied.position)
+    return np.array(targets)
+
+
+@settings(max_examples=25, deadline=None)
+@given(st.lists(st.tuples(st.floats(-0.5, 0.5), st.floats(-0.3, 0.3), st.floats(5.0, 200.0),
+                          st.floats(0.6, 3.0)), min_size=1, max_size=30))
+def test_a_standing_request_is_reached_within_the_acceleration_limit(joints):
+    start_v, request, acceleration, velocity = (np.array(x) for x in zip(*joints, strict=True))
+    targets = governed_run(start_v, request, acceleration, velocity)
+    speeds = np.diff(np.vstack([-start_v * DT, targets]), axis=0) / DT
+    tolerance = acceleration * DT * (1 + 1e-6) + 1e-9
+    assert np.all(np.abs(np.diff(speeds, axis=0)) <= tolerance)
+    assert np.all(np.abs(speeds) <= velocity * (1 + 1e-6) + 1e-9)
+    np.testing.assert_array_equal(targets[-2:], [request, request])  # there, at rest
+
+
+def test_the_issue_arrival_no_longer_drops_to_rest_in_one_tick():
+    # 50 rad/s², arriving at 0.584 rad/s used to stop dead: -584 rad/s² in one tick
+    targets = governed_run([0.584], [0.01], [50.0], [2.0])[:, 0]
+    acceleration = np.diff(np.diff(np.concatenate([[-0.584 * DT], targets]))) / DT**2
+    assert np.abs(acceleration).max() <= 50.0 * (1 + 1e-6)
 
 
 def test_velocity_and_effort_are_clipped_with_events():

@@ -431,9 +431,11 @@ def test_with_limits_update_and_keywords_together(tester: RobotDescription) -> N
 
 
 def test_with_limits_changes_only_the_given_fields(tester: RobotDescription) -> None:
-    updated = tester.with_limits(max_velocity=[1.8, 3.5, 1.5], max_position=[1.9, 2.4, 0.08])
-    np.testing.assert_array_equal(updated.velocity_limit, [1.8, 3.5, 1.5])
+    updated = tester.with_limits(max_velocity=[1.8, 2.5, 0.9], max_position=[1.9, 2.4, 0.08])
+    np.testing.assert_array_equal(updated.velocity_limit, [1.8, 2.5, 0.9])
     np.testing.assert_array_equal(updated.upper, [1.9, 2.4, 0.08])
+    # configured speeds above a new velocity limit come down with it
+    np.testing.assert_array_equal(updated.config_speed, [1.0, 2.5, 0.9])
     for unchanged in (
         "lower",
         "acceleration_limit",
@@ -441,7 +443,6 @@ def test_with_limits_changes_only_the_given_fields(tester: RobotDescription) -> 
         "effort_limit",
         "home",
         "centre",
-        "config_speed",
         "default_kp",
         "soft_lower",
     ):
@@ -449,7 +450,7 @@ def test_with_limits_changes_only_the_given_fields(tester: RobotDescription) -> 
                                       err_msg=unchanged)  # fmt: skip
     before, after = tester.to_dict(), updated.to_dict()
     for entry_before, entry_after in zip(before["actuators"], after["actuators"], strict=True):
-        for key in ("max", "limits"):
+        for key in ("max", "limits", "config_speed"):
             entry_before.pop(key, None)
             entry_after.pop(key, None)
     assert before == after
@@ -466,13 +467,6 @@ REVALIDATION_CASES = [
     ("max_below_min", {"max_position": [-2.1, 2.5, 0.1]}, "shoulder", "min"),
     ("max_below_home", {"max_position": [0.4, 2.5, 0.1]}, "shoulder", "home"),
     ("min_above_centre", {"min_position": [0.1, -2.5, 0.0]}, "shoulder", "centre"),
-    ("range_inside_soft_range", {"max_position": [1.2, 2.5, 0.1]}, "shoulder",
-     "soft_limits.max"),
-    ("velocity_below_soft_velocity", {"max_velocity": [1.2, 3.0, 1.0]}, "shoulder",
-     "soft_limits.velocity"),
-    ("velocity_below_config_speed", {"max_velocity": [2.0, 0.5, 1.0]}, "elbow",
-     "config_speed"),
-    ("non_positive_effort", {"max_effort": [10.0, 0.0, 100.0]}, "elbow", "limits.effort"),
 ]  # fmt: skip
 
 
@@ -494,3 +488,44 @@ def test_inertia_must_satisfy_the_triangle_inequality(tmp_path: Path) -> None:
     inertia = [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.15]]  # no rigid body has these moments
     _expect(tmp_path, _with(("shoulder", "link", "inertia"), inertia), "shoulder",
             "link.inertia", "triangle inequality")  # fmt: skip
+
+
+# --------------------------------------------------------------------------- JointLimitsUpdate
+def test_an_empty_field_is_no_update(tester: RobotDescription) -> None:
+    assert tester.with_limits(min_position=[], max_effort=()) == tester
+    updated = tester.with_limits(JointLimitsUpdate(min_position=[], max_effort=[9.0, 5.0, 50.0]))
+    np.testing.assert_array_equal(updated.lower, tester.lower)
+    np.testing.assert_array_equal(updated.effort_limit, [9.0, 5.0, 50.0])
+
+
+OUTSIDE_CASES = [
+    ("min_position", [-9.0, -2.5, 0.0], 0, "shoulder", "at least its min -2.0"),
+    ("max_position", [2.0, 2.6, 0.1], 1, "elbow", "at most its max 2.5"),
+    ("max_velocity", [2.0, 3.5, 1.0], 1, "elbow", "in (0, its limit] 3.0"),
+    ("max_effort", [10.0, 0.0, 100.0], 1, "elbow", "in (0, its limit] 6.0"),
+    ("max_jerk", [100.0, float("nan"), 50.0], 1, "elbow", "in (0, its limit]"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(("field", "value", "joint", "name", "expected"), OUTSIDE_CASES,
+                         ids=[c[0] for c in OUTSIDE_CASES])  # fmt: skip
+def test_an_update_must_lie_within_the_robot_limits(
+    tester: RobotDescription, field: str, value: list, joint: int, name: str, expected: str
+) -> None:
+    with pytest.raises(DescriptionError) as info:
+        tester.with_limits(**{field: value})
+    message = str(info.value)
+    assert f"JointLimitsUpdate.{field}[{joint}]" in message and f"'{name}'" in message
+    assert expected in message, message
+
+
+def test_soft_limits_and_configured_speeds_narrow_with_the_update(
+    tester: RobotDescription,
+) -> None:
+    updated = tester.with_limits(max_position=[1.2, 2.5, 0.1], max_velocity=[1.2, 0.5, 1.0],
+                                 max_effort=[7.0, 6.0, 100.0])  # fmt: skip
+    assert updated.soft_upper[0] == 1.2  # was 1.5, the new range ends at 1.2
+    assert updated.soft_velocity_limit[0] == 1.2  # was 1.5
+    assert updated.soft_effort_limit[0] == 7.0  # was 8
+    np.testing.assert_array_equal(updated.config_speed, [1.0, 0.5, 1.0])  # elbow: 3 -> 0.5
+    assert updated.soft_lower[0] == tester.soft_lower[0]

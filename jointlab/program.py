@@ -34,6 +34,7 @@ import yaml
 from jointlab.controllers import Commander, RunSummary, run
 from jointlab.errors import ConfigurationError
 from jointlab.interface import Robot
+from jointlab.robots.description import RobotDescription
 
 VERBS = (
     "home", "set_position", "set_positions", "set_velocity", "set_velocities", "set_effort",
@@ -54,6 +55,10 @@ class ProgramStep:
     duration: float | None = None
 
 
+#: A parsed program: its steps in order.
+Program = list[ProgramStep]
+
+
 @dataclass(frozen=True)
 class StepResult:
     """What one step did."""
@@ -64,7 +69,7 @@ class StepResult:
     peak_torque: float
 
 
-def load_program(source: str | Path | Sequence[Any]) -> list[ProgramStep]:
+def load_program(source: str | Path | Sequence[Any]) -> Program:
     """Parse and validate a program from a YAML file path, YAML text or a loaded list.
 
     Every step is checked before anything runs: its verb, its argument names against the
@@ -223,45 +228,51 @@ def run_program(
     return results
 
 
-def _clearance(description: Any, q: np.ndarray) -> float:
+def _clearance(description: RobotDescription, q: np.ndarray) -> float:
     """Lowest height (m) of any link end above the ground plane at ``q``."""
     from jointlab.robots import forward_kinematics
 
     return float(forward_kinematics(description, q).ends[..., 2, 3].min())
 
 
-def demo_program(robot: Robot) -> list[dict[str, Any]]:
-    """The ``jointlab demo`` program for ``robot``: home, a trajectory, a move, hold, stop.
+#: Longest demo excursion of a joint, in seconds of its configured speed.
+DEMO_EXCURSION_TIME = 0.5
+#: Largest demo excursion of a joint, as a fraction of its soft range.
+DEMO_EXCURSION_FRACTION = 0.15
 
-    The excursion away from home is the one (of a few sign patterns, 15% of each joint's
-    soft range) that keeps the links highest above the floor, so the demo shows motion,
-    not collisions.
+
+def demo_program(source: RobotDescription | Robot) -> Program:
+    """The ``jointlab demo`` program of a robot: home, a trajectory, a move, hold, stop.
+
+    Derived from the description alone, for any robot: each independent joint swings away
+    from home by 15 % of its soft range or half a second at its configured speed, whichever
+    is less (of a few sign patterns, the one keeping the links highest above the floor, so
+    the demo shows motion, not collisions), and back. Dependent (coupled) joints follow
+    their leaders. The trajectory's waypoints carry no times: they are timed within each
+    joint's velocity, acceleration and jerk limits (and configured speed).
+
+    Args:
+        source: A description, or a robot (its description is used).
     """
-    description = robot.description
+    description = getattr(source, "description", source)
     home = description.home
     lower, upper = description.soft_lower, description.soft_upper
-    independent = ~description.dependent
-    span = np.where(independent, (upper - lower) * 0.15, 0.0)
-    signs = [np.ones(description.dof), -np.ones(description.dof)]
+    free = ~description.dependent
+    names = [n for n, f in zip(description.joint_names, free, strict=True) if f]
+    reach = np.minimum(DEMO_EXCURSION_FRACTION * (upper - lower),
+                       DEMO_EXCURSION_TIME * description.config_speed)
+    span = np.where(free, reach, 0.0)
     alternating = np.where(np.arange(description.dof) % 2 == 0, 1.0, -1.0)
-    signs += [alternating, -alternating]
+    signs = [np.ones(description.dof), -np.ones(description.dof), alternating, -alternating]
     candidates = [description.apply_coupling(np.clip(home + s * span, lower, upper))
                   for s in signs]  # fmt: skip
     away = max(candidates, key=lambda q: _clearance(description, q))
     back = description.apply_coupling(np.clip(home - 0.5 * (away - home), lower, upper))
-    return [
+    waypoints = [{"position": q[free].tolist()} for q in (home, away, back, home)]
+    return load_program([
         {"home": {}},
-        {
-            "follow_trajectory": {
-                "waypoints": [
-                    {"position": home.tolist(), "time_from_start": 0.0},
-                    {"position": away.tolist(), "time_from_start": 1.5},
-                    {"position": back.tolist(), "time_from_start": 3.0},
-                    {"position": home.tolist(), "time_from_start": 4.0},
-                ]
-            }
-        },
-        {"set_positions": {"positions": np.where(independent, away, np.nan).tolist()}},
+        {"follow_trajectory": {"waypoints": waypoints, "joints": names}},
+        {"set_positions": {"positions": np.where(free, away, np.nan).tolist()}},
         {"hold": {"for": 0.5}},
         {"stop": {"mode": "decelerate"}},
-    ]
+    ])

@@ -1,4 +1,8 @@
-"""The robot files the docs show: every YAML code block of ``docs/*.md`` with ``actuators:``."""
+"""The robot files the docs show: YAML in ``docs/*.md`` with ``actuators:``.
+
+A robot file is a ``yaml`` code block, or a here-document a shell block writes
+(``cat > robot.yaml <<'EOF'`` ... ``EOF``).
+"""
 
 from __future__ import annotations
 
@@ -6,14 +10,15 @@ import re
 from pathlib import Path
 
 DOCS = Path(__file__).resolve().parents[1] / "docs"
-_BLOCK = re.compile(r"```yaml\n(.*?)```", re.S)
+_BLOCK = re.compile(r"```yaml\n(.*?)```|cat > \S+\.ya?ml <<'(\w+)'\n(.*?)^\2$", re.S | re.M)
 
 
 def doc_robot_files() -> dict[str, str]:
     """``"<doc file>:<robot name>"`` -> the robot file's YAML text, in document order."""
     found = {}
     for doc in sorted(DOCS.glob("*.md")):
-        for block in _BLOCK.findall(doc.read_text(encoding="utf-8")):
+        for match in _BLOCK.finditer(doc.read_text(encoding="utf-8")):
+            block = match.group(1) or match.group(3)
             if re.search(r"^actuators:", block, re.M):
                 name = re.search(r"^name:\s*(\S+)", block, re.M)
                 found[f"{doc.name}:{name.group(1) if name else '?'}"] = block

@@ -1,36 +1,41 @@
-"""URDF export and import.
+"""URDF export (import: :mod:`jointlab.robots.urdf_import`, re-exported here).
 
-Export (docs/robot-files.md): the base is link ``base_link`` at the base frame; each
-element becomes a joint named after it whose child link ``<name>_link`` has the element's
-moving frame ``F_i·M_i(q_i)``; each chain ends in a fixed link ``<last>_tool``. Links carry a
-capsule visual/collision along the link direction and the element's inertial.
-
-Import keeps the URDF's kinematics exact: a joint origin that the parent element's single
-``RPY(orientation)·T(length·x̂)`` slot cannot express is split into fixed elements named
-``<joint>__origin`` (translation) and ``<joint>__origin_rot`` (remaining rotation).
+Export (docs/robot-files.md): the base is link ``base_link`` at the base frame; each element
+becomes a joint named after it whose child link ``<name>_link`` has the element's
+moving frame ``F_i·M_i(q_i)``; each chain ends in a fixed link ``<last>_tool`` (joint
+``<last>_tool_joint``, which the importer turns back into the chain's tool frame). Links
+carry a capsule visual/collision along the link direction and the element's inertial.
 """
 
 from __future__ import annotations
 
 import math
 import xml.etree.ElementTree as ET
-from pathlib import Path
 from typing import Any
 
 import numpy as np
 
 from jointlab.errors import DescriptionError
 from jointlab.robots.description import BASE, ActuatorSpec, JointType, RobotDescription
-from jointlab.robots.schema import description_from_dict
-from jointlab.robots.transforms import matrix_to_rpy, pose_matrix, rpy_matrix
+from jointlab.robots.transforms import matrix_to_rpy, rpy_matrix
+from jointlab.robots.urdf_import import (
+    CONTINUOUS_RANGE,
+    TINY_INERTIA,
+    TINY_MASS,
+    description_from_urdf,
+)
 
-#: Mass and inertia given to links that carry none (tool links, massless URDF links).
-TINY_MASS = 1e-4
-TINY_INERTIA = 1e-9
+__all__ = [
+    "CONTINUOUS_RANGE",
+    "TINY_INERTIA",
+    "TINY_MASS",
+    "description_from_urdf",
+    "description_to_urdf",
+    "realised_inertial",
+]
+
 #: Relative margin by which a realised inertia satisfies the triangle inequality.
 REALISED_SLACK = 1e-4
-#: Range given to URDF ``continuous`` joints, radians.
-CONTINUOUS_RANGE = 2.0 * math.pi
 
 
 def _fmt(values: Any) -> str:
@@ -178,207 +183,3 @@ def description_to_urdf(description: RobotDescription, *, armature: bool = False
             ET.SubElement(tool_joint, "origin", **_offset_origin(spec.length, spec.orientation))
     ET.indent(robot)
     return '<?xml version="1.0"?>\n' + ET.tostring(robot, encoding="unicode") + "\n"
-
-
-# ---------------------------------------------------------------------------- import
-def _floats(text: str | None, count: int, default: float, where: str) -> np.ndarray:
-    if text is None:
-        return np.full(count, default)
-    try:
-        values = np.array([float(v) for v in text.split()])
-    except ValueError as exc:
-        raise DescriptionError(f"{where}: expected {count} numbers, got {text!r}") from exc
-    if values.shape != (count,):
-        raise DescriptionError(f"{where}: expected {count} numbers, got {text!r}")
-    return values
-
-
-def _origin(element: ET.Element | None, where: str) -> np.ndarray:
-    if element is None:
-        return np.eye(4)
-    xyz = _floats(element.get("xyz"), 3, 0.0, f"{where} origin xyz")
-    rpy = _floats(element.get("rpy"), 3, 0.0, f"{where} origin rpy")
-    return pose_matrix(xyz, rpy)
-
-
-def _link_inertial(link: ET.Element | None, where: str) -> dict[str, Any]:
-    inertial = None if link is None else link.find("inertial")
-    mass = 0.0
-    if inertial is not None and inertial.find("mass") is not None:
-        mass = float(inertial.find("mass").get("value", "0"))  # type: ignore[union-attr]
-    if inertial is None or mass <= 0:
-        return {
-            "mass": TINY_MASS,
-            "center_of_gravity": [0.0, 0.0, 0.0],
-            "inertia": (np.eye(3) * TINY_INERTIA).tolist(),
-        }
-    frame = _origin(inertial.find("origin"), where)
-    tensor = inertial.find("inertia")
-    get = (lambda k: float(tensor.get(k, "0"))) if tensor is not None else (lambda k: 0.0)
-    local = np.array(
-        [
-            [get("ixx"), get("ixy"), get("ixz")],
-            [get("ixy"), get("iyy"), get("iyz")],
-            [get("ixz"), get("iyz"), get("izz")],
-        ]
-    )
-    inertia = frame[:3, :3] @ local @ frame[:3, :3].T
-    inertia = (inertia + inertia.T) / 2.0
-    eigen = np.linalg.eigvalsh(inertia)
-    if eigen.min() <= 0:
-        inertia = inertia + np.eye(3) * (TINY_INERTIA - min(eigen.min(), 0.0))
-        eigen = np.linalg.eigvalsh(inertia)
-    if eigen[0] + eigen[1] < eigen[2]:
-        # Not a rigid body's tensor (PyBullet would zero it): add the least isotropic part
-        # that satisfies I1 + I2 >= I3. Kinematics are unaffected.
-        inertia = inertia + np.eye(3) * (eigen[2] - eigen[0] - eigen[1]) * (1.0 + 1e-9)
-    return {
-        "mass": mass,
-        "center_of_gravity": frame[:3, 3].tolist(),
-        "inertia": inertia.tolist(),
-    }
-
-
-def _slots(transform: np.ndarray) -> list[tuple[float, list[float]]]:
-    """Split a transform into (length, orientation) offset slots ``RPY(o)·T(l·x̂)``."""
-    rotation, translation = transform[:3, :3], transform[:3, 3]
-    distance = float(np.linalg.norm(translation))
-    rpy = matrix_to_rpy(rotation).tolist()
-    if distance < 1e-12:
-        return [] if np.allclose(rotation, np.eye(3), atol=1e-15) else [(0.0, rpy)]
-    direction = translation / distance
-    if np.allclose(rotation[:, 0], direction, atol=1e-12):
-        return [(distance, rpy)]
-    # First slot: a rotation whose x axis points along the translation, then the remainder.
-    helper = np.array([0.0, 0.0, 1.0]) if abs(direction[2]) < 0.9 else np.array([1.0, 0.0, 0.0])
-    y_axis = np.cross(helper, direction)
-    y_axis /= np.linalg.norm(y_axis)
-    first = np.column_stack([direction, y_axis, np.cross(direction, y_axis)])
-    rest = first.T @ rotation
-    return [(distance, matrix_to_rpy(first).tolist()), (0.0, matrix_to_rpy(rest).tolist())]
-
-
-def description_from_urdf(path: str) -> RobotDescription:
-    """Import a URDF (serial or tree; revolute, continuous, prismatic and fixed joints)."""
-    source = str(path)
-    try:
-        root = ET.parse(source).getroot()
-    except (OSError, ET.ParseError) as exc:
-        raise DescriptionError(f"{source}: cannot read URDF: {exc}") from exc
-    try:
-        return _description_from_tree(root, source)
-    except DescriptionError:
-        raise
-    except (ValueError, AttributeError) as exc:  # a malformed number or a missing tag
-        raise DescriptionError(f"{source}: malformed URDF: {exc}") from exc
-
-
-def _description_from_tree(root: ET.Element, source: str) -> RobotDescription:
-    links = {link.get("name"): link for link in root.findall("link")}
-    joints = root.findall("joint")
-    child_links = {j.find("child").get("link") for j in joints}  # type: ignore[union-attr]
-    roots = [name for name in links if name not in child_links]
-    if len(roots) != 1:
-        raise DescriptionError(f"{source}: expected exactly one root link, found {roots}")
-    by_parent: dict[str, list[ET.Element]] = {}
-    for joint in joints:
-        by_parent.setdefault(joint.find("parent").get("link"), []).append(joint)  # type: ignore[union-attr]
-
-    entries: list[dict[str, Any]] = []
-    # Elements keep the URDF's joint order (helpers just before their joint), not BFS order.
-    document_order = {id(joint): k for k, joint in enumerate(joints)}
-    keys: list[tuple[int, int]] = []
-    owner: dict[str, dict[str, Any] | None] = {roots[0]: None}  # link -> element that moves it
-    queue = [roots[0]]
-    while queue:
-        link_name = queue.pop(0)
-        outgoing = by_parent.get(link_name, [])
-        parent_entry = owner[link_name]
-        for joint in outgoing:
-            name = joint.get("name")
-            kind = joint.get("type")
-            where = f"{source}: joint {name!r}"
-            slots = _slots(_origin(joint.find("origin"), where))
-            parent_name = BASE if parent_entry is None else parent_entry["name"]
-            if parent_entry is not None and len(outgoing) == 1 and slots:
-                length, orientation = slots.pop(0)
-                parent_entry["length"], parent_entry["orientation"] = length, orientation
-            for k, (length, orientation) in enumerate(slots):
-                helper = f"{name}__origin" + ("_rot" if k else "")
-                entries.append({
-                    "name": helper, "type": "fixed", "parent": parent_name, "length": length,
-                    "orientation": orientation, "link": _link_inertial(None, where),
-                })  # fmt: skip
-                keys.append((document_order[id(joint)], k))
-                parent_name = helper
-            child = joint.find("child").get("link")  # type: ignore[union-attr]
-            entry: dict[str, Any] = {"name": name, "parent": parent_name,
-                                     "link": _link_inertial(links.get(child), where)}  # fmt: skip
-            if kind in ("revolute", "continuous", "prismatic"):
-                entry["type"] = "linear" if kind == "prismatic" else "rotary"
-                entry["axis"] = (
-                    _floats(
-                        (joint.find("axis").get("xyz") if joint.find("axis") is not None else None),
-                        3,
-                        0.0,
-                        f"{where} axis",
-                    ).tolist()
-                    if joint.find("axis") is not None
-                    else [1.0, 0.0, 0.0]
-                )
-                limit = joint.find("limit")
-                if kind == "continuous" or limit is None:
-                    lo, hi = -CONTINUOUS_RANGE, CONTINUOUS_RANGE
-                else:
-                    lo, hi = float(limit.get("lower", "0")), float(limit.get("upper", "0"))
-                    if lo > hi:
-                        raise DescriptionError(f"{where}: limit lower {lo} > upper {hi}")
-                entry.update(min=lo, max=hi, home=min(max(0.0, lo), hi))
-                entry["centre"] = entry["home"] if lo <= 0 <= hi else (lo + hi) / 2
-                limits = {}
-                if limit is not None:
-                    for key, urdf_key in (("effort", "effort"), ("velocity", "velocity")):
-                        value = float(limit.get(urdf_key, "0"))
-                        if value > 0:
-                            limits[key] = value
-                entry["limits"] = limits
-                dynamics = joint.find("dynamics")
-                if dynamics is not None:
-                    entry["dynamics"] = {
-                        "damping": max(0.0, float(dynamics.get("damping", "0"))),
-                        "static_friction": max(0.0, float(dynamics.get("friction", "0"))),
-                    }
-                    if dynamics.get("armature") is not None:  # JointLab's own export
-                        entry["dynamics"]["armature"] = max(0.0, float(dynamics.get("armature")))
-                mimic = joint.find("mimic")
-                if mimic is not None:
-                    offset = float(mimic.get("offset", "0"))
-                    alpha_self = 0.0
-                    if lo <= offset <= hi and offset != 0.0:
-                        entry["home"], alpha_self = offset, 1.0
-                    elif offset != 0.0:  # offset = alpha_self * home with home in [lo, hi]
-                        home = lo if abs(lo) >= abs(hi) else hi
-                        if home == 0.0:
-                            raise DescriptionError(
-                                f"{where}: mimic offset {offset} cannot be represented as "
-                                f"alpha_self * home with home in [{lo}, {hi}]"
-                            )
-                        entry["home"], alpha_self = home, offset / home
-                    entry["coupling"] = {
-                        "alpha_self": alpha_self,
-                        "alpha_leading": {mimic.get("joint"): float(mimic.get("multiplier", "1"))},
-                    }
-            elif kind == "fixed":
-                entry["type"] = "fixed"
-            else:
-                raise DescriptionError(
-                    f"{where}: joint type {kind!r} is not supported "
-                    "(revolute, continuous, prismatic, fixed)"
-                )
-            entries.append(entry)
-            keys.append((document_order[id(joint)], len(slots)))
-            owner[child] = entry
-            queue.append(child)
-    entries = [entry for _, entry in sorted(zip(keys, entries, strict=True), key=lambda p: p[0])]
-    name = root.get("name") or Path(source).stem
-    return description_from_dict({"name": name, "actuators": entries}, source=source)

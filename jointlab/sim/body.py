@@ -8,7 +8,7 @@ randomisation, resets and link poses. Joint-space arrays are in the description'
 PyBullet has no joint armature, so the body is loaded from ``to_urdf(armature=True)``: each
 joint's reflected rotor inertia is part of the link it moves (see
 :func:`jointlab.robots.urdf_io.realised_inertial`). On a linear joint that is extra link mass,
-whose weight the torque loop cancels every physics step (:attr:`RobotBody.weightless`).
+whose weight the torque loop cancels (see :meth:`RobotBody._find_weightless`).
 """
 
 from __future__ import annotations
@@ -21,7 +21,8 @@ import numpy as np
 import pybullet
 
 from jointlab.errors import SimulationError
-from jointlab.robots.description import JointType, RobotDescription
+from jointlab.robots.description import BASE, JointType, RobotDescription
+from jointlab.robots.kinematics import forward_kinematics
 from jointlab.robots.transforms import homogeneous, quaternion_matrix
 from jointlab.sim.world import World, quaternion_from_rpy
 
@@ -117,17 +118,46 @@ class RobotBody:
         fastest = float(np.max(description.velocity_limit, initial=0.0))
         pybullet.changeDynamics(body, -1, maxJointVelocity=max(100.0, 10.0 * fastest),
                                 physicsClientId=cid)  # fmt: skip
-        #: (position in ``link_indices``, PyBullet link index, armature in kg) of every linear
-        #: joint whose link carries its armature as mass; that mass must not weigh.
-        self.weightless = [
-            (k + 1, self.links[spec.name], spec.dynamics.armature)
-            for k, spec in enumerate(description.actuators)
-            if spec.type is JointType.LINEAR and spec.dynamics.armature > 0
-        ]
+        self._find_weightless()
         self._brake_mask = np.zeros(dof, dtype=bool)
         self.gears: list[int] = []
         self.soft_coupling: SoftCoupling | None = None
         self._make_couplings()
+
+    def _find_weightless(self) -> None:
+        """Sort the linear joints whose link carries its armature as mass (it must not weigh).
+
+        When nothing above such a link can turn it (a fixed base and only linear or fixed
+        elements up the chain), its weight loads each joint by a constant joint force: the
+        torque loop cancels that with a constant term (:attr:`weightless_torque`). Otherwise
+        an upward force at the link's centre of mass cancels it every physics step
+        (:attr:`weightless`).
+        """
+        description = self.description
+        specs = {s.name: s for s in description.actuators}
+        home = forward_kinematics(description, description.apply_coupling(description.home))
+        #: (position in ``link_indices``, PyBullet link index, armature in kg), lifted per step.
+        self.weightless: list[tuple[int, int, float]] = []
+        #: (position in ``link_indices``, armature in kg, ``(dof, 3)`` map from a world force
+        #: on the link to joint forces), cancelled by a constant torque.
+        self.weightless_torque: list[tuple[int, float, np.ndarray]] = []
+        for k, spec in enumerate(description.actuators):
+            if spec.type is not JointType.LINEAR or spec.dynamics.armature <= 0:
+                continue
+            chain, name = [], spec.name
+            while name != BASE:
+                chain.append(specs[name])
+                name = specs[name].parent
+            if not description.base.fixed or any(a.type is JointType.ROTARY for a in chain):
+                self.weightless.append((k + 1, self.links[spec.name], spec.dynamics.armature))
+                continue
+            transfer = np.zeros((description.dof, 3))
+            for element in chain:
+                if element.is_joint:
+                    rotation = home.frame(element.name)[:3, :3]
+                    transfer[description.joint_names.index(element.name)] = (
+                        rotation @ np.array(element.axis))
+            self.weightless_torque.append((k + 1, spec.dynamics.armature, transfer))
 
     # ---------------------------------------------------------------- couplings
     def _make_couplings(self) -> None:

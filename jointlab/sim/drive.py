@@ -4,7 +4,8 @@
 docstring gives the law), so that one physics step is::
 
     total = law(q, qd)                      # command, delay, actuator model, friction
-    lift the linear armatures' weight       # only if present (one call per such link)
+    total += lift; lift the rest            # linear armatures' weight: a constant joint
+                                            # torque, or one force per link turned above
     setJointMotorControlArray(TORQUE_CONTROL, total); stepSimulation(); getJointStates()
 
 PyBullet has no joint armature: the body realises it in the links (see
@@ -36,6 +37,8 @@ class TorqueLoop(DriveLoop):
         #: joints' armature mass (see :mod:`jointlab.sim.body`); empty when there is none.
         self.lift_links: list[int] = []
         self.lift_forces: list[tuple[float, float, float]] = []
+        #: Constant joint torque that cancels the rest of that weight, or ``None``.
+        self.lift_torque: np.ndarray | None = None
 
     def set_episode(self, episode: EpisodeParameters) -> None:
         """The law's episode, and the forces that keep the armature mass weightless."""
@@ -45,7 +48,27 @@ class TorqueLoop(DriveLoop):
             tuple((-armature * float(episode.mass_scale[k]) * gravity).tolist())
             for k, _, armature in self.body.weightless
         ]
+        self.lift_torque = None
+        for k, armature, transfer in self.body.weightless_torque:
+            torque = transfer @ (-armature * float(episode.mass_scale[k]) * gravity)
+            self.lift_torque = torque if self.lift_torque is None else self.lift_torque + torque
+        if self.lift_torque is not None and not self.lift_torque.any():
+            self.lift_torque = None  # e.g. horizontal axes: the weight loads no joint
         super().set_episode(episode)
+
+    def _build_law(self) -> None:
+        """The law, plus the constant torque that lifts the armature mass where there is one."""
+        super()._build_law()
+        lift_torque = getattr(self, "lift_torque", None)
+        if lift_torque is None:
+            return
+        law = self.law
+
+        def lifted(q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            total, tau, cmd = law(q, qd)
+            return total + lift_torque, tau, cmd
+
+        self.law = lifted
 
     # ---------------------------------------------------------------- stepping
     def lift(self) -> None:

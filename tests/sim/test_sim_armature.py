@@ -73,3 +73,34 @@ def test_weightless_armature_follows_mass_randomisation():
         for _ in range(200):
             robot.step()
         assert abs(robot.read().position[0]) < 1e-9
+
+
+def test_linear_armature_under_a_turning_joint_is_weightless_too():
+    # the slide hangs from a horizontal hinge, so its weight's lever arm changes with q:
+    # cancelled by a force on the link every physics step
+    description = RobotDescription.from_dict({"name": "boom", "actuators": [
+        {"name": "hinge", "type": "rotary", "axis": [0, 1, 0], "length": 0.4, "min": -2.0,
+         "max": 2.0, "link": {"mass": 1.0}, "dynamics": {"armature": 0.0}},
+        {"name": "slide", "type": "linear", "axis": [1, 0, 0], "length": 0.1, "min": -0.2,
+         "max": 0.2, "link": {"mass": 0.5}, "dynamics": {"armature": 4.0}},
+    ]})  # fmt: skip
+    model = DynamicsModel(description)
+    with World(ground=False) as world:
+        robot = SimRobot(description, world=world)
+        assert robot._body.weightless and not robot._body.weightless_torque
+        q = np.array([0.5, 0.1])
+        robot.reset(q)
+        for _ in range(300):  # hold by gravity compensation of the rigid bodies alone
+            state = robot.read()
+            robot.apply(NJointAction.TorqueAndPosition(model.gravity_torque(state.position), q))
+            robot.step()
+        np.testing.assert_allclose(robot.read().position, q, atol=2e-4)
+
+
+def test_horizontal_linear_armature_needs_no_cancelling():
+    with SimRobot("gantry3") as robot:
+        body = robot._body
+        # x and y are horizontal (no load), z is vertical: one constant term, no forces
+        assert body.weightless == [] and len(body.weightless_torque) == 3
+        lift = robot._loop.lift_torque
+        np.testing.assert_allclose(lift, [0.0, 0.0, 0.5 * 9.81], atol=1e-12)

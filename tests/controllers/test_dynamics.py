@@ -1,11 +1,9 @@
 """Gravity compensation and inverse dynamics from the description (numpy, no PyBullet)."""
 
-import os
-import tempfile
-
 import numpy as np
 import pybullet
 import pytest
+from pybullet_urdf import load_urdf
 
 from jointlab.controllers import DynamicsModel, GravityCompensation
 from jointlab.interface import ArrayState
@@ -75,12 +73,7 @@ def test_inverse_dynamics_matches_pybullet(name):
     client = pybullet.connect(pybullet.DIRECT)
     try:
         pybullet.setGravity(0, 0, -9.81, physicsClientId=client)
-        with tempfile.TemporaryDirectory() as folder:
-            path = os.path.join(folder, "robot.urdf")
-            with open(path, "w") as handle:
-                handle.write(description.to_urdf())
-            body = pybullet.loadURDF(path, useFixedBase=True, physicsClientId=client,
-                                     flags=pybullet.URDF_USE_INERTIA_FROM_FILE)
+        body = load_urdf(client, description)
         names = [pybullet.getJointInfo(body, j, physicsClientId=client)[1].decode()
                  for j in range(pybullet.getNumJoints(body, physicsClientId=client))]
         movable = [names.index(n) for n in description.joint_names]

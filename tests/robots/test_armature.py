@@ -7,10 +7,12 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+import pybullet
 import pytest
 from doc_robots import doc_robot_files
 from hypothesis import given
 from hypothesis import strategies as st
+from pybullet_urdf import load_urdf
 
 from jointlab.errors import DescriptionError
 from jointlab.robots import RobotDescription, builtin_robots, load_robot, parse_yaml
@@ -25,18 +27,9 @@ from jointlab.robots.urdf_io import realised_inertial
 
 def inertia_in_pybullet(description: RobotDescription, name: str) -> float:
     """Smallest principal inertia PyBullet gives the link of ``name`` (0: it was rejected)."""
-    import os
-    import tempfile
-
-    import pybullet
-
     client = pybullet.connect(pybullet.DIRECT)
     try:
-        with tempfile.TemporaryDirectory() as folder:
-            path = os.path.join(folder, "robot.urdf")
-            Path(path).write_text(description.to_urdf(armature=True))
-            body = pybullet.loadURDF(path, flags=pybullet.URDF_USE_INERTIA_FROM_FILE,
-                                     physicsClientId=client)
+        body = load_urdf(client, description, armature=True)
         names = [pybullet.getJointInfo(body, j, physicsClientId=client)[1].decode()
                  for j in range(pybullet.getNumJoints(body, physicsClientId=client))]
         info = pybullet.getDynamicsInfo(body, names.index(name), physicsClientId=client)

@@ -16,11 +16,9 @@ If a PyBullet release changes that, this test fails and the option can be recons
 
 from __future__ import annotations
 
-import os
-import tempfile
-
 import pybullet
 import pytest
+from pybullet_urdf import load_urdf
 
 from jointlab.interface import NJointAction
 from jointlab.robots import RobotDescription
@@ -39,12 +37,7 @@ def settle_with_motor(mode: int) -> float:
     try:
         pybullet.setGravity(0, 0, -9.81, physicsClientId=client)
         pybullet.setTimeStep(DT, physicsClientId=client)
-        with tempfile.TemporaryDirectory() as folder:
-            path = os.path.join(folder, "arm.urdf")
-            with open(path, "w") as handle:
-                handle.write(ARM.to_urdf())
-            body = pybullet.loadURDF(path, useFixedBase=True, physicsClientId=client,
-                                     flags=pybullet.URDF_USE_INERTIA_FROM_FILE)
+        body = load_urdf(client, ARM)
         inertia = pybullet.calculateMassMatrix(body, [0.0], physicsClientId=client)[0][0]
         pybullet.setJointMotorControl2(body, 0, pybullet.VELOCITY_CONTROL, force=0.0,
                                        physicsClientId=client)  # the default motor off

@@ -5,7 +5,7 @@ independent joint 15 % of its soft range away from home, at most 0.5 rad or 0.1 
 Commander. The robot must reach the target within 2e-3 rad (or m); on a fixed base it must also
 follow the planned motion within 2e-3 all the way (the floating ``ssl_robot`` pushes its puck
 around, so it is only held to the target). The geometry-only robot of docs/robot-files.md
-reaches its targets through the emulated device too.
+reaches its targets through the emulated device too. ``pytest -s`` prints the errors.
 """
 
 from __future__ import annotations
@@ -51,6 +51,7 @@ def track(url: str, **options: object) -> tuple[str, float, float, RobotDescript
 
 def check(url: str, *, during_motion: bool = True, **options: object) -> None:
     status, final, during, description = track(url, **options)
+    print(f"\n{url}: {status}, {final:.1e} from the target, {during:.1e} off the motion")
     assert final <= TOLERANCE, f"{url}: {final:.2e} from the target ({status})"
     if description.base.fixed and during_motion:
         assert status == "succeeded", url

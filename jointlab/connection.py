@@ -13,7 +13,7 @@ A URL is ``SCHEME://TARGET?key=value&...``. Each scheme has a factory in a small
 * ``emulated://NAME_OR_PATH?seed=0&watchdog_ms=100&stream_period=1``: starts the device
   emulator in its own process and connects to it through its pseudo-terminal.
 
-The serial schemes live in :mod:`jointlab.hardware.urls` (see there for every query key).
+The serial schemes live in :mod:`jointlab.hardware.host.urls` (see there for every query key).
 Further schemes are added with :func:`register_scheme`, or as a ``"module:function"`` entry
 in ``_SCHEMES`` so the module is imported only when used.
 
@@ -41,8 +41,8 @@ Factory = Callable[["RobotURL", dict[str, Any]], Robot]
 #: Scheme name -> factory, or ``"module:function"`` imported on first use.
 _SCHEMES: dict[str, Factory | str] = {
     "sim": "jointlab.connection:_connect_sim",
-    "serial": "jointlab.hardware.urls:connect_serial",
-    "emulated": "jointlab.hardware.urls:connect_emulated",
+    "serial": "jointlab.hardware.host.urls:connect_serial",
+    "emulated": "jointlab.hardware.host.urls:connect_emulated",
 }
 
 

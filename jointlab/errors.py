@@ -43,3 +43,20 @@ class SimulationError(JointLabError, RuntimeError):
 
 class ConfigurationError(JointLabError, ValueError):
     """A setting (URL, time step, option) is invalid."""
+
+
+class ConfigurationRefused(CommandRefused, ConfigurationError):
+    """A robot refused a setting (a configured speed or acceleration).
+
+    The joint is unknown, the value is not a finite number, or it lies outside ``(0, limit]``.
+
+    Both a :class:`CommandRefused` (``reason`` is ``"unknown_joint"``, ``"invalid_value"`` or
+    ``"out_of_limits"``, on every backend) and a :class:`ConfigurationError`.
+    """
+
+
+class RobotClosed(CommandRefused):
+    """The robot was closed: every call but ``close()`` is refused (``reason`` ``"closed"``)."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message, reason="closed")

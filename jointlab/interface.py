@@ -1,4 +1,7 @@
-"""The contract every backend implements: actions, states and the abstract :class:`Robot`.
+"""The values every backend exchanges: actions (:class:`NJointAction`) and states.
+
+The abstract :class:`Robot` they pass through lives in :mod:`jointlab.contract` (also
+importable from here).
 
 Time semantics (the same for every backend):
 
@@ -22,18 +25,17 @@ a gain is NaN and treating a NaN ``velocity`` as 0.
 
 from __future__ import annotations
 
-import abc
 import enum
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
 from jointlab.errors import ActionError
 
-if TYPE_CHECKING:
-    from jointlab.robots.description import ArrayGeometry, RobotDescription
+#: Names defined in :mod:`jointlab.contract` (the Robot base), importable from here too.
+_CONTRACT = ("REFUSAL_ORDER", "Readiness", "Robot", "given_fields")
 
 __all__ = [
     "ActuatorState",
@@ -41,8 +43,8 @@ __all__ = [
     "ArrayState",
     "NJointAction",
     "ResolvedAction",
-    "Robot",
     "nan_vector",
+    *_CONTRACT,
 ]
 
 
@@ -372,110 +374,9 @@ class ArrayState:
     __hash__ = None  # type: ignore[assignment]
 
 
-class Robot(abc.ABC):
-    """A live actuator array: the only thing controllers and environments talk to.
+def __getattr__(name: str) -> Any:
+    if name in _CONTRACT:  # imported lazily: jointlab.contract imports this module
+        from jointlab import contract
 
-    Implemented by :class:`jointlab.sim.SimRobot` (PyBullet) and
-    :class:`jointlab.hardware.SerialRobot` (a device or the emulator over a serial port).
-    Usable as a context manager; ``close()`` is safe to call twice.
-    """
-
-    #: True when ``step()`` is paced by wall-clock time (hardware), False in simulation.
-    realtime: bool = False
-
-    @property
-    @abc.abstractmethod
-    def description(self) -> RobotDescription:
-        """The robot's description."""
-
-    @property
-    def dof(self) -> int:
-        """Number of joints (length of every joint-space array)."""
-        return self.description.dof
-
-    @property
-    @abc.abstractmethod
-    def time(self) -> float:
-        """Seconds since creation or the last reset."""
-
-    @property
-    @abc.abstractmethod
-    def control_dt(self) -> float:
-        """Control period in seconds: the time one ``step()`` advances."""
-
-    @property
-    @abc.abstractmethod
-    def last_action(self) -> NJointAction:
-        """The action most recently passed to ``apply`` (the desired action)."""
-
-    @abc.abstractmethod
-    def read(self) -> ArrayState:
-        """Return the latest state."""
-
-    @abc.abstractmethod
-    def apply(self, action: NJointAction) -> None:
-        """Use ``action`` from the next physics step or firmware tick on.
-
-        Raises:
-            ActionError: the action's length is not ``dof``.
-            CommandRefused: the robot is disarmed and the action is not ``Zero``.
-        """
-
-    @abc.abstractmethod
-    def step(self) -> None:
-        """Advance one control period (see the module docstring for time semantics)."""
-
-    @abc.abstractmethod
-    def reset(self, q: np.ndarray | None = None, qd: np.ndarray | None = None) -> ArrayState:
-        """Return to ``q``/``qd`` (default: home at rest) and restart ``time`` at 0."""
-
-    @abc.abstractmethod
-    def power(self, on: bool) -> None:
-        """Switch motor power (Player REQ POWER). Power off engages brakes where present."""
-
-    @abc.abstractmethod
-    def brakes(self, on: bool) -> None:
-        """Engage or release the brakes of actuators that have them (Player REQ BRAKES)."""
-
-    @abc.abstractmethod
-    def arm(self) -> None:
-        """Allow motion commands."""
-
-    @abc.abstractmethod
-    def disarm(self) -> None:
-        """Refuse motion commands (only ``Zero`` actions are accepted) and apply zero torque."""
-
-    @abc.abstractmethod
-    def geometry(self) -> ArrayGeometry:
-        """Player GET_GEOM: per-actuator geometry plus the base pose."""
-
-    @abc.abstractmethod
-    def configure_speed(self, joint: int, speed: float) -> None:
-        """Set the configured speed of ``joint`` (Player REQ SPEED), in rad/s or m/s.
-
-        ``geometry()`` reports it as ``config_speed``; jerk-limited moves respect it.
-        """
-
-    @abc.abstractmethod
-    def configure_accel(self, joint: int, accel: float) -> None:
-        """Set the configured acceleration of ``joint`` (Player REQ ACCEL), rad/s² or m/s²."""
-
-    @property
-    @abc.abstractmethod
-    def config_speed(self) -> np.ndarray:
-        """Configured speeds, shape ``(dof,)``, rad/s or m/s (REQ SPEED)."""
-
-    @property
-    @abc.abstractmethod
-    def config_accel(self) -> np.ndarray:
-        """Configured accelerations, shape ``(dof,)``, rad/s² or m/s² (REQ ACCEL)."""
-
-    @abc.abstractmethod
-    def close(self) -> None:
-        """Release the backend; safe to call twice."""
-
-    def __enter__(self) -> Robot:
-        return self
-
-    def __exit__(self, *exc_info: object) -> None:
-        self.close()
+        return getattr(contract, name)
+    raise AttributeError(f"module 'jointlab.interface' has no attribute {name!r}")

@@ -18,6 +18,7 @@ from jointlab.interface import (
     ArrayState,
     NJointAction,
     Robot,
+    given_fields,
     nan_vector,
 )
 
@@ -344,8 +345,11 @@ def test_actuator_type_codes() -> None:
 
 
 # --------------------------------------------------------------------------- Robot ABC
-CONTRACT_METHODS = {"description", "read", "apply", "step", "time", "power", "brakes", "arm",
-                  "disarm", "geometry", "close"}  # fmt: skip
+#: The Robot interface's verbs: concrete in the base (it owns the checks), hooks per backend.
+VERBS = {"read", "apply", "step", "reset", "power", "brakes", "arm", "disarm", "geometry",
+         "configure_speed", "configure_accel"}  # fmt: skip
+HOOKS = {"_read", "_apply", "_step", "_reset", "_power", "_brakes", "_arm", "_disarm",
+         "_geometry", "_configure_speed", "_configure_accel", "_readiness", "close"}  # fmt: skip
 
 
 def test_robot_cannot_be_instantiated() -> None:
@@ -353,13 +357,14 @@ def test_robot_cannot_be_instantiated() -> None:
         Robot()  # type: ignore[abstract]
 
 
-def test_robot_lists_the_design_methods() -> None:
-    assert CONTRACT_METHODS <= Robot.__abstractmethods__
-    assert isinstance(Robot.dof, property)
+def test_robot_verbs_are_the_base_s_and_backends_implement_hooks() -> None:
+    assert HOOKS <= Robot.__abstractmethods__
+    assert not VERBS & Robot.__abstractmethods__  # the checks cannot be overridden by accident
+    assert isinstance(Robot.dof, property) and isinstance(Robot.closed, property)
     assert hasattr(Robot, "__enter__") and hasattr(Robot, "__exit__")
 
 
-def test_robot_subclass_missing_a_method_cannot_be_instantiated() -> None:
+def test_robot_subclass_missing_a_hook_cannot_be_instantiated() -> None:
     namespace = {name: (lambda self, *a: None) for name in Robot.__abstractmethods__}
     del namespace["close"]
     Partial = type("Partial", (Robot,), namespace)
@@ -375,3 +380,11 @@ def test_robot_context_manager_closes() -> None:
     with Complete() as robot:
         assert isinstance(robot, Robot)
     assert closed == [True]
+
+
+def test_length_errors_name_the_field_the_caller_gave() -> None:
+    assert given_fields(NJointAction.Position(np.zeros(5))) == ["position"]
+    assert given_fields(NJointAction.Torque(np.ones(5))) == ["torque"]
+    assert given_fields(NJointAction.Zero(5)) == ["torque"]
+    both = NJointAction.TorqueAndPosition(np.ones(2), np.zeros(2), position_kp=[1.0, 2.0])
+    assert given_fields(both) == ["torque", "position", "position_kp"]

@@ -29,7 +29,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="serve socket://127.0.0.1:PORT, not a pty (0: any port)")  # fmt: skip
     parser.add_argument("--duration", type=positive_float, metavar="SECONDS",
                         help="stop after this long (default: until Ctrl-C)")  # fmt: skip
-    parser.add_argument("--realtime", action="store_true",
+    parser.add_argument("--lockstep", action="store_true",
+                        help="virtual time: tick only when the host asks (connect with "
+                        "?lockstep=1)")  # fmt: skip
+    parser.add_argument("--fifo", action="store_true",
                         help="ask for SCHED_FIFO (root or CAP_SYS_NICE)")  # fmt: skip
 
 
@@ -48,8 +51,11 @@ def run(args: argparse.Namespace) -> int:
         argv += ["--tcp", str(args.tcp)]
     if args.duration is not None:
         argv += ["--duration", str(args.duration)]
-    if args.realtime:
-        argv.append("--realtime")
+    if args.lockstep:
+        argv.append("--lockstep")
+    if args.fifo:
+        argv.append("--fifo")
+    lockstep = "&lockstep=1" if args.lockstep else ""
     console.print(f"emulating {description.name}; connect with serial://<the path printed "
-                  f"below>?robot={args.robot} (Ctrl-C stops)", highlight=False)  # fmt: skip
+                  f"below>?robot={args.robot}{lockstep} (Ctrl-C stops)", highlight=False)  # fmt: skip
     return emulator_main(argv)

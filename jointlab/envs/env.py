@@ -21,7 +21,7 @@ from typing import Any, SupportsFloat
 import gymnasium
 import numpy as np
 
-from jointlab.errors import ConfigurationError, JointLabError
+from jointlab.errors import CommandRefused, ConfigurationError, JointLabError
 from jointlab.interface import ArrayState, Robot
 from jointlab.robots.description import RobotDescription
 from jointlab.robots.yaml_io import load_robot
@@ -212,12 +212,16 @@ class JointLabEnv(gymnasium.Env):
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Start an episode; ``options`` may hold ``q``, ``qd`` and the task's option keys.
 
+        A robot the environment built (from a name or a ``backend`` URL) is armed here if it
+        is not (a device starts disarmed); a live robot passed in must be armed already.
+
         The robot's own randomness (domain randomisation) is reseeded from ``np_random``, so
         ``reset(seed=s)`` reproduces an episode exactly.
         """
         super().reset(seed=seed)
         self._check_open()
         self._check_options(options)
+        self._arm()
         if hasattr(self.robot, "seed"):
             self.robot.seed(int(self.np_random.integers(2**31 - 1)))
         q, qd = self.task.reset(self.np_random, options)
@@ -326,6 +330,20 @@ class JointLabEnv(gymnasium.Env):
     def _check_open(self) -> None:
         if self._closed:
             raise JointLabError("the environment is closed")
+
+    def _arm(self) -> None:
+        """Arm a robot the env built (a device starts disarmed); refuse a disarmed live one."""
+        if self.robot.read().armed:
+            return
+        if self._owns_robot:
+            self.robot.arm()
+            return
+        raise CommandRefused(
+            f"the {type(self.robot).__name__} given to the environment is disarmed: call "
+            "robot.arm() before env.reset() (an environment arms only robots it built from a "
+            "robot name or a backend URL)",
+            reason="disarmed",
+        )
 
     def _check_options(self, options: dict[str, Any] | None) -> None:
         if not options:

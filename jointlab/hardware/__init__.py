@@ -1,16 +1,17 @@
-"""Serial hardware backend: wire protocol, SSL ControlMessage, SerialRobot, device emulator.
+"""Serial hardware backend: the wire protocol, the host, the device emulator, SSL.
 
-Layers, bottom up (pyserial's ``serial.threaded`` model):
+The package shows the architecture:
 
-* :mod:`~jointlab.hardware.transport`: a pyserial port, a write lock, a reader thread;
-* :mod:`~jointlab.hardware.protocol`: frames (COBS, CRC) and typed messages;
-* :mod:`~jointlab.hardware.host_link`: replies matched to requests, the latest state;
-* :class:`SerialRobot`: the :class:`~jointlab.interface.Robot` interface on a device.
+* :mod:`~jointlab.hardware.protocol`: **one message table** (every message declared once)
+  and its codec: message classes, COBS + CRC-32 framing, the streaming decoder;
+* :mod:`~jointlab.hardware.host`: :class:`SerialRobot` (the ``Robot`` interface on a
+  device) over a transport built on pyserial's ``ReaderThread``, and the URL schemes;
+* :mod:`~jointlab.hardware.emulator`: :class:`Device` (firmware logic around a
+  ``SimRobot``), :class:`Emulator` (that firmware on a pseudo-terminal, real-time or
+  lockstep, with :class:`Faults`) and :class:`EmulatorProcess` (in its own process);
+* :mod:`~jointlab.hardware.ssl`: the RoboCup SSL :class:`ControlMessage` codec and
+  :class:`SSLRobotLink`.
 
-The device side: :class:`Device` (firmware logic around a ``SimRobot``), :class:`Emulator`
-(that firmware on a pseudo-terminal at 1 kHz, with :class:`Faults`) and
-:class:`EmulatorProcess` (the emulator in its own process). :class:`SSLRobotLink` drives the
-``ssl_robot`` description from RoboCup SSL :class:`ControlMessage` commands.
 docs/protocol.md specifies the wire protocol; docs/hardware.md explains the rest.
 """
 
@@ -19,25 +20,24 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-#: Public name -> module. Imported on first use: ``import jointlab.hardware`` stays light, and
-#: ``python -m jointlab.hardware.emulator`` does not import the emulator twice.
+#: Public name -> module. Imported on first use: ``import jointlab.hardware`` stays light.
 _EXPORTS = {
-    "AppliedCommand": "device",
-    "ConfigurationRefused": "serial_robot",
-    "ControlMessage": "ssl",
-    "Device": "device",
-    "EmulatedRobot": "urls",
-    "Emulator": "emulator",
-    "EmulatorProcess": "emulator",
-    "EmulatorReport": "faults",
-    "Faults": "faults",
-    "Mode": "ssl",
-    "SSLRobotLink": "ssl_link",
-    "SerialRobot": "serial_robot",
-    "SerialTransport": "transport",
-    "ShootMode": "ssl",
-    "Team": "ssl",
-    "TriggerMode": "ssl",
+    "AppliedCommand": "emulator.queue",
+    "ConfigurationRefused": "host.requests",
+    "ControlMessage": "ssl.codec",
+    "Device": "emulator.device",
+    "EmulatedRobot": "host.urls",
+    "Emulator": "emulator.emulator",
+    "EmulatorProcess": "emulator.process",
+    "EmulatorReport": "emulator.faults",
+    "Faults": "emulator.faults",
+    "Mode": "ssl.codec",
+    "SSLRobotLink": "ssl.link",
+    "SerialRobot": "host.robot",
+    "SerialTransport": "host.transport",
+    "ShootMode": "ssl.codec",
+    "Team": "ssl.codec",
+    "TriggerMode": "ssl.codec",
 }
 
 __all__ = sorted(_EXPORTS)

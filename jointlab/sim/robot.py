@@ -35,14 +35,8 @@ from pathlib import Path
 
 import numpy as np
 
-from jointlab.errors import (
-    ActionError,
-    CommandRefused,
-    ConfigurationError,
-    DescriptionError,
-    SimulationError,
-)
-from jointlab.interface import ArrayState, NJointAction, Robot
+from jointlab.errors import ConfigurationError
+from jointlab.interface import ArrayState, NJointAction, Readiness, Robot
 from jointlab.robots.description import ArrayGeometry, RobotDescription
 from jointlab.robots.dynamics import DynamicsModel
 from jointlab.robots.gains import UnstableGainsWarning, check_gains, effective_inertia
@@ -160,6 +154,7 @@ class SimRobot(Robot):
         self._config_speed = np.array(self._description.config_speed)
         self._config_accel = np.array(self._description.acceleration_limit)
         self._powered, self._armed, self._brakes_requested = True, True, False
+        self._has_brakes = bool(self._description.has_brakes.any())
         self._zero_action = NJointAction.Zero(dof)
         self._action = self._zero_action
         self._state: ArrayState | None = None
@@ -280,37 +275,13 @@ class SimRobot(Robot):
         self._noise_rng = np.random.default_rng(noise)
 
     # ================================================================ commands
-    def apply(self, action: NJointAction) -> None:
-        """Use ``action`` from the next physics step on (see the module docstring).
+    def _readiness(self) -> Readiness:
+        return Readiness(self._powered, self._armed, self._brakes_requested and self._has_brakes)
 
-        Raises:
-            ActionError: not an ``NJointAction`` or its length is not ``dof``.
-            CommandRefused: the action is not zero and the robot is disarmed (reason
-                ``"disarmed"``) or its brakes are engaged (reason ``"braked"``), as a device
-                refuses it.
-        """
+    def _apply(self, action: NJointAction) -> None:
+        """Use ``action`` from the next physics step on (checked by ``Robot.apply``)."""
         if action is self._action:
             return
-        if not isinstance(action, NJointAction):
-            raise ActionError(f"apply() takes an NJointAction, got {type(action).__name__}")
-        if action.dof != self._description.dof:
-            raise ActionError(
-                f"NJointAction.torque has length {action.dof}, expected {self._description.dof} "
-                f"(one per joint of robot {self._description.name!r})"
-            )
-        if not self._armed and not action.is_zero:
-            raise CommandRefused(
-                f"robot {self._description.name!r} is disarmed: only a zero action is accepted; "
-                "call arm() first",
-                reason="disarmed",
-            )
-        if self._brakes_requested and self._braked.any() and not action.is_zero:
-            raise CommandRefused(
-                f"robot {self._description.name!r} has its brakes engaged on joints "
-                f"{np.flatnonzero(self._braked).tolist()}: release them with brakes(False) first",
-                reason="braked",
-            )
-        self._check_open()
         self._action = action
         self._configure_drive()
 
@@ -328,66 +299,39 @@ class SimRobot(Robot):
             self._loop.delay.clear()
         self._state = None
 
-    def power(self, on: bool) -> None:
-        """Switch motor power; off means zero torque, engaged brakes where fitted, and disarmed.
-
-        As on a device, powering on does not re-arm: call ``arm()`` afterwards.
-        """
-        self._check_open()
-        self._powered = bool(on)
-        if not self._powered:
+    def _power(self, on: bool) -> None:
+        """Off means zero torque, engaged brakes where fitted, and disarmed, as on a device."""
+        self._powered = on
+        if not on:
             self._armed = False
             self._action = self._zero_action
         self._update_brakes()
         self._configure_drive(reconfigure=True)
 
-    def brakes(self, on: bool) -> None:
-        """Engage or release the brakes of the actuators that have them."""
-        self._check_open()
-        self._brakes_requested = bool(on)
+    def _brakes(self, on: bool) -> None:
+        """Engaging them parks the array: the action becomes zero, as on a device."""
+        self._brakes_requested = on
+        if on:
+            self._action = self._zero_action
         self._update_brakes()
         self._configure_drive(reconfigure=True)
 
-    def arm(self) -> None:
-        """Accept motion commands again (the action stays zero until the next ``apply``)."""
-        self._check_open()
+    def _arm(self) -> None:
         self._armed = True
         self._configure_drive(reconfigure=True)
 
-    def disarm(self) -> None:
-        """Refuse motion commands, drop the current action and apply zero torque."""
-        self._check_open()
+    def _disarm(self) -> None:
         self._armed = False
         self._action = self._zero_action
         self._configure_drive(reconfigure=True)
 
-    def configure_speed(self, joint: int | str, speed: float) -> None:
-        """Set the configured speed (REQ SPEED) of ``joint``, rad/s or m/s, within its limit."""
-        self._configure("speed", self._config_speed, joint, speed,
-                        self._description.velocity_limit)  # fmt: skip
+    def _configure_speed(self, joint: int, speed: float) -> None:
+        self._config_speed[joint] = speed
 
-    def configure_accel(self, joint: int | str, accel: float) -> None:
-        """Set the configured acceleration (REQ ACCEL) of ``joint``, rad/s² or m/s²."""
-        self._configure("accel", self._config_accel, joint, accel,
-                        self._description.acceleration_limit)  # fmt: skip
+    def _configure_accel(self, joint: int, accel: float) -> None:
+        self._config_accel[joint] = accel
 
-    def _configure(
-        self, what: str, target: np.ndarray, joint: int | str, value: float, limit: np.ndarray
-    ) -> None:
-        try:
-            index = self._description.joint_index(joint)
-        except DescriptionError as exc:
-            raise ConfigurationError(f"configure_{what}: {exc}") from exc
-        name = self._description.joint_names[index]
-        if not np.isfinite(value) or not 0 < value <= limit[index]:
-            raise ConfigurationError(
-                f"configure_{what}: {what} {value!r} of joint {index} ({name}) must be > 0 and "
-                f"<= its limit {limit[index]}"
-            )
-        target[index] = float(value)
-
-    def geometry(self) -> ArrayGeometry:
-        """Player GET_GEOM: per-actuator geometry (with the configured speeds) and base pose."""
+    def _geometry(self) -> ArrayGeometry:
         return self._description.geometry(config_speed=self._config_speed)
 
     # ================================================================ world access
@@ -407,7 +351,7 @@ class SimRobot(Robot):
                 followed as it moves).
             duration: Seconds to keep pushing (default: one physics step).
         """
-        self._check_open()
+        self._check_open("apply_external_force")
         index = self._body.link_index(link)
         force_v = np.asarray(force, dtype=np.float64).reshape(-1)
         if force_v.shape != (3,) or not np.all(np.isfinite(force_v)):
@@ -425,15 +369,12 @@ class SimRobot(Robot):
 
     def link_pose(self, name: str) -> np.ndarray:
         """World pose (4x4) of an element's moving frame, ``<leaf>_tool`` or ``"base"``."""
-        self._check_open()
+        self._check_open("link_pose")
         return self._body.link_pose(name)
 
     # ================================================================ stepping
-    def step(self) -> None:
-        """Advance one control period of ``control_dt`` seconds."""
+    def _step(self) -> None:
         world = self._world
-        if self._closed:
-            self._check_open()
         if len(world._robots) > 1:
             for _ in range(self._k):
                 world.step()
@@ -461,11 +402,9 @@ class SimRobot(Robot):
         self._state = None
 
     # ================================================================ state
-    def read(self) -> ArrayState:
-        """The state at the end of the last control period (see the module docstring)."""
+    def _read(self) -> ArrayState:
         state = self._state
         if state is None:
-            self._check_open()
             state = self._state = self._reporter.build(
                 self._loop,
                 (self._world.steps - self._t0) * self._dt,
@@ -476,12 +415,8 @@ class SimRobot(Robot):
             )
         return state
 
-    def reset(
-        self,
-        q: np.ndarray | None = None,
-        qd: np.ndarray | None = None,
-        *,
-        randomize: bool = False,
+    def _reset(
+        self, q: np.ndarray | None, qd: np.ndarray | None, *, randomize: bool = False
     ) -> ArrayState:
         """Restore ``q``/``qd`` (default: home at rest) without reloading; time restarts at 0.
 
@@ -490,7 +425,6 @@ class SimRobot(Robot):
         draws new episode parameters from ``randomization``; otherwise the nominal ones are
         restored.
         """
-        self._check_open()
         description = self._description
         q = self._vector("q", description.home if q is None else q)
         qd = self._vector("qd", np.zeros(description.dof) if qd is None else qd)
@@ -540,10 +474,6 @@ class SimRobot(Robot):
         self._state = None
 
     # ================================================================ lifetime
-    def _check_open(self) -> None:
-        if self._closed:
-            raise SimulationError(f"SimRobot {self._description.name!r} is closed")
-
     def _world_closing(self) -> None:
         self._closed = True
 

@@ -17,7 +17,7 @@ from jointlab.hardware import EmulatorProcess, Faults, SerialRobot
 from jointlab.interface import NJointAction
 
 #: Options that keep a test robot from declaring the link dead on a busy machine.
-PATIENT = {"request_timeout": 0.5, "dead_periods": 1000, "connect_timeout": 10.0}
+PATIENT = {"request_timeout": 1.0, "dead_ms": 5000, "connect_timeout": 10.0}
 
 
 @contextmanager

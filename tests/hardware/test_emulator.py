@@ -17,9 +17,10 @@ from hypothesis import strategies as st
 
 import jointlab
 from jointlab.hardware import Device, Emulator, EmulatorProcess
-from jointlab.hardware.faults import corrupt
+from jointlab.hardware.emulator.faults import corrupt
 from jointlab.hardware.protocol import (
     MESSAGE_TYPES,
+    PROTOCOL_VERSION,
     Ack,
     ArmRequest,
     BrakesRequest,
@@ -34,8 +35,10 @@ from jointlab.hardware.protocol import (
     NJointCommand,
     PositionCommand,
     PowerRequest,
+    SetStateRequest,
     SpeedCommand,
     StateData,
+    StepRequest,
     StopMode,
     StopRequest,
     StreamRequest,
@@ -77,9 +80,9 @@ def njoint(action: NJointAction) -> NJointCommand:
 
 def test_power_up_state_and_hello(device: Device) -> None:
     host = Host(device)
-    reply = host.send(HelloRequest(1))
+    reply = host.send(HelloRequest(PROTOCOL_VERSION))
     assert isinstance(reply, HelloReply)
-    assert (reply.version, reply.dof, reply.rate_hz) == (1, 6, 1000)
+    assert (reply.version, reply.dof, reply.rate_hz) == (PROTOCOL_VERSION, 6, 1000)
     assert (reply.watchdog_ms, reply.stream_period) == (100, 1)
     assert reply.digest_hex == load_robot("arm6").digest
     state = device.tick()
@@ -105,19 +108,25 @@ def test_nack_precedence_and_reasons(device: Device) -> None:
     host.send(BrakesRequest(True))
     assert host.send(njoint(NJointAction.Position(home))).reason is NackReason.BRAKED
     host.send(BrakesRequest(False))
-    assert host.send(PositionCommand(0, 99.0)).reason is NackReason.OUT_OF_RANGE
+    assert host.send(PositionCommand(0, 99.0)).reason is NackReason.OUT_OF_LIMITS
     refused = host.send(PositionCommand(9, 0.0))
     assert refused.reason is NackReason.UNKNOWN_JOINT and refused.detail == 9
     assert "does not exist" in refused.describe()
 
 
-def test_unparsed_frames_are_nacked_and_data_frames_ignored(device: Device) -> None:
+def test_unknown_and_unsupported_frames_get_nack_unsupported_replies_none(device: Device) -> None:
     unknown = Unparsed(2, 99, b"", NackReason.UNSUPPORTED)
-    reply = device.handle(Frame(1, 0, unknown))
+    reply = device.handle(Frame(2, 0, unknown))
     assert isinstance(reply, Nack) and reply.reason is NackReason.UNSUPPORTED
     version = Unparsed(1, 16, b"\x00", NackReason.VERSION_MISMATCH)
-    assert device.handle(Frame(2, 1, version)).detail == 1
-    assert device.handle(Frame(1, 2, device.state())) is None
+    assert device.handle(Frame(1, 1, version)).detail == PROTOCOL_VERSION
+    data = device.handle(Frame(2, 2, device.state()))  # a DATA frame sent to a device
+    assert isinstance(data, Nack) and data.reason is NackReason.UNSUPPORTED
+    for lockstep_only in (StepRequest(1), SetStateRequest.from_arrays(np.zeros(6), np.zeros(6))):
+        refused = device.handle(Frame(2, 3, lockstep_only))  # a real-time device
+        assert refused.reason is NackReason.UNSUPPORTED and device.tick_count == 0
+    assert device.handle(Frame(2, 4, Ack(2, 17, 0))) is None  # replies are never answered
+    assert device.handle(Frame(2, 5, Unparsed(5, 9, b"", NackReason.UNSUPPORTED))) is None
 
 
 def test_a_command_takes_effect_at_the_next_tick(device: Device) -> None:
@@ -227,10 +236,10 @@ def test_any_good_crc_frame_gets_at_most_one_reply_and_every_request_one(
     frames = FrameDecoder().feed(encode_frame(raw, 7))
     assert len(frames) == 1  # a good CRC always makes a frame
     reply = shared_device.handle(frames[0])
-    if msg_class == MessageClass.REQ:
-        assert reply is not None and reply.ref_seq == 7
-    elif msg_class != MessageClass.CMD:
-        assert reply is None  # DATA, ACK and NACK are never answered
+    if msg_class in (MessageClass.ACK, MessageClass.NACK):
+        assert reply is None  # replies are never answered
+    elif msg_class != MessageClass.CMD or cls is None:
+        assert reply is not None and reply.ref_seq == 7  # never silence
     for _ in range(2):
         shared_device.tick()
 
@@ -259,7 +268,7 @@ def test_emulator_process_serves_a_raw_pty(emulator: EmulatorProcess) -> None:
     encoder, decoder = FrameEncoder(), FrameDecoder()
     with serial.Serial(emulator.path, timeout=2.0) as port:
         port.reset_input_buffer()
-        seq, data = encoder.encode(HelloRequest(1))
+        seq, data = encoder.encode(HelloRequest(PROTOCOL_VERSION))
         port.write(data)
         replies: list = []
         while not any(isinstance(f.message, HelloReply) for f in replies):
@@ -291,7 +300,7 @@ def test_bad_crc_frames_are_counted_and_never_answered(emulator: EmulatorProcess
 def test_tcp_link_serves_serial_socket_urls() -> None:
     with emulator_process("arm6", tcp_port=0) as process:
         assert process.path.startswith("socket://127.0.0.1:")
-        url = f"serial://{process.path}?robot=arm6&timeout=0.5&dead_periods=1000"
+        url = f"serial://{process.path}?robot=arm6&timeout=1&dead_ms=5000"
         with jointlab.connect(url) as robot:
             robot.step()
             assert robot.read().dof == 6

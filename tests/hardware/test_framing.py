@@ -12,7 +12,9 @@ from hypothesis import strategies as st
 
 from jointlab.errors import PackingError
 from jointlab.hardware.protocol import (
+    CRC32_RESIDUE,
     HEADER,
+    HELLO_FRAME_VERSION,
     MAX_ENCODED_SIZE,
     MAX_PAYLOAD,
     PROTOCOL_VERSION,
@@ -32,6 +34,7 @@ from jointlab.hardware.protocol import (
     StateData,
     Unparsed,
     crc16,
+    crc32,
     decode_frame,
     encode_frame,
     frame_body,
@@ -77,16 +80,27 @@ def summary(frame) -> tuple:
 
 
 def oracle(stream: bytes) -> list[tuple]:
-    """Every complete run between delimiters that is valid COBS and has a good CRC."""
+    """Every complete run between delimiters that is valid COBS and has a good CRC.
+
+    Written from the specification, independently of the decoder: the header's version
+    byte says which CRC the frame carries (1: CRC-16 big-endian, else CRC-32 little-endian).
+    """
     good = []
     for chunk in stream.split(b"\x00")[:-1]:
         try:
             raw = cobs.decode(chunk)
         except cobs.DecodeError:
             continue
-        if chunk and len(raw) >= 9 and crc16(raw) == 0:
+        if not chunk or len(raw) < 9:
+            continue
+        if raw[0] == 1:
+            trailer, ok = 2, crc16(raw[:-2]).to_bytes(2, "big") == raw[-2:]
+        else:
+            trailer = 4
+            ok = len(raw) >= 11 and crc32(raw[:-4]).to_bytes(4, "little") == raw[-4:]
+        if ok:
             version, msg_class, msg_type, seq, _ = HEADER.unpack_from(raw)
-            good.append((version, msg_class, msg_type, seq, raw[7:-2]))
+            good.append((version, msg_class, msg_type, seq, raw[7:-trailer]))
     return good
 
 
@@ -99,13 +113,23 @@ def feed_in_pieces(decoder: FrameDecoder, stream: bytes, cuts: list[int]) -> lis
     return frames
 
 
-def test_crc16_is_ccitt_false_and_appended_big_endian() -> None:
-    assert crc16(b"123456789") == 0x29B1
+def test_crc32_is_ieee_and_appended_little_endian() -> None:
+    assert crc32(b"123456789") == 0xCBF43926
     raw = cobs.decode(encode_frame(ArmRequest(), 0x1234)[1:-1])
     assert raw[:7] == HEADER.pack(PROTOCOL_VERSION, MessageClass.REQ, 17, 0x1234, 0)
-    assert raw[7:] == crc16(raw[:7]).to_bytes(2, "big")
-    assert crc16(raw) == 0
+    assert raw[7:] == crc32(raw[:7]).to_bytes(4, "little")
+    assert crc32(raw) == CRC32_RESIDUE  # one pass over the whole frame checks it
     assert raw == frame_body(ArmRequest(), 0x1234)
+
+
+def test_hello_frames_keep_the_version_1_format_in_every_version() -> None:
+    """REQ HELLO and ACK HELLO: header version 1 and CRC-16, whatever the payload says."""
+    assert crc16(b"123456789") == 0x29B1
+    for message in (HelloRequest(PROTOCOL_VERSION), HelloReply(2, 16, 0, 2, 6, 1000, 100, 1,
+                                                                    bytes(32))):  # fmt: skip
+        raw = frame_body(message, 7)
+        assert raw[0] == HELLO_FRAME_VERSION and crc16(raw) == 0  # a v1 peer can check it
+        assert decode_frame(encode_frame(message, 7)).message == message
 
 
 @FAST
@@ -138,7 +162,7 @@ def test_a_frame_with_any_corrupted_byte_is_never_delivered(message, data) -> No
     frame = encode_frame(message, 3)
     raw = bytearray(cobs.decode(frame[1:-1]))
     index = data.draw(st.integers(0, len(raw) - 1))
-    raw[index] ^= data.draw(st.integers(1, 255))  # one byte changed: CRC-16 always catches it
+    raw[index] ^= data.draw(st.integers(1, 255))  # one byte changed: a CRC always catches it
     corrupted = b"\x00" + cobs.encode(bytes(raw)) + b"\x00"
     decoder = FrameDecoder()
     assert decoder.feed(corrupted) == []
@@ -220,7 +244,7 @@ def test_frame_encoder_counts_and_wraps() -> None:
 
 def _raw_frame(version: int, msg_class: int, msg_type: int, seq: int, length: int, payload: bytes):
     body = HEADER.pack(version, msg_class, msg_type, seq, length) + payload
-    return b"\x00" + cobs.encode(body + crc16(body).to_bytes(2, "big")) + b"\x00"
+    return b"\x00" + cobs.encode(body + crc32(body).to_bytes(4, "little")) + b"\x00"
 
 
 @pytest.mark.parametrize(
@@ -235,6 +259,7 @@ def _raw_frame(version: int, msg_class: int, msg_type: int, seq: int, length: in
          "malformed"),
         (encode_frame(ArmRequest(), 0, version=PROTOCOL_VERSION + 1), "VERSION_MISMATCH",
          "version_mismatches"),
+        (encode_frame(ArmRequest(), 0, version=1), "VERSION_MISMATCH", "version_mismatches"),
     ],
 )  # fmt: skip
 def test_good_crc_frames_that_do_not_parse_come_back_unparsed(frame, reason, counter) -> None:
@@ -250,10 +275,21 @@ def test_good_crc_frames_that_do_not_parse_come_back_unparsed(frame, reason, cou
 
 def test_hello_frames_of_another_version_are_still_parsed() -> None:
     reply = HelloReply(2, 16, 0, PROTOCOL_VERSION + 1, 6, 1000, 100, 1, bytes(32))
-    decoder = FrameDecoder()
-    (frame,) = decoder.feed(encode_frame(reply, 0, version=PROTOCOL_VERSION + 1))
-    assert frame.message == reply and frame.version == PROTOCOL_VERSION + 1
-    assert decoder.stats.version_mismatches == 0
+    for version in (1, PROTOCOL_VERSION + 1):  # a v1 peer's decoder; a future version's
+        decoder = FrameDecoder(version)
+        (frame,) = decoder.feed(encode_frame(reply, 0))
+        assert frame.message == reply and frame.version == HELLO_FRAME_VERSION
+        assert decoder.stats.version_mismatches == 0
+
+
+def test_a_partial_frame_at_start_up_is_dropped_without_an_error() -> None:
+    """A port opened mid-frame: the bytes before the first delimiter are not a CRC error."""
+    frame = encode_frame(StateData.from_arrays(1, *np.zeros((5, 2)), [1, 1], motor_power=True,
+                                               armed=False), 9)  # fmt: skip
+    decoder = FrameDecoder(synced=False)
+    frames = decoder.feed(frame[20:] + encode_frame(ArmRequest(), 10))
+    assert [f.message for f in frames] == [ArmRequest()]
+    assert decoder.stats.errors == 0 and decoder.stats.bytes_dropped == len(frame) - 21
 
 
 @FAST

@@ -16,6 +16,7 @@ from hypothesis.extra import numpy as hnp
 from jointlab.errors import ActionError, PackingError
 from jointlab.hardware import protocol
 from jointlab.hardware.protocol import (
+    HELLO_FRAME_VERSION,
     MAX_DOF,
     MESSAGE_TYPES,
     NJOINT_FIELDS,
@@ -36,6 +37,7 @@ from jointlab.hardware.protocol import (
     HomeCommand,
     Message,
     MessageClass,
+    MessageTable,
     MultiCurrentCommand,
     MultiPositionCommand,
     MultiSpeedCommand,
@@ -45,9 +47,12 @@ from jointlab.hardware.protocol import (
     PositionCommand,
     PowerRequest,
     ReqType,
+    Row,
+    SetStateRequest,
     SpeedCommand,
     SpeedRequest,
     StateData,
+    StepRequest,
     StopMode,
     StopRequest,
     StreamRequest,
@@ -56,7 +61,6 @@ from jointlab.hardware.protocol import (
     decode_frame,
     encode_frame,
 )
-from jointlab.hardware.wire import message
 from jointlab.interface import ArrayState, NJointAction
 from jointlab.robots import load_robot
 
@@ -133,6 +137,10 @@ STRATEGIES: dict[type[Message], st.SearchStrategy[Message]] = {
     HeartbeatRequest: st.just(HeartbeatRequest()),
     WatchdogRequest: st.builds(WatchdogRequest, u16, st.sampled_from(WatchdogAction)),
     StreamRequest: st.builds(StreamRequest, u16),
+    StepRequest: st.builds(StepRequest, u16),
+    SetStateRequest: dofs.flatmap(lambda n: hnp.arrays(np.float32, (2, n), elements=f32)).map(
+        SetStateRequest
+    ),
     StateData: states(),
     Ack: st.builds(Ack, u8, u8, u16),
     Nack: st.builds(Nack, u8, u8, u16, st.sampled_from(NackReason), i32),
@@ -160,11 +168,11 @@ def test_wire_numbers_reuse_player_numbers() -> None:
 
 def test_two_messages_cannot_share_wire_numbers() -> None:
     class Clash(Message):
-        msg_class = MessageClass.CMD
-        msg_type = CmdType.NJOINT
+        pass
 
     with pytest.raises(TypeError, match="NJointCommand"):
-        message(Clash)
+        MessageTable((Row(MessageClass.CMD, 16, "NJOINT", NJointCommand, handler="njoint"),
+                      Row(MessageClass.CMD, 16, "CLASH", Clash, handler="clash")))  # fmt: skip
     assert MESSAGE_TYPES[(1, 16)] is NJointCommand
 
 
@@ -177,7 +185,9 @@ def test_every_message_round_trips(message: Message) -> None:
     assert again == message
     assert again.pack() == payload
     frame = decode_frame(encode_frame(message, 7))
-    assert (frame.version, frame.seq, frame.message) == (PROTOCOL_VERSION, 7, message)
+    hello = isinstance(message, (HelloRequest, HelloReply))
+    version = HELLO_FRAME_VERSION if hello else PROTOCOL_VERSION
+    assert (frame.version, frame.seq, frame.message) == (version, 7, message)
 
 
 @FAST

@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jointlab.errors import PackingError
-from jointlab.hardware.ssl import (
+from jointlab.hardware.ssl.codec import (
     ControlMessage,
     Mode,
     ShootMode,

@@ -1,13 +1,18 @@
 """The JointLab serial wire protocol: the one import for backends, emulators and tools.
 
-The specification is docs/protocol.md. The code is layered as pyserial's
-``serial.threaded`` suggests, one concept per module:
+The specification is docs/protocol.md. One concept per module:
 
-* :mod:`jointlab.hardware.wire`: wire numbers (enums), the :class:`Message` base class;
-* :mod:`jointlab.hardware.messages`: fixed-size commands, requests, ACK/NACK, HELLO reply;
-* :mod:`jointlab.hardware.vectors`: MULTI_* commands and NJOINT (float32 vectors);
-* :mod:`jointlab.hardware.feedback`: DATA STATE and the GET_GEOM reply (packed records);
-* :mod:`jointlab.hardware.framing`: header, CRC-16, COBS, :class:`FrameDecoder`,
+* :mod:`~jointlab.hardware.protocol.table`: **the message table**, every message declared
+  once (numbers, direction, codec class, reply, device handler); the type enums and lookups
+  are derived from it;
+* :mod:`~jointlab.hardware.protocol.wire`: constants, value enums, the message base classes;
+* :mod:`~jointlab.hardware.protocol.messages`: fixed-size commands, requests, ACK/NACK,
+  the HELLO reply;
+* :mod:`~jointlab.hardware.protocol.vectors`: MULTI_* commands, NJOINT and SET_STATE
+  (float32 vectors);
+* :mod:`~jointlab.hardware.protocol.feedback`: DATA STATE and the GET_GEOM reply (packed
+  records);
+* :mod:`~jointlab.hardware.protocol.framing`: header, CRC-32, COBS, :class:`FrameDecoder`,
   :class:`LinkStats`.
 
 Typical use::
@@ -22,24 +27,30 @@ Typical use::
 
 from __future__ import annotations
 
-from jointlab.hardware.feedback import GEOMETRY_DTYPE, STATE_DTYPE, GeometryReply, StateData
-from jointlab.hardware.framing import (
-    CRC_INIT,
+from jointlab.hardware.protocol.feedback import (
+    GEOMETRY_DTYPE,
+    STATE_DTYPE,
+    GeometryReply,
+    StateData,
+)
+from jointlab.hardware.protocol.framing import (
+    CRC16_INIT,
+    CRC32_RESIDUE,
     HEADER,
     MAX_ENCODED_SIZE,
     MAX_PAYLOAD,
-    MESSAGE_TYPES,
     Frame,
     FrameDecoder,
     FrameEncoder,
     LinkStats,
     Unparsed,
     crc16,
+    crc32,
     decode_frame,
     encode_frame,
     frame_body,
 )
-from jointlab.hardware.messages import (
+from jointlab.hardware.protocol.messages import (
     AccelRequest,
     Ack,
     ArmRequest,
@@ -56,39 +67,53 @@ from jointlab.hardware.messages import (
     PowerRequest,
     SpeedCommand,
     SpeedRequest,
+    StepRequest,
     StopRequest,
     StreamRequest,
     WatchdogRequest,
 )
-from jointlab.hardware.vectors import (
+from jointlab.hardware.protocol.table import (
+    MESSAGE_TYPES,
+    TABLE,
+    TYPE_ENUMS,
+    AckType,
+    CmdType,
+    DataType,
+    MessageTable,
+    NackType,
+    ReqType,
+    Row,
+)
+from jointlab.hardware.protocol.vectors import (
     NJOINT_FIELDS,
     MultiCurrentCommand,
     MultiPositionCommand,
     MultiSpeedCommand,
     NJointCommand,
+    SetStateRequest,
 )
-from jointlab.hardware.wire import (
+from jointlab.hardware.protocol.wire import (
     FLOAT32_MAX,
+    HELLO_FRAME_VERSION,
     MAX_DOF,
     PROTOCOL_VERSION,
-    AckType,
-    CmdType,
-    DataType,
+    FixedMessage,
     Message,
     MessageClass,
     NackReason,
-    NackType,
     PayloadLengthError,
-    ReqType,
+    Reply,
     StopMode,
     WatchdogAction,
 )
 
 __all__ = [
-    "CRC_INIT",
+    "CRC16_INIT",
+    "CRC32_RESIDUE",
     "FLOAT32_MAX",
     "GEOMETRY_DTYPE",
     "HEADER",
+    "HELLO_FRAME_VERSION",
     "MAX_DOF",
     "MAX_ENCODED_SIZE",
     "MAX_PAYLOAD",
@@ -96,6 +121,8 @@ __all__ = [
     "NJOINT_FIELDS",
     "PROTOCOL_VERSION",
     "STATE_DTYPE",
+    "TABLE",
+    "TYPE_ENUMS",
     "AccelRequest",
     "Ack",
     "AckType",
@@ -105,6 +132,7 @@ __all__ = [
     "CurrentCommand",
     "DataType",
     "DisarmRequest",
+    "FixedMessage",
     "Frame",
     "FrameDecoder",
     "FrameEncoder",
@@ -117,6 +145,7 @@ __all__ = [
     "LinkStats",
     "Message",
     "MessageClass",
+    "MessageTable",
     "MultiCurrentCommand",
     "MultiPositionCommand",
     "MultiSpeedCommand",
@@ -127,10 +156,14 @@ __all__ = [
     "PayloadLengthError",
     "PositionCommand",
     "PowerRequest",
+    "Reply",
     "ReqType",
+    "Row",
+    "SetStateRequest",
     "SpeedCommand",
     "SpeedRequest",
     "StateData",
+    "StepRequest",
     "StopMode",
     "StopRequest",
     "StreamRequest",
@@ -138,6 +171,7 @@ __all__ = [
     "WatchdogAction",
     "WatchdogRequest",
     "crc16",
+    "crc32",
     "decode_frame",
     "encode_frame",
     "frame_body",

@@ -1,25 +1,20 @@
 """Fixed-size messages of the JointLab wire protocol: commands, requests and replies.
 
-One frozen dataclass per message; see :mod:`jointlab.hardware.wire` for what every message
-offers (``pack``, ``unpack``, ``size``) and docs/protocol.md for the byte layouts.
+One frozen dataclass per message; see :mod:`jointlab.hardware.protocol.wire` for what every
+message offers (``pack``, ``unpack``, ``size``), :mod:`jointlab.hardware.protocol.table` for
+their wire numbers and docs/protocol.md for the byte layouts.
 """
 
 from __future__ import annotations
 
-from jointlab.hardware.wire import (
+from jointlab.hardware.protocol.wire import (
     PROTOCOL_VERSION,
-    TYPE_ENUMS,
-    AckType,
-    CmdType,
     FixedMessage,
-    MessageClass,
     NackReason,
-    NackType,
-    ReplyMixin,
-    ReqType,
+    Reply,
     StopMode,
     WatchdogAction,
-    message,
+    payload,
 )
 
 __all__ = [
@@ -39,6 +34,7 @@ __all__ = [
     "PowerRequest",
     "SpeedCommand",
     "SpeedRequest",
+    "StepRequest",
     "StopRequest",
     "StreamRequest",
     "WatchdogRequest",
@@ -48,12 +44,10 @@ ECHO = (("ref_class", "B"), ("ref_type", "B"), ("ref_seq", "H"))
 
 
 # ------------------------------------------------------------------ commands (CMD)
-@message
+@payload
 class PositionCommand(FixedMessage):
     """CMD POS: move one joint to ``position`` (rad or m) at its configured speed."""
 
-    msg_class = MessageClass.CMD
-    msg_type = CmdType.POS
     _LAYOUT = (("joint", "i"), ("position", "f"))
     #: Joint index, 0-based in the description's actuator order.
     joint: int
@@ -61,12 +55,10 @@ class PositionCommand(FixedMessage):
     position: float
 
 
-@message
+@payload
 class SpeedCommand(FixedMessage):
     """CMD SPEED: move one joint at ``speed`` (rad/s or m/s)."""
 
-    msg_class = MessageClass.CMD
-    msg_type = CmdType.SPEED
     _LAYOUT = (("joint", "i"), ("speed", "f"))
     #: Joint index.
     joint: int
@@ -74,23 +66,19 @@ class SpeedCommand(FixedMessage):
     speed: float
 
 
-@message
+@payload
 class HomeCommand(FixedMessage):
     """CMD HOME: move ``joint`` (-1: every joint) to its home position."""
 
-    msg_class = MessageClass.CMD
-    msg_type = CmdType.HOME
     _LAYOUT = (("joint", "i"),)
     #: Joint index, or -1 for the whole array.
     joint: int = -1
 
 
-@message
+@payload
 class CurrentCommand(FixedMessage):
     """CMD CURRENT: drive ``joint`` (-1: every joint) with ``current`` amperes."""
 
-    msg_class = MessageClass.CMD
-    msg_type = CmdType.CURRENT
     _LAYOUT = (("joint", "i"), ("current", "f"))
     #: Joint index, or -1 for the whole array.
     joint: int
@@ -99,44 +87,36 @@ class CurrentCommand(FixedMessage):
 
 
 # ------------------------------------------------------------------ requests (REQ)
-@message
+@payload
 class PowerRequest(FixedMessage):
     """REQ POWER: switch motor power on or off (off engages brakes and disarms)."""
 
-    msg_class = MessageClass.REQ
-    msg_type = ReqType.POWER
     _LAYOUT = (("on", "B"),)
     _KINDS = (("on", bool),)
     #: True for power on.
     on: bool
 
 
-@message
+@payload
 class BrakesRequest(FixedMessage):
     """REQ BRAKES: engage (True) or release the brakes of actuators that have them."""
 
-    msg_class = MessageClass.REQ
-    msg_type = ReqType.BRAKES
     _LAYOUT = (("on", "B"),)
     _KINDS = (("on", bool),)
     #: True to engage the brakes.
     on: bool
 
 
-@message
+@payload
 class GeometryRequest(FixedMessage):
     """REQ GET_GEOM: ask for the array geometry; answered by a :class:`GeometryReply`."""
 
-    msg_class = MessageClass.REQ
-    msg_type = ReqType.GET_GEOM
 
 
-@message
+@payload
 class SpeedRequest(FixedMessage):
     """REQ SPEED: set the configured speed of ``joint`` for later moves."""
 
-    msg_class = MessageClass.REQ
-    msg_type = ReqType.SPEED
     _LAYOUT = (("joint", "i"), ("speed", "f"))
     #: Joint index.
     joint: int
@@ -144,12 +124,10 @@ class SpeedRequest(FixedMessage):
     speed: float
 
 
-@message
+@payload
 class AccelRequest(FixedMessage):
     """REQ ACCEL: set the configured acceleration of ``joint`` for later moves."""
 
-    msg_class = MessageClass.REQ
-    msg_type = ReqType.ACCEL
     _LAYOUT = (("joint", "i"), ("accel", "f"))
     #: Joint index.
     joint: int
@@ -157,59 +135,47 @@ class AccelRequest(FixedMessage):
     accel: float
 
 
-@message
+@payload
 class HelloRequest(FixedMessage):
     """REQ HELLO: open a session; the layout is the same in every protocol version."""
 
-    msg_class = MessageClass.REQ
-    msg_type = ReqType.HELLO
     _LAYOUT = (("version", "B"),)
     #: The host's protocol version.
     version: int = PROTOCOL_VERSION
 
 
-@message
+@payload
 class ArmRequest(FixedMessage):
     """REQ ARM: accept motion commands from now on."""
 
-    msg_class = MessageClass.REQ
-    msg_type = ReqType.ARM
 
 
-@message
+@payload
 class DisarmRequest(FixedMessage):
     """REQ DISARM: refuse motion commands and apply zero torque."""
 
-    msg_class = MessageClass.REQ
-    msg_type = ReqType.DISARM
 
 
-@message
+@payload
 class StopRequest(FixedMessage):
     """REQ STOP: replace the current command by holding still (at once or decelerating)."""
 
-    msg_class = MessageClass.REQ
-    msg_type = ReqType.STOP
     _LAYOUT = (("mode", "B"),)
     _KINDS = (("mode", StopMode),)
     #: :class:`StopMode`.
     mode: StopMode = StopMode.IMMEDIATE
 
 
-@message
+@payload
 class HeartbeatRequest(FixedMessage):
     """REQ HEARTBEAT: a link check answered by ACK; it does not feed the watchdog."""
 
-    msg_class = MessageClass.REQ
-    msg_type = ReqType.HEARTBEAT
 
 
-@message
+@payload
 class WatchdogRequest(FixedMessage):
     """REQ WATCHDOG: configure the command watchdog."""
 
-    msg_class = MessageClass.REQ
-    msg_type = ReqType.WATCHDOG
     _LAYOUT = (("timeout_ms", "H"), ("action", "B"))
     _KINDS = (("action", WatchdogAction),)
     #: Milliseconds without a valid CMD frame before the watchdog engages; 0 disables it.
@@ -218,24 +184,36 @@ class WatchdogRequest(FixedMessage):
     action: WatchdogAction = WatchdogAction.HOLD
 
 
-@message
+@payload
 class StreamRequest(FixedMessage):
     """REQ STREAM: send DATA STATE every ``period_ticks`` device ticks (0: stop streaming)."""
 
-    msg_class = MessageClass.REQ
-    msg_type = ReqType.STREAM
     _LAYOUT = (("period_ticks", "H"),)
     #: Device ticks between two DATA STATE frames (1 = every tick); 0 stops the stream.
     period_ticks: int
 
 
+@payload
+class StepRequest(FixedMessage):
+    """REQ STEP (lockstep devices): run the ticks up to tick ``until``, answer with the state.
+
+    A device in lockstep (virtual-time) mode never ticks on its own clock; the host's
+    ``step()`` sends this request and the device runs ``until - tick`` ticks (none if it is
+    already there) and answers with the DATA STATE at the end of the last. The target is
+    absolute, so the request is idempotent: a host may send it again after a lost reply
+    without running the ticks twice. A real-time device answers NACK UNSUPPORTED.
+    """
+
+    _LAYOUT = (("until", "Q"),)
+    #: Device tick to reach (its tick count: ``time_us * rate_hz / 1e6``).
+    until: int
+
+
 # ------------------------------------------------------------------ replies (ACK, NACK)
-@message
-class Ack(ReplyMixin, FixedMessage):
+@payload
+class Ack(Reply, FixedMessage):
     """ACK: the request (or command) identified by the echo was accepted."""
 
-    msg_class = MessageClass.ACK
-    msg_type = AckType.ACK
     _LAYOUT = ECHO
     #: Class of the frame answered.
     ref_class: int
@@ -245,12 +223,10 @@ class Ack(ReplyMixin, FixedMessage):
     ref_seq: int
 
 
-@message
-class Nack(ReplyMixin, FixedMessage):
+@payload
+class Nack(Reply, FixedMessage):
     """NACK: the frame identified by the echo was refused, with a reason."""
 
-    msg_class = MessageClass.NACK
-    msg_type = NackType.NACK
     _LAYOUT = (*ECHO, ("reason", "B"), ("detail", "i"))
     _KINDS = (("reason", NackReason),)
     #: Class of the frame refused.
@@ -267,25 +243,25 @@ class Nack(ReplyMixin, FixedMessage):
 
     def describe(self) -> str:
         """A sentence for an exception message, naming the refused frame and the reason."""
-        try:
-            kind = MessageClass(self.ref_class).name
-            type_name = TYPE_ENUMS[self.ref_class](self.ref_type).name
-        except (KeyError, ValueError):
-            kind, type_name = f"class {self.ref_class}", f"type {self.ref_type}"
+        from jointlab.hardware.protocol.table import TABLE  # the table imports this module
+
+        row = TABLE.find(self.ref_class, self.ref_type)
+        if row is None:
+            what = f"class {self.ref_class} type {self.ref_type}"
+        else:
+            what = f"{row.msg_class.name} {row.name}"
         detail = "" if self.detail == -1 else f" (detail {self.detail})"
-        return f"device refused {kind} {type_name} (seq {self.ref_seq}): {self.reason.text}{detail}"
+        return f"device refused {what} (seq {self.ref_seq}): {self.reason.text}{detail}"
 
 
-@message
-class HelloReply(ReplyMixin, FixedMessage):
+@payload
+class HelloReply(Reply, FixedMessage):
     """ACK HELLO: the device's protocol version, dof, description digest and timing.
 
     The layout is the same in every protocol version; a device answers every HELLO with it,
     even one of another version, and the host decides whether it can talk to the device.
     """
 
-    msg_class = MessageClass.ACK
-    msg_type = AckType.HELLO
     _LAYOUT = (
         *ECHO,
         ("version", "B"),

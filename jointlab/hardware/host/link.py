@@ -1,50 +1,50 @@
-"""The host end of a serial session: frames in and out, replies matched, the latest state.
+"""The host end of a serial session: frames in and out, replies routed, the latest state.
 
-:class:`HostLink` sits between the transport (:mod:`jointlab.hardware.transport`, whose
-reader thread calls :meth:`HostLink.data_received`) and the backend
-(:class:`~jointlab.hardware.serial_robot.SerialRobot`, which calls :meth:`HostLink.send`,
-:meth:`HostLink.request` and waits on :attr:`HostLink.cond`). Everything the reader thread
-shares with the caller is guarded by one :class:`threading.Condition`:
+:class:`HostLink` is the ``serial.threaded.Protocol`` of the host: the transport's reader
+thread calls :meth:`HostLink.data_received`; the backend
+(:class:`~jointlab.hardware.host.robot.SerialRobot`) calls :meth:`HostLink.send`,
+:meth:`HostLink.request` and waits on :attr:`HostLink.cond`.
 
-* the latest DATA STATE (the message itself; conversion to float64 is left to the caller,
-  so the reader thread stays cheap) and a count of the states received;
-* replies to requests, matched by the sequence number they echo;
-* NACKs of commands (which are answered only when refused), queued for the caller;
-* whether the device is armed, as far as the byte stream has told (ACK of ARM, DISARM,
-  HELLO and POWER 0, and the ``armed`` flag of every state, in stream order);
-* the error that stopped the reader (a port error, or a bug in this handler).
+Every message from the device is **routed by its class, from the message table**: a reply
+class (every ACK and NACK row) goes to the request it echoes; DATA STATE is the state stream,
+and also completes a pending request whose table reply is DATA STATE (REQ STEP of a lockstep
+device). A NACK of a command is queued for the caller. Nothing is kept in a hand-written
+list of "known replies", so a new reply class cannot be dropped by mistake.
+
+A DATA STATE whose joint count differs from the robot's (:attr:`HostLink.dof`) is never
+published: it is rejected, counted (``LinkStats.rejected``) and described in
+:attr:`HostLink.rejection`, so no consumer ever sees an array of the wrong length.
+
+Everything the reader thread shares with the caller is guarded by one
+:class:`threading.Condition`.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import threading
 import time
 from collections import deque
 from dataclasses import dataclass
 
+import serial.threaded
+
 from jointlab.errors import LinkError
+from jointlab.hardware.host.transport import SerialTransport
 from jointlab.hardware.protocol import (
-    Ack,
-    ArmRequest,
-    DisarmRequest,
+    TABLE,
     FrameDecoder,
     FrameEncoder,
-    GeometryReply,
-    HelloReply,
-    HelloRequest,
     LinkStats,
     Message,
     MessageClass,
     Nack,
-    PowerRequest,
     StateData,
 )
-from jointlab.hardware.transport import Protocol, SerialTransport
 
 __all__ = ["HostLink", "Pending"]
 
-_REPLIES = (Ack, Nack, HelloReply, GeometryReply)
-_REQ = int(MessageClass.REQ)
+_CMD = int(MessageClass.CMD)
 
 
 @dataclass
@@ -55,11 +55,13 @@ class Pending:
     message: Message
     #: Its sequence number.
     seq: int
-    #: The ACK (of any type) or NACK, once it arrived.
+    #: The reply the message table promises when the device accepts it.
+    expects: type[Message]
+    #: The reply (``expects`` or a NACK), once it arrived.
     reply: Message | None = None
 
 
-class HostLink(Protocol):
+class HostLink(serial.threaded.Protocol):
     """Protocol handler of the host (see the module docstring).
 
     Args:
@@ -69,19 +71,26 @@ class HostLink(Protocol):
     def __init__(self, transport: SerialTransport) -> None:
         self.transport = transport
         self.cond = threading.Condition()
-        self._decoder = FrameDecoder()
+        self._decoder = FrameDecoder(synced=False)
         self._encoder = FrameEncoder()
         self._pending: dict[int, Pending] = {}
-        #: The latest DATA STATE, or None before the first one.
+        self._routes = {row.cls: self._on_reply if row.is_reply else self._on_state
+                        for row in TABLE if not row.from_host}  # fmt: skip
+        #: Joints of the robot; a DATA STATE with another count is rejected (None: any).
+        self.dof: int | None = None
+        #: The latest accepted DATA STATE, or None before the first one.
         self.latest: StateData | None = None
-        #: States received since the link started.
+        #: States accepted since the link started.
         self.state_count = 0
         #: ``time.perf_counter()`` when the last state arrived.
         self.last_state = time.perf_counter()
         #: NACKs of commands, oldest first.
         self.refusals: deque[Nack] = deque()
-        #: Whether the device is armed, as the byte stream says.
-        self.device_armed = False
+        #: Why the last DATA STATE was rejected, or None.
+        self.rejection: str | None = None
+        self._rejected = 0
+        #: Replies that matched no pending request (late, after a timeout).
+        self.late_replies = 0
         #: The exception that stopped the reader, or None.
         self.error: BaseException | None = None
 
@@ -91,51 +100,56 @@ class HostLink(Protocol):
 
     @property
     def stats(self) -> LinkStats:
-        """Counters of the received direction (CRC errors, gaps, ...)."""
+        """Counters of the received direction (CRC errors, gaps, rejected states, ...)."""
         with self.cond:
-            return self._decoder.stats
+            return dataclasses.replace(self._decoder.stats, rejected=self._rejected)
 
     # ---------------------------------------------------------------- reader thread
     def data_received(self, data: bytes) -> None:
-        """Decode ``data`` and publish states, replies and refusals (reader thread)."""
+        """Decode ``data`` and route every message (reader thread)."""
         with self.cond:
-            frames = self._decoder.feed(data)
-            if not frames:
-                return
             notify = False
-            for frame in frames:
-                message = frame.message
-                kind = type(message)
-                if kind is StateData:
-                    self.latest = message
-                    self.state_count += 1
-                    self.device_armed = message.armed
-                    self.last_state = time.perf_counter()
-                    notify = True
-                elif kind in _REPLIES:
-                    notify |= self._reply(message)
+            routes = self._routes
+            for frame in self._decoder.feed(data):
+                route = routes.get(type(frame.message))
+                if route is not None:
+                    notify |= route(frame.message)
             if notify:
                 self.cond.notify_all()
 
-    def _reply(self, message: Message) -> bool:
-        ref_class = message.ref_class  # type: ignore[attr-defined]
-        pending = self._pending.get(message.ref_seq) if ref_class == _REQ else None  # type: ignore[attr-defined]
-        if pending is not None and int(pending.message.msg_type) == message.ref_type:  # type: ignore[attr-defined]
-            del self._pending[pending.seq]
+    def _on_state(self, message: StateData) -> bool:
+        if self.dof is not None and message.dof != self.dof:
+            self._rejected += 1
+            self.rejection = (f"the device sends DATA STATE for {message.dof} joints, the robot "
+                              f"has {self.dof} ({self._rejected} rejected)")  # fmt: skip
+            return False
+        self.latest = message
+        self.state_count += 1
+        self.last_state = time.perf_counter()
+        for pending in self._pending.values():
+            if pending.expects is StateData and pending.reply is None:
+                pending.reply = message
+                del self._pending[pending.seq]
+                break
+        return True
+
+    def _on_reply(self, message: Message) -> bool:
+        ref_class, ref_seq = message.ref_class, message.ref_seq  # type: ignore[attr-defined]
+        pending = self._pending.get(ref_seq)
+        if (
+            pending is not None
+            and int(pending.message.msg_class) == ref_class
+            and int(pending.message.msg_type) == message.ref_type  # type: ignore[attr-defined]
+            and type(message) in (pending.expects, Nack)
+        ):
+            del self._pending[ref_seq]
             pending.reply = message
-            if not isinstance(message, Nack):
-                request = pending.message
-                if isinstance(request, ArmRequest):
-                    self.device_armed = True
-                elif isinstance(request, (DisarmRequest, HelloRequest)) or (
-                    isinstance(request, PowerRequest) and not request.on
-                ):
-                    self.device_armed = False
             return True
-        if isinstance(message, Nack) and ref_class == MessageClass.CMD:
+        if isinstance(message, Nack) and ref_class == _CMD:
             self.refusals.append(message)
             return True
-        return False  # a late reply to a request that timed out, or junk
+        self.late_replies += 1  # a late reply to a request that timed out
+        return False
 
     def connection_lost(self, exc: BaseException | None) -> None:
         """The reader stopped; wake every waiter (reader thread)."""
@@ -162,10 +176,13 @@ class HostLink(Protocol):
         Raises:
             LinkError: the port failed, before or while waiting.
         """
+        expects = TABLE.row_of(type(message)).reply
+        if expects is None:
+            raise TypeError(f"{type(message).__name__} is not a request with a reply")
         transport = self.transport
         with transport.locked():
             seq = self._encoder.next_seq
-            pending = Pending(message, seq)
+            pending = Pending(message, seq, expects)
             with self.cond:
                 self._pending[seq] = pending
             try:

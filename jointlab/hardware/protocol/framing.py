@@ -1,16 +1,20 @@
-"""Frames of the JointLab wire protocol: header, CRC-16, COBS and a streaming decoder.
+"""Frames of the JointLab wire protocol: header, CRC-32, COBS and a streaming decoder.
 
 A frame on the wire is ``00 | COBS(header | payload | crc) | 00``:
 
 * ``header`` (7 bytes, little-endian): protocol version uint8, message class uint8, message
   type uint8, sequence number uint16 (wrapping), payload length uint16;
-* ``crc``: CRC-16/CCITT-FALSE (polynomial 0x1021, initial value 0xFFFF, not reflected, no
-  final XOR; ``binascii.crc_hqx(data, 0xFFFF)``) of header and payload, appended
-  **big-endian** so that the CRC of header, payload and CRC together is 0. This is the one
-  big-endian field of the protocol;
+* ``crc``: CRC-32 (IEEE 802.3, ``zlib.crc32``) of header and payload, appended
+  little-endian (4 bytes). A receiver checks a frame in one call: the CRC-32 of header,
+  payload *and* CRC is the constant :data:`CRC32_RESIDUE`;
 * COBS (the ``cobs`` package) removes every 0x00 from the frame, so 0x00 only ever delimits
   frames. Frames start and end with 0x00 so line noise before a frame never corrupts it; a
   receiver treats any run of 0x00 as one delimiter.
+
+**The handshake keeps version 1's frame format.** REQ HELLO and ACK HELLO frames carry
+header version 1 and version 1's CRC-16/CCITT-FALSE (big-endian) in every protocol version,
+and their payloads never change, so any two versions can tell each other theirs. The header
+version byte says which CRC a frame carries: 1 → CRC-16, anything else → CRC-32.
 
 :class:`FrameDecoder` is not thread-safe: one reader owns it. Layering follows pyserial's
 ``serial.threaded``: transport (port, reader thread) → framing (this module) → codec
@@ -20,6 +24,7 @@ A frame on the wire is ``00 | COBS(header | payload | crc) | 00``:
 from __future__ import annotations
 
 import struct
+import zlib
 from binascii import crc_hqx
 from dataclasses import dataclass, fields
 from typing import Any, NamedTuple
@@ -27,30 +32,29 @@ from typing import Any, NamedTuple
 from cobs import cobs
 
 from jointlab.errors import PackingError
-from jointlab.hardware import feedback, messages, vectors  # noqa: F401 - registers messages
-from jointlab.hardware.wire import (
-    MESSAGE_TYPES,
+from jointlab.hardware.protocol.table import MESSAGE_TYPES, AckType, ReqType
+from jointlab.hardware.protocol.wire import (
+    HELLO_FRAME_VERSION,
     PROTOCOL_VERSION,
-    AckType,
     Message,
     MessageClass,
     NackReason,
     PayloadLengthError,
-    ReqType,
 )
 
 __all__ = [
-    "CRC_INIT",
+    "CRC16_INIT",
+    "CRC32_RESIDUE",
     "HEADER",
     "MAX_ENCODED_SIZE",
     "MAX_PAYLOAD",
-    "MESSAGE_TYPES",
     "Frame",
     "FrameDecoder",
     "FrameEncoder",
     "LinkStats",
     "Unparsed",
     "crc16",
+    "crc32",
     "decode_frame",
     "encode_frame",
     "frame_body",
@@ -58,22 +62,26 @@ __all__ = [
 
 #: version, class, type, sequence number, payload length.
 HEADER = struct.Struct("<BBBHH")
-#: Initial value of the CRC-16/CCITT-FALSE register.
-CRC_INIT = 0xFFFF
+#: Initial value of the CRC-16/CCITT-FALSE register (HELLO frames).
+CRC16_INIT = 0xFFFF
+#: CRC-32 of any frame body followed by its own little-endian CRC-32.
+CRC32_RESIDUE = 0x2144DF1C
 #: Largest payload in bytes (a 255-actuator geometry reply is 12779 bytes).
 MAX_PAYLOAD = 16384
 #: Longest COBS-encoded frame between delimiters; longer runs are garbage.
-MAX_ENCODED_SIZE = cobs.max_encoded_length(HEADER.size + MAX_PAYLOAD + 2)
+MAX_ENCODED_SIZE = cobs.max_encoded_length(HEADER.size + MAX_PAYLOAD + 4)
 _DELIMITER = b"\x00"
 _HEADER_SIZE = HEADER.size
-_MIN_FRAME = _HEADER_SIZE + 2
+_MIN_HELLO_FRAME = _HEADER_SIZE + 2  # version 1 format: CRC-16
+_MIN_FRAME = _HEADER_SIZE + 4
 _cobs_decode = cobs.decode
 _unpack_header = HEADER.unpack_from
+_crc32 = zlib.crc32
 
 _message_type = MESSAGE_TYPES.get
-# HELLO frames are parsed whatever their version: their layout never changes.
-_HELLO = {(MessageClass.REQ, ReqType.HELLO), (MessageClass.ACK, AckType.HELLO)}
-_HELLO_REQUEST = (MessageClass.REQ, ReqType.HELLO)
+_HELLO_REQUEST = (int(MessageClass.REQ), int(ReqType.HELLO))
+# HELLO frames use version 1's format and are parsed whatever their version.
+_HELLO = {_HELLO_REQUEST, (int(MessageClass.ACK), int(AckType.HELLO))}
 
 
 @dataclass(frozen=True)
@@ -128,11 +136,12 @@ class Frame(NamedTuple):
 
 @dataclass(frozen=True)
 class LinkStats:
-    """Counters of one :class:`FrameDecoder`, i.e. of one direction of a link."""
+    """Counters of one direction of a link (a :class:`FrameDecoder` and its reader)."""
 
     #: Bytes fed to the decoder.
     bytes_received: int = 0
-    #: Bytes thrown away (bad frames and garbage; delimiters not counted).
+    #: Bytes thrown away (bad frames, garbage, a partial frame at start-up; delimiters not
+    #: counted).
     bytes_dropped: int = 0
     #: Frames with a good CRC (including :class:`Unparsed` ones).
     frames: int = 0
@@ -156,6 +165,9 @@ class LinkStats:
     frames_missed: int = 0
     #: Times the sequence number went back (duplicate, reordering or a peer restart).
     out_of_order: int = 0
+    #: Well-formed messages the receiver refused to use (a DATA STATE whose joint count
+    #: differs from the robot's); counted by the host, not by the decoder.
+    rejected: int = 0
 
     @property
     def errors(self) -> int:
@@ -167,12 +179,27 @@ _STAT_NAMES = tuple(f.name for f in fields(LinkStats))
 
 
 def crc16(data: bytes) -> int:
-    """CRC-16/CCITT-FALSE of ``data`` (``crc16(b"123456789") == 0x29B1``)."""
-    return crc_hqx(data, CRC_INIT)
+    """CRC-16/CCITT-FALSE of ``data`` (``crc16(b"123456789") == 0x29B1``); HELLO frames."""
+    return crc_hqx(data, CRC16_INIT)
+
+
+def crc32(data: bytes) -> int:
+    """CRC-32 (IEEE 802.3) of ``data`` (``crc32(b"123456789") == 0xCBF43926``)."""
+    return _crc32(data)
+
+
+def _frame_version(message: Message | Unparsed, version: int) -> int:
+    """HELLO frames keep version 1's format in every version."""
+    if (int(message.msg_class), int(message.msg_type)) in _HELLO:
+        return HELLO_FRAME_VERSION
+    return version
 
 
 def frame_body(message: Message | Unparsed, seq: int, *, version: int = PROTOCOL_VERSION) -> bytes:
     """Return header, payload and CRC of a frame: what COBS encodes (for tools and docs).
+
+    ``version`` is the header's version byte; REQ HELLO and ACK HELLO frames always get 1
+    (and CRC-16). Version 1 frames carry a big-endian CRC-16, others a little-endian CRC-32.
 
     Raises:
         PackingError: the payload exceeds :data:`MAX_PAYLOAD` or ``seq`` is out of range.
@@ -180,6 +207,7 @@ def frame_body(message: Message | Unparsed, seq: int, *, version: int = PROTOCOL
     payload = message.pack()
     if len(payload) > MAX_PAYLOAD:
         raise PackingError(f"payload of {len(payload)} bytes exceeds MAX_PAYLOAD={MAX_PAYLOAD}")
+    version = _frame_version(message, version)
     try:
         body = HEADER.pack(version, message.msg_class, message.msg_type, seq, len(payload))
     except struct.error as exc:
@@ -188,7 +216,9 @@ def frame_body(message: Message | Unparsed, seq: int, *, version: int = PROTOCOL
             f"version={version!r}"
         ) from exc
     body += payload
-    return body + crc_hqx(body, CRC_INIT).to_bytes(2, "big")
+    if version == HELLO_FRAME_VERSION:
+        return body + crc_hqx(body, CRC16_INIT).to_bytes(2, "big")
+    return body + _crc32(body).to_bytes(4, "little")
 
 
 def encode_frame(
@@ -199,7 +229,7 @@ def encode_frame(
     Args:
         message: Any message (or an :class:`Unparsed`, re-sent as is).
         seq: Sequence number in [0, 65535]; senders count up by one per frame, wrapping.
-        version: Header version byte.
+        version: Header version byte (HELLO frames: always 1).
 
     Raises:
         PackingError: the payload exceeds :data:`MAX_PAYLOAD` or ``seq`` is out of range.
@@ -207,6 +237,15 @@ def encode_frame(
     return b"".join(
         (_DELIMITER, cobs.encode(frame_body(message, seq, version=version)), _DELIMITER)
     )
+
+
+def _check_crc(raw: bytes) -> int:
+    """Length of the CRC trailer of a decoded run; 0 if the CRC does not check."""
+    if raw[0] == HELLO_FRAME_VERSION:
+        return 0 if crc_hqx(raw, CRC16_INIT) else 2
+    if len(raw) < _MIN_FRAME or _crc32(raw) != CRC32_RESIDUE:
+        return 0
+    return 4
 
 
 def decode_frame(data: bytes) -> Frame:
@@ -225,19 +264,20 @@ def decode_frame(data: bytes) -> Frame:
         raw = cobs.decode(chunk)
     except cobs.DecodeError as exc:
         raise PackingError(f"frame is not valid COBS: {exc}") from exc
-    if len(raw) < _MIN_FRAME:
+    if len(raw) < _MIN_HELLO_FRAME:
         raise PackingError(f"frame of {len(raw)} bytes is shorter than header and CRC")
-    if crc_hqx(raw, CRC_INIT):
+    trailer = _check_crc(raw)
+    if not trailer:
         raise PackingError("frame CRC does not check")
     version, msg_class, msg_type, seq, length = HEADER.unpack_from(raw)
-    if length != len(raw) - _MIN_FRAME:
+    if length != len(raw) - _HEADER_SIZE - trailer:
         raise PayloadLengthError(
-            f"header says {length} payload bytes, frame has {len(raw) - _MIN_FRAME}"
+            f"header says {length} payload bytes, frame has {len(raw) - _HEADER_SIZE - trailer}"
         )
     cls = MESSAGE_TYPES.get((msg_class, msg_type))
     if cls is None:
         raise PackingError(f"unknown message class {msg_class} type {msg_type}")
-    return Frame(version, seq, cls.unpack(raw[HEADER.size : -2]))
+    return Frame(version, seq, cls.unpack(raw[HEADER.size : -trailer]))
 
 
 class FrameEncoder:
@@ -268,12 +308,18 @@ class FrameDecoder:
     next delimiter resynchronises. A good-CRC frame that cannot be parsed is returned as an
     :class:`Unparsed` message (so a device can NACK it). Sequence numbers of good-CRC frames
     are checked for gaps; a REQ HELLO starts a new session and a new count.
+
+    Args:
+        version: The protocol version this side speaks.
+        synced: False for a port just opened: the bytes before the first 0x00 may be the
+            tail of a frame sent before the port was opened and are dropped (counted in
+            ``bytes_dropped`` only, not as an error).
     """
 
-    def __init__(self, version: int = PROTOCOL_VERSION) -> None:
+    def __init__(self, version: int = PROTOCOL_VERSION, *, synced: bool = True) -> None:
         self.version = version
         self._buffer = b""
-        self._discarding = False
+        self._discarding = not synced
         self._expected: int | None = None
         self._counts = dict.fromkeys(_STAT_NAMES, 0)
 
@@ -287,10 +333,10 @@ class FrameDecoder:
         """Bytes held while waiting for the next delimiter."""
         return len(self._buffer)
 
-    def reset(self) -> None:
+    def reset(self, *, synced: bool = True) -> None:
         """Forget buffered bytes and the sequence baseline (counters are kept)."""
         self._buffer = b""
-        self._discarding = False
+        self._discarding = not synced
         self._expected = None
 
     def feed(self, data: bytes) -> list[Frame]:
@@ -304,7 +350,7 @@ class FrameDecoder:
         chunks = data.split(_DELIMITER)
         tail = chunks.pop()
         if self._discarding:
-            if chunks:  # the end of an overlong run
+            if chunks:  # the end of an overlong run, or of a frame older than the port
                 counts["bytes_dropped"] += len(chunks[0])
                 chunks[0] = b""
                 self._discarding = False
@@ -330,20 +376,24 @@ class FrameDecoder:
                 counts["cobs_errors"] += 1
                 counts["bytes_dropped"] += len(chunk)
                 continue
-            if len(raw) < _MIN_FRAME:
+            if len(raw) < _MIN_HELLO_FRAME:
                 counts["runts"] += 1
                 counts["bytes_dropped"] += len(chunk)
                 continue
-            if crc_hqx(raw, CRC_INIT):
-                counts["crc_errors"] += 1
-                counts["bytes_dropped"] += len(chunk)
-                continue
+            if raw[0] == version_wanted and _crc32(raw) == CRC32_RESIDUE:
+                trailer = 4  # the hot path: a frame of this side's version
+            else:
+                trailer = _check_crc(raw)
+                if not trailer:
+                    counts["crc_errors"] += 1
+                    counts["bytes_dropped"] += len(chunk)
+                    continue
             version, msg_class, msg_type, seq, length = _unpack_header(raw)
             good += 1
             if seq != expected:
                 self._sequence_jump(seq, expected, msg_class, msg_type)
             expected = (seq + 1) & 0xFFFF
-            payload = raw[_HEADER_SIZE:-2]
+            payload = raw[_HEADER_SIZE:-trailer]
             cls = _message_type((msg_class, msg_type))
             if cls is not None and length == len(payload) and version == version_wanted:
                 try:

@@ -15,7 +15,7 @@ from typing import Any
 import numpy as np
 
 from jointlab.errors import ConfigurationError
-from jointlab.hardware.device import AppliedCommand
+from jointlab.hardware.emulator.queue import AppliedCommand
 from jointlab.hardware.protocol import LinkStats
 
 __all__ = [
@@ -136,8 +136,8 @@ class EmulatorOptions:
     robot: Any
     #: :class:`~jointlab.hardware.emulator.Emulator` keyword arguments.
     options: dict[str, Any] = field(default_factory=dict)
-    #: Ask for real-time scheduling (see :func:`~jointlab.hardware.emulator.realtime_priority`).
-    realtime: bool = False
+    #: Ask for SCHED_FIFO scheduling (see :func:`~jointlab.hardware.emulator.realtime_priority`).
+    fifo: bool = False
 
 
 @dataclass(frozen=True)
@@ -146,8 +146,8 @@ class Started:
 
     path: str
     pid: int
-    #: Whether real-time scheduling was asked for and granted.
-    realtime: bool = False
+    #: Whether SCHED_FIFO scheduling was asked for and granted.
+    fifo: bool = False
 
 
 @dataclass(frozen=True)

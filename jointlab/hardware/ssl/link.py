@@ -31,7 +31,7 @@ from __future__ import annotations
 import numpy as np
 
 from jointlab.errors import ConfigurationError, PackingError
-from jointlab.hardware.ssl import (
+from jointlab.hardware.ssl.codec import (
     SSL_JOINTS,
     ControlMessage,
     Team,

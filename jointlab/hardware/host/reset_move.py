@@ -38,12 +38,20 @@ SETTLE_TIME = 1.0
 _PEAK_V, _PEAK_A, _PEAK_J = 1.875, 10.0 / math.sqrt(3.0), 60.0
 
 
-def reset_target(description: Any, q: Any, qd: Any) -> np.ndarray:
-    """The target of ``reset(q, qd)``: ``q`` (default home) checked, shape ``(dof,)``.
+def reset_target(description: Any, q: Any, qd: Any, *, moving: bool = False
+                 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    """The target of ``reset(q, qd)``: ``q`` (default home) and ``qd`` (default 0), checked.
+
+    Args:
+        description: The robot.
+        q: Positions, rad or m, shape ``(dof,)``, or None for home.
+        qd: Velocities, rad/s or m/s, shape ``(dof,)``, or None for rest.
+        moving: Whether ``qd`` may be non-zero (a lockstep emulator can set it; a device
+            can only be reset to rest).
 
     Raises:
         ConfigurationError: ``q`` is not ``dof`` finite values within the joint limits, or
-            ``qd`` is not zero (a device can only be reset to rest).
+            ``qd`` is not ``dof`` finite values (zero unless ``moving``).
     """
     d = description
     target = np.array(d.home if q is None else q, dtype=np.float64).reshape(-1)
@@ -56,9 +64,12 @@ def reset_target(description: Any, q: Any, qd: Any) -> np.ndarray:
             f"reset: q[{i}] = {target[i]} of joint {d.joint_names[i]!r} lies outside "
             f"[{d.lower[i]}, {d.upper[i]}]"
         )
-    if qd is not None and np.any(np.asarray(qd, dtype=np.float64) != 0):
+    velocity = np.zeros(d.dof) if qd is None else np.array(qd, dtype=np.float64).reshape(-1)
+    if velocity.shape != (d.dof,) or not np.all(np.isfinite(velocity)):
+        raise ConfigurationError(f"reset: qd must be {d.dof} finite numbers, got {qd!r}")
+    if not moving and np.any(velocity != 0):
         raise ConfigurationError("reset: a device can only be reset to rest; qd must be zero")
-    return target
+    return target, velocity
 
 
 def move_duration(

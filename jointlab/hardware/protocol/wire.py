@@ -1,23 +1,26 @@
-"""Wire numbers and the message base class of the JointLab serial protocol.
+"""Wire constants, value enums and the message base classes of the JointLab serial protocol.
 
-Every message class (see :mod:`jointlab.hardware.messages` and
-:mod:`jointlab.hardware.vectors`) carries its wire numbers as the class attributes
-``msg_class`` and ``msg_type``, and offers:
+Every message class (:mod:`~jointlab.hardware.protocol.messages`,
+:mod:`~jointlab.hardware.protocol.vectors`, :mod:`~jointlab.hardware.protocol.feedback`)
+describes one payload and offers:
 
 * ``pack() -> bytes``: the **payload only** (no header, CRC or COBS; see
-  :func:`jointlab.hardware.framing.encode_frame` for a whole frame);
+  :func:`jointlab.hardware.protocol.framing.encode_frame` for a whole frame);
 * ``unpack(payload) -> message`` (classmethod): the inverse, raising
   :class:`~jointlab.errors.PackingError` for a short, long or invalid payload;
 * ``size``: the payload length in bytes (a class constant for fixed-size messages, computed
   from ``dof`` for the others); ``len(message)`` is the same number.
+
+Its wire numbers (``msg_class``, ``msg_type``) are **not** written in the class: the message
+table (:mod:`~jointlab.hardware.protocol.table`) declares them once, with the message's
+direction, reply and device handler, and sets them on the class.
 
 Byte order is little-endian everywhere. Floats are IEEE-754 binary32 on the wire: values
 are rounded to float32 when packed, NaN and infinities travel unchanged, and a finite value
 outside the float32 range raises ``PackingError`` instead of silently becoming infinite.
 Whether a value makes sense (a NaN torque, a joint index) is the receiver's business: a
 device answers with a NACK. Equality is wire equality: two messages are equal when they
-have the same type and pack to the same bytes. docs/protocol.md is the byte-level
-specification; tests check that its worked examples are what this code produces.
+have the same type and pack to the same bytes.
 """
 
 from __future__ import annotations
@@ -32,30 +35,29 @@ import numpy as np
 from jointlab.errors import PackingError
 
 __all__ = [
+    "DOC_TYPES",
     "FLOAT32_MAX",
+    "HELLO_FRAME_VERSION",
     "MAX_DOF",
-    "MESSAGE_TYPES",
     "PROTOCOL_VERSION",
-    "TYPE_ENUMS",
-    "AckType",
-    "CmdType",
-    "DataType",
     "FixedMessage",
     "Message",
     "MessageClass",
     "NackReason",
-    "NackType",
     "PayloadLengthError",
-    "ReplyMixin",
-    "ReqType",
+    "Reply",
     "StopMode",
     "WatchdogAction",
     "build",
-    "message",
+    "payload",
 ]
 
-#: Version byte of every frame header; HELLO frames keep their layout in every version.
-PROTOCOL_VERSION = 1
+#: The protocol version this code speaks (header byte 0 of every frame but HELLO's).
+PROTOCOL_VERSION = 2
+#: Header version byte of every REQ HELLO and ACK HELLO frame, in every protocol version:
+#: the handshake keeps version 1's frame format (CRC-16) so that any two versions can tell
+#: each other theirs (docs/protocol.md section 11).
+HELLO_FRAME_VERSION = 1
 #: Largest number of actuators a vector message can carry (counts are uint8).
 MAX_DOF = 255
 #: Largest finite float32, the bound of every float field on the wire.
@@ -77,55 +79,10 @@ class MessageClass(enum.IntEnum):
     ACK = 4
     NACK = 5
 
-
-class CmdType(enum.IntEnum):
-    """Types of class CMD; 1-7 are Player actarray command numbers."""
-
-    POS = 1
-    MULTI_POS = 2
-    SPEED = 3
-    MULTI_SPEED = 4
-    HOME = 5
-    CURRENT = 6
-    MULTI_CURRENT = 7
-    NJOINT = 16
-
-
-class ReqType(enum.IntEnum):
-    """Types of class REQ; 1-5 are Player actarray request numbers."""
-
-    POWER = 1
-    BRAKES = 2
-    GET_GEOM = 3
-    SPEED = 4
-    ACCEL = 5
-    HELLO = 16
-    ARM = 17
-    DISARM = 18
-    STOP = 19
-    HEARTBEAT = 20
-    WATCHDOG = 21
-    STREAM = 22
-
-
-class DataType(enum.IntEnum):
-    """Types of class DATA (Player's DATA STATE number)."""
-
-    STATE = 1
-
-
-class AckType(enum.IntEnum):
-    """Types of class ACK: the reply layout (numbered as the request they answer)."""
-
-    ACK = 0
-    GEOMETRY = 3
-    HELLO = 16
-
-
-class NackType(enum.IntEnum):
-    """Types of class NACK."""
-
-    NACK = 0
+    @property
+    def from_host(self) -> bool:
+        """True for classes the host sends (CMD, REQ), False for the device's."""
+        return self in (MessageClass.CMD, MessageClass.REQ)
 
 
 class NackReason(enum.IntEnum):
@@ -133,7 +90,7 @@ class NackReason(enum.IntEnum):
 
     UNSPECIFIED = 0
     DISARMED = 1
-    OUT_OF_RANGE = 2
+    OUT_OF_LIMITS = 2
     UNKNOWN_JOINT = 3
     BRAKED = 4
     UNPOWERED = 5
@@ -157,7 +114,7 @@ class NackReason(enum.IntEnum):
 _NACK_TEXT = {
     NackReason.UNSPECIFIED: "the device refused without giving a reason",
     NackReason.DISARMED: "the robot is disarmed",
-    NackReason.OUT_OF_RANGE: "a value is outside the joint's limits",
+    NackReason.OUT_OF_LIMITS: "a value is outside the joint's limits",
     NackReason.UNKNOWN_JOINT: "the joint index does not exist on the device",
     NackReason.BRAKED: "the brakes are engaged",
     NackReason.UNPOWERED: "motor power is off",
@@ -167,16 +124,6 @@ _NACK_TEXT = {
     NackReason.INVALID_VALUE: "a value is invalid (NaN or infinite where not allowed, "
     "negative gain, unknown mode)",
     NackReason.VERSION_MISMATCH: "the frame's protocol version differs from the device's",
-}
-
-
-#: Header byte 2's enum for each message class.
-TYPE_ENUMS: dict[int, type[enum.IntEnum]] = {
-    MessageClass.CMD: CmdType,
-    MessageClass.REQ: ReqType,
-    MessageClass.DATA: DataType,
-    MessageClass.ACK: AckType,
-    MessageClass.NACK: NackType,
 }
 
 
@@ -200,20 +147,8 @@ class _FrameLike(Protocol):
     seq: int
 
 
-#: Every message class by ``(msg_class, msg_type)``, filled by the :func:`message` decorator.
-MESSAGE_TYPES: dict[tuple[int, int], type[Message]] = {}
-
-
-def message(cls: type[_M]) -> type[_M]:
-    """Class decorator for messages: a frozen dataclass registered under its wire numbers.
-
-    Equality comes from the base class (wire equality). Two classes with the same
-    ``(msg_class, msg_type)`` are a programming error and raise ``TypeError`` at import.
-    """
-    key = (int(cls.msg_class), int(cls.msg_type))
-    if key in MESSAGE_TYPES:
-        raise TypeError(f"{cls.__name__} reuses the wire numbers of {MESSAGE_TYPES[key].__name__}")
-    MESSAGE_TYPES[key] = cls
+def payload(cls: type[_M]) -> type[_M]:
+    """Class decorator for message classes: a frozen dataclass with wire equality."""
     return dataclass(frozen=True, eq=False)(cls)
 
 
@@ -228,12 +163,18 @@ def build(cls: type[_M], **values: Any) -> _M:
 
 
 class Message:
-    """Base of every message: wire numbers, ``pack``/``unpack``/``size`` and wire equality."""
+    """Base of every message: ``pack``/``unpack``/``size``, wire equality, wire numbers.
 
-    #: Header byte 1.
+    ``msg_class`` and ``msg_type`` are set by the message table; ``SIZE_TEXT`` is the
+    payload size as docs/protocol.md writes it (``"8"``, ``"1 + 20·n"``).
+    """
+
+    #: Header byte 1 (set by the message table).
     msg_class: ClassVar[MessageClass]
-    #: Header byte 2 (a :class:`CmdType`, :class:`ReqType`, ... value).
+    #: Header byte 2 (set by the message table).
     msg_type: ClassVar[int]
+    #: Payload size for the protocol document (variable-size messages set it).
+    SIZE_TEXT: ClassVar[str] = ""
 
     def pack(self) -> bytes:
         """Return the payload bytes (no header, CRC or framing)."""
@@ -271,6 +212,9 @@ _CODES = {
     "Q": "uint64",
     "f": "float32",
 }
+#: struct code -> the type name of docs/protocol.md.
+DOC_TYPES = {"b": "i8", "B": "u8", "h": "i16", "H": "u16", "i": "i32", "I": "u32",
+             "Q": "u64", "f": "f32"}  # fmt: skip
 
 
 class FixedMessage(Message):
@@ -289,6 +233,7 @@ class FixedMessage(Message):
         super().__init_subclass__(**kwargs)
         cls._STRUCT = struct.Struct("<" + "".join(code for _, code in cls._LAYOUT))
         cls.size = cls._STRUCT.size
+        cls.SIZE_TEXT = str(cls.size)
 
     def __post_init__(self) -> None:
         name = type(self).__name__
@@ -309,8 +254,27 @@ class FixedMessage(Message):
                     f"{name}.{field_name}={value!r} does not fit its wire type {_CODES[code]}"
                 ) from exc
 
+    @classmethod
+    def layout(cls) -> list[tuple[int, str, str]]:
+        """``(offset, field, docs type)`` of every field, for the protocol document."""
+        rows, offset = [], 0
+        for name, code in cls._LAYOUT:
+            size = struct.calcsize("<" + code)
+            doc_type = f"{size} bytes" if code.endswith("s") else DOC_TYPES[code]
+            kind = dict(cls._KINDS).get(name)
+            rows.append((offset, name, "bool" if kind is bool else doc_type))
+            offset += size
+        return rows
+
     def pack(self) -> bytes:
-        """Return the payload bytes (no header, CRC or framing)."""
+        """Return the payload bytes (no header, CRC or framing).
+
+        A message parsed by :meth:`unpack` packs to exactly the bytes it came from (a
+        float32 signalling NaN would otherwise come back quiet through Python's float).
+        """
+        wire = self.__dict__.get("_wire")
+        if wire is not None:
+            return wire
         return self._STRUCT.pack(*[getattr(self, name) for name, _ in self._LAYOUT])
 
     @classmethod
@@ -321,7 +285,9 @@ class FixedMessage(Message):
                 f"{cls.__name__} payload must be {cls.size} bytes, got {len(data)}"
             )
         values = dict(zip((n for n, _ in cls._LAYOUT), cls._STRUCT.unpack(data), strict=True))
-        return cls(**values)
+        message = cls(**values)
+        message.__dict__["_wire"] = bytes(data)
+        return message
 
 
 def _convert(owner: str, field_name: str, kind: Any, value: Any) -> Any:
@@ -338,8 +304,16 @@ def _convert(owner: str, field_name: str, kind: Any, value: Any) -> Any:
         ) from exc
 
 
-class ReplyMixin:
-    """Replies (ACK, NACK) start with the echo of the frame they answer."""
+class Reply:
+    """Replies (ACK, NACK) start with the echo of the frame they answer.
+
+    The host routes every message of a reply class to the request it echoes; the message
+    table decides which classes those are (every class of ACK and NACK).
+    """
+
+    ref_class: int
+    ref_type: int
+    ref_seq: int
 
     @classmethod
     def reply_to(cls, frame: _FrameLike, **values: Any) -> Any:

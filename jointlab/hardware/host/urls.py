@@ -1,78 +1,72 @@
 """The ``serial://`` and ``emulated://`` schemes of :func:`jointlab.connect`.
 
 * ``serial://DEVICE_OR_PYSERIAL_URL?baud=1000000&robot=NAME_OR_PATH``: a
-  :class:`~jointlab.hardware.serial_robot.SerialRobot` on a device path
+  :class:`~jointlab.hardware.host.robot.SerialRobot` on a device path
   (``serial:///dev/ttyUSB0``) or any pyserial URL (``serial://socket://127.0.0.1:7000``,
   ``serial://rfc2217://host:4000``). Query keys JointLab does not know are handed back to a
   pyserial URL (``serial://rfc2217://host:4000?ign_set_control``); for a device path they
   are errors. Without ``robot`` the description is found from the device's digest.
-* ``emulated://NAME_OR_PATH?seed=0&rate=1000&watchdog_ms=100&stream_period=1``: starts an
-  :class:`~jointlab.hardware.emulator.EmulatorProcess` for that robot and connects to it
-  through its pseudo-terminal (with ``tcp=PORT``, 0 for any, through
-  ``socket://127.0.0.1:PORT``; with ``realtime=1``, under real-time scheduling if granted).
-  The robot is an :class:`EmulatedRobot`, whose ``close()`` also stops the emulator.
+  ``lockstep=1`` connects to an emulator started with ``--lockstep``.
+* ``emulated://NAME_OR_PATH?lockstep=0&seed=0&rate=1000&watchdog_ms=100&stream_period=1``:
+  starts an :class:`~jointlab.hardware.emulator.process.EmulatorProcess` for that robot and
+  connects to it through its pseudo-terminal (with ``tcp=PORT``, 0 for any, through
+  ``socket://127.0.0.1:PORT``; with ``fifo=1``, under SCHED_FIFO scheduling if granted).
+  ``lockstep=1`` runs it in virtual time: ``step()`` asks for the ticks, so runs are
+  reproducible and independent of the machine's load. The robot is an
+  :class:`EmulatedRobot`, whose ``close()`` (or its garbage collection) also stops the
+  emulator.
 
-Both accept ``timeout`` (request timeout, s), ``dead_periods`` and ``allow_digest_mismatch``
-in the query, and any ``SerialRobot`` keyword as an option of ``connect``; ``emulated://``
-also takes ``faults=Faults(...)`` as an option.
+Both accept ``timeout`` (request timeout, s), ``dead_ms`` (wall-clock silence before the link
+is dead) and ``allow_digest_mismatch`` in the query, and any ``SerialRobot`` keyword as an
+option of ``connect``; ``emulated://`` also takes ``faults=Faults(...)`` as an option.
+:func:`link_settings` and :func:`merge_options` are shared with other serial backends.
 """
 
 from __future__ import annotations
 
-import os
 from typing import TYPE_CHECKING, Any
 
 from jointlab.connection import query_bool, query_positive
 from jointlab.errors import ConfigurationError
-from jointlab.hardware.emulator import EmulatorProcess
-from jointlab.hardware.serial_robot import SerialRobot
+from jointlab.hardware.emulator.process import EmulatorProcess
+from jointlab.hardware.host.health import DEFAULT_DEAD_MS, DEFAULT_REQUEST_TIMEOUT
+from jointlab.hardware.host.robot import SerialRobot
 from jointlab.robots import load_robot
 
 if TYPE_CHECKING:
     from jointlab.connection import RobotURL
 
-__all__ = ["EmulatedRobot", "connect_emulated", "connect_serial"]
+__all__ = ["EmulatedRobot", "connect_emulated", "connect_serial", "link_settings",
+           "merge_options"]  # fmt: skip
 
 #: ``connect`` options that go to the emulator rather than to the SerialRobot.
-EMULATOR_OPTIONS = (
-    "faults",
-    "seed",
-    "rate_hz",
-    "watchdog_ms",
-    "stream_period",
-    "tcp_port",
-    "realtime",
-)
+EMULATOR_OPTIONS = ("faults", "seed", "rate_hz", "watchdog_ms", "tcp_port", "fifo")
+#: URL query key -> the SerialRobot keyword it sets.
+_KEYWORDS = {"timeout": "request_timeout", "baud": "baudrate", "robot": "description"}
 
 
-def default_dead_periods() -> int:
-    """``dead_periods`` when a URL gives none: ``JOINTLAB_DEAD_PERIODS`` if set, else 50.
+def link_settings(url: RobotURL) -> dict[str, Any]:
+    """The link keywords every serial backend takes from a URL query.
 
-    Raise it on a busy machine, where an emulator process (or a USB host) can be
-    descheduled for longer than 50 stream periods.
+    ``timeout`` (request timeout, s), ``dead_ms`` (ms of silence before the link is dead),
+    ``allow_digest_mismatch`` and ``lockstep``.
     """
-    text = os.environ.get("JOINTLAB_DEAD_PERIODS", "50")
-    try:
-        value = int(text)
-    except ValueError:
-        value = 0
-    if value < 1:
-        raise ConfigurationError(f"JOINTLAB_DEAD_PERIODS must be a whole number >= 1, got {text!r}")
-    return value
-
-
-def _robot_settings(url: RobotURL) -> dict[str, Any]:
     return {
-        "request_timeout": url.take("timeout", query_positive, 0.1),
-        "dead_periods": url.take("dead_periods", int, default_dead_periods()),
+        "request_timeout": url.take("timeout", query_positive, DEFAULT_REQUEST_TIMEOUT),
+        "dead_ms": url.take("dead_ms", query_positive, DEFAULT_DEAD_MS),
         "allow_digest_mismatch": url.take("allow_digest_mismatch", query_bool, False),
+        "lockstep": url.take("lockstep", query_bool, False),
     }
 
 
-def _merge(url: RobotURL, settings: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-    taken = {"timeout": "request_timeout", "baud": "baudrate", "robot": "description"}
+def merge_options(url: RobotURL, settings: dict[str, Any], options: dict[str, Any]
+                  ) -> dict[str, Any]:  # fmt: skip
+    """``settings`` from the URL plus ``connect``'s keyword ``options``.
+
+    A key given both ways is a :class:`~jointlab.errors.ConfigurationError` naming the URL.
+    """
     for key, value in options.items():
-        if key in settings and any(taken.get(q, q) == key for q in url.query):
+        if key in settings and any(_KEYWORDS.get(q, q) == key for q in url.query):
             raise ConfigurationError(
                 f"{url.url}: {key!r} is given both in the URL and as an option"
             )
@@ -88,7 +82,7 @@ def connect_serial(url: RobotURL, options: dict[str, Any]) -> SerialRobot:
             f"{url.url}: no port given; expected serial:///dev/ttyX or serial://socket://HOST:PORT"
         )
     robot = url.take("robot", str, None)
-    settings = _robot_settings(url)
+    settings = link_settings(url)
     settings["baudrate"] = url.take("baud", int, 1_000_000)
     if "://" in port:  # a pyserial URL: its own query options pass through
         extra = [k if v == "" else f"{k}={v}" for k, v in url.query.items() if k not in url._taken]
@@ -96,7 +90,7 @@ def connect_serial(url: RobotURL, options: dict[str, Any]) -> SerialRobot:
         if extra:
             port = f"{port}?{'&'.join(extra)}"
     url.check_all_taken()
-    settings = _merge(url, settings, options)
+    settings = merge_options(url, settings, options)
     description = settings.pop("description", None)
     if description is None and robot is not None:
         description = load_robot(robot)
@@ -118,6 +112,7 @@ class EmulatedRobot(SerialRobot):
     def __init__(self, emulator: EmulatorProcess, description: Any, **options: Any) -> None:
         #: The emulator process (``set_faults``, ``stall``, ``report``, ``reset``).
         self.emulator = emulator
+        options.setdefault("lockstep", emulator.lockstep)
         super().__init__(emulator.path, description, on_close=emulator.close, **options)
 
 
@@ -130,16 +125,21 @@ def connect_emulated(url: RobotURL, options: dict[str, Any]) -> EmulatedRobot:
         "seed": url.take("seed", int, 0),
         "rate_hz": url.take("rate", int, 1000),
         "watchdog_ms": url.take("watchdog_ms", int, 100),
-        "stream_period": url.take("stream_period", int, 1),
         "tcp_port": url.take("tcp", int, None),
-        "realtime": url.take("realtime", query_bool, False),
+        "fifo": url.take("fifo", query_bool, False),
     }
-    settings = _robot_settings(url)
+    settings = link_settings(url)
+    stream_period = url.take("stream_period", int, None)
     url.check_all_taken()
     for key in EMULATOR_OPTIONS:
         if key in options:
             emulator_settings[key] = options.pop(key)
-    settings = _merge(url, settings, options)
+    stream_period = options.pop("stream_period", stream_period)
+    settings = merge_options(url, settings, options)
+    emulator_settings["lockstep"] = settings["lockstep"]
+    if stream_period is not None:  # the emulator streams at it; lockstep steps take it
+        emulator_settings["stream_period"] = stream_period
+        settings["stream_period"] = stream_period
     emulator = EmulatorProcess(description, **emulator_settings)
     try:
         return EmulatedRobot(emulator, description, **settings)

@@ -15,17 +15,14 @@ from typing import Any
 import numpy as np
 
 from jointlab.errors import PackingError
-from jointlab.hardware.vectors import check_count, check_payload_length, float32_array
-from jointlab.hardware.wire import (
-    AckType,
-    DataType,
+from jointlab.hardware.protocol.vectors import check_count, check_payload_length, float32_array
+from jointlab.hardware.protocol.wire import (
     Message,
     MessageClass,
     PayloadLengthError,
-    ReplyMixin,
-    ReqType,
+    Reply,
     build,
-    message,
+    payload,
 )
 from jointlab.interface import ArrayState
 from jointlab.robots.description import ActuatorGeometry, ArrayGeometry
@@ -66,9 +63,10 @@ _STATE_HEAD = struct.Struct("<QBBBBB")  # time_us, count, motor_state, armed, br
 _STATE_HEAD_SIZE = _STATE_HEAD.size  # 13
 _STATE_RECORD_SIZE = STATE_DTYPE.itemsize  # 21
 _GEOM_HEAD = struct.Struct("<BBHB6f")  # echo, count, base_pos, base_orientation
+_GET_GEOM = 3  # REQ GET_GEOM's type (the message table checks it), echoed by the reply
 
 
-@message
+@payload
 class StateData(Message):
     """DATA STATE: the device's state at the end of one tick (Player DATA STATE, extended).
 
@@ -76,8 +74,7 @@ class StateData(Message):
     uint8 0/1, then ``count`` packed :data:`STATE_DTYPE` records of 21 bytes.
     """
 
-    msg_class = MessageClass.DATA
-    msg_type = DataType.STATE
+    SIZE_TEXT = "13 + 21·n"
     #: Device time in microseconds since the device started or was reset.
     time_us: int
     #: True when motor power is on (Player's ``motor_state``).
@@ -230,16 +227,15 @@ class StateData(Message):
         return obj
 
 
-@message
-class GeometryReply(ReplyMixin, Message):
+@payload
+class GeometryReply(Reply, Message):
     """ACK GET_GEOM: Player's ``player_actarray_geom_t`` (per-actuator geometry, base pose).
 
     Payload: the 4-byte echo, count uint8, base_pos 3×float32 (m), base_orientation
     3×float32 (rad, roll-pitch-yaw), then ``count`` packed :data:`GEOMETRY_DTYPE` records.
     """
 
-    msg_class = MessageClass.ACK
-    msg_type = AckType.GEOMETRY
+    SIZE_TEXT = "29 + 50·n"
     #: Class of the request answered (REQ).
     ref_class: int
     #: Type of the request answered (GET_GEOM).
@@ -290,7 +286,7 @@ class GeometryReply(ReplyMixin, Message):
             records[name] = float32_array("GeometryReply", name, values, values.ndim)
         return cls(
             int(ref_class),
-            ReqType.GET_GEOM,
+            _GET_GEOM,
             ref_seq,
             records,
             geometry.base_pos,

@@ -4,7 +4,12 @@ The process is ``python -m jointlab.hardware.emulator --control-fd N``: a fresh 
 (no ``if __name__ == "__main__"`` guard is needed in the caller's script, unlike with
 multiprocessing's spawn). It receives its settings and :class:`ControlRequest` messages over
 a socket pair, answers each with an :class:`EmulatorReport`, and exits when the socket
-closes, so it never outlives its parent. :mod:`jointlab.hardware.emulator` re-exports it.
+closes, so it never outlives its parent.
+
+**The child is always reaped**: by :meth:`EmulatorProcess.close`, or, when the object is
+dropped without it (garbage collection, interpreter exit), by a ``weakref.finalize``
+callback that closes the control socket, waits for the child (terminating, then killing it
+if it does not exit) and reaps it, so no zombie is left behind in any case.
 """
 
 from __future__ import annotations
@@ -13,6 +18,7 @@ import os
 import socket
 import subprocess
 import sys
+import weakref
 from dataclasses import replace
 from multiprocessing.connection import Connection
 from pathlib import Path
@@ -20,7 +26,7 @@ from typing import Any
 
 import jointlab
 from jointlab.errors import LinkError
-from jointlab.hardware.faults import (
+from jointlab.hardware.emulator.faults import (
     Control,
     ControlRequest,
     EmulatorOptions,
@@ -31,6 +37,9 @@ from jointlab.hardware.faults import (
 from jointlab.robots.description import RobotDescription
 
 __all__ = ["EmulatorProcess", "realtime_priority"]
+
+#: Seconds ``close()`` waits at each stage (polite CLOSE, then SIGTERM, then SIGKILL).
+STOP_WAIT = 2.0
 
 
 def realtime_priority(priority: int = 20) -> bool:
@@ -48,20 +57,44 @@ def realtime_priority(priority: int = 20) -> bool:
     return True
 
 
+def _stop(process: subprocess.Popen, connection: Connection) -> None:
+    """Stop and reap ``process`` (politely, then by force); safe to call twice."""
+    if not connection.closed:
+        try:
+            connection.send(ControlRequest(Control.CLOSE))
+        except (OSError, ValueError):
+            pass
+        connection.close()  # end-of-file also stops the emulator
+    for stop in (None, process.terminate, process.kill):
+        if process.poll() is not None:
+            return
+        if stop is not None:
+            try:
+                stop()
+            except OSError:
+                return
+        try:
+            process.wait(STOP_WAIT)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
 class EmulatorProcess:
-    """An :class:`Emulator` in its own process; ``path`` is where the host connects.
+    """An :class:`~jointlab.hardware.emulator.Emulator` in its own process.
 
     The process is ``python -m jointlab.hardware.emulator --control-fd N``: a fresh
-    interpreter (no ``if __name__ == "__main__"`` guard needed in the caller's script, unlike
-    multiprocessing's spawn) that gets its settings and control requests over a socket pair,
-    and exits when that closes, so it never outlives its parent.
+    interpreter that gets its settings and control requests over a socket pair, and exits
+    when that closes, so it never outlives its parent; it is reaped however this object
+    ends (see the module docstring).
 
     Args:
         robot: Description, built-in name or robot file.
         start_timeout: Seconds to wait for the process to report its pty.
-        realtime: Ask for real-time scheduling of the emulator (:func:`realtime_priority`);
-            :attr:`realtime` says whether it was granted.
-        **options: :class:`Emulator` keyword arguments.
+        fifo: Ask for SCHED_FIFO scheduling of the emulator (:func:`realtime_priority`);
+            :attr:`fifo` says whether it was granted.
+        **options: :class:`~jointlab.hardware.emulator.Emulator` keyword arguments
+            (``lockstep=True`` for virtual time).
 
     Raises:
         LinkError: the process did not start (names the robot and the reason).
@@ -72,7 +105,7 @@ class EmulatorProcess:
         robot: RobotDescription | str | Path = "arm6",
         *,
         start_timeout: float = 60.0,
-        realtime: bool = False,
+        fifo: bool = False,
         **options: Any,
     ) -> None:
         self._closed = False
@@ -92,9 +125,12 @@ class EmulatorProcess:
         finally:
             theirs.close()
         self._conn = Connection(ours.detach())
+        self._finalizer = weakref.finalize(self, _stop, self._process, self._conn)
         self.pid: int = self._process.pid
+        #: Whether the emulator runs in lockstep (virtual time).
+        self.lockstep: bool = bool(options.get("lockstep", False))
         try:
-            self._conn.send(EmulatorOptions(robot, options, realtime=realtime))
+            self._conn.send(EmulatorOptions(robot, options, fifo=fifo))
             if not self._conn.poll(start_timeout):
                 raise LinkError(f"emulator for {robot!r} did not start within {start_timeout} s")
             message = self._conn.recv()
@@ -109,8 +145,8 @@ class EmulatorProcess:
             raise LinkError(f"emulator for {robot!r} failed to start: {message.error}")
         #: Where the host connects (a pty path, or ``socket://127.0.0.1:PORT``).
         self.path: str = message.path
-        #: Whether the emulator runs with real-time scheduling.
-        self.realtime: bool = message.realtime
+        #: Whether the emulator runs with SCHED_FIFO scheduling.
+        self.fifo: bool = message.fifo
 
     def _ask(self, request: ControlRequest, timeout: float = 10.0) -> EmulatorReport:
         if self._closed:
@@ -148,22 +184,8 @@ class EmulatorProcess:
 
     def close(self) -> None:
         """Stop the process (politely, then by force) and reap it; safe to call twice."""
-        if self._closed:
-            return
         self._closed = True
-        try:
-            self._conn.send(ControlRequest(Control.CLOSE))
-        except OSError:
-            pass
-        self._conn.close()  # end-of-file also stops the emulator
-        for stop in (None, self._process.terminate, self._process.kill):
-            if stop is not None:
-                stop()
-            try:
-                self._process.wait(2.0)
-                break
-            except subprocess.TimeoutExpired:
-                continue
+        self._finalizer()
 
     def __enter__(self) -> EmulatorProcess:
         return self

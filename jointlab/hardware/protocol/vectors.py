@@ -1,10 +1,10 @@
-"""Command messages carrying joint-space vectors: CMD MULTI_POS/SPEED/CURRENT and NJOINT.
+"""Messages carrying joint-space vectors: CMD MULTI_POS/SPEED/CURRENT, NJOINT, REQ SET_STATE.
 
 Each payload is a uint8 actuator count ``n`` followed by ``n``-long float32 vectors. Packing
 and parsing go through numpy (``tobytes`` / ``frombuffer``): no per-joint Python loops.
 Parsed messages hold **read-only float32 views of the received bytes** (the wire values);
 :meth:`NJointCommand.to_action` converts to the float64 host type. See
-:mod:`jointlab.hardware.wire` for the common contract and docs/protocol.md for layouts.
+:mod:`jointlab.hardware.protocol.wire` for the common contract and docs/protocol.md for layouts.
 """
 
 from __future__ import annotations
@@ -14,15 +14,13 @@ from typing import Any, ClassVar, TypeVar
 import numpy as np
 
 from jointlab.errors import PackingError
-from jointlab.hardware.wire import (
+from jointlab.hardware.protocol.wire import (
     FLOAT32_MAX,
     MAX_DOF,
-    CmdType,
     Message,
-    MessageClass,
     PayloadLengthError,
     build,
-    message,
+    payload,
 )
 from jointlab.interface import NJointAction
 
@@ -32,6 +30,7 @@ __all__ = [
     "MultiPositionCommand",
     "MultiSpeedCommand",
     "NJointCommand",
+    "SetStateRequest",
     "check_count",
     "check_payload_length",
     "float32_array",
@@ -82,6 +81,7 @@ class _VectorCommand(Message):
     """CMD MULTI_*: a uint8 count then that many float32 values."""
 
     _FIELD: ClassVar[str] = ""
+    SIZE_TEXT = "1 + 4·n"
 
     def __post_init__(self) -> None:
         name = type(self).__name__
@@ -109,40 +109,34 @@ class _VectorCommand(Message):
         return build(cls, **{cls._FIELD: np.frombuffer(data, "<f4", n, 1)})  # type: ignore[attr-defined]
 
 
-@message
+@payload
 class MultiPositionCommand(_VectorCommand):
     """CMD MULTI_POS: move every joint to ``positions`` (rad or m), shape ``(dof,)``."""
 
-    msg_class = MessageClass.CMD
-    msg_type = CmdType.MULTI_POS
     _FIELD = "positions"
     #: Target positions, float32, shape ``(dof,)``.
     positions: np.ndarray
 
 
-@message
+@payload
 class MultiSpeedCommand(_VectorCommand):
     """CMD MULTI_SPEED: move every joint at ``speeds`` (rad/s or m/s), shape ``(dof,)``."""
 
-    msg_class = MessageClass.CMD
-    msg_type = CmdType.MULTI_SPEED
     _FIELD = "speeds"
     #: Speeds, float32, shape ``(dof,)``.
     speeds: np.ndarray
 
 
-@message
+@payload
 class MultiCurrentCommand(_VectorCommand):
     """CMD MULTI_CURRENT: drive every joint with ``currents`` (A), shape ``(dof,)``."""
 
-    msg_class = MessageClass.CMD
-    msg_type = CmdType.MULTI_CURRENT
     _FIELD = "currents"
     #: Motor currents in A, float32, shape ``(dof,)``.
     currents: np.ndarray
 
 
-@message
+@payload
 class NJointCommand(Message):
     """CMD NJOINT: a whole :class:`~jointlab.interface.NJointAction`, NaN preserved.
 
@@ -153,8 +147,7 @@ class NJointCommand(Message):
     Player's fields and of an MCU's FPU; NaN (PD off, default gain) survives the cast.
     """
 
-    msg_class = MessageClass.CMD
-    msg_type = CmdType.NJOINT
+    SIZE_TEXT = "1 + 20·n"
     #: float32, shape ``(5, dof)``: rows in :data:`NJOINT_FIELDS` order.
     values: np.ndarray
 
@@ -239,3 +232,68 @@ class NJointCommand(Message):
         obj = object.__new__(cls)  # the decode hot path: no __post_init__, a read-only view
         obj.__dict__["values"] = np.ndarray((5, n), _FLOAT32, data, 1)
         return obj
+
+
+@payload
+class SetStateRequest(Message):
+    """REQ SET_STATE (lockstep devices): put the joints at ``q`` moving at ``qd``, at once.
+
+    What ``SimRobot.reset(q, qd)`` does, for an emulated device in lockstep (virtual-time)
+    mode, so that a lockstep run can restart exactly as a simulated one does. The command
+    in force becomes zero torque; power, arming and brakes keep their settings. A real
+    device (or a real-time emulator) answers NACK UNSUPPORTED: a robot cannot be teleported.
+
+    Payload: a uint8 count ``n``, then ``q`` (rad or m) and ``qd`` (rad/s or m/s) as float32
+    vectors of length ``n``.
+    """
+
+    SIZE_TEXT = "1 + 8·n"
+    #: float32, shape ``(2, dof)``: positions then velocities.
+    values: np.ndarray
+
+    def __post_init__(self) -> None:
+        values = float32_array("SetStateRequest", "values", self.values, 2)
+        if values.shape[0] != 2:
+            raise PackingError(
+                f"SetStateRequest.values must have shape (2, dof), got {values.shape}"
+            )
+        check_count("SetStateRequest", values.shape[1])
+        object.__setattr__(self, "values", values)
+
+    @classmethod
+    def from_arrays(cls, q: Any, qd: Any) -> SetStateRequest:
+        """Build from positions ``q`` and velocities ``qd``, each of shape ``(dof,)``."""
+        return cls(np.array((np.asarray(q, np.float64), np.asarray(qd, np.float64))))
+
+    @property
+    def dof(self) -> int:
+        """Number of joints."""
+        return int(self.values.shape[1])
+
+    @property
+    def q(self) -> np.ndarray:
+        """Positions, rad or m, float32, shape ``(dof,)``."""
+        return self.values[0]
+
+    @property
+    def qd(self) -> np.ndarray:
+        """Velocities, rad/s or m/s, float32, shape ``(dof,)``."""
+        return self.values[1]
+
+    @property
+    def size(self) -> int:
+        """Payload length in bytes: ``1 + 8 * dof``."""
+        return 1 + 8 * self.values.shape[1]
+
+    def pack(self) -> bytes:
+        """Return the payload bytes (no header, CRC or framing)."""
+        return bytes((self.values.shape[1],)) + self.values.tobytes()
+
+    @classmethod
+    def unpack(cls, data: bytes) -> SetStateRequest:
+        """Parse a payload; raise ``PackingError`` if it is short, long or invalid."""
+        if not data:
+            raise PayloadLengthError("SetStateRequest payload is empty, expected a count byte")
+        n = data[0]
+        check_payload_length("SetStateRequest", data, 1, 8, n)
+        return build(cls, values=np.ndarray((2, n), _FLOAT32, data, 1))

@@ -1,0 +1,366 @@
+"""The :class:`Robot` base every backend implements, and the checks it owns.
+
+``from jointlab.interface import Robot`` is the usual import; this module holds it so that
+the value classes (:mod:`jointlab.interface`) and the contract stay one concept each.
+Backends implement the hooks (``_read``, ``_apply``, ``_step``, ``_reset``, ``_power``,
+``_brakes``, ``_arm``, ``_disarm``, ``_configure_speed``, ``_configure_accel``,
+``_geometry``, ``_readiness``, ``close``); the public verbs check what every backend must
+check the same way, then call them. Time semantics: :mod:`jointlab.interface`.
+"""
+
+from __future__ import annotations
+
+import abc
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from jointlab.errors import (
+    ActionError,
+    CommandRefused,
+    ConfigurationRefused,
+    DescriptionError,
+    RobotClosed,
+)
+from jointlab.interface import ArrayState, NJointAction
+
+if TYPE_CHECKING:
+    from jointlab.robots.description import ArrayGeometry, RobotDescription
+
+__all__ = ["REFUSAL_ORDER", "Readiness", "Robot", "given_fields"]
+
+#: Motion refusals, checked in this order on every backend (docs/hardware.md): the first
+#: that applies is the ``reason`` of the :class:`~jointlab.errors.CommandRefused`.
+REFUSAL_ORDER = ("closed", "unpowered", "disarmed", "braked")
+
+_REFUSAL_TEXT = {
+    "unpowered": "motor power is off; call power(True) and arm() first",
+    "disarmed": "it is disarmed: only a zero action is accepted; call arm() first",
+    "braked": "its brakes are engaged: release them with brakes(False) first",
+}
+
+
+@dataclass(frozen=True)
+class Readiness:
+    """Whether a robot accepts motion, as its backend knows it (the refusal checks' input)."""
+
+    #: Motor power is on.
+    powered: bool
+    #: The robot accepts motion commands.
+    armed: bool
+    #: Brakes are engaged on at least one joint (a robot without brakes is never braked).
+    braked: bool
+
+
+def given_fields(action: NJointAction) -> list[str]:
+    """The fields of ``action`` that carry values, for error messages.
+
+    Fields left NaN are not named, nor a zero torque beside a given position target:
+    ``NJointAction.Position(q)`` names ``position``, ``NJointAction.Torque(t)`` ``torque``.
+    """
+    names = [name for name in ("position", "position_kp", "position_kd", "velocity")
+             if not np.isnan(getattr(action, name)).all()]  # fmt: skip
+    if action.torque.any() or not names:
+        names.insert(0, "torque")
+    return names
+
+
+class Robot(abc.ABC):
+    """A live actuator array: the only thing controllers and environments talk to.
+
+    Implemented by :class:`jointlab.sim.SimRobot` (PyBullet) and
+    :class:`jointlab.hardware.SerialRobot` (a device or the emulator over a serial port).
+    Usable as a context manager; ``close()`` is safe to call twice.
+
+    **The contract is enforced here, once, for every backend.** The public verbs are
+    concrete: each checks what every backend must check the same way and then calls the
+    backend's hook (``_apply``, ``_step``, ``_read``, ``_reset``, ``_power``, ``_brakes``,
+    ``_arm``, ``_disarm``, ``_configure_speed``, ``_configure_accel``, ``_geometry``), so
+    the checks cannot drift between backends:
+
+    * after ``close()`` every verb raises :class:`~jointlab.errors.RobotClosed`
+      (reason ``"closed"``);
+    * ``apply`` checks the action's type and length (an :class:`~jointlab.errors.ActionError`
+      naming the field the caller gave) and refuses a non-zero action with
+      :class:`~jointlab.errors.CommandRefused`, reasons checked in :data:`REFUSAL_ORDER`
+      (``closed`` > ``unpowered`` > ``disarmed`` > ``braked``), from :meth:`_readiness`;
+    * ``arm()`` and ``brakes(False)`` are refused ``unpowered`` while power is off;
+    * ``configure_speed``/``configure_accel`` refuse an unknown joint, a value that is not
+      finite or one outside ``(0, limit]`` with :class:`~jointlab.errors.ConfigurationRefused`
+      (reasons ``unknown_joint``, ``invalid_value``, ``out_of_limits``).
+
+    State changes (``arm``, ``disarm``, ``power``, ``brakes``, ``configure_*``) are in effect
+    when the call returns, and the very next ``read()`` shows them, on every backend.
+    """
+
+    #: True when ``step()`` is paced by wall-clock time (hardware), False in simulation.
+    realtime: bool = False
+    #: Set by backends: True once ``close()`` ran (or before construction finished).
+    _closed: bool = True
+
+    # ================================================================ backend hooks
+    @abc.abstractmethod
+    def _readiness(self) -> Readiness:
+        """Power, arming and brakes as the backend knows them now."""
+
+    @abc.abstractmethod
+    def _read(self) -> ArrayState:
+        """The latest state (see the module docstring for time semantics)."""
+
+    @abc.abstractmethod
+    def _apply(self, action: NJointAction) -> None:
+        """Use a checked action from the next physics step or firmware tick on."""
+
+    @abc.abstractmethod
+    def _step(self) -> None:
+        """Advance one control period."""
+
+    @abc.abstractmethod
+    def _reset(self, q: np.ndarray | None, qd: np.ndarray | None, **options: Any) -> ArrayState:
+        """Return to ``q``/``qd`` and restart time; the state afterwards."""
+
+    @abc.abstractmethod
+    def _power(self, on: bool) -> None:
+        """Switch motor power; off also disarms and engages the brakes where fitted."""
+
+    @abc.abstractmethod
+    def _brakes(self, on: bool) -> None:
+        """Engage (the action becomes zero) or release the brakes."""
+
+    @abc.abstractmethod
+    def _arm(self) -> None:
+        """Accept motion commands (power is on)."""
+
+    @abc.abstractmethod
+    def _disarm(self) -> None:
+        """Refuse motion commands; the action becomes zero."""
+
+    @abc.abstractmethod
+    def _configure_speed(self, joint: int, speed: float) -> None:
+        """Store a checked configured speed of joint index ``joint``."""
+
+    @abc.abstractmethod
+    def _configure_accel(self, joint: int, accel: float) -> None:
+        """Store a checked configured acceleration of joint index ``joint``."""
+
+    @abc.abstractmethod
+    def _geometry(self) -> ArrayGeometry:
+        """Player GET_GEOM."""
+
+    def _where(self) -> str:
+        """Where the robot is, for messages (``" on '/dev/ttyACM0'"``); empty in sim."""
+        return ""
+
+    # ================================================================ properties
+    @property
+    @abc.abstractmethod
+    def description(self) -> RobotDescription:
+        """The robot's description."""
+
+    @property
+    def dof(self) -> int:
+        """Number of joints (length of every joint-space array)."""
+        return self.description.dof
+
+    @property
+    def closed(self) -> bool:
+        """True once ``close()`` was called."""
+        return self._closed
+
+    @property
+    @abc.abstractmethod
+    def time(self) -> float:
+        """Seconds since creation or the last reset."""
+
+    @property
+    @abc.abstractmethod
+    def control_dt(self) -> float:
+        """Control period in seconds: the time one ``step()`` advances."""
+
+    @property
+    @abc.abstractmethod
+    def last_action(self) -> NJointAction:
+        """The action most recently passed to ``apply`` (the desired action)."""
+
+    @property
+    @abc.abstractmethod
+    def config_speed(self) -> np.ndarray:
+        """Configured speeds, shape ``(dof,)``, rad/s or m/s (REQ SPEED)."""
+
+    @property
+    @abc.abstractmethod
+    def config_accel(self) -> np.ndarray:
+        """Configured accelerations, shape ``(dof,)``, rad/s² or m/s² (REQ ACCEL)."""
+
+    # ================================================================ the checks
+    def _refusal(self, verb: str, reason: str) -> CommandRefused:
+        robot = f"robot {self.description.name!r}{self._where()}"
+        if reason == "closed":
+            return RobotClosed(f"{verb}: {robot} is closed")
+        return CommandRefused(f"{verb} refused: {robot}: {_REFUSAL_TEXT[reason]}", reason=reason)
+
+    def _check_open(self, verb: str) -> None:
+        """Raise :class:`~jointlab.errors.RobotClosed` after ``close()``."""
+        if self._closed:
+            raise self._refusal(verb, "closed")
+
+    def _check_motion(self, verb: str) -> None:
+        """Refuse motion for the first reason of :data:`REFUSAL_ORDER` that applies."""
+        ready = self._readiness()
+        if not ready.powered:
+            raise self._refusal(verb, "unpowered")
+        if not ready.armed:
+            raise self._refusal(verb, "disarmed")
+        if ready.braked:
+            raise self._refusal(verb, "braked")
+
+    def _check_action(self, action: Any) -> None:
+        if not isinstance(action, NJointAction):
+            raise ActionError(f"apply() takes an NJointAction, got {type(action).__name__}")
+        dof = self.description.dof
+        if action.dof != dof:
+            names = given_fields(action)
+            fields = " and ".join(f"NJointAction.{name}" for name in names)
+            verb = "has" if len(names) == 1 else "have"
+            raise ActionError(
+                f"{fields} {verb} length {action.dof}, expected {dof} (one per joint of "
+                f"robot {self.description.name!r})"
+            )
+
+    def _setting(self, verb: str, what: str, joint: Any, value: Any, limit: np.ndarray
+                 ) -> tuple[int, float]:  # fmt: skip
+        description = self.description
+        try:
+            index = description.joint_index(joint)
+        except DescriptionError as exc:
+            raise ConfigurationRefused(f"{verb}: {exc}", reason="unknown_joint") from exc
+        name = description.joint_names[index]
+        try:
+            number = float(value)
+        except (TypeError, ValueError):
+            number = math.nan
+        if not math.isfinite(number):
+            raise ConfigurationRefused(
+                f"{verb}: {what} {value!r} of joint {index} ({name}) is not a finite number",
+                reason="invalid_value",
+            )
+        if not 0 < number <= limit[index]:
+            raise ConfigurationRefused(
+                f"{verb}: {what} {number!r} of joint {index} ({name}) must be > 0 and <= its "
+                f"limit {limit[index]}",
+                reason="out_of_limits",
+            )
+        return index, number
+
+    # ================================================================ the verbs
+    def read(self) -> ArrayState:
+        """Return the latest state (the end of the last control period)."""
+        if self._closed:
+            raise self._refusal("read", "closed")
+        return self._read()
+
+    def apply(self, action: NJointAction) -> None:
+        """Use ``action`` from the next physics step or firmware tick on.
+
+        Raises:
+            RobotClosed: the robot is closed.
+            ActionError: not an ``NJointAction``, or its length is not ``dof``.
+            CommandRefused: the action is not ``Zero`` and the robot is unpowered, disarmed
+                or braked (``reason``, in that order of precedence).
+        """
+        if self._closed:
+            raise self._refusal("apply", "closed")
+        self._check_action(action)
+        if not action.is_zero:
+            self._check_motion("apply")
+        self._apply(action)
+
+    def step(self) -> None:
+        """Advance one control period (see the module docstring for time semantics)."""
+        if self._closed:
+            raise self._refusal("step", "closed")
+        self._step()
+
+    def reset(
+        self, q: np.ndarray | None = None, qd: np.ndarray | None = None, **options: Any
+    ) -> ArrayState:
+        """Return to ``q``/``qd`` (default: home at rest) and restart ``time`` at 0."""
+        self._check_open("reset")
+        return self._reset(q, qd, **options)
+
+    def power(self, on: bool) -> None:
+        """Switch motor power (Player REQ POWER); off disarms and engages brakes where fitted.
+
+        Powering on does not re-arm: call ``arm()`` afterwards.
+        """
+        self._check_open("power")
+        self._power(bool(on))
+
+    def brakes(self, on: bool) -> None:
+        """Engage (the action becomes zero) or release the brakes (Player REQ BRAKES).
+
+        Raises:
+            CommandRefused: releasing them while power is off (reason ``"unpowered"``).
+        """
+        self._check_open("brakes")
+        if not on and not self._readiness().powered:
+            raise self._refusal("brakes(False)", "unpowered")
+        self._brakes(bool(on))
+
+    def arm(self) -> None:
+        """Allow motion commands (the action stays zero until the next ``apply``).
+
+        Raises:
+            CommandRefused: power is off (reason ``"unpowered"``).
+        """
+        self._check_open("arm")
+        if not self._readiness().powered:
+            raise self._refusal("arm", "unpowered")
+        self._arm()
+
+    def disarm(self) -> None:
+        """Refuse motion commands (only ``Zero`` actions are accepted) and apply zero torque."""
+        self._check_open("disarm")
+        self._disarm()
+
+    def geometry(self) -> ArrayGeometry:
+        """Player GET_GEOM: per-actuator geometry (with configured speeds) plus the base pose."""
+        self._check_open("geometry")
+        return self._geometry()
+
+    def configure_speed(self, joint: int | str, speed: float) -> None:
+        """Set the configured speed of ``joint`` (index or name; Player REQ SPEED), rad/s or m/s.
+
+        ``geometry()`` reports it as ``config_speed``; jerk-limited moves respect it.
+
+        Raises:
+            ConfigurationRefused: unknown joint, not finite, or not in ``(0, velocity limit]``.
+        """
+        self._check_open("configure_speed")
+        index, value = self._setting("configure_speed", "speed", joint, speed,
+                                     self.description.velocity_limit)  # fmt: skip
+        self._configure_speed(index, value)
+
+    def configure_accel(self, joint: int | str, accel: float) -> None:
+        """Set the configured acceleration of ``joint`` (Player REQ ACCEL), rad/s² or m/s².
+
+        Raises:
+            ConfigurationRefused: unknown joint, not finite, or not in ``(0, acceleration
+                limit]``.
+        """
+        self._check_open("configure_accel")
+        index, value = self._setting("configure_accel", "acceleration", joint, accel,
+                                     self.description.acceleration_limit)  # fmt: skip
+        self._configure_accel(index, value)
+
+    @abc.abstractmethod
+    def close(self) -> None:
+        """Release the backend; safe to call twice."""
+
+    def __enter__(self) -> Robot:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()

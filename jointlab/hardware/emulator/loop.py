@@ -1,0 +1,93 @@
+"""The emulator's two clocks: a real-time loop and a lockstep (virtual-time) loop.
+
+**Real time** (:func:`serve_realtime`): ticks are paced to ``time.perf_counter`` on an
+absolute schedule, so small jitter does not accumulate; between ticks the loop waits in
+``select`` on the link, so requests are answered as soon as they arrive, while accepted
+commands take effect at the next tick. A tick that starts more than one period late (the
+process was descheduled) is counted and the schedule **slips** instead of running the
+missed ticks back to back: firmware never bursts, and a burst would leave the host no time
+to answer each state. Device time is the tick count, so it then runs behind the wall clock.
+
+**Lockstep** (:func:`serve_lockstep`): the device never ticks on its own. It waits in
+``select`` and handles frames in the order they arrive; a REQ STEP runs its ticks then and
+there and is answered with the state at their end. Whatever the host wrote before the STEP
+is handled before those ticks (the byte stream orders them), so a run depends only on what
+the host sent, not on when: it is reproducible bit for bit on a loaded machine.
+"""
+
+from __future__ import annotations
+
+import select
+import time
+from multiprocessing.connection import Connection
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from jointlab.hardware.emulator.emulator import Emulator
+
+__all__ = ["serve_lockstep", "serve_realtime"]
+
+
+def _wait(emulator: Emulator, control: Connection | None, timeout: float | None) -> bool:
+    """Wait up to ``timeout`` s for input and handle it; False when the loop must stop."""
+    link = emulator.link
+    fds = link.fds()
+    control_fd = control.fileno() if control is not None else None
+    if control_fd is not None:
+        fds = [*fds, control_fd]
+    ready, _, _ = select.select(fds, [], [], timeout)
+    for fd in ready:
+        if fd == control_fd:
+            if not emulator.control(control):  # type: ignore[arg-type]
+                return False
+        else:
+            emulator.receive(fd)
+    emulator.flush_delayed(time.perf_counter())
+    link.flush()
+    return True
+
+
+def _bounded(emulator: Emulator, wait: float | None, end: float | None) -> float | None:
+    """``wait`` shortened to the next delayed frame and the end of the run."""
+    now = time.perf_counter()
+    for due in (emulator.next_delayed(), end):
+        if due is not None:
+            wait = max(due - now, 0.0) if wait is None else min(wait, max(due - now, 0.0))
+    return wait
+
+
+def serve_realtime(emulator: Emulator, control: Connection | None, duration: float | None
+                   ) -> None:  # fmt: skip
+    """Tick at ``rate_hz`` of wall-clock time (see the module docstring)."""
+    period, device, link = emulator.period, emulator.device, emulator.link
+    link.write(b"\x00")  # section 9: one delimiter at start-up
+    start = next_tick = time.perf_counter()
+    end = None if duration is None else start + duration
+    counts = emulator.counts
+    while True:
+        now = time.perf_counter()
+        if next_tick > now:
+            if not _wait(emulator, control, _bounded(emulator, next_tick - now, None)):
+                return
+            continue
+        if end is not None and now >= end:
+            return
+        if now - next_tick > period:  # descheduled: slip rather than burst
+            counts["late_ticks"] += 1
+            next_tick = now
+        for fd in link.fds():  # commands that arrived just before this tick
+            emulator.receive(fd)
+        state = device.tick()
+        if state is not None:
+            emulator.send(state)
+        next_tick += period
+
+
+def serve_lockstep(emulator: Emulator, control: Connection | None, duration: float | None
+                   ) -> None:  # fmt: skip
+    """Tick only when the host asks (see the module docstring)."""
+    emulator.link.write(b"\x00")
+    end = None if duration is None else time.perf_counter() + duration
+    while end is None or time.perf_counter() < end:
+        if not _wait(emulator, control, _bounded(emulator, None, end)):
+            return

@@ -222,8 +222,9 @@ class JointLabEnv(gymnasium.Env):
         self._check_open()
         self._check_options(options)
         self._arm()
-        if hasattr(self.robot, "seed"):
-            self.robot.seed(int(self.np_random.integers(2**31 - 1)))
+        robot_seed = int(self.np_random.integers(2**31 - 1))  # drawn on every backend, so
+        if hasattr(self.robot, "seed"):  # the task's draws below are the same on all of them
+            self.robot.seed(robot_seed)
         q, qd = self.task.reset(self.np_random, options)
         q_option = option_vector(options, "q", self.description.dof)
         qd_option = option_vector(options, "qd", self.description.dof)

@@ -7,9 +7,10 @@ thread calls :meth:`HostLink.data_received`; the backend
 
 Every message from the device is **routed by its class, from the message table**: a reply
 class (every ACK and NACK row) goes to the request it echoes; DATA STATE is the state stream,
-and also completes a pending request whose table reply is DATA STATE (REQ STEP of a lockstep
-device). A NACK of a command is queued for the caller. Nothing is kept in a hand-written
-list of "known replies", so a new reply class cannot be dropped by mistake.
+and, from a lockstep device (which sends states only when asked), also completes the oldest
+pending request whose table reply is DATA STATE (REQ STEP). A NACK of a command is queued
+for the caller. Nothing is kept in a hand-written list of "known replies", so a new reply
+class cannot be dropped by mistake.
 
 A DATA STATE whose joint count differs from the robot's (:attr:`HostLink.dof`) is never
 published: it is rejected, counted (``LinkStats.rejected``) and described in
@@ -78,6 +79,10 @@ class HostLink(serial.threaded.Protocol):
                         for row in TABLE if not row.from_host}  # fmt: skip
         #: Joints of the robot; a DATA STATE with another count is rejected (None: any).
         self.dof: int | None = None
+        #: The device is in lockstep: it sends a DATA STATE only to answer a request, so a
+        #: state completes the oldest request that expects one. A real-time device streams
+        #: states on its own, which never answer a request.
+        self.lockstep = False
         #: The latest accepted DATA STATE, or None before the first one.
         self.latest: StateData | None = None
         #: States accepted since the link started.
@@ -126,11 +131,12 @@ class HostLink(serial.threaded.Protocol):
         self.latest = message
         self.state_count += 1
         self.last_state = time.perf_counter()
-        for pending in self._pending.values():
-            if pending.expects is StateData and pending.reply is None:
-                pending.reply = message
-                del self._pending[pending.seq]
-                break
+        if self.lockstep:
+            for pending in self._pending.values():
+                if pending.expects is StateData and pending.reply is None:
+                    pending.reply = message
+                    del self._pending[pending.seq]
+                    break
         return True
 
     def _on_reply(self, message: Message) -> bool:

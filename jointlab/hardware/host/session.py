@@ -139,6 +139,7 @@ def open_session(settings: SessionSettings, keep: Callable[[HostLink], None]) ->
         allow_digest_mismatch=s.allow_digest_mismatch,
     )  # fmt: skip
     link.dof = description.dof
+    link.lockstep = s.lockstep
     seen = link.state_count
     first: StateData | None = None
     if s.lockstep:

@@ -139,16 +139,19 @@ def open_session(settings: SessionSettings, keep: Callable[[HostLink], None]) ->
         allow_digest_mismatch=s.allow_digest_mismatch,
     )  # fmt: skip
     link.dof = description.dof
-    link.lockstep = s.lockstep
     seen = link.state_count
     first: StateData | None = None
     if s.lockstep:
         period = s.stream_period or 1
+        own_clock = LinkError(f"the device on {s.port!r} runs on its own clock (real time): "
+                              "connect without lockstep (?lockstep=0)")  # fmt: skip
+        if device.stream_period:  # it streams: a lockstep device never does
+            raise own_clock
+        link.lockstep = True
         try:
             first = requests.request(StepRequest(0))  # type: ignore[assignment]  # no tick
         except CommandRefused as exc:
-            raise LinkError(f"the device on {s.port!r} runs on its own clock (real time): "
-                            "connect without lockstep (?lockstep=0)") from exc
+            raise own_clock from exc
     else:
         period = s.stream_period or device.stream_period or 1
         if period != device.stream_period:

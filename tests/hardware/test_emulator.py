@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import gc
 import os
 import subprocess
 import sys
 from collections.abc import Iterator
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -335,3 +337,35 @@ def test_in_process_emulator_serves_for_a_duration() -> None:
     with Emulator("planar2") as emulator:
         emulator.serve(duration=0.05)
         assert emulator.report().tick >= 1
+
+
+# ------------------------------------------------------------------ the child is always reaped
+def _reaped(pid: int) -> bool:
+    """True when ``pid`` is no child of ours any more (reaped), False if it still is."""
+    try:
+        os.waitpid(pid, os.WNOHANG)
+    except ChildProcessError:
+        return True
+    return False
+
+
+def test_an_emulated_robot_dropped_without_close_is_reaped() -> None:
+    robot = jointlab.connect("emulated://planar2?lockstep=1", **PATIENT)
+    pid = robot.emulator.pid
+    del robot
+    gc.collect()
+    assert _reaped(pid)
+
+
+def test_an_emulated_robot_left_open_at_interpreter_exit_is_reaped() -> None:
+    script = (
+        "import jointlab\n"
+        "robot = jointlab.connect('emulated://planar2?lockstep=1')\n"
+        "print(robot.emulator.pid, flush=True)\n"
+    )
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
+    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
+                            timeout=120, check=True, env=env)  # fmt: skip
+    pid = int(result.stdout.split()[-1])
+    status = Path(f"/proc/{pid}/status")
+    assert not status.exists() or "zombie" not in status.read_text()  # gone, or a new process

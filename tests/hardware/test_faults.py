@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import numpy as np
@@ -136,3 +137,18 @@ def test_delayed_replies_lengthen_the_round_trip(emulator: EmulatorProcess) -> N
         round_trip = robot.heartbeat()
         emulator.set_faults(Faults())
     assert round_trip >= 0.01
+
+
+def test_a_host_that_was_descheduled_does_not_declare_a_live_device_dead(
+    emulator: EmulatorProcess,
+) -> None:
+    """Silence counts only while no bytes wait unread: those mean *we* were late, not it."""
+    with serial_robot(emulator, dead_ms=200) as robot:
+        robot.arm()
+        hold(robot, 5)
+        link = robot._link  # the host's link: holding its lock stalls the reader thread
+        with link.cond:
+            time.sleep(0.5)  # the host is descheduled for 2.5 dead times
+            robot.step()  # the first look at the clock sees 500 ms of silence, bytes waiting
+        assert not robot.dead
+        hold(robot, 5)

@@ -20,7 +20,6 @@ from jointlab.hardware.protocol import PositionCommand, SpeedCommand
 from jointlab.interface import NJointAction, Robot
 from jointlab.sim import SimRobot
 
-
 #: A fault seed with lost frames but never two lost tries of one request (deterministic: the
 #: frames and the drop draws come in the same order in every run).
 DROP_SEED = 8

@@ -1,33 +1,31 @@
-"""Serial link benchmark (issue 6): codec throughput, round-trip latency, 1 kHz deadlines.
+"""Serial link benchmark: codec against a bare reference codec, round trips, 1 kHz deadlines.
 
 Run from the repository root::
 
     PYTHONPATH=. .venv/bin/python benchmarks/serial_link.py            # every section
     PYTHONPATH=. .venv/bin/python benchmarks/serial_link.py codec --quick
 
-Sections (each a function returning :class:`Result` rows, registered in ``SECTIONS``):
+Every figure is the **median over repeats, with the spread** (lowest and highest repeat),
+and the load average is printed at the start and at the end: the final figures are measured
+on an idle machine, and a busy one shows up in the load. Sections (each a function returning
+:class:`Result` rows, registered in ``SECTIONS``):
 
-* ``codec``: frames/s of pack + frame + CRC + decode for a 6-DoF NJOINT and a 6-DoF
-  DATA STATE, one frame per ``feed`` call (the worst case for the decoder), plus the
-  burst case and the host path with the float64 conversions. Target: >= 300k frames/s.
-* ``roundtrip``: latency p99 (median = p50 beside it) of, in the same run: a raw exchange
-  over a pty between two processes of the byte counts of a 6-DoF NJOINT (133) and DATA
-  STATE (151); NJOINT to DATA STATE through ``SerialRobot`` and the emulator process over
-  the link (host -> device plus device -> host, from the emulator's timestamps), and in
-  the paced 1 kHz loop (``apply`` to ``step`` returning, which adds the device's wait for
-  its next tick: about one period by construction); and REQ HEARTBEAT to its ACK.
-  Target: NJOINT-to-state p99 <= 1 ms.
-* ``deadlines``: fraction of 1 kHz control deadlines met over 10 s with ``emulated://arm6``
-  (emulator in its own process), counted by the device (ticks at which a fresh command took
-  effect) and by the host (periods whose command went out before the next state arrived).
-  Target: >= 99 %.
+* ``codec``: frames/s of a whole 6-DoF NJOINT and DATA STATE frame, packed, framed (header,
+  CRC-32, COBS) and decoded back to a message, one frame per ``feed``, **as a ratio to a bare
+  reference codec measured in the same run**: ``struct`` packing of header and payload plus
+  ``zlib.crc32``, checked and unpacked back into a tuple (no COBS, no objects, no checks).
+  Target: the ratio >= 0.25. Also the host path with the float64 conversions.
+* ``roundtrip``: p99 latency of a raw pty exchange of the same byte counts between two
+  processes (the floor), of NJOINT to DATA STATE through ``SerialRobot`` and the real-time
+  emulator *over the link* (host to device plus device to host, from the emulator's
+  timestamps on the shared monotonic clock; target p99 <= 1 ms), of the paced 1 kHz loop
+  (one period by construction) and of HEARTBEAT to ACK.
+* ``deadlines``: per cent of 1 kHz periods whose command made its device tick, over 10 s
+  with ``emulated://arm6`` (device count). Target >= 99 % on an idle machine.
+* ``lockstep``: ``step()`` per second of ``emulated://arm6?lockstep=1`` as a ratio to
+  ``sim://arm6`` measured in the same run (what the parity suite costs).
 
-``--realtime`` runs the host loop and the emulator with ``SCHED_FIFO`` (where permitted):
-on a machine busy with other work both link sections depend on it.
-
-Codec timings are the best of several repeats (the usual microbenchmark practice on a
-shared machine: the minimum is the least disturbed run); the median is printed beside it.
-The link sections run in real time and report one run; they depend on the machine's load.
+``--fifo`` runs the host loop and the emulator with ``SCHED_FIFO`` (where permitted).
 """
 
 from __future__ import annotations
@@ -35,9 +33,11 @@ from __future__ import annotations
 import argparse
 import os
 import statistics
+import struct
 import subprocess
 import sys
 import time
+import zlib
 from collections.abc import Callable
 from dataclasses import dataclass
 
@@ -45,6 +45,7 @@ import numpy as np
 import serial
 
 from jointlab.hardware.protocol import (
+    CRC32_RESIDUE,
     FrameDecoder,
     FrameEncoder,
     NJointCommand,
@@ -53,52 +54,51 @@ from jointlab.hardware.protocol import (
 )
 from jointlab.interface import ArrayState, NJointAction
 
-#: Codec target from issue 6, frames per second.
-CODEC_TARGET = 300_000.0
-#: Round-trip target from issue 6 (p99), milliseconds.
+#: Codec target: ours as a fraction of the bare reference codec's frames/s.
+CODEC_RATIO_TARGET = 0.25
+#: Round-trip target (p99), milliseconds.
 ROUND_TRIP_TARGET = 1.0
-#: Deadline target from issue 6, per cent of 1 kHz periods.
+#: Deadline target, per cent of 1 kHz periods.
 DEADLINE_TARGET = 99.0
 DOF = 6
-#: Whether ``--realtime`` was given and granted (the emulator is then asked for it too).
-REALTIME = [False]
+#: Whether ``--fifo`` was given and granted (the emulator is then asked for it too).
+FIFO = [False]
 
 
 @dataclass(frozen=True)
 class Result:
-    """One benchmark line."""
+    """One benchmark line: the median over repeats and their spread."""
 
     #: What was measured.
     name: str
-    #: Best value over the repeats.
-    value: float
     #: Median over the repeats.
     median: float
-    #: Unit of ``value`` and ``median``.
+    #: Lowest repeat.
+    low: float
+    #: Highest repeat.
+    high: float
+    #: Unit of the values.
     unit: str
     #: Target (same unit), or None for context lines.
     target: float | None = None
     #: True when a larger value is better.
     higher_is_better: bool = True
 
+    @classmethod
+    def of(cls, name: str, values: list[float], unit: str, target: float | None = None,
+           higher_is_better: bool = True) -> Result:  # fmt: skip
+        """The median and spread of ``values`` (one per repeat)."""
+        return cls(name, statistics.median(values), min(values), max(values), unit, target,
+                   higher_is_better)  # fmt: skip
+
     @property
     def met(self) -> bool | None:
-        """Whether the best value meets the target (None without a target)."""
+        """Whether the median meets the target (None without a target)."""
         if self.target is None:
             return None
-        return self.value >= self.target if self.higher_is_better else self.value <= self.target
-
-
-def _rate(name: str, loop: Callable[[int], None], frames_per_call: int, repeats: int,
-          calls: int, target: float | None = None) -> Result:  # fmt: skip
-    """Time ``loop(calls)`` ``repeats`` times and return frames/s (best and median)."""
-    loop(max(calls // 10, 1))  # warm up
-    rates = []
-    for _ in range(repeats):
-        start = time.perf_counter()
-        loop(calls)
-        rates.append(calls * frames_per_call / (time.perf_counter() - start))
-    return Result(name, max(rates), statistics.median(rates), "frames/s", target)
+        if self.higher_is_better:
+            return self.median >= self.target
+        return self.median <= self.target
 
 
 def _sample_messages() -> tuple[NJointAction, ArrayState]:
@@ -122,36 +122,85 @@ def _sample_messages() -> tuple[NJointAction, ArrayState]:
     return action, state
 
 
-def codec_section(quick: bool = False) -> list[Result]:
-    """Codec throughput: encode (pack + header + CRC + COBS) and decode, per frame."""
-    repeats, calls = (3, 20_000) if quick else (7, 100_000)
-    action, state = _sample_messages()
-    njoint = NJointCommand.from_action(action)
-    data_state = StateData.from_state(state)
+# ---------------------------------------------------------------------------- codec
+_HEADER = struct.Struct("<BBBHH")
+_NJOINT = struct.Struct(f"<B{5 * DOF}f")
+_STATE = struct.Struct("<QBBBBB" + "fffffB" * DOF)
+
+
+def reference_codec(layout: struct.Struct, values: tuple, msg_type: tuple[int, int]
+                    ) -> Callable[[int], None]:  # fmt: skip
+    """The bare reference: struct pack, CRC-32, check, struct unpack, per frame."""
+    pack_header, pack, crc32 = _HEADER.pack, layout.pack, zlib.crc32
+    unpack_header, unpack = _HEADER.unpack_from, layout.unpack_from
+    msg_class, kind = msg_type
+
+    def loop(n: int) -> None:
+        for seq in range(n):
+            payload = pack(*values)
+            body = pack_header(2, msg_class, kind, seq & 0xFFFF, len(payload)) + payload
+            frame = body + crc32(body).to_bytes(4, "little")
+            if crc32(frame) != CRC32_RESIDUE:
+                raise RuntimeError("reference codec: bad CRC")
+            unpack_header(frame)
+            unpack(frame, 7)
+
+    return loop
+
+
+def jointlab_codec(message: NJointCommand | StateData) -> Callable[[int], None]:
+    """Ours: pack, header, CRC-32, COBS, then the streaming decoder back to a message."""
     decoder = FrameDecoder()
 
-    def one_at_a_time(message: NJointCommand | StateData) -> Callable[[int], None]:
-        def loop(n: int) -> None:
-            feed = decoder.feed
-            for seq in range(n):
-                (_frame,) = feed(encode_frame(message, seq & 0xFFFF))
-
-        return loop
-
-    def alternating(n: int) -> None:
+    def loop(n: int) -> None:
         feed = decoder.feed
-        for seq in range(0, n, 2):
-            feed(encode_frame(njoint, seq & 0xFFFF))
-            feed(encode_frame(data_state, (seq + 1) & 0xFFFF))
+        for seq in range(n):
+            (_frame,) = feed(encode_frame(message, seq & 0xFFFF))
 
-    burst = 64
-    stream = b"".join(encode_frame(m, i) for i, m in enumerate([njoint, data_state] * (burst // 2)))
+    return loop
 
-    def burst_loop(n: int) -> None:
-        for _ in range(n):
-            decoder.feed(stream)
 
-    encoder = FrameEncoder()
+def _rates(loops: dict[str, Callable[[int], None]], repeats: int, calls: int
+           ) -> dict[str, list[float]]:  # fmt: skip
+    """Frames/s of each loop, repeats interleaved so that all see the same load."""
+    for loop in loops.values():
+        loop(max(calls // 10, 1))  # warm up
+    rates: dict[str, list[float]] = {name: [] for name in loops}
+    for _ in range(repeats):
+        for name, loop in loops.items():
+            start = time.perf_counter()
+            loop(calls)
+            rates[name].append(calls / (time.perf_counter() - start))
+    return rates
+
+
+def codec_section(quick: bool = False) -> list[Result]:
+    """Ours against the reference codec, frames/s, ratio first."""
+    repeats, calls = (3, 20_000) if quick else (9, 100_000)
+    action, state = _sample_messages()
+    njoint = NJointCommand.from_action(action)
+    data = StateData.from_state(state)
+    state_values = (1_500_000, DOF, 1, 1, 0, 0, *[v for record in data.actuators.tolist()
+                                                  for v in record])  # fmt: skip
+    loops = {
+        "ref NJOINT": reference_codec(_NJOINT, (DOF, *njoint.values.ravel().tolist()), (1, 16)),
+        "NJOINT": jointlab_codec(njoint),
+        "ref STATE": reference_codec(_STATE, state_values, (3, 1)),
+        "STATE": jointlab_codec(data),
+    }
+    rates = _rates(loops, repeats, calls)
+    results = []
+    for kind in ("NJOINT", "STATE"):
+        ratios = [o / r for o, r in zip(rates[kind], rates[f"ref {kind}"], strict=True)]
+        results += [
+            Result.of(f"{kind} 6-DoF: jointlab / reference codec", ratios, "x",
+                      CODEC_RATIO_TARGET),
+            Result.of("  jointlab: pack, frame, CRC-32, COBS, decode to a message",
+                      rates[kind], "frames/s"),
+            Result.of("  reference: struct + zlib.crc32, check, unpack", rates[f"ref {kind}"],
+                      "frames/s"),
+        ]  # fmt: skip
+    encoder, decoder = FrameEncoder(), FrameDecoder()
 
     def host_path(n: int) -> None:  # what SerialRobot and the emulator do per period
         feed = decoder.feed
@@ -160,21 +209,9 @@ def codec_section(quick: bool = False) -> list[Result]:
             (frame,) = feed(encoder.encode(StateData.from_state(state))[1])
             frame.message.to_state()
 
-    results = [
-        _rate("NJOINT 6-DoF, encode+decode, 1 frame/feed", one_at_a_time(njoint), 1, repeats,
-              calls, CODEC_TARGET),
-        _rate("STATE 6-DoF, encode+decode, 1 frame/feed", one_at_a_time(data_state), 1, repeats,
-              calls, CODEC_TARGET),
-        _rate("NJOINT+STATE alternating, 1 frame/feed", alternating, 1, repeats, calls,
-              CODEC_TARGET),
-        _rate(f"decode only, {burst}-frame bursts (NJOINT+STATE)", burst_loop, burst, repeats,
-              max(calls // burst, 1)),
-        _rate("host path: from_action/from_state + codec + to_state", host_path, 2, repeats,
-              max(calls // 4, 1)),
-    ]  # fmt: skip
-    stats = decoder.stats
-    if stats.errors or stats.malformed:
-        raise RuntimeError(f"codec benchmark saw link errors: {stats}")
+    host = _rates({"host": host_path}, repeats, max(calls // 4, 1))["host"]
+    results.append(Result.of("host path: from_action/from_state + codec + to_state, pairs",
+                             host, "pairs/s"))  # fmt: skip
     return results
 
 
@@ -194,11 +231,8 @@ while True:
 """
 
 
-def _latency(name: str, samples: list[float], target: float | None = None) -> Result:
-    """p99 as the value, p50 as the median, in ms."""
-    ms = np.asarray(samples) * 1e3
-    p50, p99 = np.percentile(ms, [50, 99])
-    return Result(f"{name}, p99", float(p99), float(p50), "ms", target, higher_is_better=False)
+def _p99(samples: list[float]) -> float:
+    return float(np.percentile(np.asarray(samples) * 1e3, 99))
 
 
 def raw_pty_round_trips(count: int, size_out: int, size_back: int) -> list[float]:
@@ -228,25 +262,13 @@ def raw_pty_round_trips(count: int, size_out: int, size_back: int) -> list[float
     return samples
 
 
-def roundtrip_section(quick: bool = False) -> list[Result]:
-    """Raw pty exchange, NJOINT to state, HEARTBEAT to ACK: p99 (median p50) in ms.
-
-    The emulator logs when it read each command and when it wrote each state on the
-    machine's monotonic clock (``time.perf_counter``, shared by the two processes), so the
-    NJOINT-to-state round trip splits into host -> device, the device's wait for its next
-    tick, and device -> host. The link round trip (first and last) is what compares with the
-    raw pty exchange; the paced loop adds the wait for the tick.
-    """
+def link_round_trips(count: int) -> tuple[list[float], list[float], list[float]]:
+    """NJOINT to state over the link, in the paced loop, and HEARTBEAT to ACK (seconds)."""
     from jointlab.hardware import EmulatorProcess, SerialRobot
-    from jointlab.hardware.protocol import NJointCommand, StateData
+    from jointlab.hardware.protocol import NJointCommand
 
-    count = 1000 if quick else 5000
-    action, state = _sample_messages()
-    njoint_bytes = len(encode_frame(NJointCommand.from_action(action), 0))
-    state_bytes = len(encode_frame(StateData.from_state(state), 0))
-    raw = raw_pty_round_trips(count, njoint_bytes, state_bytes)
-    emulator = EmulatorProcess("arm6", realtime=REALTIME[0])
-    with emulator, SerialRobot(emulator.path, "arm6", dead_periods=1000) as robot:
+    emulator = EmulatorProcess("arm6", fifo=FIFO[0])
+    with emulator, SerialRobot(emulator.path, "arm6") as robot:
         robot.arm()
         robot.reset()
         hold = NJointCommand.from_action(NJointAction.Position(robot.description.home))
@@ -271,57 +293,94 @@ def roundtrip_section(quick: bool = False) -> list[Result]:
         for a in report.applied
         if a.seq in sent and a.tick in received and a.tick in written
     ]
+    return link, cycle, heartbeat
+
+
+def roundtrip_section(quick: bool = False) -> list[Result]:
+    """p99 per repeat (ms): raw pty exchange, NJOINT to state, paced loop, HEARTBEAT."""
+    repeats, count = (1, 1000) if quick else (3, 5000)
+    action, state = _sample_messages()
+    njoint_bytes = len(encode_frame(NJointCommand.from_action(action), 0))
+    state_bytes = len(encode_frame(StateData.from_state(state), 0))
+    raw, link, cycle, heartbeat = [], [], [], []
+    for _ in range(repeats):
+        raw.append(_p99(raw_pty_round_trips(count, njoint_bytes, state_bytes)))
+        over_link, paced, heart = link_round_trips(count)
+        link.append(_p99(over_link))
+        cycle.append(_p99(paced))
+        heartbeat.append(_p99(heart))
     return [
-        _latency(f"raw pty exchange {njoint_bytes} B -> {state_bytes} B (2 processes)", raw),
-        _latency("NJOINT -> DATA STATE over the link (tick wait excluded)", link,
-                 ROUND_TRIP_TARGET),
-        _latency("NJOINT -> next DATA STATE in the paced 1 kHz loop", cycle, ROUND_TRIP_TARGET),
-        _latency("REQ HEARTBEAT -> ACK, SerialRobot + emulator", heartbeat),
+        Result.of("NJOINT -> DATA STATE over the link, p99", link, "ms", ROUND_TRIP_TARGET,
+                  higher_is_better=False),
+        Result.of(f"  floor: raw pty exchange {njoint_bytes} B -> {state_bytes} B, p99", raw,
+                  "ms", higher_is_better=False),
+        Result.of("NJOINT -> next DATA STATE in the paced 1 kHz loop, p99", cycle, "ms",
+                  higher_is_better=False),
+        Result.of("REQ HEARTBEAT -> ACK, p99", heartbeat, "ms", higher_is_better=False),
     ]  # fmt: skip
 
 
-def deadline_fraction(url: str, seconds: float) -> tuple[float, float, int, int]:
-    """Run a 1 kHz loop on ``url`` for ``seconds`` of device time.
-
-    Returns:
-        Per cent of device ticks at which a fresh command took effect, per cent of periods
-        the host answered before the next state, ticks run, emulator ticks started late.
-    """
+def deadline_fraction(url: str, seconds: float) -> tuple[float, int, int]:
+    """Per cent of device ticks at which a fresh command took effect, ticks, late ticks."""
     import jointlab
 
     with jointlab.connect(url) as robot:
         robot.arm()
         robot.reset()
-        home, dt = robot.description.home, robot.control_dt
+        home = robot.description.home
         amplitude = np.array([0.2, 0.1, 0.1, 0.0, 0.1, 0.0])
         before = robot.emulator.report()
-        start_time, late, periods = robot.time, 0, 0
+        start_time = robot.time
         while robot.time - start_time < seconds:
-            previous = robot.time
             robot.step()
-            received = robot.states_received
             t = robot.read().time  # a controller: a 0.5 Hz sine on four joints
             robot.apply(NJointAction.Position(home + amplitude * np.sin(np.pi * t)))
-            skipped = round((robot.time - previous) / dt) - 1
-            periods += skipped + 1
-            late += skipped + (robot.states_received != received)
         after = robot.emulator.report()
     ticks = after.tick - before.tick
     device = 100.0 * (after.command_ticks - before.command_ticks) / ticks
-    return device, 100.0 * (1.0 - late / periods), ticks, after.late_ticks - before.late_ticks
+    return device, ticks, after.late_ticks - before.late_ticks
 
 
 def deadlines_section(quick: bool = False) -> list[Result]:
-    """Per cent of 1 kHz periods whose command made its device tick, over 10 s (2 s quick)."""
-    seconds = 2.0 if quick else 10.0
-    url = f"emulated://arm6?realtime={int(REALTIME[0])}&dead_periods=1000"
-    device, host, ticks, late = deadline_fraction(url, seconds)
+    """Per cent of 1 kHz periods whose command made its device tick."""
+    repeats, seconds = (1, 2.0) if quick else (3, 10.0)
+    url = f"emulated://arm6?fifo={int(FIFO[0])}"
+    runs = [deadline_fraction(url, seconds) for _ in range(repeats)]
+    late = sum(r[2] for r in runs)
+    return [Result.of(f"device ticks with a fresh command ({repeats} x {seconds:g} s, "
+                      f"{late} late ticks)", [r[0] for r in runs], "%",
+                      DEADLINE_TARGET)]  # fmt: skip
+
+
+def lockstep_section(quick: bool = False) -> list[Result]:
+    """step() per second in lockstep against sim://, the same loop in the same run."""
+    import jointlab
+
+    repeats, steps = (2, 300) if quick else (5, 2000)
+    rates: dict[str, list[float]] = {"sim": [], "lockstep": []}
+    urls = {"sim": "sim://arm6", "lockstep": "emulated://arm6?lockstep=1"}
+    robots = {name: jointlab.connect(url) for name, url in urls.items()}
+    try:
+        for robot in robots.values():
+            robot.arm()
+        for _ in range(repeats):
+            for name, robot in robots.items():
+                hold = NJointAction.Position(robot.description.home)
+                start = time.perf_counter()
+                for _ in range(steps):
+                    robot.apply(hold)
+                    robot.step()
+                    robot.read()
+                rates[name].append(steps / (time.perf_counter() - start))
+    finally:
+        for robot in robots.values():
+            robot.close()
+    ratios = [lock / sim for lock, sim in zip(rates["lockstep"], rates["sim"], strict=True)]
     return [
-        Result("device ticks with a fresh command (device count)", device, device, "%",
-               DEADLINE_TARGET),
-        Result(f"periods answered before the next state ({ticks} ticks, {late} late)",
-               host, host, "%"),
-    ]  # fmt: skip
+        Result.of("lockstep emulated / sim, apply + step + read at 1 kHz", ratios, "x"),
+        Result.of("  emulated://arm6?lockstep=1", rates["lockstep"], "steps/s"),
+        Result.of("  sim://arm6", rates["sim"], "steps/s"),
+    ]
 
 
 #: Sections by name, run in this order.
@@ -329,6 +388,7 @@ SECTIONS: dict[str, Callable[[bool], list[Result]]] = {
     "codec": codec_section,
     "roundtrip": roundtrip_section,
     "deadlines": deadlines_section,
+    "lockstep": lockstep_section,
 }
 
 
@@ -337,40 +397,40 @@ def _number(value: float) -> str:
 
 
 def _print(section: str, results: list[Result]) -> None:
-    print(f"\n[{section}]")
+    print(f"\n[{section}]  median [lowest, highest] over the repeats")
     for r in results:
-        line = f"  {r.name:<58} {_number(r.value):>12} {r.unit}  (median {_number(r.median)})"
+        spread = f"[{_number(r.low)}, {_number(r.high)}]"
+        line = f"  {r.name:<62} {_number(r.median):>10} {r.unit:<8} {spread:<22}"
         if r.target is not None:
-            ratio = r.value / r.target if r.higher_is_better else r.target / r.value
-            verdict = "meets" if r.met else "MISSES"
-            line += f"  {ratio:.2f}x target {_number(r.target)}: {verdict}"
+            line += f" target {'>=' if r.higher_is_better else '<='} {_number(r.target)}: "
+            line += "meets" if r.met else "MISSES"
         print(line, flush=True)
+
+
+def _load() -> str:
+    return " ".join(f"{x:.2f}" for x in os.getloadavg())
 
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sections", nargs="*", help=f"any of {', '.join(SECTIONS)} (all)")
     parser.add_argument("--quick", action="store_true", help="fewer, shorter repeats")
-    parser.add_argument(
-        "--realtime",
-        action="store_true",
-        help="SCHED_FIFO for this process and the emulator (needs privileges)",
-    )
+    parser.add_argument("--fifo", action="store_true",
+                        help="SCHED_FIFO for this process and the emulator (needs privileges)")
     args = parser.parse_args(argv)
     unknown = sorted(set(args.sections) - set(SECTIONS))
     if unknown:
         parser.error(f"unknown section(s) {unknown}; choose from {list(SECTIONS)}")
-    if args.realtime:
+    if args.fifo:
         from jointlab.hardware.emulator import realtime_priority
 
-        REALTIME[0] = realtime_priority()
-        print(f"real-time scheduling {'granted' if REALTIME[0] else 'NOT granted'}")
-    print(
-        f"python {sys.version.split()[0]}, numpy {np.__version__}, load average "
-        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}"
-    )
+        FIFO[0] = realtime_priority()
+        print(f"SCHED_FIFO scheduling {'granted' if FIFO[0] else 'NOT granted'}")
+    print(f"python {sys.version.split()[0]}, numpy {np.__version__}, {os.cpu_count()} cores, "
+          f"load average at start {_load()}")  # fmt: skip
     for name in args.sections or list(SECTIONS):
         _print(name, SECTIONS[name](args.quick))
+    print(f"\nload average at end {_load()}")
     return 0
 
 

@@ -75,6 +75,7 @@ _HEADER_SIZE = HEADER.size
 _MIN_HELLO_FRAME = _HEADER_SIZE + 2  # version 1 format: CRC-16
 _MIN_FRAME = _HEADER_SIZE + 4
 _cobs_decode = cobs.decode
+_cobs_encode = cobs.encode
 _unpack_header = HEADER.unpack_from
 _crc32 = zlib.crc32
 
@@ -195,6 +196,27 @@ def _frame_version(message: Message | Unparsed, version: int) -> int:
     return version
 
 
+#: ``(message class, version) -> header bytes 0-2``, filled on first use (the encode hot path).
+_PREFIXES: dict[tuple[type, int], bytes] = {}
+_SEQ_LENGTH = struct.Struct("<HH")
+
+
+def _prefix(message: Message | Unparsed, version: int) -> bytes:
+    """Header version, class and type bytes of ``message``'s frame."""
+    kind = type(message)
+    prefix = _PREFIXES.get((kind, version)) if kind is not Unparsed else None
+    if prefix is None:
+        frame_version = _frame_version(message, version)
+        try:
+            prefix = bytes((frame_version, int(message.msg_class), int(message.msg_type)))
+        except ValueError as exc:
+            raise PackingError(f"frame header needs a version in [0, 255], got {version!r}"
+                               ) from exc  # fmt: skip
+        if kind is not Unparsed:
+            _PREFIXES[kind, version] = prefix
+    return prefix
+
+
 def frame_body(message: Message | Unparsed, seq: int, *, version: int = PROTOCOL_VERSION) -> bytes:
     """Return header, payload and CRC of a frame: what COBS encodes (for tools and docs).
 
@@ -205,18 +227,15 @@ def frame_body(message: Message | Unparsed, seq: int, *, version: int = PROTOCOL
         PackingError: the payload exceeds :data:`MAX_PAYLOAD` or ``seq`` is out of range.
     """
     payload = message.pack()
-    if len(payload) > MAX_PAYLOAD:
-        raise PackingError(f"payload of {len(payload)} bytes exceeds MAX_PAYLOAD={MAX_PAYLOAD}")
-    version = _frame_version(message, version)
+    length = len(payload)
+    if length > MAX_PAYLOAD:
+        raise PackingError(f"payload of {length} bytes exceeds MAX_PAYLOAD={MAX_PAYLOAD}")
+    prefix = _prefix(message, version)
     try:
-        body = HEADER.pack(version, message.msg_class, message.msg_type, seq, len(payload))
+        body = prefix + _SEQ_LENGTH.pack(seq, length) + payload
     except struct.error as exc:
-        raise PackingError(
-            f"frame header needs seq in [0, 65535] and version in [0, 255], got seq={seq!r}, "
-            f"version={version!r}"
-        ) from exc
-    body += payload
-    if version == HELLO_FRAME_VERSION:
+        raise PackingError(f"frame header needs seq in [0, 65535], got seq={seq!r}") from exc
+    if prefix[0] == HELLO_FRAME_VERSION:
         return body + crc_hqx(body, CRC16_INIT).to_bytes(2, "big")
     return body + _crc32(body).to_bytes(4, "little")
 
@@ -234,9 +253,7 @@ def encode_frame(
     Raises:
         PackingError: the payload exceeds :data:`MAX_PAYLOAD` or ``seq`` is out of range.
     """
-    return b"".join(
-        (_DELIMITER, cobs.encode(frame_body(message, seq, version=version)), _DELIMITER)
-    )
+    return b"\x00%b\x00" % _cobs_encode(frame_body(message, seq, version=version))
 
 
 def _check_crc(raw: bytes) -> int:

@@ -23,6 +23,7 @@ from jointlab.hardware.emulator.faults import corrupt
 from jointlab.hardware.protocol import (
     MESSAGE_TYPES,
     PROTOCOL_VERSION,
+    TABLE,
     Ack,
     ArmRequest,
     BrakesRequest,
@@ -113,7 +114,7 @@ def test_nack_precedence_and_reasons(device: Device) -> None:
     assert host.send(PositionCommand(0, 99.0)).reason is NackReason.OUT_OF_LIMITS
     refused = host.send(PositionCommand(9, 0.0))
     assert refused.reason is NackReason.UNKNOWN_JOINT and refused.detail == 9
-    assert "does not exist" in refused.describe()
+    assert "does not exist" in TABLE.describe(refused)
 
 
 def test_unknown_and_unsupported_frames_get_nack_unsupported_replies_none(device: Device) -> None:

@@ -22,6 +22,7 @@ from jointlab.hardware.protocol import (
     NJOINT_FIELDS,
     PROTOCOL_VERSION,
     STATE_DTYPE,
+    TABLE,
     AccelRequest,
     Ack,
     ArmRequest,
@@ -356,9 +357,9 @@ def test_nack_reasons_have_text_and_slug() -> None:
     for reason in NackReason:
         assert reason.text and reason.slug == reason.name.lower()
     nack = Nack(MessageClass.CMD, CmdType.NJOINT, 41, NackReason.DISARMED)
-    assert nack.describe() == "device refused CMD NJOINT (seq 41): the robot is disarmed"
-    assert "detail 3" in Nack(2, 4, 1, NackReason.UNKNOWN_JOINT, 3).describe()
-    assert "class 9 type 9" in Nack(9, 9, 1, NackReason.UNSUPPORTED).describe()
+    assert TABLE.describe(nack) == "device refused CMD NJOINT (seq 41): the robot is disarmed"
+    assert "detail 3" in TABLE.describe(Nack(2, 4, 1, NackReason.UNKNOWN_JOINT, 3))
+    assert "class 9 type 9" in TABLE.describe(Nack(9, 9, 1, NackReason.UNSUPPORTED))
 
 
 def test_equality_is_wire_equality() -> None:

@@ -17,32 +17,20 @@
 
 from __future__ import annotations
 
-import importlib
-from typing import Any
+from jointlab.hardware.emulator.command_line import main
+from jointlab.hardware.emulator.device import Device
+from jointlab.hardware.emulator.emulator import Emulator
+from jointlab.hardware.emulator.faults import EmulatorReport, Faults
+from jointlab.hardware.emulator.process import EmulatorProcess, realtime_priority
+from jointlab.hardware.emulator.queue import AppliedCommand
 
-#: Public name -> module, imported on first use (``python -m`` stays light).
-_EXPORTS = {
-    "AppliedCommand": "queue",
-    "Device": "device",
-    "Emulator": "emulator",
-    "EmulatorProcess": "process",
-    "EmulatorReport": "faults",
-    "Faults": "faults",
-    "main": "command_line",
-    "realtime_priority": "process",
-}
-
-__all__ = sorted(_EXPORTS)
-
-
-def __getattr__(name: str) -> Any:
-    module = _EXPORTS.get(name)
-    if module is None:
-        raise AttributeError(f"module 'jointlab.hardware.emulator' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f"jointlab.hardware.emulator.{module}"), name)
-    globals()[name] = value
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted(set(globals()) | set(_EXPORTS))
+__all__ = [
+    "AppliedCommand",
+    "Device",
+    "Emulator",
+    "EmulatorProcess",
+    "EmulatorReport",
+    "Faults",
+    "main",
+    "realtime_priority",
+]

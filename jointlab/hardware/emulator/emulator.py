@@ -37,6 +37,7 @@ from jointlab.hardware.emulator.faults import (
     corrupt,
 )
 from jointlab.hardware.emulator.links import Link, PtyLink, TcpLink
+from jointlab.hardware.emulator.loop import serve_lockstep, serve_realtime
 from jointlab.hardware.emulator.queue import APPLIED_LOG
 from jointlab.hardware.protocol import FrameDecoder, FrameEncoder, Message, StateData
 from jointlab.hardware.protocol.wire import WatchdogAction
@@ -185,8 +186,6 @@ class Emulator:
         ``control`` is the emulator end of an :class:`EmulatorProcess` pipe; end-of-file on
         it (the parent died) also stops the loop.
         """
-        from jointlab.hardware.emulator.loop import serve_lockstep, serve_realtime
-
         (serve_lockstep if self.lockstep else serve_realtime)(self, control, duration)
 
     def control(self, connection: Connection) -> bool:

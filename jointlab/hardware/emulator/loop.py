@@ -20,15 +20,42 @@ from __future__ import annotations
 import select
 import time
 from multiprocessing.connection import Connection
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:
-    from jointlab.hardware.emulator.emulator import Emulator
+from jointlab.hardware.emulator.device import Device
+from jointlab.hardware.emulator.links import Link
+from jointlab.hardware.protocol import Message
 
-__all__ = ["serve_lockstep", "serve_realtime"]
+__all__ = ["Served", "serve_lockstep", "serve_realtime"]
 
 
-def _wait(emulator: Emulator, control: Connection | None, timeout: float | None) -> bool:
+class Served(Protocol):
+    """What a loop drives: a device on a link (:class:`~jointlab.hardware.emulator.Emulator`)."""
+
+    device: Device
+    link: Link
+    #: Seconds per tick.
+    period: float
+    #: Counters; the real-time loop adds to ``late_ticks``.
+    counts: dict[str, int]
+
+    def receive(self, fd: int) -> None:
+        """Read what arrived on ``fd`` and act on every frame."""
+
+    def send(self, message: Message) -> None:
+        """Frame and send ``message``."""
+
+    def control(self, connection: Connection) -> bool:
+        """Serve one control request; False when the loop must stop."""
+
+    def next_delayed(self) -> float | None:
+        """When the next delayed frame is due, or None."""
+
+    def flush_delayed(self, now: float) -> None:
+        """Write the delayed frames due at ``now``."""
+
+
+def _wait(emulator: Served, control: Connection | None, timeout: float | None) -> bool:
     """Wait up to ``timeout`` s for input and handle it; False when the loop must stop."""
     link = emulator.link
     fds = link.fds()
@@ -47,7 +74,7 @@ def _wait(emulator: Emulator, control: Connection | None, timeout: float | None)
     return True
 
 
-def _bounded(emulator: Emulator, wait: float | None, end: float | None) -> float | None:
+def _bounded(emulator: Served, wait: float | None, end: float | None) -> float | None:
     """``wait`` shortened to the next delayed frame and the end of the run."""
     now = time.perf_counter()
     for due in (emulator.next_delayed(), end):
@@ -56,7 +83,7 @@ def _bounded(emulator: Emulator, wait: float | None, end: float | None) -> float
     return wait
 
 
-def serve_realtime(emulator: Emulator, control: Connection | None, duration: float | None
+def serve_realtime(emulator: Served, control: Connection | None, duration: float | None
                    ) -> None:  # fmt: skip
     """Tick at ``rate_hz`` of wall-clock time (see the module docstring)."""
     period, device, link = emulator.period, emulator.device, emulator.link
@@ -83,7 +110,7 @@ def serve_realtime(emulator: Emulator, control: Connection | None, duration: flo
         next_tick += period
 
 
-def serve_lockstep(emulator: Emulator, control: Connection | None, duration: float | None
+def serve_lockstep(emulator: Served, control: Connection | None, duration: float | None
                    ) -> None:  # fmt: skip
     """Tick only when the host asks (see the module docstring)."""
     emulator.link.write(b"\x00")

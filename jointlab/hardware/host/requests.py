@@ -14,6 +14,7 @@ from jointlab.errors import CommandRefused, ConfigurationRefused, LinkError
 from jointlab.hardware.host.health import LinkHealth
 from jointlab.hardware.host.link import HostLink
 from jointlab.hardware.protocol import (
+    TABLE,
     AccelRequest,
     Message,
     Nack,
@@ -30,7 +31,7 @@ SETTING_REASONS = {NackReason.OUT_OF_LIMITS, NackReason.UNKNOWN_JOINT, NackReaso
 
 def refused(nack: Nack, cls: type[CommandRefused] = CommandRefused) -> CommandRefused:
     """The :class:`CommandRefused` (or ``cls``) for a NACK: its reason and its sentence."""
-    return cls(nack.describe(), reason=nack.reason.slug)
+    return cls(TABLE.describe(nack), reason=nack.reason.slug)
 
 
 class Requester:

@@ -241,18 +241,6 @@ class Nack(Reply, FixedMessage):
     #: VERSION_MISMATCH; -1 when there is nothing to add.
     detail: int = -1
 
-    def describe(self) -> str:
-        """A sentence for an exception message, naming the refused frame and the reason."""
-        from jointlab.hardware.protocol.table import TABLE  # the table imports this module
-
-        row = TABLE.find(self.ref_class, self.ref_type)
-        if row is None:
-            what = f"class {self.ref_class} type {self.ref_type}"
-        else:
-            what = f"{row.msg_class.name} {row.name}"
-        detail = "" if self.detail == -1 else f" (detail {self.detail})"
-        return f"device refused {what} (seq {self.ref_seq}): {self.reason.text}{detail}"
-
 
 @payload
 class HelloReply(Reply, FixedMessage):

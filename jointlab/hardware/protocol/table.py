@@ -173,6 +173,16 @@ class MessageTable:
         members = {row.name: row.msg_type for row in self.of_class(msg_class)}
         return enum.IntEnum(name, members, module=__name__)  # type: ignore[return-value]
 
+    def describe(self, nack: Nack) -> str:
+        """A sentence for an exception message: the refused frame (by name) and the reason."""
+        row = self.find(nack.ref_class, nack.ref_type)
+        if row is None:
+            what = f"class {nack.ref_class} type {nack.ref_type}"
+        else:
+            what = f"{row.msg_class.name} {row.name}"
+        detail = "" if nack.detail == -1 else f" (detail {nack.detail})"
+        return f"device refused {what} (seq {nack.ref_seq}): {nack.reason.text}{detail}"
+
     def markdown(self) -> str:
         """Section 6 of docs/protocol.md: one table line per message."""
         lines = ["| class | type | name | payload | direction | reply |",

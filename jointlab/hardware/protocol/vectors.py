@@ -136,42 +136,70 @@ class MultiCurrentCommand(_VectorCommand):
     currents: np.ndarray
 
 
+class _RowsMessage(Message):
+    """A uint8 count ``n``, then ``_ROWS`` float32 vectors of length ``n`` back to back."""
+
+    _ROWS: ClassVar[int] = 1
+    #: float32, shape ``(_ROWS, dof)``.
+    values: np.ndarray
+
+    def __post_init__(self) -> None:
+        name = type(self).__name__
+        values = float32_array(name, "values", self.values, 2)
+        if values.shape[0] != self._ROWS:
+            raise PackingError(f"{name}.values must have shape ({self._ROWS}, dof), got "
+                               f"{values.shape}")  # fmt: skip
+        check_count(name, values.shape[1])
+        object.__setattr__(self, "values", values)
+
+    @property
+    def dof(self) -> int:
+        """Number of joints."""
+        return int(self.values.shape[1])
+
+    @property
+    def size(self) -> int:
+        """Payload length in bytes: ``1 + 4 * rows * dof``."""
+        return 1 + 4 * self._ROWS * self.values.shape[1]
+
+    def pack(self) -> bytes:
+        """Return the payload bytes (no header, CRC or framing)."""
+        return bytes((self.values.shape[1],)) + self.values.tobytes()
+
+    @classmethod
+    def unpack(cls: type[_V], data: bytes) -> _V:
+        """Parse a payload; raise ``PackingError`` if it is short, long or invalid."""
+        if not data:
+            raise PayloadLengthError(f"{cls.__name__} payload is empty, expected a count byte")
+        n, rows = data[0], cls._ROWS  # type: ignore[attr-defined]
+        if len(data) != 1 + 4 * rows * n:
+            check_payload_length(cls.__name__, data, 1, 4 * rows, n)
+        obj = object.__new__(cls)  # the decode hot path: no __post_init__, a read-only view
+        obj.__dict__["values"] = np.ndarray((rows, n), _FLOAT32, data, 1)
+        return obj
+
+
 @payload
-class NJointCommand(Message):
+class NJointCommand(_RowsMessage):
     """CMD NJOINT: a whole :class:`~jointlab.interface.NJointAction`, NaN preserved.
 
     Payload: a uint8 count ``n``, then five float32 vectors of length ``n`` back to back in
     :data:`NJOINT_FIELDS` order (torque N·m or N, position rad or m, position_kp, position_kd,
     velocity rad/s or m/s). float32 halves the frame against float64 so that a 6-DoF action
-    (133 bytes on the wire) fits a 1 kHz period on a 2 Mbaud UART, and it is the precision of
+    (135 bytes on the wire) fits a 1 kHz period on a 2 Mbaud UART, and it is the precision of
     Player's fields and of an MCU's FPU; NaN (PD off, default gain) survives the cast.
     """
 
+    _ROWS = len(NJOINT_FIELDS)
     SIZE_TEXT = "1 + 20·n"
     #: float32, shape ``(5, dof)``: rows in :data:`NJOINT_FIELDS` order.
     values: np.ndarray
 
-    def __post_init__(self) -> None:
-        values = float32_array("NJointCommand", "values", self.values, 2)
-        if values.shape[0] != len(NJOINT_FIELDS):
-            raise PackingError(f"NJointCommand.values must have shape (5, dof), got {values.shape}")
-        check_count("NJointCommand", values.shape[1])
-        object.__setattr__(self, "values", values)
-
     @classmethod
     def from_action(cls, action: NJointAction) -> NJointCommand:
         """Encode an action (float64 fields rounded to float32)."""
-        return cls(
-            np.array(
-                (
-                    action.torque,
-                    action.position,
-                    action.position_kp,
-                    action.position_kd,
-                    action.velocity,
-                )
-            )
-        )
+        return cls(np.array((action.torque, action.position, action.position_kp,
+                             action.position_kd, action.velocity)))  # fmt: skip
 
     def to_action(self) -> NJointAction:
         """Return the action as float64 arrays.
@@ -181,11 +209,6 @@ class NJointCommand(Message):
                 gains); a device answers such a frame with NACK INVALID_VALUE.
         """
         return NJointAction(*self.values.astype(np.float64))
-
-    @property
-    def dof(self) -> int:
-        """Number of joints."""
-        return int(self.values.shape[1])
 
     @property
     def torque(self) -> np.ndarray:
@@ -212,30 +235,9 @@ class NJointCommand(Message):
         """D-term target velocity in rad/s (m/s); NaN means 0. float32, shape ``(dof,)``."""
         return self.values[4]
 
-    @property
-    def size(self) -> int:
-        """Payload length in bytes: ``1 + 20 * dof``."""
-        return 1 + 20 * self.values.shape[1]
-
-    def pack(self) -> bytes:
-        """Return the payload bytes (no header, CRC or framing)."""
-        return bytes((self.values.shape[1],)) + self.values.tobytes()
-
-    @classmethod
-    def unpack(cls, data: bytes) -> NJointCommand:
-        """Parse a payload; raise ``PackingError`` if it is short, long or invalid."""
-        if not data:
-            raise PayloadLengthError("NJointCommand payload is empty, expected a count byte")
-        n = data[0]
-        if len(data) != 1 + 20 * n:
-            check_payload_length("NJointCommand", data, 1, 20, n)
-        obj = object.__new__(cls)  # the decode hot path: no __post_init__, a read-only view
-        obj.__dict__["values"] = np.ndarray((5, n), _FLOAT32, data, 1)
-        return obj
-
 
 @payload
-class SetStateRequest(Message):
+class SetStateRequest(_RowsMessage):
     """REQ SET_STATE (lockstep devices): put the joints at ``q`` moving at ``qd``, at once.
 
     What ``SimRobot.reset(q, qd)`` does, for an emulated device in lockstep (virtual-time)
@@ -247,28 +249,15 @@ class SetStateRequest(Message):
     vectors of length ``n``.
     """
 
+    _ROWS = 2
     SIZE_TEXT = "1 + 8·n"
     #: float32, shape ``(2, dof)``: positions then velocities.
     values: np.ndarray
-
-    def __post_init__(self) -> None:
-        values = float32_array("SetStateRequest", "values", self.values, 2)
-        if values.shape[0] != 2:
-            raise PackingError(
-                f"SetStateRequest.values must have shape (2, dof), got {values.shape}"
-            )
-        check_count("SetStateRequest", values.shape[1])
-        object.__setattr__(self, "values", values)
 
     @classmethod
     def from_arrays(cls, q: Any, qd: Any) -> SetStateRequest:
         """Build from positions ``q`` and velocities ``qd``, each of shape ``(dof,)``."""
         return cls(np.array((np.asarray(q, np.float64), np.asarray(qd, np.float64))))
-
-    @property
-    def dof(self) -> int:
-        """Number of joints."""
-        return int(self.values.shape[1])
 
     @property
     def q(self) -> np.ndarray:
@@ -279,21 +268,3 @@ class SetStateRequest(Message):
     def qd(self) -> np.ndarray:
         """Velocities, rad/s or m/s, float32, shape ``(dof,)``."""
         return self.values[1]
-
-    @property
-    def size(self) -> int:
-        """Payload length in bytes: ``1 + 8 * dof``."""
-        return 1 + 8 * self.values.shape[1]
-
-    def pack(self) -> bytes:
-        """Return the payload bytes (no header, CRC or framing)."""
-        return bytes((self.values.shape[1],)) + self.values.tobytes()
-
-    @classmethod
-    def unpack(cls, data: bytes) -> SetStateRequest:
-        """Parse a payload; raise ``PackingError`` if it is short, long or invalid."""
-        if not data:
-            raise PayloadLengthError("SetStateRequest payload is empty, expected a count byte")
-        n = data[0]
-        check_payload_length("SetStateRequest", data, 1, 8, n)
-        return build(cls, values=np.ndarray((2, n), _FLOAT32, data, 1))

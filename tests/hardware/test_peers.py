@@ -31,7 +31,9 @@ from jointlab.hardware.protocol import (
     HelloReply,
     HelloRequest,
     Message,
+    NackReason,
     StateData,
+    Unparsed,
     WatchdogRequest,
 )
 from jointlab.robots import load_robot
@@ -174,3 +176,19 @@ def test_a_device_that_changes_its_joint_count_never_reaches_read() -> None:
                     assert robot.read().position.shape == (6,)  # never the wrong shape
             assert "rejected" in str(info.value)
             assert robot.link_stats.rejected > 0
+
+
+def test_states_in_another_layout_are_dropped_counted_and_named() -> None:
+    def respond(frame: object) -> list[Message]:
+        if isinstance(frame.message, HelloRequest):  # type: ignore[attr-defined]
+            return [hello_reply(frame)]
+        return []
+
+    def stream(tick: int) -> Message:  # a DATA STATE with 4 stray bytes: another layout
+        good = state(6, tick)
+        return Unparsed(good.msg_class, good.msg_type, good.pack() + bytes(4),
+                        NackReason.UNSPECIFIED)  # fmt: skip
+
+    with scripted(respond, stream) as device:
+        with pytest.raises(LinkError, match=r"did not parse \(another layout\?\)"):
+            SerialRobot(device.path, "arm6", dead_ms=300, connect_timeout=1.0)

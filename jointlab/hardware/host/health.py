@@ -22,7 +22,7 @@ from jointlab.errors import LinkError
 if TYPE_CHECKING:
     from jointlab.hardware.host.link import HostLink
 
-__all__ = ["DEFAULT_DEAD_MS", "DEFAULT_REQUEST_TIMEOUT", "LinkHealth"]
+__all__ = ["DEFAULT_DEAD_MS", "DEFAULT_REQUEST_TIMEOUT", "LinkHealth", "foreign_frames"]
 
 #: Default wall-clock silence (ms) after which a real-time link is dead.
 DEFAULT_DEAD_MS = 1000.0
@@ -95,6 +95,17 @@ class LinkHealth:
                 if link.rejection is not None:
                     raise self.fail(link.rejection)
                 if link.transport.unread() == 0:
-                    raise self.fail(self.silence(silent))
+                    raise self.fail(self.silence(silent) + foreign_frames(link))
                 remaining = _GRACE  # our reader is behind: we were descheduled, not the device
             link.cond.wait(remaining)
+
+
+def foreign_frames(link: HostLink) -> str:
+    """What arrived instead of states, if anything: frames of another layout or version."""
+    stats = link.stats
+    parts = [f"{count} {what}" for count, what in (
+        (stats.malformed, "frames whose payload did not parse (another layout?)"),
+        (stats.version_mismatches, "frames of another protocol version"),
+        (stats.crc_errors + stats.cobs_errors, "corrupted frames"),
+    ) if count]  # fmt: skip
+    return f"; received instead: {', '.join(parts)}" if parts else ""

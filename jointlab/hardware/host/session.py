@@ -24,7 +24,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from jointlab.errors import CommandRefused, ConfigurationError, LinkError
-from jointlab.hardware.host.health import LinkHealth
+from jointlab.hardware.host.health import LinkHealth, foreign_frames
 from jointlab.hardware.host.link import HostLink
 from jointlab.hardware.host.requests import Requester
 from jointlab.hardware.host.transport import SerialTransport
@@ -198,7 +198,8 @@ def _first_state(link: HostLink, seen: int, port: str, timeout: float) -> StateD
             remaining = deadline - time.perf_counter()
             if remaining <= 0 or link.error is not None:
                 why = link.rejection or link.error or "none arrived"
-                raise LinkError(f"no DATA STATE from {port!r} after the handshake ({why})")
+                raise LinkError(f"no DATA STATE from {port!r} after the handshake ({why})"
+                                f"{foreign_frames(link)}")  # fmt: skip
             link.cond.wait(remaining)
         return link.latest  # type: ignore[return-value]
 

@@ -274,8 +274,10 @@ def test_emulator_process_serves_a_raw_pty(emulator: EmulatorProcess) -> None:
         seq, data = encoder.encode(HelloRequest(PROTOCOL_VERSION))
         port.write(data)
         replies: list = []
-        while not any(isinstance(f.message, HelloReply) for f in replies):
+        for _ in range(10_000):  # bounded: each read waits at most the port's timeout
             replies += decoder.feed(port.read(port.in_waiting or 1))
+            if any(isinstance(f.message, HelloReply) for f in replies):
+                break
         (hello,) = [f.message for f in replies if isinstance(f.message, HelloReply)]
         assert hello.ref_seq == seq and hello.dof == 6
 

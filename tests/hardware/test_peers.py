@@ -124,10 +124,13 @@ def test_a_version_1_host_can_read_the_reply_of_a_version_2_device() -> None:
         with serial.Serial(emulator.path, timeout=5.0) as port:
             port.reset_input_buffer()
             port.write(V1_HELLO)
-            data = b""
-            while data.count(b"\x00") < 3:  # the start-up delimiter, then the reply's two
+            data, chunks = b"", []
+            for _ in range(1000):  # bounded: each read waits at most the port's timeout
                 data += port.read(port.in_waiting or 1)
-    chunk = max(data.split(b"\x00"), key=len)
+                chunks = [c for c in data.split(b"\x00")[:-1] if c]  # whole runs only
+                if chunks:
+                    break
+    (chunk,) = chunks
     raw = cobs.decode(chunk)
     assert crc_hqx(raw, 0xFFFF) == 0  # the version 1 check passes
     version, msg_class, msg_type, seq, length = HEADER.unpack_from(raw)
@@ -142,8 +145,10 @@ def test_a_version_1_command_after_the_handshake_is_nacked_version_mismatch() ->
             port.reset_input_buffer()
             port.write(v1_frame(WatchdogRequest(50), 1))
             decoder, replies = FrameDecoder(synced=False), []
-            while not replies:
+            for _ in range(1000):  # bounded: each read waits at most the port's timeout
                 replies = [f.message for f in decoder.feed(port.read(port.in_waiting or 1))]
+                if replies:
+                    break
     (nack,) = replies
     assert nack.reason.name == "VERSION_MISMATCH" and nack.detail == PROTOCOL_VERSION
 

@@ -113,6 +113,8 @@ class Emulator:
     def set_faults(self, faults: Faults) -> None:
         """Replace the fault injection settings (generators restart from ``faults.seed``)."""
         self.faults = faults
+        self._received = 0  # good frames received since the faults were set
+        self._drop_frames = frozenset(int(n) for n in faults.drop_rx_frames)
         rngs = [np.random.default_rng(s) for s in np.random.SeedSequence(faults.seed).spawn(4)]
         self._rng_corrupt_rx, self._rng_corrupt_tx, self._rng_drop_rx, self._rng_drop_tx = rngs
 
@@ -172,7 +174,10 @@ class Emulator:
             data, hit = corrupt(data, faults.corrupt_rx, self._rng_corrupt_rx)
             counts["rx_corrupted"] += hit
         for frame in self._decoder.feed(data):
-            if faults.drop_rx and self._rng_drop_rx.random() < faults.drop_rx:
+            number, self._received = self._received, self._received + 1
+            if number in self._drop_frames or (
+                faults.drop_rx and self._rng_drop_rx.random() < faults.drop_rx
+            ):
                 counts["rx_dropped"] += 1
                 continue
             reply = self.device.handle(frame)

@@ -44,6 +44,9 @@ class Faults:
     corrupt_tx: float = 0.0
     #: Probability that a received good-CRC frame is ignored (1.0: the host is not heard).
     drop_rx: float = 0.0
+    #: Received good-CRC frames to ignore, by number (0: the first received after the faults
+    #: were set): exactly these are lost, whatever the timing.
+    drop_rx_frames: tuple[int, ...] = ()
     #: Probability that a frame is not sent (1.0: the device goes silent).
     drop_tx: float = 0.0
     #: Seconds every sent frame waits before it leaves.
@@ -56,6 +59,10 @@ class Faults:
             value = getattr(self, name)
             if not 0.0 <= value <= 1.0:
                 raise ConfigurationError(f"Faults.{name} must be a probability, got {value!r}")
+        if any(int(n) < 0 for n in self.drop_rx_frames):
+            raise ConfigurationError(
+                f"Faults.drop_rx_frames must be frame numbers >= 0, got {self.drop_rx_frames!r}"
+            )
         if not 0.0 <= self.delay_tx < 10.0:
             raise ConfigurationError(f"Faults.delay_tx must be in [0, 10) s, got {self.delay_tx!r}")
 

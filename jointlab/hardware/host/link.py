@@ -83,6 +83,8 @@ class HostLink(serial.threaded.Protocol):
         #: state completes the oldest request that expects one. A real-time device streams
         #: states on its own, which never answer a request.
         self.lockstep = False
+        #: The device's tick rate (Hz), to read a state's tick from its time.
+        self.rate_hz = 1000
         #: The latest accepted DATA STATE, or None before the first one.
         self.latest: StateData | None = None
         #: States accepted since the link started.
@@ -132,8 +134,11 @@ class HostLink(serial.threaded.Protocol):
         self.state_count += 1
         self.last_state = time.perf_counter()
         if self.lockstep:
+            tick = round(message.time_us * self.rate_hz / 1e6)
             for pending in self._pending.values():
-                if pending.expects is StateData and pending.reply is None:
+                # a STEP is answered by a state at its target tick or later: the answer to
+                # an earlier STEP sent twice (a retry) cannot complete a later one
+                if pending.expects is StateData and tick >= getattr(pending.message, "until", 0):
                     pending.reply = message
                     del self._pending[pending.seq]
                     break

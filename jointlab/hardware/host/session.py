@@ -147,7 +147,7 @@ def open_session(settings: SessionSettings, keep: Callable[[HostLink], None]) ->
                               "connect without lockstep (?lockstep=0)")  # fmt: skip
         if device.stream_period:  # it streams: a lockstep device never does
             raise own_clock
-        link.lockstep = True
+        link.lockstep, link.rate_hz = True, device.rate_hz
         try:
             first = requests.request(StepRequest(0))  # type: ignore[assignment]  # no tick
         except CommandRefused as exc:

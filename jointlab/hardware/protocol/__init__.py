@@ -12,7 +12,8 @@ The specification is docs/protocol.md. One concept per module:
   (float32 vectors);
 * :mod:`~jointlab.hardware.protocol.feedback`: DATA STATE and the GET_GEOM reply (packed
   records);
-* :mod:`~jointlab.hardware.protocol.framing`: header, CRC-32, COBS, :class:`FrameDecoder`,
+* :mod:`~jointlab.hardware.protocol.framing`: header, CRC-32, COBS, one frame at a time;
+* :mod:`~jointlab.hardware.protocol.decoder`: the streaming :class:`FrameDecoder` and its
   :class:`LinkStats`.
 
 Typical use::
@@ -27,6 +28,7 @@ Typical use::
 
 from __future__ import annotations
 
+from jointlab.hardware.protocol.decoder import FrameDecoder, LinkStats
 from jointlab.hardware.protocol.feedback import (
     GEOMETRY_DTYPE,
     STATE_DTYPE,
@@ -40,9 +42,7 @@ from jointlab.hardware.protocol.framing import (
     MAX_ENCODED_SIZE,
     MAX_PAYLOAD,
     Frame,
-    FrameDecoder,
     FrameEncoder,
-    LinkStats,
     Unparsed,
     crc16,
     crc32,

@@ -16,9 +16,10 @@ header version 1 and version 1's CRC-16/CCITT-FALSE (big-endian) in every protoc
 and their payloads never change, so any two versions can tell each other theirs. The header
 version byte says which CRC a frame carries: 1 → CRC-16, anything else → CRC-32.
 
-:class:`FrameDecoder` is not thread-safe: one reader owns it. Layering follows pyserial's
-``serial.threaded``: transport (port, reader thread) → framing (this module) → codec
-(message classes) → backend (``SerialRobot``).
+This module encodes frames and decodes single ones; the streaming decoder and its counters
+are :mod:`~jointlab.hardware.protocol.decoder`. Layering follows pyserial's
+``serial.threaded``: transport (port, reader thread) → framing → codec (message classes) →
+backend (``SerialRobot``).
 """
 
 from __future__ import annotations
@@ -26,8 +27,8 @@ from __future__ import annotations
 import struct
 import zlib
 from binascii import crc_hqx
-from dataclasses import dataclass, fields
-from typing import Any, NamedTuple
+from dataclasses import dataclass
+from typing import NamedTuple
 
 from cobs import cobs
 
@@ -46,13 +47,15 @@ __all__ = [
     "CRC16_INIT",
     "CRC32_RESIDUE",
     "HEADER",
+    "HELLO_REQUEST_TYPE",
+    "HELLO_TYPES",
     "MAX_ENCODED_SIZE",
     "MAX_PAYLOAD",
+    "MIN_FRAME_SIZE",
     "Frame",
-    "FrameDecoder",
     "FrameEncoder",
-    "LinkStats",
     "Unparsed",
+    "check_crc",
     "crc16",
     "crc32",
     "decode_frame",
@@ -72,17 +75,16 @@ MAX_PAYLOAD = 16384
 MAX_ENCODED_SIZE = cobs.max_encoded_length(HEADER.size + MAX_PAYLOAD + 4)
 _DELIMITER = b"\x00"
 _HEADER_SIZE = HEADER.size
-_MIN_HELLO_FRAME = _HEADER_SIZE + 2  # version 1 format: CRC-16
+#: Shortest frame body: a header and version 1's CRC-16 (shorter runs are runts).
+MIN_FRAME_SIZE = _HEADER_SIZE + 2
 _MIN_FRAME = _HEADER_SIZE + 4
-_cobs_decode = cobs.decode
 _cobs_encode = cobs.encode
-_unpack_header = HEADER.unpack_from
 _crc32 = zlib.crc32
 
-_message_type = MESSAGE_TYPES.get
-_HELLO_REQUEST = (int(MessageClass.REQ), int(ReqType.HELLO))
-# HELLO frames use version 1's format and are parsed whatever their version.
-_HELLO = {_HELLO_REQUEST, (int(MessageClass.ACK), int(AckType.HELLO))}
+#: ``(class, type)`` of REQ HELLO: it starts a new session (and sequence count).
+HELLO_REQUEST_TYPE = (int(MessageClass.REQ), int(ReqType.HELLO))
+#: ``(class, type)`` of the HELLO frames, which keep version 1's format in every version.
+HELLO_TYPES = frozenset({HELLO_REQUEST_TYPE, (int(MessageClass.ACK), int(AckType.HELLO))})
 
 
 @dataclass(frozen=True)
@@ -135,50 +137,6 @@ class Frame(NamedTuple):
         return int(self.message.msg_type)
 
 
-@dataclass(frozen=True)
-class LinkStats:
-    """Counters of one direction of a link (a :class:`FrameDecoder` and its reader)."""
-
-    #: Bytes fed to the decoder.
-    bytes_received: int = 0
-    #: Bytes thrown away (bad frames, garbage, a partial frame at start-up; delimiters not
-    #: counted).
-    bytes_dropped: int = 0
-    #: Frames with a good CRC (including :class:`Unparsed` ones).
-    frames: int = 0
-    #: Runs between delimiters that are not valid COBS.
-    cobs_errors: int = 0
-    #: Frames whose CRC did not check.
-    crc_errors: int = 0
-    #: Runs too short to hold a header and a CRC.
-    runts: int = 0
-    #: Runs longer than :data:`MAX_ENCODED_SIZE` without a delimiter.
-    overruns: int = 0
-    #: Good-CRC frames with a bad length or payload (delivered as :class:`Unparsed`).
-    malformed: int = 0
-    #: Good-CRC frames of an unknown class or type (delivered as :class:`Unparsed`).
-    unknown_types: int = 0
-    #: Good-CRC non-HELLO frames of another protocol version (delivered as :class:`Unparsed`).
-    version_mismatches: int = 0
-    #: Times the sequence number jumped forward (frames lost in between).
-    sequence_gaps: int = 0
-    #: Frames missing according to the sequence numbers (sum over the gaps).
-    frames_missed: int = 0
-    #: Times the sequence number went back (duplicate, reordering or a peer restart).
-    out_of_order: int = 0
-    #: Well-formed messages the receiver refused to use (a DATA STATE whose joint count
-    #: differs from the robot's); counted by the host, not by the decoder.
-    rejected: int = 0
-
-    @property
-    def errors(self) -> int:
-        """Corrupted runs: COBS errors, CRC errors, runts and overruns."""
-        return self.cobs_errors + self.crc_errors + self.runts + self.overruns
-
-
-_STAT_NAMES = tuple(f.name for f in fields(LinkStats))
-
-
 def crc16(data: bytes) -> int:
     """CRC-16/CCITT-FALSE of ``data`` (``crc16(b"123456789") == 0x29B1``); HELLO frames."""
     return crc_hqx(data, CRC16_INIT)
@@ -191,7 +149,7 @@ def crc32(data: bytes) -> int:
 
 def _frame_version(message: Message | Unparsed, version: int) -> int:
     """HELLO frames keep version 1's format in every version."""
-    if (int(message.msg_class), int(message.msg_type)) in _HELLO:
+    if (int(message.msg_class), int(message.msg_type)) in HELLO_TYPES:
         return HELLO_FRAME_VERSION
     return version
 
@@ -256,7 +214,7 @@ def encode_frame(
     return b"\x00%b\x00" % _cobs_encode(frame_body(message, seq, version=version))
 
 
-def _check_crc(raw: bytes) -> int:
+def check_crc(raw: bytes) -> int:
     """Length of the CRC trailer of a decoded run; 0 if the CRC does not check."""
     if raw[0] == HELLO_FRAME_VERSION:
         return 0 if crc_hqx(raw, CRC16_INIT) else 2
@@ -281,9 +239,9 @@ def decode_frame(data: bytes) -> Frame:
         raw = cobs.decode(chunk)
     except cobs.DecodeError as exc:
         raise PackingError(f"frame is not valid COBS: {exc}") from exc
-    if len(raw) < _MIN_HELLO_FRAME:
+    if len(raw) < MIN_FRAME_SIZE:
         raise PackingError(f"frame of {len(raw)} bytes is shorter than header and CRC")
-    trailer = _check_crc(raw)
+    trailer = check_crc(raw)
     if not trailer:
         raise PackingError("frame CRC does not check")
     version, msg_class, msg_type, seq, length = HEADER.unpack_from(raw)
@@ -315,158 +273,3 @@ class FrameEncoder:
         frame = encode_frame(message, seq, version=self.version)
         self._next = (seq + 1) & 0xFFFF
         return seq, frame
-
-
-class FrameDecoder:
-    """Streaming decoder: bytes in, :class:`Frame` objects out, bad frames counted.
-
-    ``feed`` splits on 0x00, COBS-decodes, checks the CRC, then parses header and payload.
-    A run that fails COBS or CRC is dropped and counted and never reaches the caller; the
-    next delimiter resynchronises. A good-CRC frame that cannot be parsed is returned as an
-    :class:`Unparsed` message (so a device can NACK it). Sequence numbers of good-CRC frames
-    are checked for gaps; a REQ HELLO starts a new session and a new count.
-
-    Args:
-        version: The protocol version this side speaks.
-        synced: False for a port just opened: the bytes before the first 0x00 may be the
-            tail of a frame sent before the port was opened and are dropped (counted in
-            ``bytes_dropped`` only, not as an error).
-    """
-
-    def __init__(self, version: int = PROTOCOL_VERSION, *, synced: bool = True) -> None:
-        self.version = version
-        self._buffer = b""
-        self._discarding = not synced
-        self._expected: int | None = None
-        self._counts = dict.fromkeys(_STAT_NAMES, 0)
-
-    @property
-    def stats(self) -> LinkStats:
-        """A snapshot of the counters."""
-        return LinkStats(**self._counts)
-
-    @property
-    def pending(self) -> int:
-        """Bytes held while waiting for the next delimiter."""
-        return len(self._buffer)
-
-    def reset(self, *, synced: bool = True) -> None:
-        """Forget buffered bytes and the sequence baseline (counters are kept)."""
-        self._buffer = b""
-        self._discarding = not synced
-        self._expected = None
-
-    def feed(self, data: bytes) -> list[Frame]:
-        """Consume ``data`` (any bytes-like object) and return the frames it completes, in order."""
-        if type(data) is not bytes:
-            data = bytes(data)  # parsed messages are read-only views of immutable bytes
-        counts = self._counts
-        counts["bytes_received"] += len(data)
-        if self._buffer:
-            data = self._buffer + data
-        chunks = data.split(_DELIMITER)
-        tail = chunks.pop()
-        if self._discarding:
-            if chunks:  # the end of an overlong run, or of a frame older than the port
-                counts["bytes_dropped"] += len(chunks[0])
-                chunks[0] = b""
-                self._discarding = False
-            else:
-                counts["bytes_dropped"] += len(tail)
-                tail = b""
-        if len(tail) > MAX_ENCODED_SIZE:
-            counts["overruns"] += 1
-            counts["bytes_dropped"] += len(tail)
-            tail = b""
-            self._discarding = True
-        self._buffer = tail
-        frames: list[Frame] = []
-        good = 0
-        expected = self._expected
-        version_wanted = self.version
-        for chunk in chunks:
-            if not chunk:
-                continue
-            try:
-                raw = _cobs_decode(chunk)
-            except cobs.DecodeError:
-                counts["cobs_errors"] += 1
-                counts["bytes_dropped"] += len(chunk)
-                continue
-            if len(raw) < _MIN_HELLO_FRAME:
-                counts["runts"] += 1
-                counts["bytes_dropped"] += len(chunk)
-                continue
-            if raw[0] == version_wanted and _crc32(raw) == CRC32_RESIDUE:
-                trailer = 4  # the hot path: a frame of this side's version
-            else:
-                trailer = _check_crc(raw)
-                if not trailer:
-                    counts["crc_errors"] += 1
-                    counts["bytes_dropped"] += len(chunk)
-                    continue
-            version, msg_class, msg_type, seq, length = _unpack_header(raw)
-            good += 1
-            if seq != expected:
-                self._sequence_jump(seq, expected, msg_class, msg_type)
-            expected = (seq + 1) & 0xFFFF
-            payload = raw[_HEADER_SIZE:-trailer]
-            cls = _message_type((msg_class, msg_type))
-            if cls is not None and length == len(payload) and version == version_wanted:
-                try:
-                    message: Any = cls.unpack(payload)
-                except PackingError as exc:
-                    message = self._rejected(version, msg_class, msg_type, length, payload, exc)
-            else:
-                message = self._rejected(version, msg_class, msg_type, length, payload, None)
-            frames.append(Frame(version, seq, message))
-        counts["frames"] += good
-        self._expected = expected
-        return frames
-
-    def _rejected(
-        self,
-        version: int,
-        msg_class: int,
-        msg_type: int,
-        length: int,
-        payload: bytes,
-        exc: PackingError | None,
-    ) -> Message | Unparsed:
-        """Slow path: a good-CRC frame that is not a plain current-version message."""
-        counts = self._counts
-        if length != len(payload):
-            counts["malformed"] += 1
-            error = f"header says {length} payload bytes, frame has {len(payload)}"
-            return Unparsed(msg_class, msg_type, payload, NackReason.BAD_LENGTH, error)
-        cls = MESSAGE_TYPES.get((msg_class, msg_type))
-        if cls is None:
-            counts["unknown_types"] += 1
-            error = f"no message class {msg_class} type {msg_type} in protocol {self.version}"
-            return Unparsed(msg_class, msg_type, payload, NackReason.UNSUPPORTED, error)
-        if exc is None and version != self.version:
-            if (msg_class, msg_type) not in _HELLO:
-                counts["version_mismatches"] += 1
-                error = f"frame version {version}, expected {self.version}"
-                return Unparsed(msg_class, msg_type, payload, NackReason.VERSION_MISMATCH, error)
-            try:
-                return cls.unpack(payload)
-            except PackingError as hello_exc:
-                exc = hello_exc
-        counts["malformed"] += 1
-        reason = (
-            NackReason.BAD_LENGTH
-            if isinstance(exc, PayloadLengthError)
-            else NackReason.INVALID_VALUE
-        )
-        return Unparsed(msg_class, msg_type, payload, reason, str(exc))
-
-    def _sequence_jump(self, seq: int, expected: int | None, msg_class: int, msg_type: int) -> None:
-        if expected is None or (msg_class, msg_type) == _HELLO_REQUEST:
-            return
-        delta = (seq - expected) & 0xFFFF
-        if delta < 0x8000:
-            self._counts["sequence_gaps"] += 1
-            self._counts["frames_missed"] += delta
-        else:
-            self._counts["out_of_order"] += 1

@@ -53,11 +53,14 @@ def test_corrupted_commands_are_never_applied_and_the_rest_apply_in_order(
 def test_corrupted_states_are_dropped_and_counted_by_the_host(emulator: EmulatorProcess) -> None:
     with serial_robot(emulator) as robot:
         robot.arm()
-        hold(robot, 10)
+        home = robot.description.home
+        action = NJointAction.Position(home)
+        robot.apply(action)  # sent again by every step(): hold home until the arm is there
+        step_until(robot, lambda s: np.abs(s.position - home)[:3].max() < 0.01)
         emulator.set_faults(corrupt_tx=0.01, seed=5)
         positions = []
         for _ in range(200):
-            robot.apply(NJointAction.Position(robot.description.home))
+            robot.apply(action)
             robot.step()
             positions.append(robot.read().position)
         emulator.set_faults(Faults())

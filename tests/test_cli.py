@@ -162,7 +162,7 @@ def test_run_writes_a_named_run_and_never_overwrites_it(workdir, capsys) -> None
 
 
 def test_check_reports_a_device_and_its_link(capsys, monkeypatch) -> None:
-    monkeypatch.setenv("JOINTLAB_DEAD_PERIODS", "2000")  # a wall-clock emulator, busy machine
+    monkeypatch.setenv("JOINTLAB_DEAD_MS", "10000")  # a wall-clock emulator, busy machine
     assert main(["check", "emulated://planar2", "--pings", "5"]) == 0
     out = capsys.readouterr().out
     for expected in ("protocol version", "HEARTBEAT round trip", "planar2: 2 joints"):

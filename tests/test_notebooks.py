@@ -27,7 +27,7 @@ def test_notebook_runs_and_shows_its_figures(path: Path, tmp_path: Path,
                                              monkeypatch: pytest.MonkeyPatch) -> None:  # fmt: skip
     monkeypatch.delenv("MPLBACKEND", raising=False)
     monkeypatch.setenv("PYTHONWARNINGS", "ignore::DeprecationWarning")
-    monkeypatch.setenv("JOINTLAB_DEAD_PERIODS", "2000")  # notebook 04's emulator on a busy machine
+    monkeypatch.setenv("JOINTLAB_DEAD_MS", "10000")  # notebook 04's emulator on a busy machine
     notebook = nbformat.read(path, as_version=4)
     NotebookClient(notebook, timeout=600, kernel_name="python3",
                    resources={"metadata": {"path": str(tmp_path)}}).execute()  # fmt: skip

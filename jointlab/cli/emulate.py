@@ -57,5 +57,6 @@ def run(args: argparse.Namespace) -> int:
         argv.append("--fifo")
     lockstep = "&lockstep=1" if args.lockstep else ""
     console.print(f"emulating {description.name}; connect with serial://<the path printed "
-                  f"below>?robot={args.robot}{lockstep} (Ctrl-C stops)", highlight=False)  # fmt: skip
+                  f"below>?robot={args.robot}{lockstep} (Ctrl-C stops)",
+                  highlight=False)  # fmt: skip
     return emulator_main(argv)

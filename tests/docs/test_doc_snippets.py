@@ -65,8 +65,8 @@ def scratch(tmp_path: Path) -> dict[str, str]:
     env["PATH"] = f"{Path(sys.executable).parent}{os.pathsep}{env.get('PATH', '')}"
     env["PYTHONWARNINGS"] = "ignore::DeprecationWarning"
     # The emulator runs on the wall clock: on a loaded test machine its process can stall
-    # for longer than 50 stream periods, which would read as a dead link.
-    env["JOINTLAB_DEAD_PERIODS"] = "2000"
+    # for longer than the default second without a state, which would read as a dead link.
+    env["JOINTLAB_DEAD_MS"] = "10000"
     return env
 
 

@@ -24,6 +24,7 @@ option of ``connect``; ``emulated://`` also takes ``faults=Faults(...)`` as an o
 
 from __future__ import annotations
 
+import os
 from typing import TYPE_CHECKING, Any
 
 from jointlab.connection import query_bool, query_positive
@@ -36,8 +37,8 @@ from jointlab.robots import load_robot
 if TYPE_CHECKING:
     from jointlab.connection import RobotURL
 
-__all__ = ["EmulatedRobot", "connect_emulated", "connect_serial", "link_settings",
-           "merge_options"]  # fmt: skip
+__all__ = ["EmulatedRobot", "connect_emulated", "connect_serial", "default_dead_ms",
+           "link_settings", "merge_options"]  # fmt: skip
 
 #: ``connect`` options that go to the emulator rather than to the SerialRobot.
 EMULATOR_OPTIONS = ("faults", "seed", "rate_hz", "watchdog_ms", "tcp_port", "fifo")
@@ -45,15 +46,35 @@ EMULATOR_OPTIONS = ("faults", "seed", "rate_hz", "watchdog_ms", "tcp_port", "fif
 _KEYWORDS = {"timeout": "request_timeout", "baud": "baudrate", "robot": "description"}
 
 
+def default_dead_ms() -> float:
+    """``dead_ms`` when a URL gives none: ``JOINTLAB_DEAD_MS`` if set, else 1000.
+
+    Raise it on a machine that can deschedule an emulator process (or a USB host) for
+    longer than a second, e.g. a test machine running other jobs.
+
+    Raises:
+        ConfigurationError: ``JOINTLAB_DEAD_MS`` is not a positive number.
+    """
+    text = os.environ.get("JOINTLAB_DEAD_MS")
+    if text is None:
+        return DEFAULT_DEAD_MS
+    try:
+        return query_positive(text)
+    except ValueError as exc:
+        raise ConfigurationError(
+            f"JOINTLAB_DEAD_MS must be a positive number of milliseconds, got {text!r}"
+        ) from exc
+
+
 def link_settings(url: RobotURL) -> dict[str, Any]:
     """The link keywords every serial backend takes from a URL query.
 
-    ``timeout`` (request timeout, s), ``dead_ms`` (ms of silence before the link is dead),
-    ``allow_digest_mismatch`` and ``lockstep``.
+    ``timeout`` (request timeout, s), ``dead_ms`` (ms of silence before the link is dead;
+    default :func:`default_dead_ms`), ``allow_digest_mismatch`` and ``lockstep``.
     """
     return {
         "request_timeout": url.take("timeout", query_positive, DEFAULT_REQUEST_TIMEOUT),
-        "dead_ms": url.take("dead_ms", query_positive, DEFAULT_DEAD_MS),
+        "dead_ms": url.take("dead_ms", query_positive, default_dead_ms()),
         "allow_digest_mismatch": url.take("allow_digest_mismatch", query_bool, False),
         "lockstep": url.take("lockstep", query_bool, False),
     }

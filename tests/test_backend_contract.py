@@ -5,9 +5,9 @@ Modelled on trifinger_simulation's ``test_robot_equivalent_interface``: the same
 against ``sim://arm6``, ``sim://arm6?engine=mujoco`` and a SerialRobot talking to the
 emulator through a real pseudo-terminal, in both of the emulator's clocks. These tests
 check *behaviour* (what is refused, with which reason, and when a change shows); whether
-the numbers agree is the parity suite's business (tests/test_parity.py, lockstep only). Differences that are part of
-the design are tested as such: a SimRobot starts armed, a SerialRobot disarmed; a real-time
-SerialRobot is paced by the device.
+the numbers agree is the parity suite's business (tests/test_parity.py, lockstep only).
+Differences that are part of the design are tested as such: a SimRobot starts armed, a
+SerialRobot disarmed; a real-time SerialRobot is paced by the device.
 """
 
 from __future__ import annotations

@@ -95,14 +95,14 @@ def test_a_robot_without_the_ssl_joints_is_refused() -> None:
 
 
 def test_body_velocity_is_tracked_through_the_emulator() -> None:
-    with jointlab.connect("emulated://ssl_robot", **PATIENT) as robot:
+    # lockstep: 400 periods are 400 ms of device time however busy the machine is
+    with jointlab.connect("emulated://ssl_robot?lockstep=1", **PATIENT) as robot:
         robot.arm()
         link = SSLRobotLink(robot)
         start = robot.read()
         link.drive(0.5, 0.0, 0.0)
         for _ in range(400):
             end = link.step()
-    # The target follows device time, so a busy machine that delays some periods does not
-    # change where the robot ends up: 0.5 m/s for the time that passed, minus a small lag.
-    travelled = end.position[:3] - start.position[:3]
-    np.testing.assert_allclose(travelled, [0.5 * (end.time - start.time), 0.0, 0.0], atol=0.04)
+    assert end.time - start.time == pytest.approx(0.4)
+    travelled = end.position[:3] - start.position[:3]  # 0.5 m/s for 0.4 s, minus a small lag
+    np.testing.assert_allclose(travelled, [0.2, 0.0, 0.0], atol=0.04)

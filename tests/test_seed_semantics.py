@@ -30,7 +30,7 @@ from jointlab.errors import CommandRefused
 from jointlab.interface import NJointAction, Robot
 
 #: Options that keep an emulated robot from declaring the link dead on a busy machine.
-PATIENT = {"request_timeout": 0.5, "dead_periods": 1000, "connect_timeout": 10.0}
+PATIENT = {"request_timeout": 1.0, "dead_ms": 5000, "connect_timeout": 10.0}
 
 
 @pytest.fixture(scope="module")

@@ -22,7 +22,7 @@ from jointlab.robots import RobotDescription, builtin_robots
 
 TOLERANCE = 2e-3
 #: Options that keep an emulated robot from declaring the link dead on a busy machine.
-PATIENT = {"request_timeout": 0.5, "dead_periods": 1000, "connect_timeout": 10.0}
+PATIENT = {"request_timeout": 1.0, "dead_ms": 5000, "connect_timeout": 10.0}
 
 
 def move_targets(description: RobotDescription) -> np.ndarray:

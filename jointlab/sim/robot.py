@@ -35,7 +35,7 @@ from pathlib import Path
 
 import numpy as np
 
-from jointlab.errors import ConfigurationError
+from jointlab.errors import ConfigurationError, DescriptionError
 from jointlab.interface import ArrayState, NJointAction, Readiness, Robot
 from jointlab.robots.description import ArrayGeometry, RobotDescription
 from jointlab.robots.dynamics import DynamicsModel

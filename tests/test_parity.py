@@ -10,10 +10,12 @@ reward. Nothing here depends on the machine's load: the emulator ticks only when
 asks, so a busy machine changes how long a test takes, never its result.
 
 Tolerances: values cross the wire as float32 (relative rounding 6e-8) and the controller
-then acts on those, so differences accumulate through the closed loop. Over the longest
-script here (400 periods) they were measured at 2.3e-6 rad, 2.0e-5 rad/s, 2.8e-3 rad/s²
-(a finite difference over one 1 ms step), 1.4e-4 N·m and 2.9e-5 A; the bounds below are
-ten times that.
+then acts on those, so differences accumulate through the loop, most while a robot moves
+under a torque with no PD to pull the two runs together. Over 400 periods, 100 of them
+free (20 ms periods), they were measured at 1.9e-5 rad, 1.9e-4 rad/s, 4.2e-3 rad/s² (a
+finite difference over one 1 ms step), 1.4e-4 N·m and 2.9e-5 A; the bounds below leave
+at least a factor 2.5. A lockstep run is deterministic: a test here passes or fails the
+same way on every run.
 """
 
 from __future__ import annotations
@@ -38,7 +40,7 @@ from jointlab.sim import SimRobot
 
 PATIENT = {"request_timeout": 2.0, "dead_ms": 10_000, "connect_timeout": 20.0}
 #: Largest difference allowed per state field (see the module docstring).
-TOLERANCE = {"position": 3e-5, "velocity": 3e-4, "acceleration": 3e-2, "torque": 2e-3,
+TOLERANCE = {"position": 5e-5, "velocity": 5e-4, "acceleration": 3e-2, "torque": 2e-3,
              "current": 3e-4}  # fmt: skip
 FLAGS = ("time", "motor_power", "armed", "brakes", "watchdog")
 
@@ -115,20 +117,24 @@ def assert_same_state(a: ArrayState, b: ArrayState, where: str) -> None:
                                    err_msg=f"{where}: {name}")  # fmt: skip
 
 
-def assert_close(a: Any, b: Any, where: str) -> None:
-    """Numbers (also inside lists, tuples, dicts, arrays) within float32 rounding."""
+def assert_close(a: Any, b: Any, where: str, atol: float = 3e-5) -> None:
+    """Numbers (also inside lists, tuples, dicts, arrays) within float32 rounding.
+
+    Inside a dict, the values of a state field (``position``, ``acceleration`` ...) get that
+    field's tolerance.
+    """
     if isinstance(a, dict):
         assert a.keys() == b.keys(), where
         for key in a:
-            assert_close(a[key], b[key], f"{where}.{key}")
+            assert_close(a[key], b[key], f"{where}.{key}", TOLERANCE.get(key, atol))
     elif isinstance(a, (list, tuple, np.ndarray)) and not isinstance(a, str):
         a_array, b_array = np.asarray(a, dtype=object), np.asarray(b, dtype=object)
         assert a_array.shape == b_array.shape, where
         for i, (x, y) in enumerate(zip(a_array.ravel(), b_array.ravel(), strict=True)):
-            assert_close(x, y, f"{where}[{i}]")
+            assert_close(x, y, f"{where}[{i}]", atol)
     elif isinstance(a, (float, np.floating)) and not isinstance(a, bool):
-        assert math.isclose(a, b, rel_tol=1e-4, abs_tol=3e-5) or (math.isnan(a) and math.isnan(b)
-                                                                  ), f"{where}: {a} vs {b}"
+        assert math.isclose(a, b, rel_tol=1e-4, abs_tol=atol) or (math.isnan(a) and math.isnan(b)
+                                                                 ), f"{where}: {a} vs {b}"
     else:
         assert a == b, f"{where}: {a!r} vs {b!r}"
 

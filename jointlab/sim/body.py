@@ -24,6 +24,7 @@ from jointlab.errors import SimulationError
 from jointlab.robots.description import BASE, JointType, RobotDescription
 from jointlab.robots.kinematics import forward_kinematics
 from jointlab.robots.transforms import homogeneous, quaternion_matrix
+from jointlab.sim.scene import mounted_elements
 from jointlab.sim.world import World, quaternion_from_rpy
 
 __all__ = ["RobotBody"]
@@ -119,10 +120,24 @@ class RobotBody:
         pybullet.changeDynamics(body, -1, maxJointVelocity=max(100.0, 10.0 * fastest),
                                 physicsClientId=cid)  # fmt: skip
         self._find_weightless()
+        self._unmount_from_ground()
         self._brake_mask = np.zeros(dof, dtype=bool)
         self.gears: list[int] = []
         self.soft_coupling: SoftCoupling | None = None
         self._make_couplings()
+
+    def _unmount_from_ground(self) -> None:
+        """No collisions between the ground plane and a fixed base's mounted links.
+
+        See :func:`jointlab.sim.scene.mounted_elements`; PyBullet filters the pairs with
+        ``setCollisionFilterPair``.
+        """
+        ground = self.world.ground_id
+        if ground is None or not self.description.base.fixed:
+            return
+        for link in [-1, *(self.links[n] for n in mounted_elements(self.description))]:
+            pybullet.setCollisionFilterPair(ground, self.body_id, -1, link, enableCollision=0,
+                                            physicsClientId=self.client_id)  # fmt: skip
 
     def _find_weightless(self) -> None:
         """Sort the linear joints whose link carries its armature as mass (it must not weigh).

@@ -5,6 +5,8 @@
 engines refuse the same bad input with the same message) and hand clean values to the
 engine's ``_add_box``, ``_add_sphere``, ``_add_urdf``, ``_physics_step`` and ``_render``.
 Bodies are named by integer ids (PyBullet body ids; MuJoCo world handles).
+
+Both engines keep a fixed base off the ground plane the same way (:func:`mounted_elements`).
 """
 
 from __future__ import annotations
@@ -18,12 +20,13 @@ from typing import TYPE_CHECKING, Any, ClassVar
 import numpy as np
 
 from jointlab.errors import ConfigurationError, SimulationError
+from jointlab.robots.description import BASE
 
 if TYPE_CHECKING:
     from jointlab.robots.description import RobotDescription
     from jointlab.sim.robot import SimRobot
 
-__all__ = ["DEFAULT_RGBA", "Camera", "Scene", "vector"]
+__all__ = ["DEFAULT_RGBA", "Camera", "Scene", "mounted_elements", "vector"]
 
 #: Default RGBA colour of objects added without one.
 DEFAULT_RGBA = (0.8, 0.5, 0.2, 1.0)
@@ -54,6 +57,36 @@ def vector(name: str, value: Sequence[float], size: int = 3) -> tuple[float, ...
     if array.shape != (size,) or not np.all(np.isfinite(array)):
         raise ConfigurationError(f"{name} must be {size} finite numbers, got {value!r}")
     return tuple(float(v) for v in array)
+
+
+def mounted_elements(description: RobotDescription) -> list[str]:
+    """Elements of a fixed-base robot that do not collide with the ground plane.
+
+    A fixed base is bolted to the world: where it meets the floor is a mounting, not a
+    contact. The elements rigidly fixed to the base, and each moving element whose joint
+    sits at the base origin (only zero-length fixed elements between them), turn about or
+    slide along the mounting point itself, so their geometry around it always overlaps a
+    floor the base stands on: a contact there is an artefact of the model (arm6's first link
+    dips a capsule radius into the floor) that costs the solver constraints every step. Both
+    engines filter the ground against the base and these elements and nothing else: the rest
+    of the robot, and every object (boxes, spheres, URDFs), still collides as before.
+
+    Returns:
+        Element names in description order; empty for a floating base.
+    """
+    if not description.base.fixed:
+        return []
+    specs = {spec.name: spec for spec in description.actuators}
+    mounted = []
+    for spec in description.actuators:
+        parent = spec.parent
+        at_origin = True  # the element's frame is the base frame, rotated at most
+        while parent != BASE and not specs[parent].is_joint:
+            at_origin = at_origin and specs[parent].length == 0.0
+            parent = specs[parent].parent
+        if parent == BASE and (at_origin or not spec.is_joint):
+            mounted.append(spec.name)
+    return mounted
 
 
 def check_dt(dt: float) -> float:

@@ -19,6 +19,7 @@ import numpy as np
 from jointlab.errors import SimulationError
 from jointlab.robots.description import RobotDescription
 from jointlab.sim.mujoco.mjcf import dc_joints, description_to_mjcf
+from jointlab.sim.scene import mounted_elements
 
 if TYPE_CHECKING:
     from jointlab.sim.actuators import ActuatorArray
@@ -57,6 +58,9 @@ class MujocoBody:
         except Exception as exc:
             raise SimulationError(f"MuJoCo cannot load robot {description.name!r}: {exc}") from exc
         world.spec.attach(child, prefix=prefix, frame=world.spec.worldbody.add_frame())
+        if world.ground_id is not None:  # the ground is the world body's plane
+            for name in mounted_elements(description):
+                world.spec.add_exclude(bodyname1="world", bodyname2=f"{prefix}{name}_link")
         dof = description.dof
         self._mass_scale = np.ones(1 + len(description.actuators))
         self._damping = np.array(description.damping)

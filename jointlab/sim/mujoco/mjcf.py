@@ -36,7 +36,9 @@ their ``ctrl`` and ``biasprm`` once per action.
 
 Robot geoms collide with the world (ground, objects) but not with each other (collision
 bits: robots ``contype=2 conaffinity=1``, world ``contype=1 conaffinity=3``); PyBullet also
-skips a robot's self-collisions.
+skips a robot's self-collisions. A fixed base's mounted elements do not collide with the
+ground either: :class:`~jointlab.sim.mujoco.body.MujocoBody` adds the world's contact
+excludes (:func:`jointlab.sim.scene.mounted_elements`).
 """
 
 from __future__ import annotations

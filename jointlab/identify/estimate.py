@@ -149,7 +149,7 @@ def fit(
     fitted = {
         p: {names[j]: float(fit_.values[fit_.names.index(p)]) for j, fit_ in dynamics.items()}
         for p in DYNAMICS_PARAMETERS
-        if p in wanted and (p != "armature" or _armature_field())
+        if p in wanted
     }
     identified = write_parameters(description, fitted) if fitted else description
     delays: dict[int, int] = {}
@@ -202,12 +202,6 @@ def _rows(
     """Latency in log rows per joint: ``delays`` (physics steps), else the file's."""
     steps = data.dt / data.physics_dt
     return {j: round(delays.get(j, description.joints[j].motor.delay) / steps) for j in joints}
-
-
-def _armature_field() -> bool:
-    from jointlab.identify.planted import supports_armature
-
-    return supports_armature()
 
 
 def _error(data: IdentificationData, problems: list[str]) -> IdentificationError:

@@ -21,21 +21,15 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Sequence
-from dataclasses import fields
 from typing import Any
 
 import numpy as np
 
 from jointlab.errors import ConfigurationError
 from jointlab.interface import Robot
-from jointlab.robots import ArrayGeometry, Dynamics, RobotDescription, load_robot
+from jointlab.robots import ArrayGeometry, RobotDescription, load_robot
 
-__all__ = ["NominalView", "connect_planted", "physics_dt", "plant", "supports_armature"]
-
-
-def supports_armature() -> bool:
-    """True when robot files have the ``dynamics.armature`` field (reflected inertia)."""
-    return "armature" in {f.name for f in fields(Dynamics)}
+__all__ = ["NominalView", "connect_planted", "physics_dt", "plant"]
 
 
 def _per_joint(name: str, value: float | Sequence[float], dof: int) -> np.ndarray:
@@ -70,8 +64,8 @@ def plant(
         The planted description, validated like a robot file (dependent joints unchanged).
 
     Raises:
-        ConfigurationError: a factor is not positive, a delay is not a whole number >= 0, or
-            an armature is asked of robot files without the ``dynamics.armature`` field.
+        ConfigurationError: a factor is not positive, a delay is not a whole number >= 0 or
+            an armature is negative.
     """
     description = load_robot(description)
     dof = description.dof
@@ -87,11 +81,6 @@ def plant(
     extra_inertia = _per_joint("armature", armature, dof)
     if np.any(extra_inertia < 0):
         raise ConfigurationError(f"plant: armature must be >= 0, got {extra_inertia.tolist()}")
-    if np.any(extra_inertia > 0) and not supports_armature():
-        raise ConfigurationError(
-            "plant: this JointLab's robot files have no dynamics.armature field, so no "
-            "reflected inertia can be planted"
-        )
     steps = np.broadcast_to(np.asarray(delay), (dof,))
     if not np.all((steps >= 0) & (np.mod(steps, 1) == 0)):
         raise ConfigurationError(f"plant: delay must be whole physics steps >= 0, got {delay!r}")

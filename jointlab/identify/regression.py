@@ -36,7 +36,6 @@ from scipy.stats import t as student_t
 
 from jointlab.controllers.dynamics import DynamicsModel
 from jointlab.identify.data import IdentificationData
-from jointlab.identify.planted import supports_armature
 from jointlab.identify.rigid_body import rigid_body
 from jointlab.robots import RobotDescription
 
@@ -83,8 +82,8 @@ class JointFit:
 
 
 def nominal_armature(description: RobotDescription) -> np.ndarray:
-    """``dynamics.armature`` of each joint (0 where robot files have no such field)."""
-    return np.array([getattr(j.dynamics, "armature", 0.0) or 0.0 for j in description.joints])
+    """``dynamics.armature`` of each joint, kg·m² or kg, shape ``(dof,)``."""
+    return np.array([j.dynamics.armature for j in description.joints], dtype=np.float64)
 
 
 def simulated_bodies(description: RobotDescription) -> tuple[RobotDescription, np.ndarray]:
@@ -99,7 +98,7 @@ def simulated_bodies(description: RobotDescription) -> tuple[RobotDescription, n
     nominal armature is taken in exactly as simulated.
     """
     armature = nominal_armature(description)
-    if not supports_armature() or not armature.any():
+    if not armature.any():
         return description, np.zeros(description.dof)
     from jointlab.robots.urdf_io import realised_inertial
 

@@ -22,7 +22,6 @@ import numpy as np
 
 from jointlab.identify.errors import IdentificationError
 from jointlab.identify.parameters import PARAMETERS, field_path
-from jointlab.identify.planted import supports_armature
 from jointlab.identify.writeback import write_parameters
 from jointlab.robots import RobotDescription
 
@@ -125,8 +124,8 @@ class IdentificationResult:
 
     # ----------------------------------------------------------------- write-back
     def written(self) -> tuple[str, ...]:
-        """Parameters :meth:`to_description` writes (``armature`` needs the file field)."""
-        return tuple(p for p in self.parameters if p != "armature" or supports_armature())
+        """Parameters :meth:`to_description` writes (every fitted one)."""
+        return tuple(self.parameters)
 
     def to_description(self) -> RobotDescription:
         """The nominal description with the estimates written into their fields, only those.
@@ -209,12 +208,7 @@ class IdentificationResult:
         widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
         lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
                  for row in rows]  # fmt: skip
-        notes = []
-        if "armature" in self.parameters and not supports_armature():
-            notes.append(
-                "dynamics.armature is reported, not written: robot files have no such field"
-            )
-        return "\n".join([f"identified from {self.source}", *lines, *notes])
+        return "\n".join([f"identified from {self.source}", *lines])
 
     def __str__(self) -> str:
         return self.summary()

@@ -7,8 +7,15 @@ import pytest
 
 import jointlab
 from jointlab.errors import ConfigurationError
-from jointlab.identify import NominalView, connect_planted, physics_dt, plant
-from jointlab.identify.planted import supports_armature
+from jointlab.identify import (
+    NominalView,
+    connect_planted,
+    excitation,
+    fit,
+    physics_dt,
+    plant,
+    record_excitation,
+)
 from jointlab.interface import NJointAction
 
 
@@ -40,10 +47,28 @@ def test_bad_plants_are_refused(arm6, kwargs, message):
         plant(arm6, **kwargs)
 
 
-@pytest.mark.skipif(supports_armature(), reason="robot files have dynamics.armature")
-def test_armature_cannot_be_planted_without_the_field(arm6):
-    with pytest.raises(ConfigurationError, match=r"no dynamics\.armature field"):
-        plant(arm6, armature=0.01)
+#: Largest relative error of a planted armature found alone (no other gap planted).
+ARMATURE_TOLERANCE = 0.02
+
+
+def test_a_planted_armature_is_identified(arm6, tmp_path):
+    """Reflected inertia planted through ``plant(armature=...)`` on a joint with an ancestor.
+
+    Only this joint moves and only its armature is planted: the simulator realises a
+    joint's armature in the link it moves (which other moving joints would feel too, see
+    docs/identification.md), so the fit must find exactly the planted total.
+    """
+    planted = plant(arm6, armature=[0.0, 0.05, 0.0, 0.0, 0.0, 0.0])
+    program = excitation(arm6, ["shoulder_lift"], duration=4.0, band=(0.5, 1.5), ramp=0.5)
+    with connect_planted(planted, arm6) as device:
+        log = record_excitation(device, program, tmp_path / "lift.npz")
+    result = fit(log, arm6, joints=["shoulder_lift"],
+                 parameters=["static_friction", "damping", "armature"])  # fmt: skip
+    armature = result.estimate("armature", "shoulder_lift")
+    assert armature.nominal == arm6.armature[1]
+    assert armature.value == pytest.approx(planted.armature[1], rel=ARMATURE_TOLERANCE)
+    assert armature.low <= planted.armature[1] * (1 + ARMATURE_TOLERANCE)
+    assert result.to_description().armature[1] == pytest.approx(armature.value, rel=1e-5)
 
 
 def test_the_nominal_view_shows_the_nominal_file_and_runs_the_planted_physics(arm6):

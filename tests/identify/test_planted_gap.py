@@ -20,7 +20,6 @@ import pytest
 
 import jointlab
 from jointlab.identify import connect_planted, excitation, fit, plant, record_excitation, validate
-from jointlab.identify.planted import supports_armature
 from jointlab.program import demo_program
 from jointlab.robots import RobotDescription
 from jointlab.sim import SensorModel
@@ -50,7 +49,7 @@ CASES = {
     "arm6": Case(
         "arm6",
         {"static_friction": 1.5, "damping": 1.4, "delay": 1, "torque_constant": 1.15,
-         "armature": [0.05, 0, 0, 0, 0, 0] if supports_armature() else 0.0},
+         "armature": [0.05, 0, 0, 0, 0, 0]},
         {"duration": 8.0, "sequential": False},
         # a 17-bit encoder and a 2 mrad/s velocity noise: what the default low-pass is for
         {"sensors": SensorModel(position_resolution=2 * np.pi / 2**17, velocity_noise=0.002),
@@ -64,7 +63,7 @@ def planted_value(planted: RobotDescription, parameter: str, joint: int) -> floa
     return float({
         "static_friction": spec.dynamics.static_friction,
         "damping": spec.dynamics.damping,
-        "armature": getattr(spec.dynamics, "armature", 0.0) or 0.0,
+        "armature": spec.dynamics.armature,
         "delay": spec.motor.delay,
         "torque_constant": spec.motor.torque_constant,
     }[parameter])  # fmt: skip
@@ -90,7 +89,7 @@ def test_planted_gaps_are_found_and_close_the_tracking_gap(name, tmp_path):
         if estimate.parameter == "delay":
             assert estimate.value == truth, estimate
             continue
-        if truth == 0.0:  # no armature in the file nor planted: the estimate must be tiny
+        if truth == 0.0:  # nothing in the file nor planted: the estimate must be tiny
             assert estimate.value <= 1e-3, estimate
             continue
         assert estimate.value == pytest.approx(truth, rel=TOLERANCE[estimate.parameter]), estimate

@@ -10,7 +10,6 @@ import pytest
 import jointlab
 from jointlab.identify import Estimate, IdentificationError, IdentificationResult
 from jointlab.identify.parameters import FIELDS
-from jointlab.identify.planted import supports_armature
 from jointlab.identify.writeback import write_parameters
 from jointlab.sim import SimRobot
 
@@ -72,16 +71,12 @@ def test_the_written_file_loads_and_simulates(arm6, tmp_path):
         robot.step()
 
 
-def test_armature_is_written_only_where_robot_files_have_the_field(arm6):
+def test_armature_is_written_to_dynamics_armature(arm6):
     result = make_result(arm6, ("damping", "armature"))
-    if supports_armature():
-        assert "armature" in result.written()
-        dynamics = result.to_description().joints[0].dynamics
-        assert dynamics.armature == pytest.approx(0.01)
-    else:
-        assert result.written() == ("damping",)
-        assert "dynamics.armature is reported, not written" in result.summary()
-        assert result.to_description().joints[0].dynamics.damping == pytest.approx(0.6)
+    assert result.written() == ("damping", "armature")
+    dynamics = result.to_description().joints[0].dynamics
+    assert dynamics.armature == pytest.approx(0.01)
+    assert dynamics.damping == pytest.approx(0.6)
 
 
 def test_a_saturation_below_the_soft_effort_limit_is_refused():

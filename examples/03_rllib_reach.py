@@ -58,6 +58,7 @@ def build_config(args: argparse.Namespace) -> PPOConfig:
             num_env_runners=args.runners,
             num_envs_per_env_runner=args.envs_per_runner,
             rollout_fragment_length=args.fragment,
+            sample_timeout_s=None,  # a busy machine is slow, not broken
             env_to_module_connector=observation_filter,
         )
         .learners(num_learners=args.learners)

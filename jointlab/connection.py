@@ -30,10 +30,15 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import parse_qsl, unquote
 
-from jointlab.errors import ConfigurationError
+from jointlab.errors import ConfigurationError, quote
 from jointlab.interface import Robot
 
-__all__ = ["RobotURL", "connect", "parse_url", "register_scheme", "schemes"]
+#: Longest robot URL, characters.
+MAX_URL_CHARS = 512
+#: Largest seed a URL may give (any 64-bit unsigned value).
+MAX_SEED = 2**64 - 1
+
+__all__ = ["RobotURL", "connect", "parse_url", "query_range", "register_scheme", "schemes"]
 
 T = TypeVar("T")
 Factory = Callable[["RobotURL", dict[str, Any]], Robot]
@@ -74,10 +79,10 @@ class RobotURL:
         raw = self.query[key]
         try:
             return convert(raw)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError, OverflowError) as exc:
             raise ConfigurationError(
                 f"{self.url}: query parameter {key!r} = {raw!r} is invalid: {exc}"
-            ) from exc
+            ) from None
 
     def check_all_taken(self) -> None:
         """Raise if the query holds keys no one asked for."""
@@ -93,8 +98,14 @@ def parse_url(url: str) -> RobotURL:
     """Split ``url`` into scheme, target and query (values are not converted here)."""
     if not isinstance(url, str) or "://" not in url:
         raise ConfigurationError(
-            f"{url!r} is not a robot URL; expected SCHEME://TARGET, e.g. 'sim://arm6'"
+            f"{quote(url)} is not a robot URL; expected SCHEME://TARGET, e.g. 'sim://arm6'"
         )
+    if len(url) > MAX_URL_CHARS:
+        raise ConfigurationError(
+            f"{quote(url)}: robot URL of {len(url)} characters, at most {MAX_URL_CHARS}"
+        )
+    if "\0" in url:
+        raise ConfigurationError(f"{quote(url)}: a robot URL cannot hold a NUL character")
     scheme, rest = url.split("://", 1)
     target, _, query_text = rest.partition("?")
     query: dict[str, str] = {}
@@ -165,6 +176,33 @@ def query_bool(text: str) -> bool:
     raise ValueError("expected 0/1, true/false, yes/no or on/off")
 
 
+def query_range(low: float, high: float, *, integer: bool = False, open_low: bool = False
+                ) -> Callable[[str], Any]:  # fmt: skip
+    """A converter of URL query values to a number in ``[low, high]`` (``(low, high]``).
+
+    Args:
+        low: Smallest value.
+        high: Largest value.
+        integer: Accept whole numbers only (returns an ``int``).
+        open_low: Exclude ``low`` itself.
+    """
+    left = "(" if open_low else "["
+    kind = "a whole number" if integer else "a number"
+    shown = f"{left}{low}, {high}]" if integer else f"{left}{low:g}, {high:g}]"
+    expected = f"expected {kind} in {shown}"
+
+    def convert(text: str) -> Any:
+        try:
+            value = int(text, 10) if integer else float(text)
+        except ValueError:
+            raise ValueError(expected) from None
+        if not (low < value if open_low else low <= value) or not value <= high:
+            raise ValueError(expected)
+        return value
+
+    return convert
+
+
 def query_positive(text: str) -> float:
     """A positive finite number from a URL query value."""
     value = float(text)
@@ -181,10 +219,10 @@ def _connect_sim(url: RobotURL, options: dict[str, Any]) -> Robot:
     if not url.target:
         raise ConfigurationError(f"{url.url}: no robot given; expected sim://NAME_OR_PATH")
     settings: dict[str, Any] = {
-        "dt": url.take("dt", query_positive, None),
-        "control_dt": url.take("control_dt", query_positive, None),
+        "dt": url.take("dt", query_range(0.0, 1.0, open_low=True), None),
+        "control_dt": url.take("control_dt", query_range(0.0, 10.0, open_low=True), None),
         "gui": url.take("gui", query_bool, False),
-        "seed": url.take("seed", int, 0),
+        "seed": url.take("seed", query_range(0, MAX_SEED, integer=True), 0),
         "engine": url.take("engine", check_engine, None),
         "gain_check": url.take("gain_check", str, "error"),
     }

@@ -20,9 +20,11 @@ import numpy as np
 from jointlab.errors import (
     ActionError,
     CommandRefused,
+    ConfigurationError,
     ConfigurationRefused,
     DescriptionError,
     RobotClosed,
+    quote,
 )
 from jointlab.interface import ArrayState, NJointAction
 
@@ -239,11 +241,11 @@ class Robot(abc.ABC):
         name = description.joint_names[index]
         try:
             number = float(value)
-        except (TypeError, ValueError):
+        except (TypeError, ValueError, OverflowError):
             number = math.nan
-        if not math.isfinite(number):
+        if isinstance(value, (bool, complex)) or not math.isfinite(number):
             raise ConfigurationRefused(
-                f"{verb}: {what} {value!r} of joint {index} ({name}) is not a finite number",
+                f"{verb}: {what} {quote(value)} of joint {index} ({name}) is not a finite number",
                 reason="invalid_value",
             )
         if not 0 < number <= limit[index]:
@@ -253,6 +255,23 @@ class Robot(abc.ABC):
                 reason="out_of_limits",
             )
         return index, number
+
+    def _joint_vector(self, verb: str, name: str, value: Any) -> np.ndarray:
+        """``value`` as ``dof`` finite real numbers, or a ConfigurationError naming it."""
+        dof = self.description.dof
+        problem = f"{verb}: {name} must be {dof} finite real numbers (one per joint), got"
+        if isinstance(value, (str, bytes)):
+            raise ConfigurationError(f"{problem} {type(value).__name__} {quote(value)}")
+        try:
+            array = np.asarray(value)
+        except (TypeError, ValueError, OverflowError):
+            raise ConfigurationError(f"{problem} {quote(value)}") from None
+        if array.dtype.kind not in "biuf":
+            raise ConfigurationError(f"{problem} {array.dtype.name} values {quote(value)}")
+        array = array.astype(np.float64).reshape(-1)
+        if array.shape != (dof,) or not np.all(np.isfinite(array)):
+            raise ConfigurationError(f"{problem} {quote(value)}")
+        return array
 
     # ================================================================ the verbs
     def read(self) -> ArrayState:
@@ -288,6 +307,8 @@ class Robot(abc.ABC):
     ) -> ArrayState:
         """Return to ``q``/``qd`` (default: home at rest) and restart ``time`` at 0."""
         self._check_open("reset")
+        q = None if q is None else self._joint_vector("reset", "q", q)
+        qd = None if qd is None else self._joint_vector("reset", "qd", qd)
         return self._reset(q, qd, **options)
 
     def power(self, on: bool) -> None:

@@ -60,3 +60,26 @@ class RobotClosed(CommandRefused):
 
     def __init__(self, message: str) -> None:
         super().__init__(message, reason="closed")
+
+
+#: Longest quotation of a user value in an error message, characters.
+QUOTE_LIMIT = 120
+
+
+def quote(value: object, limit: int = QUOTE_LIMIT) -> str:
+    """A bounded ``repr`` of a user value for an error message.
+
+    Containers are abbreviated without building their whole ``repr`` (a YAML alias bomb
+    expands to gigabytes of text), and the result is cut to ``limit`` characters with ``...``.
+    """
+    import reprlib
+
+    shortener = reprlib.Repr()
+    shortener.maxlevel = 3
+    shortener.maxstring = shortener.maxother = shortener.maxlong = limit
+    shortener.maxlist = shortener.maxtuple = shortener.maxdict = shortener.maxset = 6
+    try:
+        text = shortener.repr(value)
+    except Exception:  # a hostile __repr__: name the type instead
+        text = f"<{type(value).__name__}>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."

@@ -36,7 +36,8 @@ from typing import Any
 
 import numpy as np
 
-from jointlab.errors import ConfigurationError
+from jointlab.errors import ConfigurationError, quote
+from jointlab.recording.bounds import check_log_size, check_npz
 from jointlab.recording.log import (
     FORMAT_NAME,
     FORMAT_VERSION,
@@ -302,10 +303,30 @@ def load_log(source: str | os.PathLike[str] | Log) -> Log:
     """
     if isinstance(source, Log):
         return source
-    path = Path(source)
-    if not path.exists():
+    try:
+        path = Path(source)
+        exists = path.exists()
+    except (TypeError, ValueError) as exc:  # not a path, or a NUL byte in it
+        raise LogError(f"not a log path: {quote(source)} ({exc})") from None
+    if not exists:
         journal = journal_path(path)
         if journal.exists():
-            return read_journal(journal)
+            return _read_bounded(read_journal, journal)
         raise LogError(f"no log at {path} (nor an unfinalised journal {journal.name})")
-    return _READERS[_sniff(path)](path)
+    return _read_bounded(_READERS[_sniff(path)], path)
+
+
+def _read_bounded(reader: Any, path: Path) -> Log:
+    """``reader(path)`` within the size bounds; a malformed file is a LogError naming it."""
+    if reader is read_npz:
+        check_npz(path)
+    else:
+        check_log_size(path)
+    try:
+        return reader(path)
+    except (LogError, ConfigurationError):
+        raise
+    except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError,
+            ZeroDivisionError, RecursionError, struct.error, zipfile.BadZipFile,
+            EOFError) as exc:  # UnicodeDecodeError and json errors are ValueErrors
+        raise LogError(f"{path}: malformed log: {type(exc).__name__}: {str(exc)[:200]}") from None

@@ -6,6 +6,7 @@ and stating what is allowed. Unknown keys are errors, never silently ignored.
 
 from __future__ import annotations
 
+import difflib
 import math
 from collections.abc import Mapping
 from dataclasses import fields, replace
@@ -13,7 +14,7 @@ from typing import Any
 
 import numpy as np
 
-from jointlab.errors import DescriptionError
+from jointlab.errors import DescriptionError, quote
 from jointlab.robots.defaults import (
     DEFAULT_DENSITY,
     DEFAULT_RADIUS,
@@ -35,6 +36,7 @@ from jointlab.robots.description import (
     RobotDescription,
     SoftLimits,
 )
+from jointlab.robots.plausible import MAX_LINKS, RANGES, name_problem
 
 TOP_KEYS = {"name", "base", "actuators"}
 BASE_KEYS = {"position", "orientation", "fixed", "mass", "radius"}
@@ -57,7 +59,7 @@ class _Where:
     """Formats error locations: ``file: actuator 'x': field 'y'``."""
 
     def __init__(self, source: str | None) -> None:
-        self.source = source or "<robot dict>"
+        self.source = quote(source, 200)[1:-1] if source else "<robot dict>"
 
     def error(
         self, message: str, actuator: str | None = None, field: str | None = None
@@ -75,20 +77,41 @@ def _check_keys(
 ) -> None:
     if not isinstance(raw, Mapping):
         raise where.error(f"must be a mapping, got {type(raw).__name__}", actuator, prefix or None)
-    unknown = sorted(set(raw) - allowed)
+    unknown = sorted((key for key in raw if key not in allowed), key=str)
     if unknown:
-        name = f"{prefix}.{unknown[0]}" if prefix else unknown[0]
+        key = quote(unknown[0], 60) if not isinstance(unknown[0], str) else unknown[0][:60]
+        name = f"{prefix}.{key}" if prefix else key
+        hint = difflib.get_close_matches(str(key), sorted(allowed), n=1)
+        suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
         raise where.error(
-            f"unknown key {unknown[0]!r}; allowed keys: {sorted(allowed)}", actuator, name
+            f"unknown key {quote(unknown[0], 60)}{suggestion}; allowed keys: {sorted(allowed)}",
+            actuator,
+            name,
         )
 
 
-def _number(where: _Where, value: Any, actuator: str | None, field: str) -> float:
+def _range_key(field: str) -> str:
+    """The :data:`RANGES` key of a field path: ``axis[1]`` -> ``axis``."""
+    key = field.split("[", 1)[0]
+    return "coupling.alpha_leading" if key.startswith("coupling.alpha_leading.") else key
+
+
+def _number(where: _Where, value: Any, actuator: str | None, field: str,
+            ranged: bool = True) -> float:
+    """A finite float within the field's plausible range (unless ``ranged`` is False)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
-        raise where.error(f"must be a number, got {value!r}", actuator, field)
-    result = float(value)
+        kind = type(value).__name__
+        raise where.error(f"must be a number, got {kind} {quote(value)}", actuator, field)
+    try:
+        result = float(value)
+    except OverflowError:
+        result = math.inf
     if not math.isfinite(result):
-        raise where.error(f"must be finite, got {value!r}", actuator, field)
+        raise where.error(f"must be a finite number, got {quote(value, 60)}", actuator, field)
+    bounds = RANGES.get(_range_key(field)) if ranged else None
+    problem = None if bounds is None else bounds.problem(result)
+    if problem:
+        raise where.error(problem, actuator, field)
     return result
 
 
@@ -106,14 +129,14 @@ def _vector3(
     where: _Where, value: Any, actuator: str | None, field: str
 ) -> tuple[float, float, float]:
     if not isinstance(value, (list, tuple, np.ndarray)) or len(value) != 3:
-        raise where.error(f"must be a list of 3 numbers, got {value!r}", actuator, field)
+        raise where.error(f"must be a list of 3 numbers, got {quote(value)}", actuator, field)
     x, y, z = (_number(where, v, actuator, f"{field}[{i}]") for i, v in enumerate(value))
     return (x, y, z)
 
 
 def _bool(where: _Where, value: Any, actuator: str | None, field: str) -> bool:
     if not isinstance(value, bool):
-        raise where.error(f"must be true or false, got {value!r}", actuator, field)
+        raise where.error(f"must be true or false, got {quote(value)}", actuator, field)
     return value
 
 
@@ -130,6 +153,13 @@ def _parse_link(
     derived_mass, derived_cog, derived_inertia = capsule_inertial(
         length, orientation, radius, density, mass
     )
+    if mass is None and not RANGES["link.mass"].contains(derived_mass):
+        raise where.error(
+            f"gives a link of {derived_mass:.3g} kg (a capsule of radius {radius:g} m and length "
+            f"{length:g} m), outside the plausible link mass {RANGES['link.mass']}",
+            name,
+            "link.density",
+        )
     cog = (
         _vector3(where, raw["center_of_gravity"], name, "link.center_of_gravity")
         if "center_of_gravity" in raw
@@ -139,10 +169,10 @@ def _parse_link(
         value = raw["inertia"]
         try:
             inertia = np.array(value, dtype=np.float64)
-        except (TypeError, ValueError) as exc:
+        except (TypeError, ValueError):
             raise where.error(
-                f"must be a 3x3 list of numbers, got {value!r}", name, "link.inertia"
-            ) from exc
+                f"must be a 3x3 list of numbers, got {quote(value)}", name, "link.inertia"
+            ) from None
         if inertia.shape != (3, 3) or not np.all(np.isfinite(inertia)):
             raise where.error(
                 f"must be a finite 3x3 matrix, got shape {inertia.shape}", name, "link.inertia"
@@ -155,6 +185,13 @@ def _parse_link(
         if eigen.min() <= 0:
             raise where.error(
                 f"must be positive-definite; its smallest eigenvalue is {eigen.min():.3g}",
+                name,
+                "link.inertia",
+            )
+        if not RANGES["link.inertia"].contains(float(eigen[-1])):
+            raise where.error(
+                f"principal moment {eigen[-1]:.3g} lies outside the plausible range "
+                f"{RANGES['link.inertia']}",
                 name,
                 "link.inertia",
             )
@@ -284,15 +321,14 @@ def _parse_motor(where: _Where, raw: Any, name: str, effort: float) -> Motor:
         model = MotorModel(model_name)
     except ValueError as exc:
         raise where.error(
-            f"unknown model {model_name!r}; expected one of {[m.value for m in MotorModel]}",
+            f"unknown model {quote(model_name)}; expected one of {[m.value for m in MotorModel]}",
             name,
             "motor.model",
         ) from exc
     kt = _positive(where, raw.get("torque_constant", 0.1), name, "motor.torque_constant")
     ratio = _positive(where, raw.get("gear_ratio", 1.0), name, "motor.gear_ratio")
-    max_current = _positive(
-        where, raw.get("max_current", effort / (kt * ratio)), name, "motor.max_current"
-    )
+    max_current = (_positive(where, raw["max_current"], name, "motor.max_current")
+                   if "max_current" in raw else effort / (kt * ratio))  # fmt: skip
     stall = raw.get("stall_torque")
     no_load = raw.get("no_load_speed")
     stall = None if stall is None else _positive(where, stall, name, "motor.stall_torque")
@@ -301,9 +337,13 @@ def _parse_motor(where: _Where, raw: Any, name: str, effort: float) -> Motor:
     rotor = None if rotor is None else _positive(where, rotor, name, "motor.rotor_inertia",
                                                  strict=False)
     delay = raw.get("delay", 0)
-    if isinstance(delay, bool) or not isinstance(delay, int) or delay < 0:
+    bounds = RANGES["motor.delay"]
+    if isinstance(delay, bool) or not isinstance(delay, int) or not bounds.contains(delay):
         raise where.error(
-            f"must be a whole number of physics steps >= 0, got {delay!r}", name, "motor.delay"
+            f"must be a whole number of physics steps >= 0 and <= {bounds.high:g}, got "
+            f"{quote(delay, 60)}",
+            name,
+            "motor.delay",
         )
     return Motor(model=model, torque_constant=kt, gear_ratio=ratio, max_current=max_current,
                  stall_torque=stall, no_load_speed=no_load, delay=delay,
@@ -355,7 +395,8 @@ def _parse_coupling(where: _Where, raw: Any, name: str) -> Coupling | None:
             "coupling.alpha_leading",
         )
     pairs = tuple(
-        (str(k), _number(where, v, name, f"coupling.alpha_leading.{k}")) for k, v in leading.items()
+        (str(k), _number(where, v, name, f"coupling.alpha_leading.{quote(k, 60)[1:-1]}"))
+        for k, v in leading.items()
     )
     return Coupling(alpha_self=alpha_self, alpha_leading=pairs)
 
@@ -375,8 +416,11 @@ def description_from_dict(data: Mapping[str, Any], source: str | None = None) ->
     if not isinstance(data, Mapping):
         raise where.error(f"a robot file must be a mapping at top level, got {type(data).__name__}")
     _check_keys(where, data, TOP_KEYS, None, "")
-    if "name" not in data or not isinstance(data["name"], str) or not data["name"]:
-        raise where.error("is required and must be a non-empty string", None, "name")
+    if "name" not in data:
+        raise where.error("is required", None, "name")
+    problem = name_problem(data["name"])
+    if problem:
+        raise where.error(f"{quote(data['name'], 60)} {problem}", None, "name")
     base_raw = data.get("base", {}) or {}
     _check_keys(where, base_raw, BASE_KEYS, None, "base")
     base = Base(
@@ -391,6 +435,13 @@ def description_from_dict(data: Mapping[str, Any], source: str | None = None) ->
     raw_actuators = data.get("actuators")
     if not isinstance(raw_actuators, list) or not raw_actuators:
         raise where.error("must be a non-empty list of actuators", None, "actuators")
+    if len(raw_actuators) >= MAX_LINKS:
+        raise where.error(
+            f"has {len(raw_actuators)} entries, at most {MAX_LINKS - 1} (one link each and one "
+            "tool frame per chain end)",
+            None,
+            "actuators",
+        )
     specs: list[ActuatorSpec] = []
     previous = BASE
     seen: set[str] = set()
@@ -400,8 +451,10 @@ def description_from_dict(data: Mapping[str, Any], source: str | None = None) ->
                 f"entry {index} must be a mapping, got {type(raw).__name__}", None, "actuators"
             )
         name = raw.get("name")
-        if not isinstance(name, str) or not name:
-            raise where.error(f"entry {index} needs a non-empty string 'name'", None, "actuators")
+        problem = name_problem(name)
+        if problem:
+            raise where.error(f"entry {index}: name {quote(name, 60)} {problem}", None,
+                              "actuators")  # fmt: skip
         if name in seen or name == BASE:
             raise where.error("duplicate or reserved actuator name", name, "name")
         seen.add(name)
@@ -410,13 +463,14 @@ def description_from_dict(data: Mapping[str, Any], source: str | None = None) ->
             jtype = JointType(type_name)
         except ValueError as exc:
             raise where.error(
-                f"unknown type {type_name!r}; expected one of {[t.value for t in JointType]}",
+                f"unknown type {quote(type_name)}; expected one of {[t.value for t in JointType]}",
                 name,
                 "type",
             ) from exc
         parent = raw.get("parent", previous)
         if not isinstance(parent, str):
-            raise where.error(f"must be an actuator name or 'base', got {parent!r}", name, "parent")
+            raise where.error(f"must be an actuator name or 'base', got {quote(parent)}", name,
+                              "parent")  # fmt: skip
         spec = (
             _parse_fixed(where, raw, name, parent)
             if jtype is JointType.FIXED
@@ -434,11 +488,28 @@ def description_from_dict(data: Mapping[str, Any], source: str | None = None) ->
 def validate_description(description: RobotDescription, where: _Where | None = None) -> None:
     """Check the structure of a description: parents, cycles, couplings, ranges."""
     where = where or _Where(description.source)
+    problem = name_problem(description.name)
+    if problem:
+        raise where.error(f"{quote(description.name, 60)} {problem}", None, "name")
+    ends = sum(not children for children in description.children.values())
+    if len(description.actuators) + ends > MAX_LINKS:
+        raise where.error(
+            f"{len(description.actuators)} elements and {ends} chain ends make "
+            f"{len(description.actuators) + ends} links, at most {MAX_LINKS} (one per element "
+            "and one tool frame per chain end)",
+            None,
+            "actuators",
+        )
+    for spec in description.actuators:
+        problem = name_problem(spec.name)
+        if problem:
+            raise where.error(f"name {quote(spec.name, 60)} {problem}", None, "actuators")
     names = {a.name: a for a in description.actuators}
     for spec in description.actuators:
         if spec.parent != BASE and spec.parent not in names:
             raise where.error(
-                f"unknown parent {spec.parent!r}; expected 'base' or one of {sorted(names)}",
+                f"unknown parent {quote(spec.parent)}; expected 'base' or one of "
+                f"{quote(sorted(names), 300)}",
                 spec.name,
                 "parent",
             )
@@ -473,13 +544,13 @@ def validate_description(description: RobotDescription, where: _Where | None = N
             field = f"coupling.alpha_leading.{lead}"
             if lead not in names or not names[lead].is_joint:
                 raise where.error(
-                    f"leading actuator {lead!r} is not a joint of this robot", spec.name, field
+                    f"leading actuator {quote(lead)} is not a joint of this robot", spec.name, field
                 )
             if lead == spec.name:
                 raise where.error("a joint cannot lead itself", spec.name, field)
             if names[lead].coupling is not None:
                 raise where.error(
-                    f"leading actuator {lead!r} is itself dependent; "
+                    f"leading actuator {quote(lead)} is itself dependent; "
                     "only independent joints may lead",
                     spec.name,
                     field,

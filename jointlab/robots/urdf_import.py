@@ -36,8 +36,9 @@ from typing import Any
 
 import numpy as np
 
-from jointlab.errors import DescriptionError
+from jointlab.errors import DescriptionError, quote
 from jointlab.robots.description import BASE, RobotDescription
+from jointlab.robots.plausible import MAX_LINKS, MAX_NAME_LENGTH, NAME_PATTERN
 from jointlab.robots.schema import description_from_dict
 from jointlab.robots.transforms import matrix_to_rpy, pose_matrix
 
@@ -50,6 +51,8 @@ TINY_INERTIA = 1e-9
 CONTINUOUS_RANGE = 2.0 * math.pi
 #: Range of the two translations a planar joint becomes, metres either way.
 PLANAR_RANGE = 10.0
+#: Largest URDF file read, bytes.
+MAX_URDF_BYTES = 16 * 1024 * 1024
 #: Suffix of the fixed joint JointLab's export gives each chain's tool frame.
 TOOL_JOINT_SUFFIX = "_tool_joint"
 
@@ -116,7 +119,9 @@ def _tiny() -> dict[str, Any]:
 def _link_inertial(link: ET.Element | None, where: str) -> dict[str, Any]:
     inertial = None if link is None else link.find("inertial")
     mass = _number(None if inertial is None else inertial.find("mass"), "value", 0.0, where)
-    if inertial is None or mass <= 0:
+    if mass < 0:
+        raise DescriptionError(f"{where}: child link mass {mass:g} kg is negative")
+    if inertial is None or mass == 0:
         return _tiny()
     frame = _origin(inertial.find("origin"), where)
     tensor = inertial.find("inertia")
@@ -178,9 +183,15 @@ def description_from_urdf(path: str) -> RobotDescription:
     """Import a URDF file (see the module docstring for what it accepts and how)."""
     source = str(path)
     try:
-        text = Path(source).read_bytes().decode("utf-8", errors="replace")
+        with open(source, "rb") as handle:
+            data = handle.read(MAX_URDF_BYTES + 1)
     except OSError as exc:
-        raise DescriptionError(f"{source}: cannot read URDF: {exc.strerror}") from exc
+        raise DescriptionError(f"{quote(source, 200)}: cannot read URDF: {exc.strerror}") from None
+    except ValueError as exc:  # a NUL byte in the path
+        raise DescriptionError(f"{quote(source, 200)}: not a valid file name: {exc}") from None
+    if len(data) > MAX_URDF_BYTES:
+        raise DescriptionError(f"{source}: URDF too large: more than {MAX_URDF_BYTES} bytes")
+    text = data.decode("utf-8", errors="replace")
     text = text.lstrip("\ufeff \t\r\n").replace("\x00", "")
     _check_expanded(text, source)
     try:
@@ -191,8 +202,9 @@ def description_from_urdf(path: str) -> RobotDescription:
         return _description_from_tree(root, source)
     except DescriptionError:
         raise
-    except (ValueError, AttributeError, TypeError) as exc:  # a missing tag or attribute
-        raise DescriptionError(f"{source}: malformed URDF: {exc}") from exc
+    except (ValueError, AttributeError, TypeError, KeyError, OverflowError,
+            np.linalg.LinAlgError) as exc:  # a missing tag or attribute
+        raise DescriptionError(f"{source}: malformed URDF: {str(exc)[:200]}") from None
 
 
 def _range(joint: ET.Element, kind: str, where: str) -> tuple[float, float]:
@@ -288,13 +300,59 @@ def _is_exported_tool(joint: ET.Element, parent: dict[str, Any] | None,
             and child == f"{parent['name']}_tool" and not by_parent.get(child))
 
 
+def _robot_name(name: str, source: str) -> str:
+    """The robot's name as a JointLab name (see :mod:`jointlab.robots.plausible`)."""
+    if NAME_PATTERN.fullmatch(name) and len(name) <= MAX_NAME_LENGTH:
+        return name
+    cleaned = re.sub(r"[^A-Za-z0-9_.\-]", "_", name).lstrip(".-")[:MAX_NAME_LENGTH] or "robot"
+    _warn(f"{source}: robot name {quote(name, 60)} is not a JointLab name; using {cleaned!r}")
+    return cleaned
+
+
+def _check_tree(links: dict[str | None, ET.Element], joints: list[ET.Element],
+                source: str) -> str:
+    """The root link; refuses closed chains, cycles and links the root does not reach."""
+    if len(joints) > MAX_LINKS:
+        raise DescriptionError(f"{source}: {len(joints)} joints, at most {MAX_LINKS}")
+    parent_joint: dict[str, str] = {}
+    for joint in joints:
+        child = joint.find("child").get("link")  # type: ignore[union-attr]
+        if child in parent_joint:
+            raise DescriptionError(
+                f"{source}: link {quote(child, 60)} is the child of joints "
+                f"{quote(parent_joint[child], 60)} and {quote(joint.get('name'), 60)}: a closed "
+                "kinematic chain, which JointLab (like URDF) cannot represent"
+            )
+        parent_joint[child] = joint.get("name")
+    roots = [name for name in links if name not in parent_joint]
+    if len(roots) != 1:
+        raise DescriptionError(
+            f"{source}: expected exactly one root link, found {quote(roots, 200)}"
+            + (" (the joints form a cycle)" if not roots else "")
+        )
+    children: dict[str, list[str]] = {}
+    for joint in joints:
+        parent = joint.find("parent").get("link")  # type: ignore[union-attr]
+        children.setdefault(parent, []).append(joint.find("child").get("link"))  # type: ignore[union-attr,arg-type]
+    reached, stack = {roots[0]}, [roots[0]]
+    while stack:  # each link has at most one parent joint, so this visits each link once
+        for child in children.get(stack.pop(), []):
+            if child not in reached:
+                reached.add(child)
+                stack.append(child)
+    unreached = sorted(name for name in parent_joint if name not in reached)
+    if unreached:
+        raise DescriptionError(
+            f"{source}: links {quote(unreached, 200)} are not reached from the root link "
+            f"{quote(roots[0], 60)} (their joints form a cycle or hang from an unknown link)"
+        )
+    return roots[0]  # type: ignore[return-value]
+
+
 def _description_from_tree(root: ET.Element, source: str) -> RobotDescription:
     links = {link.get("name"): link for link in root.findall("link")}
     joints = root.findall("joint")
-    child_links = {j.find("child").get("link") for j in joints}  # type: ignore[union-attr]
-    roots = [name for name in links if name not in child_links]
-    if len(roots) != 1:
-        raise DescriptionError(f"{source}: expected exactly one root link, found {roots}")
+    roots = [_check_tree(links, joints, source)]
     by_parent: dict[str, list[ET.Element]] = {}
     for joint in joints:
         by_parent.setdefault(joint.find("parent").get("link"), []).append(joint)  # type: ignore[union-attr]
@@ -351,5 +409,5 @@ def _description_from_tree(root: ET.Element, source: str) -> RobotDescription:
             owner[child] = chain[-1]
             queue.append(child)
     entries = [entry for _, entry in sorted(zip(keys, entries, strict=True), key=lambda p: p[0])]
-    name = root.get("name") or Path(source).stem
+    name = _robot_name(root.get("name") or Path(source).stem, source)
     return description_from_dict({"name": name, "actuators": entries}, source=source)

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import yaml
 
-from jointlab.errors import DescriptionError
+from jointlab.bounded_yaml import load_yaml, read_text
+from jointlab.errors import DescriptionError, quote
 from jointlab.robots.description import RobotDescription
 from jointlab.robots.schema import description_from_dict
 
@@ -47,10 +48,7 @@ _Loader.add_implicit_resolver(
 
 def parse_yaml(text: str, source: str | None = None) -> RobotDescription:
     """Build a description from robot-file YAML text."""
-    try:
-        data = yaml.load(text, Loader=_Loader)
-    except yaml.YAMLError as exc:
-        raise DescriptionError(f"{source or '<yaml text>'}: not valid YAML: {exc}") from exc
+    data = load_yaml(text, source or "<yaml text>", DescriptionError, _Loader)
     return description_from_dict(data, source=source)
 
 
@@ -63,20 +61,20 @@ def load_robot(name_or_path: str | Path) -> RobotDescription:
     """
     if isinstance(name_or_path, RobotDescription):
         return name_or_path
+    if not isinstance(name_or_path, (str, Path)):
+        raise DescriptionError(
+            f"a robot is a built-in name or a .yaml/.urdf path, got {type(name_or_path).__name__} "
+            f"{quote(name_or_path)}"
+        )
     text = str(name_or_path)
     path = Path(text).expanduser()
     suffix = path.suffix.lower()
     if suffix == ".urdf":
-        if not path.is_file():
-            raise DescriptionError(f"{path}: URDF file not found")
+        if "\0" in text or not path.is_file():
+            raise DescriptionError(f"{quote(str(path), 200)}: URDF file not found")
         return RobotDescription.from_urdf(str(path))
     if suffix in (".yaml", ".yml"):
-        try:
-            content = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise DescriptionError(f"{path}: cannot read robot file: {exc.strerror}") from exc
-        except UnicodeDecodeError as exc:
-            raise DescriptionError(f"{path}: cannot read robot file: not UTF-8 text") from exc
+        content = read_text(path, "robot file", DescriptionError)
         return parse_yaml(content, source=str(path))
     names = builtin_robots()
     if text in names:
@@ -85,7 +83,7 @@ def load_robot(name_or_path: str | Path) -> RobotDescription:
     hint = difflib.get_close_matches(text, names, n=1)
     suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
     raise DescriptionError(
-        f"{text!r} is neither a built-in robot ({', '.join(names)}) nor a .yaml/.urdf path"
+        f"{quote(text)} is neither a built-in robot ({', '.join(names)}) nor a .yaml/.urdf path"
         f"{suggestion}"
     )
 

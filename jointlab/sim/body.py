@@ -68,7 +68,7 @@ class RobotBody:
         self.client_id = cid = world.client_id
         base = description.base
         with tempfile.TemporaryDirectory(prefix="jointlab-") as folder:
-            path = os.path.join(folder, f"{description.name}.urdf")
+            path = os.path.join(folder, "robot.urdf")  # never a path derived from a name
             with open(path, "w") as handle:
                 handle.write(description.to_urdf(armature=True))
             try:

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 import jointlab
-from jointlab.errors import LinkError
+from jointlab.errors import ConfigurationError, LinkError, quote
 from jointlab.hardware.emulator.faults import (
     Control,
     ControlRequest,
@@ -40,6 +40,29 @@ __all__ = ["EmulatorProcess", "realtime_priority"]
 
 #: Seconds ``close()`` waits at each stage (polite CLOSE, then SIGTERM, then SIGKILL).
 STOP_WAIT = 2.0
+#: Integer emulator options and their ranges, checked before the process starts.
+OPTION_RANGES = {"seed": (0, 2**32 - 1), "rate_hz": (1, 65535), "watchdog_ms": (0, 65535),
+                 "tcp_port": (0, 65535), "stream_period": (1, 65535)}  # fmt: skip
+#: Longest child error quoted in a LinkError, characters.
+MAX_CHILD_ERROR = 400
+
+
+def _check_options(options: dict[str, Any]) -> None:
+    """Refuse out-of-range emulator options here, so the child never dies of them."""
+    for key, (low, high) in OPTION_RANGES.items():
+        value = options.get(key)
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, int) or not low <= value <= high:
+            raise ConfigurationError(
+                f"emulator option {key!r} = {quote(value, 60)} is invalid: expected a whole "
+                f"number in [{low}, {high}]"
+            )
+
+
+def _label(robot: object) -> str:
+    """A short name of the emulated robot for messages."""
+    return repr(robot.name) if isinstance(robot, RobotDescription) else quote(str(robot), 200)
 
 
 def realtime_priority(priority: int = 20) -> bool:
@@ -109,6 +132,8 @@ class EmulatorProcess:
         **options: Any,
     ) -> None:
         self._closed = False
+        _check_options(options)
+        label = _label(robot)
         ours, theirs = socket.socketpair()
         env = dict(os.environ)
         package_root = str(Path(jointlab.__file__).resolve().parent.parent)
@@ -132,17 +157,20 @@ class EmulatorProcess:
         try:
             self._conn.send(EmulatorOptions(robot, options, fifo=fifo))
             if not self._conn.poll(start_timeout):
-                raise LinkError(f"emulator for {robot!r} did not start within {start_timeout} s")
+                raise LinkError(f"emulator for {label} did not start within {start_timeout} s")
             message = self._conn.recv()
         except (EOFError, OSError) as exc:
             self.close()
-            raise LinkError(f"emulator for {robot!r} exited during start-up") from exc
+            raise LinkError(f"emulator for {label} exited during start-up") from exc
         except BaseException:
             self.close()
             raise
         if isinstance(message, Failed):
             self.close()
-            raise LinkError(f"emulator for {robot!r} failed to start: {message.error}")
+            reason = message.error
+            if len(reason) > MAX_CHILD_ERROR:
+                reason = reason[: MAX_CHILD_ERROR - 3] + "..."
+            raise LinkError(f"emulator for {label} failed to start: {reason}")
         #: Where the host connects (a pty path, or ``socket://127.0.0.1:PORT``).
         self.path: str = message.path
         #: Whether the emulator runs with SCHED_FIFO scheduling.

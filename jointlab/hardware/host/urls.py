@@ -3,9 +3,14 @@
 * ``serial://DEVICE_OR_PYSERIAL_URL?baud=1000000&robot=NAME_OR_PATH``: a
   :class:`~jointlab.hardware.host.robot.SerialRobot` on a device path
   (``serial:///dev/ttyUSB0``) or any pyserial URL (``serial://socket://127.0.0.1:7000``,
-  ``serial://rfc2217://host:4000``). Query keys JointLab does not know are handed back to a
-  pyserial URL (``serial://rfc2217://host:4000?ign_set_control``); for a device path they
-  are errors. Without ``robot`` the description is found from the device's digest.
+  ``serial://rfc2217://host:4000``). Of pyserial's URL handlers, ``socket://`` and
+  ``rfc2217://`` (network serial bridges) and ``loop://`` (tests) are accepted, with the
+  query keys pyserial documents for them (:data:`PYSERIAL_HANDLERS`), which are handed back
+  to pyserial (``serial://rfc2217://host:4000?ign_set_control``); other keys are errors.
+  Handlers that write files or scan devices (``spy://``, ``hwgrep://``, ``alt://``,
+  ``cp2110://``) are refused unless the *code* opts in with
+  ``connect(url, allow_handlers={"spy"})``: a URL from a configuration file cannot.
+  Without ``robot`` the description is found from the device's digest.
   ``lockstep=1`` connects to an emulator started with ``--lockstep``.
 * ``emulated://NAME_OR_PATH?lockstep=0&seed=0&rate=1000&watchdog_ms=100&stream_period=1``:
   starts an :class:`~jointlab.hardware.emulator.process.EmulatorProcess` for that robot and
@@ -27,8 +32,8 @@ from __future__ import annotations
 import os
 from typing import TYPE_CHECKING, Any
 
-from jointlab.connection import query_bool, query_positive
-from jointlab.errors import ConfigurationError
+from jointlab.connection import query_bool, query_positive, query_range
+from jointlab.errors import ConfigurationError, quote
 from jointlab.hardware.emulator.process import EmulatorProcess
 from jointlab.hardware.host.health import DEFAULT_DEAD_MS, DEFAULT_REQUEST_TIMEOUT
 from jointlab.hardware.host.robot import SerialRobot
@@ -40,6 +45,23 @@ if TYPE_CHECKING:
 __all__ = ["EmulatedRobot", "connect_emulated", "connect_serial", "default_dead_ms",
            "link_settings", "merge_options"]  # fmt: skip
 
+#: pyserial URL handler -> the query keys pyserial documents for it (value check or None).
+PYSERIAL_HANDLERS: dict[str, dict[str, Any]] = {
+    "socket": {"logging": ("debug", "info", "warning", "error")},
+    "rfc2217": {"logging": ("debug", "info", "warning", "error"), "ign_set_control": None,
+                "poll_modem": None, "timeout": query_positive},
+    "loop": {"logging": ("debug", "info", "warning", "error")},
+}  # fmt: skip
+#: Handlers that write files, scan or load other devices: need ``allow_handlers``.
+OPT_IN_HANDLERS = ("spy", "hwgrep", "alt", "cp2110")
+#: Emulator URL keys -> (converter, default); each range is checked here, host side.
+EMULATOR_KEYS: dict[str, tuple[Any, Any]] = {
+    "seed": (query_range(0, 2**32 - 1, integer=True), 0),
+    "rate": (query_range(1, 65535, integer=True), 1000),
+    "watchdog_ms": (query_range(0, 65535, integer=True), 100),
+    "tcp": (query_range(0, 65535, integer=True), None),
+    "stream_period": (query_range(1, 65535, integer=True), None),
+}
 #: ``connect`` options that go to the emulator rather than to the SerialRobot.
 EMULATOR_OPTIONS = ("faults", "seed", "rate_hz", "watchdog_ms", "tcp_port", "fifo")
 #: URL query key -> the SerialRobot keyword it sets.
@@ -105,9 +127,9 @@ def connect_serial(url: RobotURL, options: dict[str, Any]) -> SerialRobot:
     robot = url.take("robot", str, None)
     settings = link_settings(url)
     settings["baudrate"] = url.take("baud", int, 1_000_000)
-    if "://" in port:  # a pyserial URL: its own query options pass through
-        extra = [k if v == "" else f"{k}={v}" for k, v in url.query.items() if k not in url._taken]
-        url._taken.update(url.query)
+    allowed = options.pop("allow_handlers", ())
+    if "://" in port:  # a pyserial URL: its documented query options pass through
+        extra = _pyserial_query(url, port.split("://", 1)[0].lower(), allowed)
         if extra:
             port = f"{port}?{'&'.join(extra)}"
     url.check_all_taken()
@@ -119,6 +141,38 @@ def connect_serial(url: RobotURL, options: dict[str, Any]) -> SerialRobot:
         return SerialRobot(port, description, **settings)
     except TypeError as exc:
         raise ConfigurationError(f"{url.url}: invalid option for SerialRobot: {exc}") from exc
+
+
+def _pyserial_query(url: RobotURL, handler: str, allowed: Any) -> list[str]:
+    """The query items handed to pyserial's ``handler``; refuses what it must not get."""
+    if handler in OPT_IN_HANDLERS:
+        if handler not in set(allowed):
+            raise ConfigurationError(
+                f"{url.url}: pyserial handler '{handler}://' writes files or scans devices; "
+                f"pass connect(..., allow_handlers={{{handler!r}}}) to use it"
+            )
+        keys = {k: None for k in url.query if k not in url._taken}
+    elif handler in PYSERIAL_HANDLERS:
+        keys = PYSERIAL_HANDLERS[handler]
+    else:
+        raise ConfigurationError(
+            f"{url.url}: unknown pyserial handler {quote(handler + '://', 60)}; expected a "
+            f"device path or one of {[h + '://' for h in PYSERIAL_HANDLERS]}"
+        )
+    extra = []
+    for key, check in keys.items():
+        if key not in url.query:
+            continue
+        value = url.take(key, str, "")
+        if isinstance(check, tuple) and value not in check:
+            raise ConfigurationError(
+                f"{url.url}: query parameter {key!r} = {quote(value, 60)} is invalid: expected "
+                f"one of {list(check)}"
+            )
+        if callable(check):
+            url.take(key, check, None)
+        extra.append(key if value == "" else f"{key}={value}")
+    return extra
 
 
 class EmulatedRobot(SerialRobot):
@@ -142,15 +196,13 @@ def connect_emulated(url: RobotURL, options: dict[str, Any]) -> EmulatedRobot:
     if not url.target:
         raise ConfigurationError(f"{url.url}: no robot given; expected emulated://NAME_OR_PATH")
     description = load_robot(url.target)
+    given = {key: url.take(key, *EMULATOR_KEYS[key]) for key in EMULATOR_KEYS}
     emulator_settings: dict[str, Any] = {
-        "seed": url.take("seed", int, 0),
-        "rate_hz": url.take("rate", int, 1000),
-        "watchdog_ms": url.take("watchdog_ms", int, 100),
-        "tcp_port": url.take("tcp", int, None),
-        "fifo": url.take("fifo", query_bool, False),
-    }
+        "seed": given["seed"], "rate_hz": given["rate"], "watchdog_ms": given["watchdog_ms"],
+        "tcp_port": given["tcp"], "fifo": url.take("fifo", query_bool, False),
+    }  # fmt: skip
     settings = link_settings(url)
-    stream_period = url.take("stream_period", int, None)
+    stream_period = given["stream_period"]
     url.check_all_taken()
     for key in EMULATOR_OPTIONS:
         if key in options:

@@ -22,18 +22,21 @@ The same file runs on ``sim://``, ``emulated://`` and ``serial://`` backends.
 
 from __future__ import annotations
 
+import contextlib
+import copy
 import math
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import yaml
 
+from jointlab.bounded_yaml import load_yaml, read_text
 from jointlab.controllers import Commander, RunSummary, run
-from jointlab.errors import ConfigurationError
+from jointlab.errors import ConfigurationError, JointLabError, quote
 from jointlab.interface import Robot
+from jointlab.program_checks import check_shapes, check_values
 from jointlab.robots.description import RobotDescription
 
 VERBS = (
@@ -88,38 +91,39 @@ def load_program(source: str | Path | Sequence[Any]) -> Program:
     where = "<program>"
     data: Any = source
     if isinstance(source, Path) or (isinstance(source, str) and source.endswith((".yaml", ".yml"))):
-        where = str(source)
-        try:
-            data = yaml.safe_load(Path(source).read_text())
-        except OSError as exc:
-            raise ConfigurationError(f"{where}: cannot read program: {exc.strerror}") from exc
+        where = quote(str(source), 200)[1:-1]
+        data = load_yaml(read_text(source, "program", ConfigurationError), where,
+                         ConfigurationError)  # fmt: skip
     elif isinstance(source, str):
-        data = yaml.safe_load(source)
+        data = load_yaml(source, where, ConfigurationError)
     if not isinstance(data, list) or not data:
         raise ConfigurationError(f"{where}: a program is a non-empty list of {{verb: args}}")
     steps = []
     for index, item in enumerate(data):
         if not isinstance(item, Mapping) or len(item) != 1:
             raise ConfigurationError(
-                f"{where}: step {index} must be a mapping with exactly one verb, got {item!r}"
+                f"{where}: step {index} must be a mapping with exactly one verb, got {quote(item)}"
             )
         ((verb, arguments),) = item.items()
         if verb not in VERBS:
             import difflib
 
-            hint = difflib.get_close_matches(str(verb), VERBS, n=1)
+            hint = difflib.get_close_matches(str(verb)[:100], VERBS, n=1)
             suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
-            raise ConfigurationError(f"{where}: step {index}: unknown verb {verb!r}{suggestion}")
+            raise ConfigurationError(
+                f"{where}: step {index}: unknown verb {quote(verb, 60)}{suggestion}"
+            )
         here = f"{where}: step {index} ({verb})"
         if verb == "wait":
             steps.append(ProgramStep("wait", {}, _seconds(here, arguments)))
             continue
         if arguments is not None and not isinstance(arguments, Mapping):
             raise ConfigurationError(f"{here}: arguments must be a mapping {{name: value}}, "
-                                     f"got {arguments!r}")  # fmt: skip
+                                     f"got {quote(arguments)}")  # fmt: skip
         arguments = dict(arguments or {})
         duration = arguments.pop("for", None)
         _check_arguments(here, verb, arguments)
+        check_values(here, verb, arguments)
         seconds = None if duration is None else _seconds(f"{here} for", duration)
         steps.append(ProgramStep(verb, arguments, seconds))
     return steps
@@ -131,7 +135,7 @@ def _seconds(where: str, value: Any) -> float:
     except (TypeError, ValueError):
         seconds = math.nan
     if not (math.isfinite(seconds) and seconds > 0):
-        raise ConfigurationError(f"{where}: expected a duration > 0 in seconds, got {value!r}")
+        raise ConfigurationError(f"{where}: expected a duration > 0 in seconds, got {quote(value)}")
     return seconds
 
 
@@ -144,9 +148,9 @@ def _check_arguments(where: str, verb: str, arguments: dict[str, Any]) -> None:
     names = [n for n in signature.parameters if n != "self"]
     for name in arguments:
         if name not in names:
-            hint = difflib.get_close_matches(name, [*names, "for"], n=1)
+            hint = difflib.get_close_matches(str(name)[:100], [*names, "for"], n=1)
             raise ConfigurationError(
-                f"{where}: unknown argument {name!r}; {verb} takes {names} and 'for'"
+                f"{where}: unknown argument {quote(name, 60)}; {verb} takes {names} and 'for'"
                 + (f"; did you mean {hint[0]!r}?" if hint else "")
             )
     try:
@@ -194,6 +198,8 @@ def run_program(
         on_step: Called with ``(index, step)`` before each step (progress reporting).
     """
     steps = load_program(program)
+    for index, step in enumerate(steps):
+        check_shapes(f"program step {index} ({step.verb})", step.arguments, robot.description)
     if not robot.read().armed:
         robot.arm()
         robot.step()  # read() reports the arming from the next state on (hardware semantics)
@@ -204,28 +210,47 @@ def run_program(
         if on_step is not None:
             on_step(index, step)
         tracker = _PeakTorque(recorder)
-        if step.verb == "wait":
-            summary = run(robot, commander, duration=step.duration, recorder=tracker, reset=first)
-        else:
-            handle = getattr(commander, step.verb)(**step.arguments)
-            if step.duration is not None:
-                summary = run(robot, commander, duration=step.duration, recorder=tracker,
-                              reset=first)  # fmt: skip
-            else:
-                deadline = robot.time + DEFAULT_STEP_TIMEOUT
-                summary = run(
-                    robot, commander, recorder=tracker, reset=first,
-                    until=lambda state, h=handle, d=deadline: h.done or state.time >= d,
-                )  # fmt: skip
-                if not handle.done:
-                    raise ConfigurationError(
-                        f"program step {index} ({step.verb}) did not finish within "
-                        f"{DEFAULT_STEP_TIMEOUT} s of robot time; give it 'for: SECONDS'"
-                    )
+        with _naming_step(index, step):
+            summary = _run_step(robot, commander, step, tracker, first)
+            if summary is None:
+                raise ConfigurationError(
+                    f"program step {index} ({step.verb}) did not finish within "
+                    f"{DEFAULT_STEP_TIMEOUT} s of robot time; give it 'for: SECONDS'"
+                )
         first = False
         peak = tracker.peak if summary.ticks else math.nan
         results.append(StepResult(step, summary, peak))
     return results
+
+
+def _run_step(robot: Robot, commander: Commander, step: ProgramStep, tracker: _PeakTorque,
+              first: bool) -> RunSummary | None:  # fmt: skip
+    """Run one step; None if it did not finish within :data:`DEFAULT_STEP_TIMEOUT`."""
+    if step.verb == "wait":
+        return run(robot, commander, duration=step.duration, recorder=tracker, reset=first)
+    handle = getattr(commander, step.verb)(**step.arguments)
+    if step.duration is not None:
+        return run(robot, commander, duration=step.duration, recorder=tracker, reset=first)
+    deadline = robot.time + DEFAULT_STEP_TIMEOUT
+    summary = run(robot, commander, recorder=tracker, reset=first,
+                  until=lambda state, h=handle, d=deadline: h.done or state.time >= d)  # fmt: skip
+    return summary if handle.done else None
+
+
+@contextlib.contextmanager
+def _naming_step(index: int, step: ProgramStep) -> Iterator[None]:
+    """Re-raise a refusal or error of step ``index`` with the step named first."""
+    prefix = f"program step {index} ({step.verb})"
+    try:
+        yield
+    except JointLabError as exc:
+        if str(exc).startswith(prefix):
+            raise
+        named = copy.copy(exc)
+        named.args = (f"{prefix}: {exc}", *exc.args[1:])
+        raise named from exc
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ConfigurationError(f"{prefix}: {type(exc).__name__}: {str(exc)[:200]}") from exc
 
 
 def _clearance(description: RobotDescription, q: np.ndarray) -> float:

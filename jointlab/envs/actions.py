@@ -39,7 +39,7 @@ from typing import Any
 import numpy as np
 from gymnasium import spaces
 
-from jointlab.errors import ActionError, ConfigurationError
+from jointlab.errors import ActionError, ConfigurationError, quote
 from jointlab.interface import ArrayState, NJointAction
 from jointlab.robots.description import RobotDescription
 
@@ -97,6 +97,20 @@ def normalize(value: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarra
     half = 0.5 * (high - low)
     safe = np.where(half > 0, half, 1.0)
     return np.where(half > 0, (np.asarray(value, dtype=np.float64) - low - half) / safe, 0.0)
+
+
+def _real_array(action: Any, mode: str) -> np.ndarray:
+    """``action`` as float64, refusing text, complex numbers and other objects."""
+    try:
+        array = np.asarray(action)
+    except (TypeError, ValueError, OverflowError):
+        array = np.asarray(None)
+    if array.dtype.kind not in "biuf":
+        raise ActionError(
+            f"action for action_mode {mode!r} must be real numbers, got "
+            f"{type(action).__name__} {quote(action)}"
+        )
+    return array.astype(np.float64)
 
 
 def unnormalize(action: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
@@ -259,7 +273,10 @@ class ActionAdapter:
         """
         if self.mode == "njoint":
             return self._njoint_to_action(action)
-        array = np.asarray(action, dtype=np.float64)
+        if isinstance(action, np.ndarray) and action.dtype.kind in "fiu":
+            array = np.asarray(action, dtype=np.float64)
+        else:
+            array = _real_array(action, self.mode)
         if array.shape != self._shape:
             raise ActionError(
                 f"action for action_mode {self.mode!r} has shape {array.shape}, expected "

@@ -15,13 +15,14 @@ from __future__ import annotations
 
 import difflib
 import time as _time
+from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, SupportsFloat
 
 import gymnasium
 import numpy as np
 
-from jointlab.errors import CommandRefused, ConfigurationError, JointLabError
+from jointlab.errors import CommandRefused, ConfigurationError, JointLabError, quote
 from jointlab.interface import ArrayState, Robot
 from jointlab.robots.description import RobotDescription
 from jointlab.robots.yaml_io import load_robot
@@ -218,6 +219,13 @@ class JointLabEnv(gymnasium.Env):
         The robot's own randomness (domain randomisation) is reseeded from ``np_random``, so
         ``reset(seed=s)`` reproduces an episode exactly.
         """
+        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))
+                                 or seed < 0):
+            raise ConfigurationError(f"reset: seed must be a whole number >= 0 or None, got "
+                                     f"{quote(seed)}")  # fmt: skip
+        if options is not None and not isinstance(options, Mapping):
+            raise ConfigurationError(f"reset: options must be a mapping, got "
+                                     f"{type(options).__name__} {quote(options)}")  # fmt: skip
         super().reset(seed=seed)
         self._check_open()
         self._check_options(options)

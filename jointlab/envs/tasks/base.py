@@ -25,7 +25,7 @@ from typing import Any, ClassVar
 
 import numpy as np
 
-from jointlab.errors import ConfigurationError
+from jointlab.errors import ConfigurationError, quote
 from jointlab.interface import ArrayState, NJointAction, Robot
 from jointlab.robots.description import RobotDescription
 
@@ -84,10 +84,16 @@ def option_vector(options: dict[str, Any] | None, key: str, size: int) -> np.nda
     """
     if not options or options.get(key) is None:
         return None
-    value = np.asarray(options[key], dtype=np.float64)
+    try:
+        value = np.asarray(options[key])
+    except (TypeError, ValueError, OverflowError):
+        value = np.asarray(None)
+    if value.dtype.kind not in "biuf":
+        value = np.full(0, np.nan)
+    value = value.astype(np.float64)
     if value.shape != (size,) or not np.isfinite(value).all():
         raise ConfigurationError(
-            f"reset option {key!r} must be {size} finite numbers, got {options[key]!r}"
+            f"reset option {key!r} must be {size} finite numbers, got {quote(options[key])}"
         )
     return value
 

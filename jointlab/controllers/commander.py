@@ -35,6 +35,7 @@ from typing import Any
 
 import numpy as np
 
+from jointlab.controllers.arguments import checked
 from jointlab.controllers.commands import (
     EffortCommand,
     HoldCommand,
@@ -62,6 +63,7 @@ class Commander(CommandDispatcher):
     """
 
     # ================================================================== position
+    @checked
     def set_position(self, joint: Joint, position: float, velocity: float | None = None, *,
                      duration: float | None = None, timeout: float | None = None,
                      command_id: Hashable | None = None) -> CommandHandle:
@@ -82,6 +84,7 @@ class Commander(CommandDispatcher):
         return self._move("set_position", joints, np.full(len(joints), float(position)),
                           velocity, command_id, duration, timeout)
 
+    @checked
     def set_positions(self, positions: Any, velocity: Any = None, *,
                       duration: float | None = None, timeout: float | None = None,
                       command_id: Hashable | None = None) -> CommandHandle:
@@ -111,6 +114,7 @@ class Commander(CommandDispatcher):
             np.asarray(velocity, float), (self.dof,))[joints]
         return self._move(verb, joints, values[joints], velocity, command_id, duration, timeout)
 
+    @checked
     def home(self, joint: Joint = -1, *, timeout: float | None = None,
              command_id: Hashable | None = None) -> CommandHandle:
         """Move ``joint`` (or every joint for ``-1``) to its home position (Player CMD HOME)."""
@@ -156,6 +160,7 @@ class Commander(CommandDispatcher):
                            start[0]), cid, False, state, timeout=timeout)
 
     # ================================================================== velocity
+    @checked
     def set_velocity(self, joint: Joint, velocity: float, duration: float | None = None, *,
                      timeout: float | None = None,
                      command_id: Hashable | None = None) -> CommandHandle:
@@ -170,6 +175,7 @@ class Commander(CommandDispatcher):
         return self._velocity("set_velocity", joints, np.full(len(joints), float(velocity)),
                               duration, command_id, timeout)
 
+    @checked
     def set_velocities(self, velocities: Any, duration: float | None = None, *,
                        timeout: float | None = None,
                        command_id: Hashable | None = None) -> CommandHandle:
@@ -197,6 +203,7 @@ class Commander(CommandDispatcher):
                            start[0]), cid, False, state, notes, timeout=timeout)
 
     # ================================================================== effort / current
+    @checked
     def set_effort(self, joint: Joint, effort: float, duration: float | None = None, *,
                    timeout: float | None = None,
                    command_id: Hashable | None = None) -> CommandHandle:
@@ -209,6 +216,7 @@ class Commander(CommandDispatcher):
         return self._effort("set_effort", joints, np.full(len(joints), float(effort)), duration,
                             command_id, timeout)
 
+    @checked
     def set_current(self, joint: Joint, current: float, duration: float | None = None, *,
                     timeout: float | None = None,
                     command_id: Hashable | None = None) -> CommandHandle:
@@ -220,6 +228,7 @@ class Commander(CommandDispatcher):
         return self._current("set_current", joints, np.full(len(joints), float(current)),
                              duration, command_id, timeout)
 
+    @checked
     def set_currents(self, currents: Any, duration: float | None = None, *,
                      timeout: float | None = None,
                      command_id: Hashable | None = None) -> CommandHandle:
@@ -253,6 +262,7 @@ class Commander(CommandDispatcher):
                            timeout=timeout)
 
     # ================================================================== hold / stop
+    @checked
     def hold(self, joints: Any = None, *, command_id: Hashable | None = None) -> CommandHandle:
         """Actively hold the current positions of ``joints`` (default all) until replaced."""
         joints = self._joint_set(joints, "hold", command_id)
@@ -261,6 +271,7 @@ class Commander(CommandDispatcher):
         return self._start("hold", joints, lambda h: HoldCommand(h, joints, state.time,
                            position, False), command_id, True, state)
 
+    @checked
     def stop(self, mode: str = "immediate", *, command_id: Hashable | None = None) -> CommandHandle:
         """Stop every joint: ``"immediate"`` (hold where it is now) or ``"decelerate"``.
 
@@ -288,6 +299,7 @@ class Commander(CommandDispatcher):
         return np.array([self._joint(j, verb, cid) for j in joints], dtype=int)
 
     # ================================================================== trajectories
+    @checked
     def follow_trajectory(self, waypoints: Iterable[Any], joints: Any = None, repeat: Repeat = 1,
                           *, command_id: Hashable | None = None) -> CommandHandle:
         """Follow waypoints (BB follow_trajectory); see :mod:`jointlab.controllers.trajectory`.
@@ -322,12 +334,14 @@ class Commander(CommandDispatcher):
                    status=CommandStatus.SUCCEEDED)
         return handle
 
+    @checked
     def configure_speed(self, joint: Joint, speed: float, *,
                         command_id: Hashable | None = None) -> CommandHandle:
         """Set the configured speed of ``joint`` (``-1``: all) for later moves (REQ SPEED)."""
         return self._configure("configure_speed", "speed", joint, speed, self._soft.velocity,
                                self.robot.configure_speed, command_id)
 
+    @checked
     def configure_accel(self, joint: Joint, accel: float, *,
                         command_id: Hashable | None = None) -> CommandHandle:
         """Set the configured acceleration of ``joint`` (``-1``: all) (Player REQ ACCEL)."""
@@ -346,10 +360,12 @@ class Commander(CommandDispatcher):
 
         return self._request(verb, configure, tuple(joints.tolist()), cid)
 
+    @checked
     def power(self, on: bool, *, command_id: Hashable | None = None) -> CommandHandle:
         """Switch motor power (Player REQ POWER)."""
         return self._request("power", lambda: self.robot.power(on), (), command_id)
 
+    @checked
     def brakes(self, on: bool, *, command_id: Hashable | None = None) -> CommandHandle:
         """Engage or release the brakes (Player REQ BRAKES)."""
         return self._request("brakes", lambda: self.robot.brakes(on), (), command_id)

@@ -44,6 +44,15 @@ _REFUSAL_TEXT = {
 }
 
 
+
+def _flag(verb: str, on: Any) -> bool:
+    """``on`` as a bool: True/False (or 1/0); anything else is a ConfigurationError."""
+    if isinstance(on, (bool, np.bool_)) or (isinstance(on, (int, np.integer)) and on in (0, 1)):
+        return bool(on)
+    raise ConfigurationError(f"{verb}: expected True or False, got {type(on).__name__} "
+                             f"{quote(on)}")  # fmt: skip
+
+
 @dataclass(frozen=True)
 class Readiness:
     """Whether a robot accepts motion, as its backend knows it (the refusal checks' input)."""
@@ -317,7 +326,7 @@ class Robot(abc.ABC):
         Powering on does not re-arm: call ``arm()`` afterwards.
         """
         self._check_open("power")
-        self._power(bool(on))
+        self._power(_flag("power", on))
 
     def brakes(self, on: bool) -> None:
         """Engage (the action becomes zero) or release the brakes (Player REQ BRAKES).
@@ -326,9 +335,10 @@ class Robot(abc.ABC):
             CommandRefused: releasing them while power is off (reason ``"unpowered"``).
         """
         self._check_open("brakes")
+        on = _flag("brakes", on)
         if not on and not self._readiness().powered:
             raise self._refusal("brakes(False)", "unpowered")
-        self._brakes(bool(on))
+        self._brakes(on)
 
     def arm(self) -> None:
         """Allow motion commands (the action stays zero until the next ``apply``).

@@ -43,6 +43,22 @@ _COLLECTION_END = (yaml.SequenceEndEvent, yaml.MappingEndEvent)
 _LONG_INT = re.compile(rf"^[-+]?[0-9_]{{{MAX_INT_DIGITS + 1},}}$")
 
 
+def _flow_depth(text: str) -> int:
+    """Deepest bracket nesting of ``text``, counting brackets in strings too (a bound).
+
+    PyYAML's scanner costs O(depth²) in flow collections (``[[[[...``), so this linear
+    count refuses absurd depths before the scanner sees them.
+    """
+    depth = deepest = 0
+    for char in text:
+        if char in "[{":
+            depth += 1
+            deepest = max(deepest, depth)
+        elif char in "]}":
+            depth -= 1
+    return deepest
+
+
 def _check_events(text: str, loader: type[yaml.SafeLoader], fail: Any) -> None:
     """Refuse deep nesting before composing (the composer recurses per level)."""
     depth = 0
@@ -109,6 +125,9 @@ def load_yaml(text: str, source: str, error: type[JointLabError],
 
     if len(text) > MAX_YAML_CHARS:
         raise fail(f"too large: {len(text)} characters, at most {MAX_YAML_CHARS}")
+    if _flow_depth(text) > 4 * MAX_DEPTH:
+        raise fail(f"nested deeper than {MAX_DEPTH} levels (more than {4 * MAX_DEPTH} open "
+                   "brackets)")  # fmt: skip
     try:
         _check_events(text, loader, fail)
         instance = loader(text)

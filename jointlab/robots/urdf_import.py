@@ -316,6 +316,11 @@ def _check_tree(links: dict[str | None, ET.Element], joints: list[ET.Element],
         raise DescriptionError(f"{source}: {len(joints)} joints, at most {MAX_LINKS}")
     parent_joint: dict[str, str] = {}
     for joint in joints:
+        for tag in ("parent", "child"):
+            element = joint.find(tag)
+            if element is None or not element.get("link"):
+                raise DescriptionError(f"{source}: joint {quote(joint.get('name'), 60)} has no "
+                                       f"<{tag} link=\"...\"/>")  # fmt: skip
         child = joint.find("child").get("link")  # type: ignore[union-attr]
         if child in parent_joint:
             raise DescriptionError(

@@ -70,7 +70,7 @@ def _check_events(text: str, loader: type[yaml.SafeLoader], fail: Any) -> None:
                 raise fail(f"nested deeper than {MAX_DEPTH} levels (line {line})")
         elif isinstance(event, _COLLECTION_END):
             depth -= 1
-        elif isinstance(event, yaml.ScalarEvent) and event.style is None and _LONG_INT.match(
+        elif isinstance(event, yaml.ScalarEvent) and not event.style and _LONG_INT.match(
             event.value
         ):
             line = event.start_mark.line + 1 if event.start_mark else "?"
@@ -105,6 +105,23 @@ def _measure(node: yaml.Node, memo: dict[int, tuple[int, int]], active: set[int]
     return memo[key]
 
 
+def _with_libyaml(loader: type[yaml.SafeLoader]) -> type:
+    """``loader``'s resolvers and constructors on libyaml's C parser, when PyYAML has it."""
+    if not getattr(yaml, "__with_libyaml__", False):
+        return loader
+    fast = _FAST.get(loader)
+    if fast is None:
+        fast = type(f"C{loader.__name__}", (yaml.CSafeLoader,), {
+            "yaml_implicit_resolvers": loader.yaml_implicit_resolvers,
+            "yaml_constructors": loader.yaml_constructors,
+        })  # fmt: skip
+        _FAST[loader] = fast
+    return fast
+
+
+_FAST: dict[type, type] = {}
+
+
 def load_yaml(text: str, source: str, error: type[JointLabError],
               loader: type[yaml.SafeLoader] = yaml.SafeLoader) -> Any:
     """Parse one YAML document within the bounds of the module docstring.
@@ -128,6 +145,7 @@ def load_yaml(text: str, source: str, error: type[JointLabError],
     if _flow_depth(text) > 4 * MAX_DEPTH:
         raise fail(f"nested deeper than {MAX_DEPTH} levels (more than {4 * MAX_DEPTH} open "
                    "brackets)")  # fmt: skip
+    loader = _with_libyaml(loader)
     try:
         _check_events(text, loader, fail)
         instance = loader(text)

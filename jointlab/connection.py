@@ -28,7 +28,7 @@ import importlib
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
-from urllib.parse import parse_qsl, unquote
+from urllib.parse import unquote, unquote_plus
 
 from jointlab.errors import ConfigurationError, quote
 from jointlab.interface import Robot
@@ -110,10 +110,12 @@ def parse_url(url: str) -> RobotURL:
     target, _, query_text = rest.partition("?")
     query: dict[str, str] = {}
     if query_text:
-        try:
-            pairs = parse_qsl(query_text, keep_blank_values=True, strict_parsing=True)
-        except ValueError as exc:
-            raise ConfigurationError(f"{url}: malformed query string {query_text!r}") from exc
+        pairs = []
+        for part in query_text.split("&"):  # a bare ``key`` (a pyserial flag) is ``key=``
+            key, _, value = part.partition("=")
+            if not key:
+                raise ConfigurationError(f"{url}: malformed query string {query_text!r}")
+            pairs.append((unquote_plus(key), unquote_plus(value)))
         for key, value in pairs:
             if key in query:
                 raise ConfigurationError(f"{url}: query parameter {key!r} is given twice")

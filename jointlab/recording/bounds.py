@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import zipfile
+import zlib
 from pathlib import Path
 
 import numpy as np
@@ -72,5 +73,5 @@ def check_npz(path: Path) -> None:
                 if info.filename.endswith(".npy"):
                     _member_bytes(archive, info, path)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, NotImplementedError,
-            RuntimeError) as exc:  # truncated, unsupported compression, encrypted
+            zlib.error, RuntimeError) as exc:  # truncated, unsupported compression, encrypted
         raise LogError(f"{path} cannot be read as an NPZ log: {str(exc)[:200]}") from None

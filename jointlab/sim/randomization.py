@@ -12,7 +12,7 @@ from dataclasses import dataclass, fields
 
 import numpy as np
 
-from jointlab.errors import ConfigurationError
+from jointlab.errors import ConfigurationError, quote
 from jointlab.robots.description import RobotDescription
 
 __all__ = ["EpisodeParameters", "Randomization"]
@@ -52,26 +52,36 @@ class EpisodeParameters:
         )
 
 
+#: Largest extra latency a randomisation may draw, physics steps (a delay line's memory).
+MAX_LATENCY = 1000
+#: Largest multiplier a randomisation may draw.
+MAX_SCALE = 1000.0
+
+
 def _check_range(name: str, value: object, integer: bool) -> None:
     if value is None:
         return
     try:
         low, high = value  # type: ignore[misc]
         low_f, high_f = float(low), float(high)
-    except (TypeError, ValueError) as exc:
+    except (TypeError, ValueError, OverflowError) as exc:
         raise ConfigurationError(
-            f"Randomization.{name} must be a (low, high) pair or None, got {value!r}"
+            f"Randomization.{name} must be a (low, high) pair or None, got {quote(value)}"
         ) from exc
     if not (np.isfinite(low_f) and np.isfinite(high_f)) or low_f > high_f:
-        raise ConfigurationError(f"Randomization.{name} = {value!r}: expected finite low <= high")
-    if integer:
-        if low_f != int(low_f) or high_f != int(high_f) or low_f < 0:
-            raise ConfigurationError(
-                f"Randomization.{name} = {value!r}: expected whole numbers of physics steps >= 0"
-            )
-    elif low_f <= 0:
         raise ConfigurationError(
-            f"Randomization.{name} = {value!r}: scales must be > 0 (1 is nominal)"
+            f"Randomization.{name} = {quote(value)}: expected finite low <= high"
+        )
+    if integer:
+        if low_f != int(low_f) or high_f != int(high_f) or low_f < 0 or high_f > MAX_LATENCY:
+            raise ConfigurationError(
+                f"Randomization.{name} = {quote(value)}: expected whole numbers of physics "
+                f"steps in [0, {MAX_LATENCY}]"
+            )
+    elif low_f <= 0 or high_f > MAX_SCALE:
+        raise ConfigurationError(
+            f"Randomization.{name} = {quote(value)}: scales must be > 0 and <= {MAX_SCALE:g} (1 is "
+            "nominal)"
         )
 
 

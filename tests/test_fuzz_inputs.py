@@ -249,3 +249,26 @@ def test_malformed_csv_logs_raise_a_log_error(tmp_path: Path, content: bytes) ->
 def test_an_action_error_is_still_an_action_error(robot: SimRobot) -> None:
     with pytest.raises(ActionError):
         robot.apply(NJointAction.Torque([np.nan, 0.0]))
+
+
+# ------------------------------------------------------------------ the command line
+HOSTILE_FILES = Path(__file__).parent / "robots" / "hostile"
+
+
+@pytest.mark.parametrize("argv", [
+    ["describe", str(HOSTILE_FILES / "alias_bomb_12.yaml")],
+    ["describe", str(HOSTILE_FILES / "cycle_below_root.urdf")],
+    ["describe", str(HOSTILE_FILES / "name_dotdot.yaml")],
+    ["check", "serial://spy://loop://?file=/tmp/jointlab-never-written"],
+    ["check", "emulated://planar2?rate=0"],
+    ["plot", str(HOSTILE_FILES / "not_xml.urdf")],
+])  # fmt: skip
+def test_the_command_line_reports_hostile_input_in_one_line(
+    capsys: pytest.CaptureFixture[str], argv: list[str]
+) -> None:
+    from jointlab.cli import main
+
+    assert main(argv) == 2
+    error = capsys.readouterr().err.strip()
+    assert error.startswith(f"jointlab {argv[0]}: error: ") and "Traceback" not in error
+    assert not Path("/tmp/jointlab-never-written").exists()

@@ -190,6 +190,8 @@ def query_range(low: float, high: float, *, integer: bool = False, open_low: boo
     """
     left = "(" if open_low else "["
     kind = "a whole number" if integer else "a number"
+    if open_low and low == 0:
+        kind = kind.replace("a ", "a positive ", 1)
     shown = f"{left}{low}, {high}]" if integer else f"{left}{low:g}, {high:g}]"
     expected = f"expected {kind} in {shown}"
 

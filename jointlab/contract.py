@@ -268,7 +268,7 @@ class Robot(abc.ABC):
     def _joint_vector(self, verb: str, name: str, value: Any) -> np.ndarray:
         """``value`` as ``dof`` finite real numbers, or a ConfigurationError naming it."""
         dof = self.description.dof
-        problem = f"{verb}: {name} must be {dof} finite real numbers (one per joint), got"
+        problem = f"{verb}: {name} must be {dof} finite numbers (real, one per joint), got"
         if isinstance(value, (str, bytes)):
             raise ConfigurationError(f"{problem} {type(value).__name__} {quote(value)}")
         try:

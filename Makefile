@@ -18,10 +18,10 @@ $(VENV)/.installed-runtime: $(BIN)/python pyproject.toml
 	touch $@
 
 # Everything the tests need: the test tools, Stable-Baselines3, Ray RLlib, moviepy and the
-# MuJoCo engine.
+# MuJoCo engine and the servo vendors' SDKs (dynamixel-sdk, feetech-servo-sdk).
 $(VENV)/.installed-test: $(BIN)/python pyproject.toml
 	$(if $(TORCH_INDEX),$(BIN)/python -m pip install "$(TORCH)" --index-url $(TORCH_INDEX))
-	$(BIN)/python -m pip install -e ".[test,rl,distributed,video,mujoco]"
+	$(BIN)/python -m pip install -e ".[test,rl,distributed,video,mujoco,servo]"
 	touch $@ $(VENV)/.installed-runtime
 
 demo: $(VENV)/.installed-runtime

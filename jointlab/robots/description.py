@@ -20,6 +20,8 @@ from typing import Any
 import numpy as np
 
 from jointlab.errors import DescriptionError
+from jointlab.robots.bus import BusSpec
+from jointlab.robots.transmission import Transmission, TransmissionArray
 
 Vector3 = tuple[float, float, float]
 Matrix3 = tuple[Vector3, Vector3, Vector3]
@@ -200,6 +202,8 @@ class ActuatorSpec:
     motor: Motor = field(default_factory=Motor)
     gains: Gains | None = None
     coupling: Coupling | None = None
+    #: Motor space ↔ joint space of a servo-driven joint; None where none is given.
+    transmission: Transmission | None = None
 
     @property
     def is_joint(self) -> bool:
@@ -270,11 +274,15 @@ class RobotDescription:
     actuators: tuple[ActuatorSpec, ...]
     #: Where the description was read from (not part of equality).
     source: str | None = None
+    #: The servo bus the joints are wired to (a ``bus`` section), or None.
+    bus: BusSpec | None = None
 
     def __eq__(self, other: object) -> bool:
         if not isinstance(other, RobotDescription):
             return NotImplemented
-        return (self.name, self.base, self.actuators) == (other.name, other.base, other.actuators)
+        return (self.name, self.base, self.actuators, self.bus) == (
+            other.name, other.base, other.actuators, other.bus
+        )  # fmt: skip
 
     def __hash__(self) -> int:
         return self._hash
@@ -282,7 +290,7 @@ class RobotDescription:
     @cached_property
     def _hash(self) -> int:
         # Frozen, so computed once: forward_kinematics keys its cached plan on it per call.
-        return hash((self.name, self.base, self.actuators))
+        return hash((self.name, self.base, self.actuators, self.bus))
 
     # ------------------------------------------------------------ structure
     @cached_property
@@ -457,6 +465,17 @@ class RobotDescription:
     def static_friction(self) -> np.ndarray:
         """Coulomb friction, N·m or N, shape ``(dof,)``."""
         return self._vector(lambda a: a.dynamics.static_friction)
+
+    @cached_property
+    def transmissions(self) -> TransmissionArray:
+        """Motor space ↔ joint space of every joint (the identity-like default where absent).
+
+        A joint without a ``transmission`` gets ``Transmission()``: reduction 1, offset 0,
+        direction +1, 4096 ticks per revolution.
+        """
+        return TransmissionArray.from_transmissions(
+            [a.transmission or Transmission() for a in self.joints]
+        )
 
     @cached_property
     def has_brakes(self) -> np.ndarray:

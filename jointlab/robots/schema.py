@@ -21,6 +21,7 @@ from jointlab.robots.defaults import (
     capsule_inertial,
     default_armature,
 )
+from jointlab.robots.bus import parse_bus, parse_transmission
 from jointlab.robots.description import (
     BASE,
     ActuatorSpec,
@@ -38,12 +39,12 @@ from jointlab.robots.description import (
 )
 from jointlab.robots.plausible import MAX_LINKS, RANGES, name_problem
 
-TOP_KEYS = {"name", "base", "actuators"}
+TOP_KEYS = {"name", "base", "actuators", "bus"}
 BASE_KEYS = {"position", "orientation", "fixed", "mass", "radius"}
 JOINT_KEYS = {
     "name", "type", "axis", "length", "orientation", "min", "centre", "max", "home",
     "config_speed", "has_brakes", "parent", "limits", "soft_limits", "dynamics", "link",
-    "motor", "gains", "coupling",
+    "motor", "gains", "coupling", "transmission",
 }  # fmt: skip
 FIXED_KEYS = {"name", "type", "length", "orientation", "parent", "link"}
 LIMIT_KEYS = {"velocity", "acceleration", "jerk", "effort"}
@@ -304,12 +305,16 @@ def _parse_joint(
     dynamics = Dynamics(**dyn)
     gains = _parse_gains(where, raw.get("gains"), name)
     coupling = _parse_coupling(where, raw.get("coupling"), name)
+    transmission = (
+        None if raw.get("transmission") is None
+        else parse_transmission(where, raw["transmission"], name)
+    )  # fmt: skip
     return ActuatorSpec(
         name=name, type=jtype, axis=axis, length=length, orientation=orientation, min=lo,
         centre=centre, max=hi, home=home, config_speed=config_speed, has_brakes=has_brakes,
         parent=parent, limits=limits, soft_limits=soft, dynamics=dynamics,
         link=_parse_link(where, raw.get("link"), name, length, orientation),
-        motor=motor, gains=gains, coupling=coupling,
+        motor=motor, gains=gains, coupling=coupling, transmission=transmission,
     )  # fmt: skip
 
 
@@ -478,8 +483,10 @@ def description_from_dict(data: Mapping[str, Any], source: str | None = None) ->
         )
         specs.append(spec)
         previous = name
+    joint_names = tuple(s.name for s in specs if s.is_joint)
+    bus = None if data.get("bus") is None else parse_bus(where, data["bus"], joint_names)
     description = RobotDescription(
-        name=data["name"], base=base, actuators=tuple(specs), source=source
+        name=data["name"], base=base, actuators=tuple(specs), source=source, bus=bus
     )
     validate_description(description, where)
     return _derive_gains(description)

@@ -5,6 +5,7 @@ from __future__ import annotations
 from dataclasses import fields
 from typing import Any
 
+from jointlab.robots.bus import bus_to_dict, transmission_to_dict
 from jointlab.robots.description import Limits, Motor, RobotDescription, SoftLimits
 
 
@@ -48,6 +49,8 @@ def description_to_dict(description: RobotDescription) -> dict[str, Any]:
                     "alpha_self": spec.coupling.alpha_self,
                     "alpha_leading": dict(spec.coupling.alpha_leading),
                 }
+            if spec.transmission is not None:
+                entry["transmission"] = transmission_to_dict(spec.transmission)
         if spec.link is not None:
             entry["link"] = {
                 "mass": spec.link.mass,
@@ -56,7 +59,7 @@ def description_to_dict(description: RobotDescription) -> dict[str, Any]:
                 "inertia": _clean(spec.link.inertia),
             }
         actuators.append(entry)
-    return {
+    result = {
         "name": description.name,
         "base": {
             "position": _clean(description.base.position),
@@ -67,3 +70,6 @@ def description_to_dict(description: RobotDescription) -> dict[str, Any]:
         },
         "actuators": actuators,
     }
+    if description.bus is not None:  # only when given: other robots' files stay as they were
+        result["bus"] = bus_to_dict(description.bus)
+    return result

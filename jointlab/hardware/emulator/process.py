@@ -123,6 +123,9 @@ class EmulatorProcess:
         LinkError: the process did not start (names the robot and the reason).
     """
 
+    #: The module run as ``python -m MODULE --control-fd N`` (subclasses run other emulators).
+    module = "jointlab.hardware.emulator"
+
     def __init__(
         self,
         robot: RobotDescription | str | Path = "arm6",
@@ -138,7 +141,7 @@ class EmulatorProcess:
         env = dict(os.environ)
         package_root = str(Path(jointlab.__file__).resolve().parent.parent)
         env["PYTHONPATH"] = os.pathsep.join(filter(None, (package_root, env.get("PYTHONPATH"))))
-        command = [sys.executable, "-m", "jointlab.hardware.emulator", "--control-fd"]
+        command = [sys.executable, "-m", self.module, "--control-fd"]
         try:
             self._process = subprocess.Popen(
                 [*command, str(theirs.fileno())],
@@ -176,7 +179,7 @@ class EmulatorProcess:
         #: Whether the emulator runs with SCHED_FIFO scheduling.
         self.fifo: bool = message.fifo
 
-    def _ask(self, request: ControlRequest, timeout: float = 10.0) -> EmulatorReport:
+    def _ask(self, request: Any, timeout: float = 10.0) -> Any:
         if self._closed:
             raise LinkError("the emulator process is closed")
         try:

@@ -1,0 +1,204 @@
+"""The emulated Dynamixel servos' instruction handling (Protocol 2.0), on a :class:`ServoArray`.
+
+Ping, Read, Write, Reg Write / Action, Sync Read, Sync Write, Bulk Read, Bulk Write, Reboot
+and Factory Reset, with the e-Manual's status rules: Status Return Level (68) decides which
+instructions are answered, broadcast instructions other than reads are never answered, the
+error byte carries the Alert bit (0x80) while Hardware Error Status (70) is non-zero, and a
+packet with a bad CRC is answered with the CRC error (3). The Bus Watchdog (98), when set,
+stops a servo that hears no instruction for its period and flags it with -1.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from jointlab.hardware.dynamixel.protocol import (
+    ALERT,
+    BROADCAST_ID,
+    ErrorCode,
+    Instruction,
+    Packet,
+    PacketDecoder,
+    encode_status,
+)
+from jointlab.hardware.servo.firmware import MemoryError_, ServoArray, read_memory, write_memory
+
+__all__ = ["DynamixelDevice", "Reply"]
+
+#: (servo id, status packet bytes)
+Reply = tuple[int, bytes]
+_REASON = {
+    "access": ErrorCode.ACCESS,
+    "range": ErrorCode.DATA_RANGE,
+    "length": ErrorCode.DATA_LENGTH,
+}
+
+
+def _word(data: bytes, at: int) -> int:
+    return data[at] | data[at + 1] << 8
+
+
+class DynamixelDevice:
+    """Protocol 2.0 on the servos of ``servos`` (see the module docstring)."""
+
+    protocol = "dynamixel"
+
+    def __init__(self, servos: ServoArray) -> None:
+        self.servos = servos
+        self.decoder = PacketDecoder()
+        self._registered: dict[int, tuple[int, bytes]] = {}
+        #: Firmware time (s) of the last instruction heard, for the bus watchdog.
+        self.last_heard = 0.0
+
+    # ------------------------------------------------------------------ helpers
+    def _error(self, k: int, code: int = 0) -> int:
+        return code | (ALERT if self.servos.faults[k] else 0)
+
+    def _answers(self, k: int, instruction: int) -> bool:
+        level = int(self.servos.get("status_return_level")[k])
+        if instruction == Instruction.PING:
+            return True
+        if instruction in (Instruction.READ, Instruction.SYNC_READ, Instruction.BULK_READ):
+            return level >= 1
+        return level >= 2
+
+    def _status(self, k: int, code: int = 0, params: bytes = b"") -> Reply:
+        servo_id = int(self.servos.ids[k])
+        return servo_id, encode_status(servo_id, self._error(k, code), params)
+
+    def return_delay(self, servo_id: int) -> float:
+        """The servo's Return Delay Time, s."""
+        k = self.servos.index[servo_id]
+        return float(self.servos.get("return_delay_time")[k]) * 2e-6
+
+    # ------------------------------------------------------------------ dispatch
+    def handle(self, packet: Packet) -> list[Reply]:
+        """Act on one instruction packet; return the status packets to send, in order."""
+        servos = self.servos
+        self.last_heard = servos.tick_count * servos.dt
+        targets = (
+            list(range(servos.n)) if packet.id == BROADCAST_ID
+            else [servos.index[packet.id]] if packet.id in servos.index else []
+        )  # fmt: skip
+        if not targets:
+            return []
+        if not packet.crc_ok:
+            return [] if packet.id == BROADCAST_ID else [self._status(targets[0], ErrorCode.CRC)]
+        inst, p = packet.instruction, packet.params
+        if inst == Instruction.SYNC_WRITE:
+            return self._sync_write(p)
+        if inst == Instruction.SYNC_READ:
+            return self._sync_read(p)
+        if inst == Instruction.BULK_WRITE:
+            return self._bulk_write(p)
+        if inst == Instruction.BULK_READ:
+            return self._bulk_read(p)
+        if packet.id == BROADCAST_ID and inst == Instruction.PING:
+            return [self._ping(k) for k in targets]
+        replies = []
+        for k in targets:
+            reply = self._single(k, inst, p)
+            if reply is not None and packet.id != BROADCAST_ID and self._answers(k, inst):
+                replies.append(reply)
+        return replies
+
+    def _ping(self, k: int) -> Reply:
+        model = self.servos.models[k]
+        firmware = int(self.servos.memory[k, model.table["firmware_version"].address])
+        number = model.model_number
+        return self._status(k, 0, bytes([number & 0xFF, number >> 8, firmware]))
+
+    def _single(self, k: int, inst: int, p: bytes) -> Reply | None:
+        servos = self.servos
+        try:
+            if inst == Instruction.PING:
+                return self._ping(k)
+            if inst == Instruction.READ:
+                if len(p) != 4:
+                    return self._status(k, ErrorCode.DATA_LENGTH)
+                return self._status(k, 0, read_memory(servos, k, _word(p, 0), _word(p, 2)))
+            if inst == Instruction.WRITE:
+                if len(p) < 3:
+                    return self._status(k, ErrorCode.DATA_LENGTH)
+                write_memory(servos, k, _word(p, 0), p[2:])
+                return self._status(k)
+            if inst == Instruction.REG_WRITE:
+                self._registered[k] = (_word(p, 0), p[2:])
+                return self._status(k)
+            if inst == Instruction.ACTION:
+                if k in self._registered:
+                    write_memory(servos, k, *self._registered.pop(k))
+                return self._status(k)
+            if inst in (Instruction.REBOOT, Instruction.FACTORY_RESET):
+                servos.reboot(int(servos.ids[k]))
+                return self._status(k)
+        except MemoryError_ as exc:
+            return self._status(k, _REASON[exc.reason])
+        return self._status(k, ErrorCode.INSTRUCTION)
+
+    def _sync_write(self, p: bytes) -> list[Reply]:
+        address, length = _word(p, 0), _word(p, 2)
+        for at in range(4, len(p) - length + 1, length + 1):
+            servo_id = p[at]
+            if servo_id in self.servos.index:
+                try:
+                    write_memory(self.servos, self.servos.index[servo_id], address,
+                                 p[at + 1 : at + 1 + length])  # fmt: skip
+                except MemoryError_:
+                    pass  # no status packet to carry the error
+        return []
+
+    def _sync_read(self, p: bytes) -> list[Reply]:
+        address, length = _word(p, 0), _word(p, 2)
+        replies = []
+        for servo_id in p[4:]:
+            k = self.servos.index.get(servo_id)
+            if k is None:
+                continue
+            try:
+                replies.append(self._status(k, 0, read_memory(self.servos, k, address, length)))
+            except MemoryError_ as exc:
+                replies.append(self._status(k, _REASON[exc.reason]))
+        return replies
+
+    def _bulk_write(self, p: bytes) -> list[Reply]:
+        at = 0
+        while at + 5 <= len(p):
+            servo_id, address, length = p[at], _word(p, at + 1), _word(p, at + 3)
+            data = p[at + 5 : at + 5 + length]
+            at += 5 + length
+            if servo_id in self.servos.index:
+                try:
+                    write_memory(self.servos, self.servos.index[servo_id], address, data)
+                except MemoryError_:
+                    pass
+        return []
+
+    def _bulk_read(self, p: bytes) -> list[Reply]:
+        replies = []
+        for at in range(0, len(p) - 4, 5):
+            servo_id, address, length = p[at], _word(p, at + 1), _word(p, at + 3)
+            k = self.servos.index.get(servo_id)
+            if k is None:
+                continue
+            try:
+                replies.append(self._status(k, 0, read_memory(self.servos, k, address, length)))
+            except MemoryError_ as exc:
+                replies.append(self._status(k, _REASON[exc.reason]))
+        return replies
+
+    # ------------------------------------------------------------------ per tick
+    def tick(self) -> None:
+        """Firmware duties between instructions: the bus watchdog."""
+        servos = self.servos
+        period = servos.get("bus_watchdog")
+        armed = period > 0
+        if not armed.any():
+            return
+        silent = servos.tick_count * servos.dt - self.last_heard
+        expired = armed & (silent > period * 0.02)
+        if expired.any():
+            servos.refresh()
+            servos.set("goal_position", servos.get("present_position"), expired)
+            servos.setpoint[expired] = servos.get("present_position")[expired]
+            servos.set("bus_watchdog", np.full(servos.n, -1), expired)

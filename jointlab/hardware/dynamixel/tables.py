@@ -1,0 +1,188 @@
+"""ROBOTIS Dynamixel X-series control tables (Protocol 2.0): XL430-W250 and XL330-M288.
+
+Addresses, sizes, access, initial values and units are the ROBOTIS e-Manual's control tables
+(https://emanual.robotis.com/docs/en/dxl/x/xl430-w250/ and .../xl330-m288/); motor figures are
+the same pages' specifications. ``tests/hardware/servo/test_tables.py`` checks every address
+and size against the ``.model`` control-table files that ROBOTIS ships inside the
+``dynamixel-sdk`` package. One :class:`~jointlab.hardware.servo.control_table.ServoModel` per
+model, in :data:`MODELS`.
+"""
+
+from __future__ import annotations
+
+import math
+
+from jointlab.hardware.servo.control_table import (
+    Access,
+    ControlTable,
+    Encoding,
+    Register,
+    ServoModel,
+)
+
+__all__ = ["HARDWARE_ERROR_BITS", "MODELS", "XL330_M288", "XL430_W250"]
+
+R, RW, S = Access.READ, Access.READ_WRITE, Encoding.SIGNED
+PULSE = 2.0 * math.pi / 4096  # rad per encoder pulse
+RPM_UNIT = 0.229 * 2.0 * math.pi / 60.0  # rad/s per 0.229 rev/min
+ACCEL_UNIT = 214.577 * 2.0 * math.pi / 3600.0  # rad/s² per 214.577 rev/min²
+
+#: Hardware Error Status (70) bits, e-Manual "Hardware Error Status".
+HARDWARE_ERROR_BITS = {
+    0: "input voltage error",
+    2: "overheating error",
+    3: "motor encoder error",
+    4: "electrical shock error",
+    5: "overload error",
+}
+
+
+def _common(first_ram: list[Register], load: Register, limits: list[Register]) -> ControlTable:
+    """The X-series layout shared by both models, with their differing registers spliced in."""
+    eeprom = [
+        Register("model_number", "Model Number", 0, 2, R, eeprom=True),
+        Register("model_information", "Model Information", 2, 4, R, eeprom=True),
+        Register("firmware_version", "Firmware Version", 6, 1, R, 52, eeprom=True),
+        Register("id", "ID", 7, 1, RW, 1, eeprom=True),
+        Register("baud_rate", "Baud Rate", 8, 1, RW, 1, eeprom=True),
+        Register("return_delay_time", "Return Delay Time", 9, 1, RW, 250, unit=2e-6,
+                 unit_name="s", eeprom=True),
+        Register("drive_mode", "Drive Mode", 10, 1, RW, 0, eeprom=True),
+        Register("operating_mode", "Operating Mode", 11, 1, RW, 3, eeprom=True),
+        Register("secondary_id", "Secondary(Shadow) ID", 12, 1, RW, 255, eeprom=True),
+        Register("protocol_type", "Protocol Type", 13, 1, RW, 2, eeprom=True),
+        Register("homing_offset", "Homing Offset", 20, 4, RW, 0, S, unit=PULSE, unit_name="rad",
+                 eeprom=True),
+        Register("moving_threshold", "Moving Threshold", 24, 4, RW, 10, unit=RPM_UNIT,
+                 unit_name="rad/s", eeprom=True),
+        *limits,
+        Register("max_position_limit", "Max Position Limit", 48, 4, RW, 4095, unit=PULSE,
+                 unit_name="rad", eeprom=True),
+        Register("min_position_limit", "Min Position Limit", 52, 4, RW, 0, unit=PULSE,
+                 unit_name="rad", eeprom=True),
+        Register("startup_configuration", "Startup Configuration", 60, 1, RW, 0, eeprom=True),
+    ]
+    ram = [
+        Register("torque_enable", "Torque Enable", 64, 1, RW, 0),
+        Register("led", "LED", 65, 1, RW, 0),
+        Register("status_return_level", "Status Return Level", 68, 1, RW, 2),
+        Register("registered_instruction", "Registered Instruction", 69, 1, R, 0),
+        Register("hardware_error_status", "Hardware Error Status", 70, 1, R, 0),
+        *first_ram,
+        Register("position_i_gain", "Position I Gain", 82, 2, RW, 0),
+        Register("feedforward_2nd_gain", "Feedforward 2nd Gain", 88, 2, RW, 0),
+        Register("feedforward_1st_gain", "Feedforward 1st Gain", 90, 2, RW, 0),
+        Register("bus_watchdog", "Bus Watchdog", 98, 1, RW, 0, S, unit=0.02, unit_name="s"),
+        Register("goal_pwm", "Goal PWM", 100, 2, RW, None, S, unit=1.0 / 885.0,
+                 unit_name="duty"),
+        Register("goal_velocity", "Goal Velocity", 104, 4, RW, 0, S, unit=RPM_UNIT,
+                 unit_name="rad/s"),
+        Register("profile_acceleration", "Profile Acceleration", 108, 4, RW, 0, unit=ACCEL_UNIT,
+                 unit_name="rad/s²"),
+        Register("profile_velocity", "Profile Velocity", 112, 4, RW, 0, unit=RPM_UNIT,
+                 unit_name="rad/s"),
+        Register("goal_position", "Goal Position", 116, 4, RW, None, S, unit=PULSE,
+                 unit_name="rad"),
+        Register("realtime_tick", "Realtime Tick", 120, 2, R, None, unit=1e-3, unit_name="s"),
+        Register("moving", "Moving", 122, 1, R, 0),
+        Register("moving_status", "Moving Status", 123, 1, R, 0),
+        Register("present_pwm", "Present PWM", 124, 2, R, None, S, unit=1.0 / 885.0,
+                 unit_name="duty"),
+        load,
+        Register("present_velocity", "Present Velocity", 128, 4, R, None, S, unit=RPM_UNIT,
+                 unit_name="rad/s"),
+        Register("present_position", "Present Position", 132, 4, R, None, S, unit=PULSE,
+                 unit_name="rad"),
+        Register("velocity_trajectory", "Velocity Trajectory", 136, 4, R, None, S,
+                 unit=RPM_UNIT, unit_name="rad/s"),
+        Register("position_trajectory", "Position Trajectory", 140, 4, R, None, S, unit=PULSE,
+                 unit_name="rad"),
+        Register("present_input_voltage", "Present Input Voltage", 144, 2, R, None, unit=0.1,
+                 unit_name="V"),
+        Register("present_temperature", "Present Temperature", 146, 1, R, None, unit=1.0,
+                 unit_name="°C"),
+    ]
+    return ControlTable(tuple(sorted([*eeprom, *ram], key=lambda r: r.address)))  # fmt: skip
+
+
+XL430_W250 = ServoModel(
+    vendor="dynamixel",
+    name="xl430-w250",
+    model_number=1060,
+    table=_common(
+        first_ram=[
+            Register("velocity_i_gain", "Velocity I Gain", 76, 2, RW, 1000),
+            Register("velocity_p_gain", "Velocity P Gain", 78, 2, RW, 100),
+            Register("position_d_gain", "Position D Gain", 80, 2, RW, 4000),
+            Register("position_p_gain", "Position P Gain", 84, 2, RW, 640),
+        ],
+        load=Register("present_load", "Present Load", 126, 2, R, None, S, unit=1e-3,
+                      unit_name="fraction of stall torque"),
+        limits=[
+            Register("temperature_limit", "Temperature Limit", 31, 1, RW, 72, eeprom=True),
+            Register("max_voltage_limit", "Max Voltage Limit", 32, 2, RW, 140, unit=0.1,
+                     unit_name="V", eeprom=True),
+            Register("min_voltage_limit", "Min Voltage Limit", 34, 2, RW, 60, unit=0.1,
+                     unit_name="V", eeprom=True),
+            Register("pwm_limit", "PWM Limit", 36, 2, RW, 885, eeprom=True),
+            Register("velocity_limit", "Velocity Limit", 44, 4, RW, 265, unit=RPM_UNIT,
+                     unit_name="rad/s", eeprom=True),
+            Register("shutdown", "Shutdown", 63, 1, RW, 52, eeprom=True),
+        ],
+    ),
+    resolution=4096,
+    modes={"position": 3},
+    other_modes={"velocity": 1, "extended_position": 4, "pwm": 16},
+    stall_torque=1.4,
+    no_load_speed=57 * 2.0 * math.pi / 60.0,
+    stall_current=1.3,
+    gear_ratio=258.5,
+    voltage=11.1,
+    source="ROBOTIS e-Manual, XL430-W250-T specifications (11.1 V column)",
+    pwm_full_scale=885,
+)
+
+XL330_M288 = ServoModel(
+    vendor="dynamixel",
+    name="xl330-m288",
+    model_number=1200,
+    table=_common(
+        first_ram=[
+            Register("velocity_i_gain", "Velocity I Gain", 76, 2, RW, 1600),
+            Register("velocity_p_gain", "Velocity P Gain", 78, 2, RW, 180),
+            Register("position_d_gain", "Position D Gain", 80, 2, RW, 0),
+            Register("position_p_gain", "Position P Gain", 84, 2, RW, 400),
+            Register("goal_current", "Goal Current", 102, 2, RW, None, S, unit=1e-3,
+                     unit_name="A"),
+        ],
+        load=Register("present_current", "Present Current", 126, 2, R, None, S, unit=1e-3,
+                      unit_name="A"),
+        limits=[
+            Register("temperature_limit", "Temperature Limit", 31, 1, RW, 70, eeprom=True),
+            Register("max_voltage_limit", "Max Voltage Limit", 32, 2, RW, 70, unit=0.1,
+                     unit_name="V", eeprom=True),
+            Register("min_voltage_limit", "Min Voltage Limit", 34, 2, RW, 35, unit=0.1,
+                     unit_name="V", eeprom=True),
+            Register("pwm_limit", "PWM Limit", 36, 2, RW, 885, eeprom=True),
+            Register("current_limit", "Current Limit", 38, 2, RW, 1750, unit=1e-3,
+                     unit_name="A", eeprom=True),
+            Register("velocity_limit", "Velocity Limit", 44, 4, RW, 445, unit=RPM_UNIT,
+                     unit_name="rad/s", eeprom=True),
+            Register("pwm_slope", "PWM Slope", 62, 1, RW, 140, eeprom=True),
+            Register("shutdown", "Shutdown", 63, 1, RW, 53, eeprom=True),
+        ],
+    ),
+    resolution=4096,
+    modes={"position": 3, "current": 0},
+    other_modes={"velocity": 1, "extended_position": 4, "current_based_position": 5, "pwm": 16},
+    stall_torque=0.52,
+    no_load_speed=103 * 2.0 * math.pi / 60.0,
+    stall_current=1.47,
+    gear_ratio=288.4,
+    voltage=5.0,
+    source="ROBOTIS e-Manual, XL330-M288-T specifications (5.0 V column)",
+    pwm_full_scale=885,
+)
+
+#: Model name -> model, for robot files (``model: xl430-w250``).
+MODELS: dict[str, ServoModel] = {m.name: m for m in (XL430_W250, XL330_M288)}

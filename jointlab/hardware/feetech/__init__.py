@@ -1,0 +1,1 @@
+"""Feetech STS/SCS: control table, the SDK driver, the emulated servos."""

@@ -1,0 +1,327 @@
+"""An emulated servo bus on a pseudo-terminal: physics-backed servos that the vendors' SDKs drive.
+
+:class:`BusEmulator` puts a robot's servos (its ``bus`` section) on a
+:class:`~jointlab.hardware.links.PtyLink`: each servo is a joint of a ``SimRobot``
+(:class:`~jointlab.hardware.servo.firmware.ServoArray`), answering the vendor's protocol
+(:class:`~jointlab.hardware.dynamixel.device.DynamixelDevice` or
+:class:`~jointlab.hardware.feetech.device.FeetechDevice`) at the vendor's addresses.
+
+**Wire time.** A pty moves bytes at once; a bus does not. Each instruction occupies the line
+for its bytes' time (10 bits per byte at ``baud``), each status packet follows after the
+servo's Return Delay Time and takes its own bytes' time, and a reply is written to the pty
+only when its last byte would have arrived. The line is shared: a packet waits for the one
+before it.
+
+**Clocks.** In real time (the default) the firmware ticks at its rate on the wall clock, as
+the JointLab device emulator does. With ``lockstep=True`` the firmware does not tick on its
+own: :meth:`advance` (the control pipe's ADVANCE) first reads every byte the host says it
+wrote, acts on them, then runs the ticks of the given time; replies go out at once (their wire
+time is still counted). Same robot, seed and commands give the same states, bit for bit.
+
+**Faults** (:class:`BusFaults`): a servo's status packets dropped or their CRC/checksum
+corrupted with a probability, and hardware errors (:meth:`inject`).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import select
+import sys
+import time
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+
+from jointlab.errors import ConfigurationError, JointLabError
+from jointlab.hardware.links import PtyLink
+from jointlab.hardware.servo.firmware import ServoArray
+from jointlab.hardware.servo.models import bus_models
+from jointlab.robots import RobotDescription, load_robot
+
+__all__ = ["BITS_PER_BYTE", "BusEmulator", "BusFaults", "BusReport", "main"]
+
+#: 8N1: a start bit, 8 data bits, a stop bit.
+BITS_PER_BYTE = 10
+
+
+@dataclass(frozen=True)
+class BusFaults:
+    """Faults the emulated servos inject (all off by default).
+
+    ``drop_status`` and ``corrupt_status`` map a servo id to the probability that one of its
+    status packets is not sent, or is sent with a wrong CRC (checksum).
+    """
+
+    drop_status: dict[int, float] = field(default_factory=dict)
+    corrupt_status: dict[int, float] = field(default_factory=dict)
+    seed: int = 0
+
+    def __post_init__(self) -> None:
+        for name in ("drop_status", "corrupt_status"):
+            for servo_id, p in getattr(self, name).items():
+                if not 0.0 <= p <= 1.0:
+                    raise ConfigurationError(
+                        f"BusFaults.{name}[{servo_id}] must be a probability, got {p!r}"
+                    )
+
+
+@dataclass(frozen=True)
+class BusReport:
+    """Counters of an emulated bus."""
+
+    #: Firmware ticks run (firmware time is ``ticks / firmware_rate``).
+    ticks: int
+    #: Instruction packets received (good and corrupt) and bytes received.
+    instructions: int
+    rx_bytes: int
+    #: Status packets sent, dropped and corrupted on purpose.
+    replies: int
+    dropped: int
+    corrupted: int
+    #: Seconds the line was busy (instructions, return delays, status packets).
+    wire_seconds: float
+    #: Joint positions of the simulated arm, rad.
+    position: tuple[float, ...] = ()
+
+
+class BusEmulator:
+    """A robot's servo bus on a pseudo-terminal (see the module docstring).
+
+    Args:
+        robot: Description, built-in name or robot file; it needs a ``bus`` section.
+        seed: Seed of the simulator and of the fault generators' default.
+        lockstep: Tick only in :meth:`advance` (deterministic), not on the wall clock.
+        offsets: Motor ticks at joint zero of each servo as assembled; default: the robot
+            file's transmission offsets (an arm assembled exactly as designed).
+        baud: Line rate in bit/s (default: the robot file's ``bus.baud``).
+        faults: Initial fault injection.
+    """
+
+    def __init__(
+        self,
+        robot: RobotDescription | str | Path,
+        *,
+        seed: int = 0,
+        lockstep: bool = False,
+        offsets: Any = None,
+        baud: int | None = None,
+        faults: BusFaults | None = None,
+    ) -> None:
+        from jointlab.sim import SimRobot  # the emulator may use sim
+
+        description = load_robot(robot)
+        bus, models = bus_models(description)
+        self.description = description
+        self.protocol = bus.protocol.value
+        rate = max(m.firmware_rate for m in models)
+        self.dt = 1.0 / rate
+        self.baud = int(baud or bus.baud)
+        if self.baud <= 0:
+            raise ConfigurationError(f"baud must be > 0 bit/s, got {baud!r}")
+        self.byte_time = BITS_PER_BYTE / self.baud
+        self.lockstep = bool(lockstep)
+        self._sim = SimRobot(description, dt=self.dt, control_dt=self.dt, seed=seed)
+        try:
+            if offsets is not None:
+                offsets = np.asarray(offsets, dtype=np.float64).reshape(-1)
+                if offsets.shape != (description.dof,):
+                    raise ConfigurationError(
+                        f"offsets must be {description.dof} tick values, got {offsets.shape}"
+                    )
+            self.servos = ServoArray(self._sim, models, list(bus.ids), offsets)
+            if self.protocol == "dynamixel":
+                from jointlab.hardware.dynamixel.device import DynamixelDevice
+
+                self.device: Any = DynamixelDevice(self.servos)
+            else:
+                from jointlab.hardware.feetech.device import FeetechDevice
+
+                self.device = FeetechDevice(self.servos)
+            self.link = PtyLink()
+        except BaseException:
+            self._sim.close()
+            raise
+        self._pending: list[tuple[float, bytes]] = []
+        self._line_free = 0.0
+        self._counts = dict.fromkeys(("instructions", "rx_bytes", "replies", "dropped",
+                                      "corrupted"), 0)  # fmt: skip
+        self._wire = 0.0
+        self.set_faults(faults or BusFaults(seed=seed))
+        self._closed = False
+
+    @property
+    def path(self) -> str:
+        """The pty the host opens (``/dev/pts/N``)."""
+        return self.link.path
+
+    def set_faults(self, faults: BusFaults) -> None:
+        """Replace the fault injection (generators restart from ``faults.seed``)."""
+        self.faults = faults
+        self._rng = np.random.default_rng(faults.seed)
+
+    def inject(self, servo_id: int, bits: int) -> None:
+        """Set hardware error ``bits`` on servo ``servo_id`` (it turns its torque off)."""
+        if servo_id not in self.servos.index:
+            raise ConfigurationError(f"no servo with id {servo_id} on this bus")
+        self.servos.inject(servo_id, bits)
+
+    def move(self, position: Any) -> None:
+        """Put the arm at joint ``position`` (rad), as a person moving it by hand.
+
+        Only limp servos can be moved so; the others keep holding.
+        """
+        q = np.asarray(position, dtype=np.float64).reshape(-1)
+        self._sim.reset(q)
+        self.servos.refresh()
+
+    def report(self) -> BusReport:
+        """The counters and the arm's joint positions."""
+        return BusReport(ticks=self.servos.tick_count, wire_seconds=self._wire,
+                         position=tuple(self._sim.read().position.tolist()),
+                         **self._counts)  # fmt: skip
+
+    # ------------------------------------------------------------------ bytes
+    def receive(self, fd: int, now: float) -> None:
+        """Read what arrived and schedule the replies of every complete packet."""
+        data = self.link.read(fd)
+        if not data:
+            return
+        self._counts["rx_bytes"] += len(data)
+        for packet in self.device.decoder.feed(data):
+            self._counts["instructions"] += 1
+            start = max(now, self._line_free)
+            at = start + packet.wire_bytes * self.byte_time
+            for servo_id, reply in self.device.handle(packet):
+                if self._rng.random() < self.faults.drop_status.get(servo_id, 0.0):
+                    self._counts["dropped"] += 1
+                    continue  # a missing status packet takes no time on the line
+                if self._rng.random() < self.faults.corrupt_status.get(servo_id, 0.0):
+                    reply = reply[:-1] + bytes([reply[-1] ^ 0x5A])
+                    self._counts["corrupted"] += 1
+                at += self.device.return_delay(servo_id) + len(reply) * self.byte_time
+                self._pending.append((at, reply))
+                self._counts["replies"] += 1
+            self._wire += at - start
+            self._line_free = at
+
+    def _release(self, now: float) -> None:
+        while self._pending and (self.lockstep or self._pending[0][0] <= now):
+            self.link.write(self._pending.pop(0)[1])
+
+    def tick(self) -> None:
+        """One firmware tick of every servo (and the bus watchdog)."""
+        self.device.tick()
+        self.servos.tick()
+
+    def advance(self, seconds: float, rx_bytes: int, timeout: float = 5.0) -> None:
+        """Lockstep: act on the host's first ``rx_bytes`` bytes, then run ``seconds`` of ticks.
+
+        Raises:
+            ConfigurationError: those bytes did not arrive within ``timeout`` seconds.
+        """
+        deadline = time.perf_counter() + timeout
+        fd = self.link.fds()[0]
+        while self._counts["rx_bytes"] < rx_bytes:
+            remaining = deadline - time.perf_counter()
+            if remaining <= 0:
+                raise ConfigurationError(
+                    f"advance: the host wrote {rx_bytes} bytes, {self._counts['rx_bytes']} arrived"
+                )
+            ready, _, _ = select.select([fd], [], [], remaining)
+            if ready:
+                self.receive(fd, self._line_free)
+        self._release(0.0)
+        for _ in range(max(0, round(seconds / self.dt))):
+            self.tick()
+
+    # ------------------------------------------------------------------ loop
+    def serve(self, control: Connection | None = None, duration: float | None = None) -> None:
+        """Serve the bus until ``duration`` s pass or the control pipe closes or says CLOSE."""
+        from jointlab.hardware.servo.emulator_process import handle_control
+
+        link = self.link
+        control_fd = control.fileno() if control is not None else None
+        start = next_tick = time.perf_counter()
+        end = None if duration is None else start + duration
+        while True:
+            now = time.perf_counter()
+            if end is not None and now >= end:
+                return
+            self._release(now)
+            wait = 0.05 if self.lockstep else next_tick - now
+            if self._pending and not self.lockstep:
+                wait = min(wait, self._pending[0][0] - now)
+            if wait > 0:
+                fds = link.fds() + ([control_fd] if control_fd is not None else [])
+                ready, _, _ = select.select(fds, [], [], wait)
+                for fd in ready:
+                    if fd == control_fd:
+                        if not handle_control(self, control):  # type: ignore[arg-type]
+                            return
+                    else:
+                        self.receive(fd, time.perf_counter())
+                link.flush()
+                continue
+            if self.lockstep:
+                continue
+            if now - next_tick > self.dt:  # descheduled: slip rather than burst
+                next_tick = now
+            for fd in link.fds():
+                self.receive(fd, now)
+            self.tick()
+            next_tick += self.dt
+
+    def close(self) -> None:
+        """Release the pty and the simulator; safe to call twice."""
+        if self._closed:
+            return
+        self._closed = True
+        self.link.close()
+        self._sim.close()
+
+    def __enter__(self) -> BusEmulator:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        self.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    """``python -m jointlab.hardware.servo.emulator ROBOT``: print ``port: PATH``, serve."""
+    parser = argparse.ArgumentParser(
+        prog="python -m jointlab.hardware.servo.emulator",
+        description="an emulated servo bus (Dynamixel or Feetech) on a pseudo-terminal",
+    )
+    parser.add_argument("robot", nargs="?", default="so101", help="robot with a bus section")
+    parser.add_argument("--baud", type=int, default=None, help="line rate (default: the file's)")
+    parser.add_argument("--seed", type=int, default=0)
+    parser.add_argument("--duration", type=float, default=None, help="stop after SECONDS")
+    parser.add_argument("--control-fd", type=int, default=None, help=argparse.SUPPRESS)
+    args = parser.parse_args(argv)
+    if args.control_fd is not None:
+        from jointlab.hardware.servo.emulator_process import serve_control
+
+        return serve_control(args.control_fd)
+    try:
+        emulator = BusEmulator(args.robot, baud=args.baud, seed=args.seed)
+    except JointLabError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        return 2
+    with emulator:
+        print(f"port: {emulator.path}", flush=True)
+        print(f"bus: {emulator.protocol} at {emulator.baud} bit/s, servos "
+              f"{list(emulator.servos.ids)} (pid {os.getpid()}; Ctrl-C stops)",
+              flush=True)  # fmt: skip
+        try:
+            emulator.serve(duration=args.duration)
+        except KeyboardInterrupt:
+            pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,135 @@
+"""An emulated servo bus in its own process, and its control pipe.
+
+:class:`BusEmulatorProcess` runs ``python -m jointlab.hardware.servo.emulator --control-fd N``
+(the JointLab device emulator's process machinery, :class:`EmulatorProcess`, with another
+module) and talks to it with :class:`BusRequest` / :class:`BusReport`: fault injection,
+hardware errors, moving the limp arm by hand (for manual calibration), lockstep ``advance``.
+"""
+
+from __future__ import annotations
+
+import enum
+import os
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+from jointlab.errors import JointLabError
+from jointlab.hardware.emulator_process import EmulatorProcess, realtime_priority
+from jointlab.hardware.faults import EmulatorOptions, Failed, Started
+from jointlab.hardware.servo.emulator import BusEmulator, BusFaults, BusReport
+
+__all__ = ["BusControl", "BusEmulatorProcess", "BusRequest", "handle_control", "serve_control"]
+
+
+class BusControl(enum.Enum):
+    """What a :class:`BusRequest` asks the emulated bus to do."""
+
+    REPORT = "report"
+    FAULTS = "faults"
+    INJECT = "inject"
+    MOVE = "move"
+    ADVANCE = "advance"
+    CLOSE = "close"
+
+
+@dataclass(frozen=True)
+class BusRequest:
+    """A request on the control pipe of a :class:`BusEmulatorProcess`."""
+
+    kind: BusControl
+    faults: BusFaults | None = None
+    servo_id: int = 0
+    bits: int = 0
+    position: tuple[float, ...] = ()
+    #: ADVANCE: firmware seconds to run, and bytes the host wrote so far.
+    seconds: float = 0.0
+    rx_bytes: int = 0
+
+
+class BusEmulatorProcess(EmulatorProcess):
+    """A :class:`BusEmulator` in its own process; ``path`` is its pty.
+
+    Args:
+        robot: Description, built-in name or robot file with a ``bus`` section.
+        start_timeout: Seconds to wait for the process to report its pty.
+        **options: :class:`BusEmulator` keyword arguments (``seed``, ``lockstep``,
+            ``offsets``, ``baud``, ``faults``).
+
+    Raises:
+        LinkError: the process did not start (names the robot and the reason).
+    """
+
+    module = "jointlab.hardware.servo.emulator"
+
+    def __init__(self, robot: Any = "so101", *, start_timeout: float = 60.0,
+                 **options: Any) -> None:  # fmt: skip
+        super().__init__(robot, start_timeout=start_timeout, realtime=False, **options)
+        self.lockstep = bool(options.get("lockstep", False))
+
+    def report(self) -> BusReport:  # type: ignore[override]
+        """The bus counters and the arm's joint positions."""
+        return self._ask(BusRequest(BusControl.REPORT))
+
+    def set_faults(self, faults: BusFaults | None = None, **changes: Any) -> BusReport:  # type: ignore[override]
+        """Replace the fault injection: ``BusFaults(...)`` or its fields as keywords."""
+        return self._ask(BusRequest(BusControl.FAULTS, faults=faults or BusFaults(**changes)))
+
+    def inject(self, servo_id: int, bits: int) -> BusReport:
+        """Set hardware error ``bits`` on servo ``servo_id`` (it turns its torque off)."""
+        return self._ask(BusRequest(BusControl.INJECT, servo_id=int(servo_id), bits=int(bits)))
+
+    def move(self, position: Any) -> BusReport:
+        """Put the limp arm at joint ``position`` (rad), as a person moving it by hand."""
+        return self._ask(BusRequest(BusControl.MOVE, position=tuple(float(v) for v in position)))
+
+    def advance(self, seconds: float, rx_bytes: int) -> BusReport:
+        """Lockstep: act on the host's first ``rx_bytes`` bytes, then run ``seconds``."""
+        return self._ask(BusRequest(BusControl.ADVANCE, seconds=float(seconds),
+                                    rx_bytes=int(rx_bytes)))  # fmt: skip
+
+
+def handle_control(emulator: BusEmulator, control: Connection) -> bool:
+    """Act on one request from the control pipe; False when the emulator should stop."""
+    try:
+        request: BusRequest = control.recv()
+    except (EOFError, OSError):
+        return False
+    kind = request.kind
+    if kind is BusControl.CLOSE:
+        return False
+    try:
+        if kind is BusControl.FAULTS and request.faults is not None:
+            emulator.set_faults(request.faults)
+        elif kind is BusControl.INJECT:
+            emulator.inject(request.servo_id, request.bits)
+        elif kind is BusControl.MOVE:
+            emulator.move(request.position)
+        elif kind is BusControl.ADVANCE:
+            emulator.advance(request.seconds, request.rx_bytes)
+        answer: Any = emulator.report()
+    except JointLabError as exc:
+        answer = Failed(f"{type(exc).__name__}: {exc}")
+    try:
+        control.send(answer)
+    except OSError:
+        return False
+    return True
+
+
+def serve_control(fd: int) -> int:
+    """Child side of :class:`BusEmulatorProcess`: options in, ``Started`` out, then serve."""
+    conn = Connection(fd)
+    try:
+        settings: EmulatorOptions = conn.recv()
+        emulator = BusEmulator(settings.robot, **settings.options)
+    except EOFError:
+        return 1
+    except Exception as exc:  # reported to the parent, which raises it as a LinkError
+        conn.send(Failed(f"{type(exc).__name__}: {exc}"))
+        return 1
+    realtime = settings.realtime and realtime_priority()
+    with emulator:
+        conn.send(Started(emulator.path, os.getpid(), realtime))
+        emulator.serve(control=conn)
+    return 0

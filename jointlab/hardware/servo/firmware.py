@@ -1,0 +1,303 @@
+"""Emulated servos: each one a joint of a ``SimRobot``, each with its control table and loop.
+
+:class:`ServoArray` is the firmware of every servo on an emulated bus, vectorised over the
+servos: one ``uint8`` memory image per servo (the control table, laid out at the vendor's
+addresses), and once per firmware tick (``1 / firmware_rate`` s, the ``SimRobot``'s physics
+step) the servos' own control law, computed from their registers in motor space and applied
+to the joints through the robot file's transmissions:
+
+* torque off, or a hardware error that shuts the servo down: zero torque (limp);
+* ``position`` mode: ``clip(kp·(setpoint − q) − kd·q̇, ±limit)`` with ``kp``, ``kd`` from the
+  gain registers (:mod:`jointlab.hardware.servo.gains`), the setpoint moving to Goal Position
+  at most at the profile velocity (0: at once);
+* ``current`` mode: Goal Current times the model's torque per ampere;
+* ``velocity`` and ``pwm`` modes: a P loop on velocity, and the duty times the stall torque;
+
+where ``limit`` is the stall torque times the torque-limit register. The motor's back-EMF
+damping is the joint's ``dynamics.damping`` in the robot file, which the simulator applies
+(so a simulated and an emulated arm feel the same). Present Position, Velocity, Load/Current,
+Voltage, Temperature and Moving are written back into the memory before every read.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+
+from jointlab.hardware.servo.control_table import Register, ServoModel
+from jointlab.hardware.servo.gains import GainScaling
+from jointlab.interface import NJointAction
+from jointlab.robots.description import RobotDescription
+
+__all__ = ["ServoArray", "ServoFault"]
+
+#: Servo temperature reported by the emulated servos, °C.
+TEMPERATURE = 32.0
+
+
+@dataclass
+class ServoFault:
+    """A hardware error injected into one servo: its error bits, set until a reboot."""
+
+    bits: int
+
+
+class ServoArray:
+    """The firmware of the servos of one emulated bus (see the module docstring).
+
+    Args:
+        sim: The ``SimRobot`` whose joints the servos drive (``dt`` = one firmware tick).
+        models: The model of each joint's servo, in joint order.
+        ids: The servo ids, in joint order.
+        offsets: Motor ticks at joint zero of each servo as *assembled* (defaults to the
+            robot file's transmission offsets; a calibration has to find these).
+    """
+
+    def __init__(
+        self,
+        sim: object,
+        models: list[ServoModel],
+        ids: list[int],
+        offsets: np.ndarray | None = None,
+    ) -> None:
+        self.sim = sim
+        description: RobotDescription = sim.description  # type: ignore[attr-defined]
+        self.description = description
+        self.models = models
+        self.ids = np.array(ids, dtype=np.int64)
+        self.index = {int(i): k for k, i in enumerate(ids)}
+        self.n = len(ids)
+        size = max(m.table.size for m in models)
+        self.memory = np.zeros((self.n, size), dtype=np.uint8)
+        transmissions = description.transmissions
+        if offsets is not None:
+            transmissions = transmissions.with_offsets(np.asarray(offsets, dtype=np.float64))
+        self.transmissions = transmissions
+        self.dt = float(sim.dt)  # type: ignore[attr-defined]
+        self.stall = np.array([m.stall_torque for m in models])
+        self.torque_per_amp = np.array([m.torque_per_amp for m in models])
+        self.scaling = GainScaling.for_models(models)
+        self.faults = np.zeros(self.n, dtype=np.int64)
+        self.tick_count = 0
+        self.setpoint = np.zeros(self.n)
+        self._zeros = np.zeros(self.n)
+        self._nan = np.full(self.n, np.nan)
+        self._registers: dict[str, Register] = {}
+        for k in range(self.n):
+            self.power_up(k)
+
+    # ------------------------------------------------------------------ memory
+    def register(self, name: str) -> Register:
+        """The register ``name``, checked to sit at one address on every model of the bus."""
+        cached = self._registers.get(name)
+        if cached is None:
+            found = {(m.table[name].address, m.table[name].size, m.table[name].encoding)
+                     for m in self.models if name in m.table}  # fmt: skip
+            if len(found) != 1:
+                raise KeyError(f"register {name!r} differs between the servos' models or is absent")
+            cached = next(m.table[name] for m in self.models if name in m.table)
+            self._registers[name] = cached
+        return cached
+
+    def has(self, name: str) -> np.ndarray:
+        """Mask of the servos whose model has register ``name``."""
+        return np.array([name in m.table for m in self.models])
+
+    def get(self, name: str) -> np.ndarray:
+        """Raw integer values of register ``name`` of every servo, shape ``(n,)``."""
+        register = self.register(name)
+        raw = self.memory[:, register.address : register.address + register.size]
+        return register.decode(raw)
+
+    def set(self, name: str, values: np.ndarray, mask: np.ndarray | None = None) -> None:
+        """Store raw integers ``values`` (shape ``(n,)``) in register ``name`` (where ``mask``)."""
+        register = self.register(name)
+        low, high = register.raw_range
+        raw = register.encode(np.clip(np.asarray(values), low, high))
+        rows = slice(None) if mask is None else mask
+        self.memory[rows, register.address : register.address + register.size] = (
+            raw if mask is None else raw[mask]
+        )
+
+    def power_up(self, k: int) -> None:
+        """Servo ``k`` as after power-on or a reboot: initial values, its id, goal = present."""
+        model = self.models[k]
+        self.memory[k, :] = 0
+        self.memory[k, : model.table.size] = model.table.initial_memory()
+        id_register = model.table["id"]
+        self.memory[k, id_register.address] = int(self.ids[k])
+        self.faults[k] = 0
+        self.refresh()
+        present = self.get("present_position")
+        mask = np.arange(self.n) == k
+        self.set("goal_position", present, mask)
+        self.setpoint[k] = present[k]
+
+    # ------------------------------------------------------------------ state -> registers
+    def refresh(self) -> None:
+        """Write the present values (position, velocity, load/current ...) into the memory."""
+        state = self.sim.read()  # type: ignore[attr-defined]
+        t = self.transmissions
+        ticks = np.rint(t.to_motor(state.position))
+        speed = t.velocity_to_motor(state.velocity)  # ticks/s
+        horn_torque = t.torque_to_motor(state.torque)
+        self.set("present_position", ticks)
+        velocity_unit = self.register("present_velocity").unit * self.models[0].ticks_per_radian
+        self.set("present_velocity", np.rint(speed / velocity_unit))
+        for name in ("present_load", "present_current"):
+            if not self.has(name).any():
+                continue
+            mask = self.has(name)
+            register = self.register(name)
+            if name == "present_load":
+                value = horn_torque / self.stall / register.unit
+            else:
+                value = horn_torque / self.torque_per_amp / register.unit
+            self.set(name, np.rint(value), mask)
+        voltage = np.array([m.voltage for m in self.models])
+        self.set("present_input_voltage", np.rint(voltage / 0.1))
+        self.set("present_temperature", np.full(self.n, TEMPERATURE))
+        threshold = 10 * self.register("present_velocity").unit  # 10 counts, as the default
+        moving = np.abs(speed / self.models[0].ticks_per_radian) > threshold
+        self.set("moving", moving.astype(np.int64))
+        self.set("hardware_error_status", self.faults)
+
+    # ------------------------------------------------------------------ the law
+    def _torque(self) -> np.ndarray:
+        """Horn torques of this tick from the registers and the joint state, shape ``(n,)``."""
+        state = self.sim.read()  # type: ignore[attr-defined]
+        t = self.transmissions
+        q = t.to_motor(state.position)  # ticks
+        qd = t.velocity_to_motor(state.velocity)  # ticks/s
+        enabled = (self.get("torque_enable") == 1) & (self.faults == 0)
+        mode = self.get("operating_mode")
+        limit = self.stall * self._torque_limit()
+        tau = np.zeros(self.n)
+        position = enabled & self._mode_mask(mode, "position")
+        if position.any():
+            goal = self.get("goal_position").astype(np.float64)
+            speed = self._profile_speed()
+            step = np.where(speed > 0, speed * self.dt, np.inf)
+            self.setpoint = np.where(
+                position, self.setpoint + np.clip(goal - self.setpoint, -step, step), goal
+            )
+            kp, kd = self.scaling.gains(self.get("position_p_gain"), self.get("position_d_gain"))
+            tau = np.where(position, kp * (self.setpoint - q) - kd * qd, tau)
+        current = enabled & self._mode_mask(mode, "current")
+        if current.any():
+            amps = self.get("goal_current") * self.register("goal_current").unit
+            tau = np.where(current, amps * self.torque_per_amp, tau)
+        velocity = enabled & self._mode_mask(mode, "velocity")
+        if velocity.any():
+            goal_v = self.get("goal_velocity") * self.register("goal_velocity").unit
+            kv = self.scaling.velocity_gain(self.get("velocity_p_gain"))
+            error = goal_v * self.models[0].ticks_per_radian - qd
+            tau = np.where(velocity, kv * error, tau)
+        pwm = enabled & self._mode_mask(mode, "pwm")
+        if pwm.any() and "goal_pwm" in self.models[0].table:
+            duty = self.get("goal_pwm") * self.register("goal_pwm").unit
+            tau = np.where(pwm, duty * self.stall, tau)
+        return np.clip(tau, -limit, limit)
+
+    def _mode_mask(self, mode: np.ndarray, name: str) -> np.ndarray:
+        values = np.array([m.modes.get(name, m.other_modes.get(name, -1)) for m in self.models])
+        return mode == values
+
+    def _torque_limit(self) -> np.ndarray:
+        if "torque_limit" in self.models[0].table:  # Feetech: 0.1 % of stall torque
+            return np.clip(self.get("torque_limit") * 1e-3, 0.0, 1.0)
+        if self.has("current_limit").all():
+            amps = self.get("current_limit") * 1e-3
+            return np.clip(amps * self.torque_per_amp / self.stall, 0.0, 1.0)
+        return np.clip(self.get("pwm_limit") / 885.0, 0.0, 1.0)
+
+    def _profile_speed(self) -> np.ndarray:
+        """Setpoint speed limit in ticks/s (0: none)."""
+        name = "profile_velocity" if "profile_velocity" in self.models[0].table else "goal_velocity"
+        register = self.register(name)
+        return np.abs(self.get(name)) * register.unit * self.models[0].ticks_per_radian
+
+    def tick(self) -> None:
+        """One firmware tick: the law from the registers, one physics step."""
+        horn = self._torque()
+        joint = self.transmissions.torque_to_joint(horn)
+        self.sim.apply(  # type: ignore[attr-defined]
+            NJointAction.from_validated(
+                joint, self._nan.copy(), self._nan.copy(), self._nan.copy(), self._nan.copy()
+            )
+        )
+        self.sim.step()  # type: ignore[attr-defined]
+        self.tick_count += 1
+
+    # ------------------------------------------------------------------ faults
+    def inject(self, servo_id: int, bits: int) -> None:
+        """Set hardware error ``bits`` on servo ``servo_id``; it shuts its torque off."""
+        k = self.index[int(servo_id)]
+        self.faults[k] |= int(bits)
+        mask = np.arange(self.n) == k
+        self.set("torque_enable", np.zeros(self.n), mask)
+
+    def reboot(self, servo_id: int) -> None:
+        """A reboot: the servo powers up again (errors cleared, torque off)."""
+        self.power_up(self.index[int(servo_id)])
+
+
+class MemoryError_(Exception):
+    """A read or write the servo refuses; ``reason``: ``"access"``, ``"range"``, ``"length"``."""
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(reason)
+        self.reason = reason
+
+
+def read_memory(servos: ServoArray, k: int, address: int, length: int) -> bytes:
+    """Bytes ``address .. address + length`` of servo ``k`` (present values refreshed first).
+
+    Raises:
+        MemoryError_: the block runs past the control table (``"access"``).
+    """
+    if length < 1 or address + length > servos.models[k].table.size:
+        raise MemoryError_("access")
+    servos.refresh()
+    return servos.memory[k, address : address + length].tobytes()
+
+
+def write_memory(servos: ServoArray, k: int, address: int, data: bytes) -> None:
+    """Write ``data`` at ``address`` of servo ``k``, as its firmware checks and applies it.
+
+    Refused (nothing written): a read-only register, an EEPROM register while torque is on,
+    bytes past the table (``"access"``); a goal while the bus watchdog has fired (``"range"``).
+    Enabling torque makes the servo hold where it is (setpoint = present position).
+
+    Raises:
+        MemoryError_: the write is refused (see above).
+    """
+    model = servos.models[k]
+    end = address + len(data)
+    if not data or end > model.table.size:
+        raise MemoryError_("access")
+    touched = [
+        r for r in model.table.registers if r.address < end and address < r.address + r.size
+    ]
+    torque_on = servos.memory[k, model.table["torque_enable"].address] == 1
+    for register in touched:
+        if register.access.value == "R" or (register.eeprom and torque_on):
+            raise MemoryError_("access")
+    if "bus_watchdog" in model.table:
+        fired = servos.get("bus_watchdog")[k] < 0
+        if fired and any(r.name.startswith("goal_") for r in touched):
+            raise MemoryError_("range")
+    enabling = (
+        "torque_enable" in {r.name for r in touched}
+        and data[model.table["torque_enable"].address - address] == 1
+    )
+    servos.memory[k, address:end] = np.frombuffer(bytes(data), dtype=np.uint8)
+    if enabling:
+        servos.faults[k] = 0 if model.vendor == "feetech" else servos.faults[k]
+        servos.refresh()
+        present = servos.get("present_position")
+        mask = np.arange(servos.n) == k
+        if not any(r.name == "goal_position" for r in touched):
+            servos.set("goal_position", present, mask)
+        servos.setpoint[k] = present[k]

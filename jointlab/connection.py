@@ -11,7 +11,10 @@ A URL is ``SCHEME://TARGET?key=value&...``. Each scheme has a factory in a small
   :class:`~jointlab.hardware.SerialRobot` on a device path (``serial:///dev/ttyUSB0``) or any
   pyserial URL (``serial://socket://127.0.0.1:7000``);
 * ``emulated://NAME_OR_PATH?seed=0&watchdog_ms=100&stream_period=1``: starts the device
-  emulator in its own process and connects to it through its pseudo-terminal.
+  emulator in its own process and connects to it through its pseudo-terminal; for a robot
+  with a ``bus`` section, its emulated servo bus (``?bus=jointlab`` for the device emulator);
+* ``dynamixel:///dev/ttyUSB0?robot=koch``, ``feetech:///dev/ttyACM0?robot=so101``: a servo
+  arm through the vendor's SDK (:mod:`jointlab.hardware.servo.urls`).
 
 The serial schemes live in :mod:`jointlab.hardware.host.urls` (see there for every query key).
 Further schemes are added with :func:`register_scheme`, or as a ``"module:function"`` entry
@@ -48,6 +51,8 @@ _SCHEMES: dict[str, Factory | str] = {
     "sim": "jointlab.connection:_connect_sim",
     "serial": "jointlab.hardware.host.urls:connect_serial",
     "emulated": "jointlab.hardware.host.urls:connect_emulated",
+    "dynamixel": "jointlab.hardware.servo.urls:connect_bus",
+    "feetech": "jointlab.hardware.servo.urls:connect_bus",
 }
 
 

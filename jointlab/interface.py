@@ -330,6 +330,10 @@ class ArrayState:
     brakes: bool = False
     #: True when a device watchdog has taken over (hold or brake) for lack of commands.
     watchdog: bool = False
+    #: Further per-joint readings a backend has (a servo bus: ``temperature`` in °C,
+    #: ``voltage`` in V, ``hardware_error`` bits), arrays of shape ``(dof,)``; None elsewhere.
+    #: Not part of equality or of the Loggable fields.
+    extras: dict[str, np.ndarray] | None = None
 
     @property
     def dof(self) -> int:

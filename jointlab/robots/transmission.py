@@ -77,8 +77,10 @@ class TransmissionArray:
     ) -> TransmissionArray:
         """A copy with measured ``offset`` ticks (and ``direction`` signs), shape ``(dof,)``."""
         scale = self.scale if direction is None else np.abs(self.scale) * np.sign(direction)
-        ratio = self.torque_ratio if direction is None else np.abs(self.torque_ratio) * np.sign(
-            direction
+        ratio = (
+            self.torque_ratio
+            if direction is None
+            else np.abs(self.torque_ratio) * np.sign(direction)
         )
         return TransmissionArray(
             scale=np.array(scale, dtype=np.float64),

@@ -82,6 +82,16 @@ class PtyLink(Link):
         # while no host has the port open.
         self.path = os.ttyname(self._slave)
 
+    def line_speed(self) -> int | None:
+        """The baud rate the host set on the port (termios), or None if it is non-standard."""
+        import termios
+
+        speed = termios.tcgetattr(self._slave)[4]
+        for name in dir(termios):
+            if name.startswith("B") and name[1:].isdigit() and getattr(termios, name) == speed:
+                return int(name[1:])
+        return None
+
     def fds(self) -> list[int]:
         """The master side."""
         return [self._master]

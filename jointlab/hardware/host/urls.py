@@ -196,6 +196,19 @@ def connect_emulated(url: RobotURL, options: dict[str, Any]) -> EmulatedRobot:
     if not url.target:
         raise ConfigurationError(f"{url.url}: no robot given; expected emulated://NAME_OR_PATH")
     description = load_robot(url.target)
+    bus = url.take("bus", str, "jointlab" if description.bus is None else "servo")
+    if bus not in ("jointlab", "servo", "dynamixel", "feetech"):
+        raise ConfigurationError(
+            f"{url.url}: bus={bus!r}; expected jointlab, or the robot's servo bus"
+        )
+    if bus != "jointlab":
+        from jointlab.hardware.servo.urls import connect_emulated_bus
+
+        if description.bus is None or bus not in ("servo", description.bus.protocol.value):
+            have = "no bus section" if description.bus is None else (
+                f"a {description.bus.protocol.value} bus")
+            raise ConfigurationError(f"{url.url}: robot {description.name!r} has {have}")
+        return connect_emulated_bus(url, description, options)  # type: ignore[return-value]
     given = {key: url.take(key, *EMULATOR_KEYS[key]) for key in EMULATOR_KEYS}
     emulator_settings: dict[str, Any] = {
         "seed": given["seed"], "rate_hz": given["rate"], "watchdog_ms": given["watchdog_ms"],

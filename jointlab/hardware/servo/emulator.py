@@ -18,6 +18,10 @@ own: :meth:`advance` (the control pipe's ADVANCE) first reads every byte the hos
 wrote, acts on them, then runs the ticks of the given time; replies go out at once (their wire
 time is still counted). Same robot, seed and commands give the same states, bit for bit.
 
+**Baud rate.** The emulated servos run at the robot file's ``bus.baud``; a host that opens the
+pty at another rate (the emulator reads it from the pty's termios) is not understood, exactly
+as a real bus at the wrong baud: nothing answers.
+
 **Faults** (:class:`BusFaults`): a servo's status packets dropped or their CRC/checksum
 corrupted with a probability, and hardware errors (:meth:`inject`).
 """
@@ -84,6 +88,8 @@ class BusReport:
     corrupted: int
     #: Seconds the line was busy (instructions, return delays, status packets).
     wire_seconds: float
+    #: Bytes received at a baud rate other than the bus's (never answered).
+    garbled: int = 0
     #: Joint positions of the simulated arm, rad.
     position: tuple[float, ...] = ()
 
@@ -132,7 +138,8 @@ class BusEmulator:
                     raise ConfigurationError(
                         f"offsets must be {description.dof} tick values, got {offsets.shape}"
                     )
-            self.servos = ServoArray(self._sim, models, list(bus.ids), offsets)
+            modes = [m.modes[s.mode.value] for m, s in zip(models, bus.servos, strict=True)]
+            self.servos = ServoArray(self._sim, models, list(bus.ids), offsets, modes)
             if self.protocol == "dynamixel":
                 from jointlab.hardware.dynamixel.device import DynamixelDevice
 
@@ -148,7 +155,7 @@ class BusEmulator:
         self._pending: list[tuple[float, bytes]] = []
         self._line_free = 0.0
         self._counts = dict.fromkeys(("instructions", "rx_bytes", "replies", "dropped",
-                                      "corrupted"), 0)  # fmt: skip
+                                      "corrupted", "garbled"), 0)  # fmt: skip
         self._wire = 0.0
         self.set_faults(faults or BusFaults(seed=seed))
         self._closed = False
@@ -176,7 +183,7 @@ class BusEmulator:
         """
         q = np.asarray(position, dtype=np.float64).reshape(-1)
         self._sim.reset(q)
-        self.servos.refresh()
+        self.servos.invalidate()
 
     def report(self) -> BusReport:
         """The counters and the arm's joint positions."""
@@ -191,6 +198,10 @@ class BusEmulator:
         if not data:
             return
         self._counts["rx_bytes"] += len(data)
+        speed = self.link.line_speed()
+        if speed is not None and speed != self.baud:  # at another baud a UART reads garbage
+            self._counts["garbled"] += len(data)
+            return
         for packet in self.device.decoder.feed(data):
             self._counts["instructions"] += 1
             start = max(now, self._line_free)

@@ -25,7 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jointlab.hardware.servo.control_table import Register, ServoModel
+from jointlab.hardware.servo.control_table import Access, Register, ServoModel
 from jointlab.hardware.servo.gains import GainScaling
 from jointlab.interface import NJointAction
 from jointlab.robots.description import RobotDescription
@@ -52,6 +52,8 @@ class ServoArray:
         ids: The servo ids, in joint order.
         offsets: Motor ticks at joint zero of each servo as *assembled* (defaults to the
             robot file's transmission offsets; a calibration has to find these).
+        modes: Operating Mode register value of each servo as set up (default: the table's
+            initial value). Set-up servos also answer without a return delay.
     """
 
     def __init__(
@@ -60,6 +62,7 @@ class ServoArray:
         models: list[ServoModel],
         ids: list[int],
         offsets: np.ndarray | None = None,
+        modes: list[int] | None = None,
     ) -> None:
         self.sim = sim
         description: RobotDescription = sim.description  # type: ignore[attr-defined]
@@ -84,6 +87,13 @@ class ServoArray:
         self._zeros = np.zeros(self.n)
         self._nan = np.full(self.n, np.nan)
         self._registers: dict[str, Register] = {}
+        self._refreshed = -1
+        self._inputs: dict[str, np.ndarray] | None = None
+        self._mode_values = {
+            name: np.array([m.modes.get(name, m.other_modes.get(name, -1)) for m in models])
+            for name in ("position", "current", "velocity", "pwm")
+        }
+        self.setup = modes
         for k in range(self.n):
             self.power_up(k)
 
@@ -119,6 +129,8 @@ class ServoArray:
         self.memory[rows, register.address : register.address + register.size] = (
             raw if mask is None else raw[mask]
         )
+        if register.access is not Access.READ:
+            self._inputs = None
 
     def power_up(self, k: int) -> None:
         """Servo ``k`` as after power-on or a reboot: initial values, its id, goal = present."""
@@ -128,15 +140,31 @@ class ServoArray:
         id_register = model.table["id"]
         self.memory[k, id_register.address] = int(self.ids[k])
         self.faults[k] = 0
+        if self.setup is not None:  # EEPROM settings survive a power cycle
+            self.memory[k, model.table["operating_mode"].address] = self.setup[k]
+            self.memory[k, model.table["return_delay_time"].address] = 0
+        self._refreshed = -1
         self.refresh()
         present = self.get("present_position")
         mask = np.arange(self.n) == k
         self.set("goal_position", present, mask)
         self.setpoint[k] = present[k]
 
+    def invalidate(self) -> None:
+        """The joints moved outside a tick (a reset): refresh on the next read."""
+        self._refreshed = -1
+        self.refresh()
+
     # ------------------------------------------------------------------ state -> registers
     def refresh(self) -> None:
-        """Write the present values (position, velocity, load/current ...) into the memory."""
+        """Write the present values (position, velocity, load/current ...) into the memory.
+
+        Once per firmware tick at most: the joints do not move between ticks.
+        """
+        if self._refreshed == self.tick_count:
+            self.set("hardware_error_status", self.faults)
+            return
+        self._refreshed = self.tick_count
         state = self.sim.read()  # type: ignore[attr-defined]
         t = self.transmissions
         ticks = np.rint(t.to_motor(state.position))
@@ -170,39 +198,56 @@ class ServoArray:
         t = self.transmissions
         q = t.to_motor(state.position)  # ticks
         qd = t.velocity_to_motor(state.velocity)  # ticks/s
-        enabled = (self.get("torque_enable") == 1) & (self.faults == 0)
-        mode = self.get("operating_mode")
-        limit = self.stall * self._torque_limit()
+        inputs = self._decoded()
+        enabled = (inputs["torque_enable"] == 1) & (self.faults == 0)
+        mode = inputs["operating_mode"]
+        limit = inputs["limit"]
         tau = np.zeros(self.n)
         position = enabled & self._mode_mask(mode, "position")
         if position.any():
-            goal = self.get("goal_position").astype(np.float64)
-            speed = self._profile_speed()
+            goal = inputs["goal_position"].astype(np.float64)
+            speed = inputs["profile_speed"]
             step = np.where(speed > 0, speed * self.dt, np.inf)
             self.setpoint = np.where(
                 position, self.setpoint + np.clip(goal - self.setpoint, -step, step), goal
             )
-            kp, kd = self.scaling.gains(self.get("position_p_gain"), self.get("position_d_gain"))
+            kp, kd = self.scaling.gains(inputs["position_p_gain"], inputs["position_d_gain"])
             tau = np.where(position, kp * (self.setpoint - q) - kd * qd, tau)
         current = enabled & self._mode_mask(mode, "current")
         if current.any():
-            amps = self.get("goal_current") * self.register("goal_current").unit
+            amps = inputs["goal_current"] * self.register("goal_current").unit
             tau = np.where(current, amps * self.torque_per_amp, tau)
         velocity = enabled & self._mode_mask(mode, "velocity")
         if velocity.any():
-            goal_v = self.get("goal_velocity") * self.register("goal_velocity").unit
-            kv = self.scaling.velocity_gain(self.get("velocity_p_gain"))
+            goal_v = inputs["goal_velocity"] * self.register("goal_velocity").unit
+            kv = self.scaling.velocity_gain(inputs["velocity_p_gain"])
             error = goal_v * self.models[0].ticks_per_radian - qd
             tau = np.where(velocity, kv * error, tau)
         pwm = enabled & self._mode_mask(mode, "pwm")
         if pwm.any() and "goal_pwm" in self.models[0].table:
-            duty = self.get("goal_pwm") * self.register("goal_pwm").unit
+            duty = inputs["goal_pwm"] * self.register("goal_pwm").unit
             tau = np.where(pwm, duty * self.stall, tau)
         return np.clip(tau, -limit, limit)
 
     def _mode_mask(self, mode: np.ndarray, name: str) -> np.ndarray:
-        values = np.array([m.modes.get(name, m.other_modes.get(name, -1)) for m in self.models])
-        return mode == values
+        return mode == self._mode_values[name]
+
+    def changed(self) -> None:
+        """The host wrote registers: decode the law's inputs again at the next tick."""
+        self._inputs = None
+
+    def _decoded(self) -> dict[str, np.ndarray]:
+        """The registers the law reads, decoded once per change of the memory."""
+        if self._inputs is None:
+            names = ["torque_enable", "operating_mode", "goal_position", "position_p_gain",
+                     "position_d_gain"]  # fmt: skip
+            names += [n for n in ("goal_current", "goal_velocity", "velocity_p_gain", "goal_pwm")
+                      if any(n in m.table for m in self.models)]  # fmt: skip
+            inputs = {name: self.get(name) for name in names}
+            inputs["limit"] = self.stall * self._torque_limit()
+            inputs["profile_speed"] = self._profile_speed()
+            self._inputs = inputs
+        return self._inputs
 
     def _torque_limit(self) -> np.ndarray:
         if "torque_limit" in self.models[0].table:  # Feetech: 0.1 % of stall torque
@@ -235,6 +280,7 @@ class ServoArray:
         """Set hardware error ``bits`` on servo ``servo_id``; it shuts its torque off."""
         k = self.index[int(servo_id)]
         self.faults[k] |= int(bits)
+        self._inputs = None
         mask = np.arange(self.n) == k
         self.set("torque_enable", np.zeros(self.n), mask)
 
@@ -277,9 +323,7 @@ def write_memory(servos: ServoArray, k: int, address: int, data: bytes) -> None:
     end = address + len(data)
     if not data or end > model.table.size:
         raise MemoryError_("access")
-    touched = [
-        r for r in model.table.registers if r.address < end and address < r.address + r.size
-    ]
+    touched = [r for r in model.table.registers if r.address < end and address < r.address + r.size]
     torque_on = servos.memory[k, model.table["torque_enable"].address] == 1
     for register in touched:
         if register.access.value == "R" or (register.eeprom and torque_on):
@@ -293,6 +337,7 @@ def write_memory(servos: ServoArray, k: int, address: int, data: bytes) -> None:
         and data[model.table["torque_enable"].address - address] == 1
     )
     servos.memory[k, address:end] = np.frombuffer(bytes(data), dtype=np.uint8)
+    servos.changed()
     if enabling:
         servos.faults[k] = 0 if model.vendor == "feetech" else servos.faults[k]
         servos.refresh()

@@ -1,0 +1,293 @@
+"""The vendors' SDKs behind one small interface, with bus-error counting and a retry budget.
+
+:class:`ServoDriver` opens the port with the vendor's ``PortHandler`` and talks through its
+``PacketHandler``: ping, read and write with status (``readTxRx``/``writeTxRx``), sync write
+(``GroupSyncWrite``), bulk write (Dynamixel ``GroupBulkWrite``), sync read (``syncReadTx`` then
+one ``readRx`` per servo, which keeps each servo's error byte), reboot. Vendor subclasses
+(:mod:`jointlab.hardware.dynamixel.driver`, :mod:`jointlab.hardware.feetech.driver`) say which
+SDK, which result codes and which error bits.
+
+Every exchange that fails (no status packet, a corrupt one) is counted in :class:`BusStats`
+and retried up to ``retries`` times after the line has gone quiet; when the budget is spent a
+:class:`~jointlab.errors.LinkError` names the servo id, its joint, what went wrong and the
+usual fix. A status packet's hardware-error bits are counted per servo and kept for the state.
+"""
+
+from __future__ import annotations
+
+import abc
+import time
+from collections import Counter
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+import numpy as np
+
+from jointlab.errors import LinkError
+from jointlab.hardware.servo.control_table import Register
+
+__all__ = ["LATENCY_FIX", "BusStats", "ServoDriver"]
+
+#: The usual fix for a USB-serial adapter's buffering, quoted in every bus error.
+LATENCY_FIX = (
+    "on a USB-serial adapter lower the latency timer from its 16 ms default: "
+    "echo 1 | sudo tee /sys/bus/usb-serial/devices/ttyUSB0/latency_timer (use your device's "
+    "name); also check the servo's power, cable and id, and the baud rate"
+)
+
+
+@dataclass
+class BusStats:
+    """Counters of one bus since it was opened."""
+
+    #: Exchanges attempted (a sync read counts once) and retries spent.
+    exchanges: int = 0
+    retries: int = 0
+    #: Status packets that never came, and corrupt ones (bad CRC / checksum), per servo id.
+    missing: Counter = field(default_factory=Counter)
+    corrupt: Counter = field(default_factory=Counter)
+    #: Status packets carrying a hardware-error flag, per servo id.
+    hardware_errors: Counter = field(default_factory=Counter)
+
+    @property
+    def errors(self) -> int:
+        """All missing and corrupt status packets."""
+        return sum(self.missing.values()) + sum(self.corrupt.values())
+
+
+class ServoDriver(abc.ABC):
+    """One servo bus through a vendor SDK (see the module docstring).
+
+    Args:
+        port: Device path (``/dev/ttyUSB0``) or a pty.
+        baud: Line rate in bit/s.
+        names: Servo id -> joint name, for messages.
+        retries: Extra attempts per exchange before a :class:`LinkError`.
+    """
+
+    #: ``"dynamixel"`` or ``"feetech"``.
+    vendor: str = ""
+
+    def __init__(self, port: str, baud: int, names: dict[int, str], retries: int = 2) -> None:
+        self.port_name = port
+        self.baud = int(baud)
+        self.names = names
+        self.retries = int(retries)
+        self.stats = BusStats()
+        #: Hardware-error bits of each servo's latest status packet.
+        self.error_bits: dict[int, int] = {}
+        self.sdk = self._sdk()
+        base = self.sdk.PortHandler
+
+        class _CountingPort(base):  # type: ignore[misc, valid-type]
+            """The SDK's port, counting the bytes written (for lockstep emulation)."""
+
+            bytes_written = 0
+
+            def writePort(self, packet: Any) -> int:
+                written = super().writePort(packet)
+                self.bytes_written += written
+                return written
+
+        self.port = _CountingPort(port)
+        self.packets = self._packet_handler()
+        self._opened = False
+
+    # ------------------------------------------------------------------ vendor parts
+    @abc.abstractmethod
+    def _sdk(self) -> Any:
+        """The SDK module."""
+
+    @abc.abstractmethod
+    def _packet_handler(self) -> Any:
+        """The SDK's packet handler for this protocol."""
+
+    @abc.abstractmethod
+    def hardware_bits(self, error: int) -> int:
+        """Hardware-error bits of a status packet's error byte (0: none)."""
+
+    @abc.abstractmethod
+    def _sync_read_tx(self, address: int, length: int, ids: list[int]) -> int:
+        """Send a sync read instruction; return the SDK's result code."""
+
+    def bulk_write(self, entries: Sequence[tuple[int, Register, int]]) -> None:
+        """Write different registers of several servos in one packet (no status)."""
+        raise NotImplementedError(f"{self.vendor} has no bulk write")
+
+    @property
+    def has_bulk_write(self) -> bool:
+        """True when :meth:`bulk_write` exists on this protocol."""
+        return False
+
+    # ------------------------------------------------------------------ port
+    @property
+    def bytes_written(self) -> int:
+        """Bytes the host has written to the port since it was opened."""
+        return int(self.port.bytes_written)
+
+    def open(self) -> None:
+        """Open the port at ``baud``.
+
+        Raises:
+            LinkError: the port cannot be opened, or the SDK refuses the baud rate.
+        """
+        try:
+            opened = self.port.openPort()
+        except Exception as exc:  # the SDKs let pyserial's errors through
+            raise LinkError(f"cannot open servo bus port {self.port_name!r}: {exc}") from exc
+        if not opened:
+            raise LinkError(f"cannot open servo bus port {self.port_name!r}")
+        self._opened = True
+        try:
+            ok = self.port.setBaudRate(self.baud)
+        except Exception as exc:
+            raise LinkError(f"{self.port_name!r}: cannot set {self.baud} bit/s: {exc}") from exc
+        if not ok:
+            raise LinkError(
+                f"{self.port_name!r}: the {self.vendor} SDK does not support {self.baud} bit/s"
+            )
+
+    def close(self) -> None:
+        """Close the port; safe to call twice."""
+        if self._opened:
+            self._opened = False
+            try:
+                self.port.closePort()
+            except Exception:
+                pass
+
+    def _quiet(self, seconds: float = 0.002) -> None:
+        """Wait for the line to go quiet, then drop whatever arrived (before a retry)."""
+        time.sleep(seconds)
+        try:
+            self.port.ser.reset_input_buffer()
+        except Exception:
+            pass
+
+    def _name(self, servo_id: int) -> str:
+        joint = self.names.get(servo_id)
+        return f"servo id {servo_id}" + (f" ({joint})" if joint else "")
+
+    def _fail(self, servo_id: int, what: str) -> LinkError:
+        return LinkError(
+            f"{self._name(servo_id)} on {self.port_name!r}: {what} after {1 + self.retries} "
+            f"attempts ({self.stats.errors} bus errors so far); {LATENCY_FIX}"
+        )
+
+    def _count(self, servo_id: int, result: int) -> str:
+        sdk = self.sdk
+        if result == sdk.COMM_RX_CORRUPT:
+            self.stats.corrupt[servo_id] += 1
+            return "corrupt status packet (CRC/checksum error)"
+        self.stats.missing[servo_id] += 1
+        return "no status packet"
+
+    def _note(self, servo_id: int, error: int) -> None:
+        bits = self.hardware_bits(error)
+        self.error_bits[servo_id] = bits
+        if bits:
+            self.stats.hardware_errors[servo_id] += 1
+
+    # ------------------------------------------------------------------ exchanges
+    def ping(self, servo_id: int) -> int | None:
+        """The model number ``servo_id`` reports, or None if it does not answer."""
+        for attempt in range(1 + self.retries):
+            self.stats.exchanges += attempt == 0
+            model, result, error = self.packets.ping(self.port, servo_id)
+            if result == self.sdk.COMM_SUCCESS:
+                self._note(servo_id, error)
+                return int(model)
+            self.stats.retries += attempt < self.retries
+            if result != self.sdk.COMM_RX_TIMEOUT:
+                self._count(servo_id, result)
+            self._quiet()
+        return None
+
+    def read(self, servo_id: int, register: Register) -> int:
+        """Read one register of one servo (decoded integer).
+
+        Raises:
+            LinkError: no good status packet within the retry budget.
+        """
+        what = ""
+        for attempt in range(1 + self.retries):
+            self.stats.exchanges += attempt == 0
+            data, result, error = self.packets.readTxRx(
+                self.port, servo_id, register.address, register.size
+            )
+            if result == self.sdk.COMM_SUCCESS and len(data) == register.size:
+                self._note(servo_id, error)
+                return int(register.decode(np.array(data, dtype=np.uint8))[0])
+            what = self._count(servo_id, result)
+            self.stats.retries += attempt < self.retries
+            self._quiet()
+        raise self._fail(servo_id, f"reading {register.label} ({register.address}): {what}")
+
+    def write(self, servo_id: int, register: Register, value: int) -> int:
+        """Write one register and wait for the status packet; return its error byte.
+
+        Raises:
+            LinkError: no good status packet within the retry budget.
+        """
+        raw = register.encode(np.array([value]))[0].tolist()
+        what = ""
+        for attempt in range(1 + self.retries):
+            self.stats.exchanges += attempt == 0
+            result, error = self.packets.writeTxRx(
+                self.port, servo_id, register.address, register.size, raw
+            )
+            if result == self.sdk.COMM_SUCCESS:
+                self._note(servo_id, error)
+                return int(error)
+            what = self._count(servo_id, result)
+            self.stats.retries += attempt < self.retries
+            self._quiet()
+        raise self._fail(servo_id, f"writing {register.label} ({register.address}): {what}")
+
+    def sync_write(self, register: Register, ids: Sequence[int], values: np.ndarray) -> None:
+        """Write ``register`` of every servo of ``ids`` in one packet (no status packets)."""
+        rows = register.encode(np.asarray(values))
+        group = self.sdk.GroupSyncWrite(self.port, self.packets, register.address, register.size)
+        for servo_id, row in zip(ids, rows.tolist(), strict=True):
+            group.addParam(int(servo_id), row)
+        self.stats.exchanges += 1
+        group.txPacket()
+
+    def sync_read(self, address: int, length: int, ids: Sequence[int]) -> np.ndarray:
+        """Bytes ``address .. address + length`` of every servo of ``ids``, shape ``(n, length)``.
+
+        One sync read instruction, then one status packet per servo in order; the exchange is
+        retried whole when a status packet is missing or corrupt.
+
+        Raises:
+            LinkError: a servo's status packet is missing or corrupt after the retries.
+        """
+        ids = [int(i) for i in ids]
+        out = np.empty((len(ids), length), dtype=np.uint8)
+        success = self.sdk.COMM_SUCCESS
+        failed, what = ids[0], ""
+        for attempt in range(1 + self.retries):
+            self.stats.exchanges += attempt == 0
+            result = self._sync_read_tx(address, length, ids)
+            if result != success:
+                raise LinkError(f"{self.port_name!r}: cannot send a sync read (SDK result "
+                                f"{result}); {LATENCY_FIX}")  # fmt: skip
+            for row, servo_id in enumerate(ids):
+                data, result, error = self.packets.readRx(self.port, servo_id, length)
+                if result != success or len(data) != length:
+                    failed, what = servo_id, self._count(servo_id, result)
+                    break
+                out[row] = data
+                self._note(servo_id, error)
+            else:
+                return out
+            self.stats.retries += attempt < self.retries
+            self._quiet(0.002 + len(ids) * (length + 12) * 10.0 / self.baud)
+        raise self._fail(failed, f"sync read of {length} bytes at {address}: {what}")
+
+    def reboot(self, servo_id: int) -> None:
+        """Reboot one servo (clears its hardware error; its torque is off afterwards)."""
+        self.stats.exchanges += 1
+        self.packets.reboot(self.port, servo_id)
+        self.error_bits[servo_id] = 0

@@ -64,12 +64,21 @@ class ServoDriver(abc.ABC):
         baud: Line rate in bit/s.
         names: Servo id -> joint name, for messages.
         retries: Extra attempts per exchange before a :class:`LinkError`.
+        extra_timeout_ms: Added to the SDK's status-packet timeout (which is the packet's
+            wire time plus 34 ms); an emulated bus on a busy machine wants more.
     """
 
     #: ``"dynamixel"`` or ``"feetech"``.
     vendor: str = ""
 
-    def __init__(self, port: str, baud: int, names: dict[int, str], retries: int = 2) -> None:
+    def __init__(
+        self,
+        port: str,
+        baud: int,
+        names: dict[int, str],
+        retries: int = 2,
+        extra_timeout_ms: float = 0.0,
+    ) -> None:
         self.port_name = port
         self.baud = int(baud)
         self.names = names
@@ -90,6 +99,11 @@ class ServoDriver(abc.ABC):
                 self.bytes_written += written
                 return written
 
+            def setPacketTimeout(self, packet_length: int) -> None:
+                super().setPacketTimeout(packet_length)
+                self.packet_timeout += extra
+
+        extra = float(extra_timeout_ms)
         self.port = _CountingPort(port)
         self.packets = self._packet_handler()
         self._opened = False

@@ -50,16 +50,16 @@ READ_SPAN = {
 }
 
 
-def make_driver(protocol: str, port: str, baud: int, names: dict[int, str],
-                retries: int = 2) -> ServoDriver:  # fmt: skip
+def make_driver(protocol: str, port: str, baud: int, names: dict[int, str], retries: int = 2,
+                extra_timeout_ms: float = 0.0) -> ServoDriver:  # fmt: skip
     """The SDK driver of ``protocol`` (``"dynamixel"`` or ``"feetech"``)."""
     if protocol == "dynamixel":
         from jointlab.hardware.dynamixel.driver import DynamixelDriver
 
-        return DynamixelDriver(port, baud, names, retries)
+        return DynamixelDriver(port, baud, names, retries, extra_timeout_ms)
     from jointlab.hardware.feetech.driver import FeetechDriver
 
-    return FeetechDriver(port, baud, names, retries)
+    return FeetechDriver(port, baud, names, retries, extra_timeout_ms)
 
 
 class ServoBusRobot(Robot):
@@ -74,6 +74,7 @@ class ServoBusRobot(Robot):
             refuses to arm.
         control_dt: Seconds per ``step()``, a whole number of bus periods (default: one).
         retries: Extra attempts per bus exchange before a ``LinkError``.
+        timeout_ms: Added to the SDK's status-packet timeout (wire time + 34 ms).
         watchdog_ms: Dynamixel Bus Watchdog while armed, ms (0: off); a servo that hears
             nothing for that long stops.
         configure: Write the robot file's operating modes and a zero return delay (torque
@@ -94,6 +95,7 @@ class ServoBusRobot(Robot):
         calibration: Calibration | str | Path | bool | None = None,
         control_dt: float | None = None,
         retries: int = 2,
+        timeout_ms: float = 0.0,
         watchdog_ms: int = 100,
         configure: bool = False,
         advance: Callable[[float, int], Any] | None = None,
@@ -106,8 +108,9 @@ class ServoBusRobot(Robot):
         self.port = port
         self._ids = list(self._bus.ids)
         names = {s.id: s.joint for s in self._bus.servos}
-        self._driver = make_driver(self._bus.protocol.value, port, baud or self._bus.baud, names,
-                                   retries)  # fmt: skip
+        self._driver = make_driver(
+            self._bus.protocol.value, port, baud or self._bus.baud, names, retries, timeout_ms
+        )  # fmt: skip
         self._advance = advance
         self._watchdog_ms = int(watchdog_ms)
         self._bus_dt = 1.0 / self._bus.rate
@@ -514,6 +517,34 @@ class ServoBusRobot(Robot):
         if int(cycles) < 1:
             raise ConfigurationError(f"the period must be >= 1 bus cycle, got {cycles!r}")
         self._set_control_dt(int(cycles) * self._bus_dt)
+
+    # ================================================================ servo access
+    @property
+    def servo_ids(self) -> list[int]:
+        """Servo ids in joint order."""
+        return list(self._ids)
+
+    @property
+    def models(self) -> list[Any]:
+        """Each joint's :class:`~jointlab.hardware.servo.control_table.ServoModel`."""
+        return list(self._models)
+
+    def write_register(self, joint: int | str, name: str, value: int) -> int:
+        """Write register ``name`` of ``joint``'s servo (with status); return its error byte."""
+        index = self._description.joint_index(joint)
+        return self._driver.write(self._ids[index], self._models[index].table[name], int(value))
+
+    def read_register(self, joint: int | str, name: str) -> int:
+        """Read register ``name`` of ``joint``'s servo."""
+        index = self._description.joint_index(joint)
+        return self._driver.read(self._ids[index], self._models[index].table[name])
+
+    def idle_cycle(self) -> ArrayState:
+        """One bus cycle that writes no goals: wait for the period, Sync Read; the new state."""
+        self._check_open()
+        self._wait()
+        self._state = self._read_state(self._state)
+        return self._state
 
     def reboot(self, joint: int | str) -> None:
         """Reboot one servo (clears its hardware error; it comes back limp, so disarmed)."""

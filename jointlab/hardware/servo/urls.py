@@ -12,7 +12,8 @@
   (ticks: servos assembled with random offsets of up to that, seeded), ``calibrated`` (1, the
   default: a calibration matching the emulated assembly, as if ``jointlab calibrate`` had
   run; 0: none, or the file of ``calibration=``), ``baud`` (the host's line rate; the emulated
-  servos keep the robot file's), ``control_dt``, ``retries``, ``watchdog_ms``.
+  servos keep the robot file's), ``control_dt``, ``retries``, ``watchdog_ms``, ``timeout_ms``
+  (added to the SDK's status timeout; default 250 for an emulated bus, 0 for a real one).
 """
 
 from __future__ import annotations
@@ -31,7 +32,16 @@ from jointlab.robots import RobotDescription, load_robot
 if TYPE_CHECKING:
     from jointlab.connection import RobotURL
 
-__all__ = ["EmulatedServoRobot", "connect_bus", "connect_emulated_bus", "emulated_calibration"]
+#: Extra status-packet timeout of an emulated bus, ms: its servos are a process on a pty.
+EMULATED_TIMEOUT_MS = 250.0
+
+__all__ = [
+    "EMULATED_TIMEOUT_MS",
+    "EmulatedServoRobot",
+    "connect_bus",
+    "connect_emulated_bus",
+    "emulated_calibration",
+]
 
 
 def _settings(url: RobotURL) -> dict[str, Any]:
@@ -39,6 +49,7 @@ def _settings(url: RobotURL) -> dict[str, Any]:
         "baud": url.take("baud", int, None),
         "control_dt": url.take("control_dt", query_positive, None),
         "retries": url.take("retries", int, 2),
+        "timeout_ms": url.take("timeout_ms", float, 0.0),
         "watchdog_ms": url.take("watchdog_ms", int, 100),
     }
 
@@ -122,6 +133,8 @@ def connect_emulated_bus(url: RobotURL, description: RobotDescription,
     calibrated = url.take("calibrated", query_bool, True)
     calibration_file = url.take("calibration", str, None)
     settings = _settings(url)
+    if "timeout_ms" not in url.query:  # a pty on a busy machine: be patient
+        settings["timeout_ms"] = EMULATED_TIMEOUT_MS
     url.check_all_taken()
     offsets = np.array(description.transmissions.offset)
     if offset_error:

@@ -1,0 +1,239 @@
+"""Calibration procedures: manual (a person moves each joint to its limits) and automatic homing.
+
+Both run on a :class:`~jointlab.hardware.servo.robot.ServoBusRobot` connected without a
+calibration and return a :class:`~jointlab.hardware.servo.calibration.Calibration`.
+
+* :func:`calibrate_manual`: every servo limp; for each joint the person moves it to its
+  minimum, then to its maximum (the robot file's ``min``/``max``), and confirms; the two
+  encoder readings give the direction (which way the ticks went), the offset (the ticks at
+  joint zero, from the minimum reading) and the range.
+* :func:`calibrate_automatic`: stall-based homing against the hard stops, one joint at a
+  time while the others hold: the joint is pushed slowly towards each end at a safe torque
+  (a reduced torque/PWM limit for position servos, a small goal current for current servos)
+  until it stops moving; the two stall readings give the range, and, with the direction of
+  the robot file's transmission, the offset (the stop at the file's ``min`` is joint angle
+  ``min``). The measured span is checked against the file's range.
+
+The calibrated range keeps ``margin`` ticks off each stop so that commands never hit them.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Sequence
+from typing import Any
+
+import numpy as np
+
+from jointlab.errors import ConfigurationError
+from jointlab.hardware.servo.calibration import Calibration, JointCalibration
+
+__all__ = ["calibrate_automatic", "calibrate_manual"]
+
+#: Ticks kept off each hard stop in the calibrated range.
+MARGIN = 12
+#: A joint has stalled when it moved less than this many ticks over ``STALL_WINDOW`` seconds
+#: (after pushing for at least that long: a joint needs a moment to start moving).
+STALL_TICKS = 2
+STALL_WINDOW = 0.25
+
+
+def _result(robot: Any, method: str, lo: np.ndarray, hi: np.ndarray, offset: np.ndarray,
+            direction: np.ndarray, margin: int) -> Calibration:  # fmt: skip
+    description = robot.description
+    joints = tuple(
+        JointCalibration(joint=name, id=int(robot.servo_ids[i]), offset=float(offset[i]),
+                         direction=int(direction[i]), min_ticks=int(lo[i]) + margin,
+                         max_ticks=int(hi[i]) - margin)
+        for i, name in enumerate(description.joint_names)
+    )  # fmt: skip
+    return Calibration(robot=description.name, protocol=description.bus.protocol.value,
+                       method=method, joints=joints, created=Calibration.now())  # fmt: skip
+
+
+def _scale(robot: Any) -> np.ndarray:
+    """Unsigned ticks per joint radian of each joint (from the robot file's transmissions)."""
+    return np.abs(robot.description.transmissions.scale)
+
+
+def calibrate_manual(
+    robot: Any, prompt: Callable[[str], object], margin: int = MARGIN
+) -> Calibration:
+    """Calibrate with a person moving each joint to its limits (see the module docstring).
+
+    Args:
+        robot: A connected, disarmed ServoBusRobot.
+        prompt: Called with an instruction; returns when the person has done it (the CLI
+            waits for Enter).
+        margin: Ticks kept off each limit in the calibrated range.
+
+    Raises:
+        ConfigurationError: a joint did not move between its two readings.
+    """
+    if robot.armed:
+        robot.disarm()
+    description = robot.description
+    n = description.dof
+    first, second = np.zeros(n), np.zeros(n)
+    for i, name in enumerate(description.joint_names):
+        prompt(f"move {name} (servo id {robot.servo_ids[i]}) to its minimum "
+               f"({description.lower[i]:+.3f} rad) and hold it there")  # fmt: skip
+        first[i] = robot.idle_cycle().extras["ticks"][i]
+        prompt(f"move {name} to its maximum ({description.upper[i]:+.3f} rad)")
+        second[i] = robot.idle_cycle().extras["ticks"][i]
+    moved = np.abs(second - first)
+    if np.any(moved < 2 * margin):
+        i = int(np.argmin(moved))
+        raise ConfigurationError(
+            f"joint {description.joint_names[i]!r} (servo id {robot.servo_ids[i]}) moved only "
+            f"{moved[i]:.0f} ticks between its minimum and maximum; move it all the way"
+        )
+    direction = np.sign(second - first)
+    offset = first - direction * _scale(robot) * description.lower
+    lo, hi = np.minimum(first, second), np.maximum(first, second)
+    return _result(robot, "manual", lo, hi, offset, direction, margin)
+
+
+def _profile(robot: Any, i: int, speed: float) -> tuple[str, int]:
+    """The register limiting servo ``i``'s setpoint speed, and its count for ``speed`` rad/s."""
+    table = robot.models[i].table
+    name = "profile_velocity" if "profile_velocity" in table else "goal_velocity"
+    counts = speed * _scale(robot)[i] / robot.models[i].ticks_per_radian / table[name].unit
+    return name, max(1, round(counts))
+
+
+def _limit_register(robot: Any, i: int) -> tuple[str, int]:
+    """Servo ``i``'s torque-limiting register and its full-scale value."""
+    table = robot.models[i].table
+    if "torque_limit" in table:
+        return "torque_limit", 1000
+    return "pwm_limit", robot.models[i].pwm_full_scale
+
+
+def _go(robot: Any, i: int, goal: int, speed: float, limit: int | None = None) -> None:
+    """Servo ``i`` heads for ``goal`` ticks at ``speed`` (with torque-limit value ``limit``).
+
+    Torque goes off and on again: the servo's profile restarts where the joint is, and an
+    EEPROM limit may be written in between.
+    """
+    robot.write_register(i, "torque_enable", 0)
+    if limit is not None:
+        robot.write_register(i, _limit_register(robot, i)[0], limit)
+    robot.write_register(i, "torque_enable", 1)
+    robot.write_register(i, *_profile(robot, i, speed))
+    robot.write_register(i, "goal_position", int(goal))
+
+
+def _settle(robot: Any, joints: list[int], timeout: float, stop: bool) -> np.ndarray:
+    """Run bus cycles until ``joints`` stop moving; their ticks (raise if ``stop`` and late)."""
+    window = max(10, math.ceil(STALL_WINDOW / robot.bus_dt))
+    history: list[np.ndarray] = []
+    for _ in range(max(window + 1, math.ceil(timeout / robot.bus_dt))):
+        history.append(robot.idle_cycle().extras["ticks"][joints].astype(np.float64))
+        if len(history) > window and np.all(
+            np.abs(history[-1] - history[-1 - window]) < STALL_TICKS
+        ):
+            return history[-1]
+    if stop:
+        i = joints[0]
+        raise ConfigurationError(
+            f"joint {robot.description.joint_names[i]!r} (servo id {robot.servo_ids[i]}) did not "
+            f"stall against a hard stop within {timeout} s; is it free to move?"
+        )
+    return history[-1]
+
+
+def calibrate_automatic(
+    robot: Any,
+    *,
+    torque_fraction: float = 0.8,
+    speed: float = 0.8,
+    margin: int = MARGIN,
+    timeout: float = 10.0,
+    on_joint: Callable[[str], object] | None = None,
+    joints: Sequence[str] | None = None,
+) -> Calibration:
+    """Stall-based homing against the hard stops (see the module docstring).
+
+    The arm is first brought, slowly and at the safe torque, to the robot file's nominal zero
+    pose (straight, clear of the table); each joint then pushes to both stops while the others
+    hold that pose. Servos in ``current`` mode are homed in position mode (their Operating Mode
+    is restored afterwards, as are the torque limits); the arm is left limp.
+
+    Args:
+        robot: A connected ServoBusRobot (disarmed; it is left disarmed).
+        torque_fraction: The safe torque, a fraction of each servo's stall torque.
+        speed: Joint speed of every move, rad/s.
+        margin: Ticks kept off each stop in the calibrated range.
+        timeout: Seconds one move may take.
+        on_joint: Called with each joint's name as its homing starts.
+        joints: Home only these joints; the others keep the robot file's nominal offset and
+            their range is the file's ``min``/``max`` (default: every joint).
+
+    Raises:
+        ConfigurationError: a joint does not stall, or its measured span does not match the
+            robot file's range (a wrong direction, range or transmission).
+    """
+    if not 0 < torque_fraction <= 1:
+        raise ConfigurationError(f"torque_fraction must lie in (0, 1], got {torque_fraction!r}")
+    if robot.armed:
+        robot.disarm()
+    description = robot.description
+    n = description.dof
+    servos = description.bus.servos
+    zero = np.rint(description.transmissions.offset).astype(int)
+    restore: list[tuple[int, str, int]] = []
+    full = []
+    for i in range(n):  # torque is off: EEPROM limits and modes may be written
+        name, _ = _limit_register(robot, i)
+        full.append(robot.read_register(i, name))
+        restore.append((i, name, full[-1]))
+        if servos[i].mode.value != "position":
+            restore.append((i, "operating_mode", robot.read_register(i, "operating_mode")))
+            robot.write_register(i, "operating_mode", robot.models[i].modes["position"])
+    nominal = np.sort(
+        description.transmissions.to_motor(np.stack([description.lower, description.upper])),
+        axis=0,
+    )
+    lo, hi = nominal[0] - margin, nominal[1] + margin
+    chosen = description.joint_names if joints is None else tuple(joints)
+    homed = [description.joint_index(name) for name in chosen]
+    every = list(range(n))
+    try:
+        for i in every:  # to the zero pose at full torque
+            _go(robot, i, zero[i], speed)
+        _settle(robot, every, timeout, stop=False)
+        for i in homed:
+            if on_joint is not None:
+                on_joint(description.joint_names[i])
+            safe = round(torque_fraction * _limit_register(robot, i)[1])
+            _go(robot, i, 0, speed, safe)
+            lo[i] = _settle(robot, [i], timeout, stop=True)[0]
+            _go(robot, i, robot.models[i].resolution - 1, speed, safe)
+            hi[i] = _settle(robot, [i], timeout, stop=True)[0]
+            _go(robot, i, zero[i], speed, full[i])
+            _settle(robot, [i], timeout, stop=False)
+    finally:
+        for i in every:
+            robot.write_register(i, "torque_enable", 0)
+        for i, name, value in restore:
+            robot.write_register(i, name, value)
+        for i in every:
+            robot.write_register(i, _profile(robot, i, speed)[0], 0)
+    sign = np.sign(description.transmissions.scale)
+    span = hi - lo
+    expected = _scale(robot) * (description.upper - description.lower)
+    bad = np.abs(span - expected) > np.maximum(0.05 * expected, 4 * margin)
+    bad &= np.isin(np.arange(n), homed)
+    if bad.any():
+        i = int(np.flatnonzero(bad)[0])
+        raise ConfigurationError(
+            f"joint {description.joint_names[i]!r} (servo id {robot.servo_ids[i]}): the hard stops "
+            f"are {span[i]:.0f} ticks apart, the robot file's range [{description.lower[i]}, "
+            f"{description.upper[i]}] rad means {expected[i]:.0f}; check its min/max and "
+            "transmission, or calibrate manually"
+        )
+    at_min = np.where(sign > 0, lo, hi)
+    offset = at_min - sign * _scale(robot) * description.lower
+    offset = np.where(np.isin(np.arange(n), homed), offset, description.transmissions.offset)
+    return _result(robot, "automatic", lo, hi, offset, sign, margin)

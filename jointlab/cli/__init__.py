@@ -28,6 +28,7 @@ COMMANDS: tuple[str, ...] = (
     "run",
     "plot",
     "emulate",
+    "calibrate",
     "check",
     "train",
     "evaluate",

@@ -1,10 +1,13 @@
 """Run the device emulator on a pseudo-terminal (or loopback TCP) and print its path.
 
 The emulator is the device firmware around a simulated robot; it runs until Ctrl-C or
---duration.
+--duration. A robot with a servo bus (so101, koch) gets its emulated Dynamixel or Feetech
+bus instead, which prints 'port: PATH' as its first line (--bus jointlab: the device
+emulator anyway).
 
 Example: jointlab emulate arm6, then in another terminal
   jointlab check "serial:///dev/pts/N?robot=arm6"
+Example: jointlab emulate so101, then connect to "feetech:///dev/pts/N?robot=so101"
 """
 
 from __future__ import annotations
@@ -34,6 +37,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "?lockstep=1)")  # fmt: skip
     parser.add_argument("--fifo", action="store_true",
                         help="ask for SCHED_FIFO (root or CAP_SYS_NICE)")  # fmt: skip
+    parser.add_argument("--bus", choices=("jointlab", "dynamixel", "feetech"),
+                        help="the JointLab device protocol or the robot's servo bus "
+                             "(default: the robot's bus if it has one)")  # fmt: skip
+    parser.add_argument("--baud", type=positive_int,
+                        help="servo bus: line rate, bit/s (default: the robot file's)")  # fmt: skip
+    parser.add_argument("--seed", type=int, default=0, help="servo bus: simulator seed")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -45,6 +54,9 @@ def run(args: argparse.Namespace) -> int:
     if "://" in args.robot:
         raise ConfigurationError(f"emulate runs a robot name or file, not the URL {args.robot}")
     description = load_robot(args.robot)  # a typo fails here, before anything is printed
+    bus = args.bus or ("jointlab" if description.bus is None else description.bus.protocol.value)
+    if bus != "jointlab":
+        return _servo_bus(args, description, bus)
     argv = [args.robot, "--rate", str(args.rate), "--watchdog-ms", str(args.watchdog_ms),
             "--stream-period", str(args.stream_period)]  # fmt: skip
     if args.tcp is not None:
@@ -60,3 +72,23 @@ def run(args: argparse.Namespace) -> int:
                   f"below>?robot={args.robot}{lockstep} (Ctrl-C stops)",
                   highlight=False)  # fmt: skip
     return emulator_main(argv)
+
+
+def _servo_bus(args: argparse.Namespace, description: object, bus: str) -> int:
+    """The robot's emulated servo bus; it prints ``port: PATH`` first."""
+    from jointlab.errors import ConfigurationError
+    from jointlab.hardware.servo.emulator import main as bus_main
+
+    have = description.bus  # type: ignore[attr-defined]
+    if have is None or have.protocol.value != bus:
+        owned = "no bus section" if have is None else f"a {have.protocol.value} bus"
+        fix = "jointlab" if have is None else have.protocol.value
+        raise ConfigurationError(
+            f"robot {description.name!r} has {owned}: emulate it with --bus {fix}"  # type: ignore[attr-defined]
+        )
+    argv = [args.robot, "--seed", str(args.seed)]
+    if args.baud is not None:
+        argv += ["--baud", str(args.baud)]
+    if args.duration is not None:
+        argv += ["--duration", str(args.duration)]
+    return bus_main(argv)

@@ -317,15 +317,23 @@ def main(argv: list[str] | None = None) -> int:
         from jointlab.hardware.servo.emulator_process import serve_control
 
         return serve_control(args.control_fd)
+    # PyBullet prints a banner on the C stdout as it starts; "port: PATH" must be the first line.
+    sys.stdout.flush()
+    saved, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)
+    os.dup2(devnull, 1)
     try:
         emulator = BusEmulator(args.robot, baud=args.baud, seed=args.seed)
     except JointLabError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2
+    finally:
+        os.dup2(saved, 1)
+        os.close(saved)
+        os.close(devnull)
     with emulator:
         print(f"port: {emulator.path}", flush=True)
         print(f"bus: {emulator.protocol} at {emulator.baud} bit/s, servos "
-              f"{list(emulator.servos.ids)} (pid {os.getpid()}; Ctrl-C stops)",
+              f"{emulator.servos.ids.tolist()} (pid {os.getpid()}; Ctrl-C stops)",
               flush=True)  # fmt: skip
         try:
             emulator.serve(duration=args.duration)

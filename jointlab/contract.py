@@ -176,6 +176,16 @@ class Robot(abc.ABC):
         return self.description.dof
 
     @property
+    def torque_capable(self) -> np.ndarray:
+        """Mask, shape ``(dof,)``: joints that take a feed-forward torque.
+
+        All joints, unless the device has actuators with position control only (a servo
+        without current control): those refuse any torque part of an action, so
+        controllers leave their feed-forward (e.g. gravity compensation) out.
+        """
+        return np.ones(self.dof, dtype=bool)
+
+    @property
     def closed(self) -> bool:
         """True once ``close()`` was called."""
         return self._closed

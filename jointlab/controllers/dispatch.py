@@ -89,6 +89,8 @@ class CommandDispatcher:
         self.dynamics = (DynamicsModel(desc)
                          if gravity_compensation or model_feedforward else None)
         self._gravity = bool(gravity_compensation)
+        # Position-only actuators (servos without current control) take no feed-forward.
+        self._torque_capable = np.asarray(robot.torque_capable, dtype=bool)
         self._model_ff = bool(model_feedforward)
         self._inertia_period = float(inertia_period)
         self._inertia_from = math.inf  # time of the current M(q); inf: compute at the next tick
@@ -332,7 +334,7 @@ class CommandDispatcher:
                 extra = extra + self._mass @ out.ref_a + self._damping * out.ref_v
         pd = out.pd if self._independent is None else out.pd & self._independent
         if self.dynamics is not None:
-            torque = torque + np.where(pd, extra, 0.0)
+            torque = torque + np.where(pd & self._torque_capable, extra, 0.0)
         action = NJointAction(torque, np.where(pd, out.ref_p, self._nan), self.kp, self.kd,
                               np.where(pd, out.ref_v, self._nan))
         result = self.safety.filter(action, state)

@@ -198,6 +198,19 @@ class SimRobot(Robot):
         return self._description
 
     @property
+    def torque_capable(self) -> np.ndarray:
+        """Joints that take a feed-forward torque on the real robot, shape ``(dof,)``.
+
+        A robot file's ``bus`` section may say that a joint's servo has position control
+        only; controllers then leave its feed-forward out here too, so that a program does
+        the same in simulation as on the arm. (The simulator itself would apply any torque.)
+        """
+        bus = self._description.bus
+        if bus is None:
+            return np.ones(self._description.dof, dtype=bool)
+        return np.array([s.mode.value == "current" for s in bus.servos])
+
+    @property
     def world(self) -> Scene:
         """The world the robot lives in (a PyBullet ``World`` or a ``MujocoWorld``)."""
         return self._world

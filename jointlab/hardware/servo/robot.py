@@ -339,6 +339,11 @@ class ServoBusRobot(Robot):
         return self._control_dt
 
     @property
+    def torque_capable(self) -> np.ndarray:
+        """Joints whose servo runs in ``current`` mode (the others take no torque), ``(dof,)``."""
+        return self._current.copy()
+
+    @property
     def bus_dt(self) -> float:
         """Seconds per bus cycle (``1 / bus.rate``)."""
         return self._bus_dt

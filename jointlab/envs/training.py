@@ -22,6 +22,8 @@ GAMMA = 0.9
 #: ``jointlab train TASK`` names -> (environment id, keyword arguments).
 TASKS: dict[str, tuple[str, dict[str, Any]]] = {
     "reach": ("jointlab/Reach-v0", {"robot": "arm6", "action_mode": "position"}),
+    "reach-so101": ("jointlab/Reach-v0", {"robot": "so101", "action_mode": "position"}),
+    "reach-koch": ("jointlab/Reach-v0", {"robot": "koch", "action_mode": "position"}),
     "tracking": ("jointlab/JointTracking-v0", {"action_mode": "position"}),
     "hold": ("jointlab/Hold-v0", {"action_mode": "position"}),
     "push": ("jointlab/Push-v0", {"action_mode": "position"}),

@@ -517,6 +517,14 @@ class ServoBusRobot(Robot):
             )
         target[index] = float(value)
 
+    def seed(self, seed: int) -> None:
+        """Accept a seed, as ``SimRobot.seed`` does (a real arm has no randomness to seed).
+
+        Environments reseed their robot at every reset; taking the seed here keeps their
+        random streams, and so their episodes, the same as in simulation.
+        """
+        self._seed = int(seed)
+
     def set_stream_period(self, cycles: int) -> None:
         """One ``step()`` every ``cycles`` bus cycles (what evaluation tools call a period)."""
         if int(cycles) < 1:

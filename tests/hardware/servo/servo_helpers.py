@@ -28,7 +28,7 @@ def sdk_port(sdk: Any, path: str, baud: int = 1_000_000) -> Iterator[Any]:
     """The vendor SDK's PortHandler on ``path``, patient with a loaded machine."""
 
     class Patient(sdk.PortHandler):  # type: ignore[misc, name-defined]
-        def setPacketTimeout(self, packet_length: int) -> None:  # noqa: N802 (the SDK's name)
+        def setPacketTimeout(self, packet_length: int) -> None:
             super().setPacketTimeout(packet_length)
             self.packet_timeout += PATIENT_MS
 

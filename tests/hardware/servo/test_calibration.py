@@ -6,6 +6,7 @@ import re
 
 import numpy as np
 import pytest
+from servo_helpers import emulated_bus
 
 import jointlab
 from jointlab.cli import main
@@ -14,7 +15,6 @@ from jointlab.hardware.servo.calibration import Calibration, calibration_path
 from jointlab.hardware.servo.homing import calibrate_automatic, calibrate_manual
 from jointlab.hardware.servo.robot import ServoBusRobot
 from jointlab.robots import load_robot
-from servo_helpers import emulated_bus
 
 ERROR = "offset_error=150&seed=4"
 
@@ -61,7 +61,9 @@ def test_manual_calibration_records_offsets_directions_and_ranges(tmp_path, monk
             robot.emulator.move(q)
 
         result = calibrate_manual(robot, person)
-    np.testing.assert_allclose([j.offset for j in result.joints], assembled_offsets("so101"), atol=1.5)
+    np.testing.assert_allclose(
+        [j.offset for j in result.joints], assembled_offsets("so101"), atol=1.5
+    )
     assert [j.direction for j in result.joints] == [1, -1, 1, -1, 1, 1]  # as the robot file
     path = result.save(calibration_path(description))
     assert path == tmp_path / "so101.calibration.yaml"
@@ -94,8 +96,9 @@ def test_jointlab_calibrate_writes_the_file_beside_the_robot_file(tmp_path, caps
     assert result.joints[5].offset == pytest.approx(assembled_offsets("so101")[5], abs=4)
 
 
-def test_jointlab_calibrate_manual_refuses_a_joint_that_never_moved(tmp_path, capsys,
-                                                                   monkeypatch) -> None:  # fmt: skip
+def test_jointlab_calibrate_manual_refuses_a_joint_that_never_moved(
+    tmp_path, capsys, monkeypatch
+) -> None:
     robot_file = tmp_path / "my_so101.yaml"
     robot_file.write_text(load_robot("so101").to_yaml())
     monkeypatch.setattr("builtins.input", lambda prompt="": "")  # Enter, and nobody moved it

@@ -1,11 +1,10 @@
-"""The vendors' SDKs, driven directly, read and write the emulated servos at the documented addresses."""
+"""The vendors' SDKs, driven directly, use the emulated servos at the documented addresses."""
 
 from __future__ import annotations
 
 import time
 
 import pytest
-
 from servo_helpers import emulated_bus, sdk_port
 
 dxl = pytest.importorskip("dynamixel_sdk")

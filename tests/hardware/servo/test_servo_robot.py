@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 import yaml
+from servo_helpers import emulated_bus
 
 import jointlab
 from jointlab.errors import ActionError, CommandRefused, ConfigurationError, LinkError
@@ -12,7 +13,6 @@ from jointlab.hardware.servo.emulator import BusFaults
 from jointlab.hardware.servo.robot import ServoBusRobot
 from jointlab.interface import ActuatorState, NJointAction
 from jointlab.robots import load_robot
-from servo_helpers import emulated_bus
 
 FAST = "lockstep=1"
 
@@ -41,7 +41,9 @@ def test_capabilities_per_model(koch) -> None:
     home = koch.description.home
     torque = np.zeros(6)
     torque[0] = 0.1  # on an XL430: no current control
-    with pytest.raises(CommandRefused, match=r"servo id 1, xl430-w250\) has no current control") as info:
+    with pytest.raises(
+        CommandRefused, match=r"servo id 1, xl430-w250\) has no current control"
+    ) as info:
         koch.apply(NJointAction.TorqueAndPosition(torque, home))
     assert info.value.reason == "unsupported_by_device"
     with pytest.raises(CommandRefused, match="needs a target position") as info:
@@ -105,21 +107,28 @@ def write_robot(tmp_path, name: str, change) -> str:
 def test_bad_bus_input_is_named_with_its_fix(tmp_path) -> None:
     """Absent id, wrong model, wrong mode, baud mismatch: errors at connect, before motion."""
     absent = write_robot(tmp_path, "so101", lambda d: d["bus"]["servos"]["gripper"].update(id=9))
-    model = write_robot(tmp_path, "koch",
-                        lambda d: d["bus"]["servos"]["elbow_flex"].update(model="xl430-w250",
-                                                                         mode="position"))  # fmt: skip
+    def wrong_model(data: dict) -> None:
+        data["bus"]["servos"]["elbow_flex"].update(model="xl430-w250", mode="position")
+
+    model = write_robot(tmp_path, "koch", wrong_model)
     with emulated_bus("so101", lockstep=True) as bus:
         with pytest.raises(ConfigurationError, match=r"servo id 9 \(gripper\) does not answer"):
             ServoBusRobot(bus.path, absent, timeout_ms=100)
-        with pytest.raises(ConfigurationError, match="no servo answers .* at 500000 bit/s.*baud"):
+        with pytest.raises(ConfigurationError, match=r"no servo answers .* at 500000 bit/s.*baud"):
             ServoBusRobot(bus.path, "so101", baud=500_000, timeout_ms=50, retries=0)
         assert bus.report().garbled > 0
     with emulated_bus("koch", lockstep=True) as bus:
-        with pytest.raises(ConfigurationError, match=r"servo id 3 \(elbow_flex\) reports model number 1200"):
+        with pytest.raises(
+            ConfigurationError, match=r"servo id 3 \(elbow_flex\) reports model number 1200"
+        ):
             ServoBusRobot(bus.path, model, timeout_ms=100)
-    mode = write_robot(tmp_path, "koch", lambda d: d["bus"]["servos"]["elbow_flex"].update(mode="position"))
+    mode = write_robot(
+        tmp_path, "koch", lambda d: d["bus"]["servos"]["elbow_flex"].update(mode="position")
+    )
     with emulated_bus("koch", lockstep=True) as bus:
-        with pytest.raises(ConfigurationError, match=r"servo id 3 \(elbow_flex\) runs 'current'.*configure=True"):
+        with pytest.raises(
+            ConfigurationError, match=r"servo id 3 \(elbow_flex\) runs 'current'.*configure=True"
+        ):
             ServoBusRobot(bus.path, mode, timeout_ms=100)
         with ServoBusRobot(bus.path, mode, timeout_ms=100, configure=True) as robot:
             assert robot.read_register("elbow_flex", "operating_mode") == 3
@@ -133,7 +142,9 @@ def test_bus_errors_are_counted_retried_and_reported_with_the_servo_id() -> None
         stats = robot.driver.stats
         assert stats.corrupt[2] > 0 and stats.missing[4] > 0 and stats.retries > 0
         robot.emulator.set_faults(drop_status={3: 1.0})
-        with pytest.raises(LinkError, match=r"servo id 3 \(elbow_flex\).*no status packet.*latency_timer"):
+        with pytest.raises(
+            LinkError, match=r"servo id 3 \(elbow_flex\).*no status packet.*latency_timer"
+        ):
             robot.step()
         robot.emulator.set_faults(BusFaults())
         robot.emulator.inject(5, 0x20)  # overload: the servo shuts down, the state says so

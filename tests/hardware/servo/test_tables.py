@@ -31,7 +31,9 @@ def sdk_model_file(name: str) -> dict[str, tuple[int, int]]:
     return entries
 
 
-@pytest.mark.parametrize(("model", "file"), [(XL430_W250, "xl430_w250"), (XL330_M288, "xl330_m288")])
+@pytest.mark.parametrize(
+    ("model", "file"), [(XL430_W250, "xl430_w250"), (XL330_M288, "xl330_m288")]
+)
 def test_dynamixel_addresses_and_sizes_are_robotis_own(model, file) -> None:
     shipped = sdk_model_file(file)
     checked = 0
@@ -48,13 +50,29 @@ def test_dynamixel_addresses_and_sizes_are_robotis_own(model, file) -> None:
 def test_the_documented_registers_of_each_model() -> None:
     t = XL430_W250.table
     assert (t["operating_mode"].address, t["torque_enable"].address) == (11, 64)
-    assert (t["goal_position"].address, t["present_position"].address, t["bus_watchdog"].address) == (116, 132, 98)
+    assert (
+        t["goal_position"].address,
+        t["present_position"].address,
+        t["bus_watchdog"].address,
+    ) == (116, 132, 98)
     assert "goal_current" not in t and XL430_W250.modes == {"position": 3}
     assert XL330_M288.table["goal_current"].address == 102 and XL330_M288.modes["current"] == 0
     s = STS3215.table
-    assert (s["goal_position"].address, s["present_position"].address, s["present_load"].address) == (42, 56, 60)
-    assert (s["torque_enable"].address, s["present_current"].address, STS3215.model_number) == (40, 69, 777)
-    assert (s["present_position"].sign_bit, s["present_load"].sign_bit, s["homing_offset"].sign_bit) == (15, 10, 11)
+    assert (
+        s["goal_position"].address,
+        s["present_position"].address,
+        s["present_load"].address,
+    ) == (42, 56, 60)
+    assert (s["torque_enable"].address, s["present_current"].address, STS3215.model_number) == (
+        40,
+        69,
+        777,
+    )
+    assert (
+        s["present_position"].sign_bit,
+        s["present_load"].sign_bit,
+        s["homing_offset"].sign_bit,
+    ) == (15, 10, 11)
 
 
 def test_sign_magnitude_values_as_the_vendor_library_reads_them() -> None:

@@ -57,10 +57,16 @@ def test_builtin_servo_arms_round_trip_through_yaml() -> None:
     ("change", "message"),
     [
         (lambda d: d["bus"].update(protocol="canopen"), "field 'bus.protocol': unknown protocol"),
-        (lambda d: d["bus"]["servos"]["gripper"].update(id=1), "already the id of joint 'shoulder_pan'"),
+        (
+            lambda d: d["bus"]["servos"]["gripper"].update(id=1),
+            "already the id of joint 'shoulder_pan'",
+        ),
         (lambda d: d["bus"]["servos"].pop("gripper"), "joint 'gripper' has no servo"),
         (lambda d: d["bus"]["servos"]["gripper"].update(mode="torque"), "unknown mode 'torque'"),
-        (lambda d: d["actuators"][0]["transmission"].update(direction=2), "'transmission.direction'"),
+        (
+            lambda d: d["actuators"][0]["transmission"].update(direction=2),
+            "'transmission.direction'",
+        ),
         (lambda d: d["actuators"][0]["transmission"].update(gear=3), "unknown key 'gear'"),
     ],
 )

@@ -1,4 +1,4 @@
-"""Train PPO (Stable-Baselines3) on jointlab/Reach-v0 with arm6 in position mode.
+"""Train PPO (Stable-Baselines3) on jointlab/Reach-v0 in position mode (arm6, so101 or koch).
 
 Needs the ``rl`` extra (``pip install -e .[rl]``). Trains for ``--steps`` environment steps
 on ``--envs`` parallel environments, evaluates the deterministic policy on 100 fresh episodes
@@ -6,6 +6,7 @@ on ``--envs`` parallel environments, evaluates the deterministic policy on 100 f
 curve (success rate and mean return against environment steps) to ``--out``::
 
     python examples/02_train_reach.py --steps 300000 --out /tmp/reach_ppo
+    python examples/02_train_reach.py --robot so101 --steps 300000 --out /tmp/reach_so101
 
 The trained model and the observation statistics are saved in the output folder too; they
 are results, not source, so keep them out of the repository.
@@ -41,7 +42,7 @@ ENV_KWARGS = {"robot": "arm6", "action_mode": "position"}
 
 def evaluate(model: PPO, stats: VecNormalize, episodes: int, seed: int) -> dict[str, float]:
     """Success rate and mean return of the deterministic policy over ``episodes`` episodes."""
-    env = gymnasium.make(ENV_ID, **ENV_KWARGS)
+    env = gymnasium.make(ENV_ID, **ENV_KWARGS)  # ENV_KWARGS["robot"] is set by main()
     successes, returns, distances = [], [], []
     for episode in range(episodes):
         observation, _ = env.reset(seed=seed + episode)
@@ -105,7 +106,7 @@ def plot(curve: list[dict[str, float]], final: dict[str, float], path: Path) -> 
     right = left.twinx()
     right.plot(steps, [c["mean_return"] for c in curve], "s--", color="tab:orange")
     right.set_ylabel("mean return", color="tab:orange")
-    left.set_title("PPO on jointlab/Reach-v0 (arm6, position mode)")
+    left.set_title(f"PPO on jointlab/Reach-v0 ({ENV_KWARGS['robot']}, position mode)")
     fig.tight_layout()
     fig.savefig(path, dpi=120)
     plt.close(fig)
@@ -113,6 +114,7 @@ def plot(curve: list[dict[str, float]], final: dict[str, float], path: Path) -> 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--robot", default="arm6", help="arm6, so101, koch or a robot file")
     parser.add_argument("--steps", type=int, default=300_000, help="environment steps")
     parser.add_argument("--envs", type=int, default=8, help="parallel environments")
     parser.add_argument("--subprocess", action="store_true", help="use SubprocVecEnv")
@@ -122,6 +124,7 @@ def main() -> None:
     parser.add_argument("--episodes", type=int, default=100, help="final evaluation episodes")
     parser.add_argument("--out", type=Path, default=Path("/tmp/reach_ppo"))
     args = parser.parse_args()
+    ENV_KWARGS["robot"] = args.robot
     args.out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(1)
 

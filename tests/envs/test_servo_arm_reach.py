@@ -32,7 +32,7 @@ def test_a_reach_policy_trains_on_so101_and_runs_on_sim_and_on_the_emulated_bus(
     env_id, kwargs = resolve_task("reach-so101")
     vec = make_training_env(env_id, kwargs, envs=2, seed=0)
     model = make_ppo(vec, seed=0)
-    model.learn(total_timesteps=1024)
+    model.learn(total_timesteps=512)
     vec.training = False
     policy = SB3Policy(model, vec)
     results = [
@@ -53,6 +53,6 @@ def test_koch_reach_trains() -> None:
     env_id, kwargs = resolve_task("reach-koch")
     vec = make_training_env(env_id, kwargs, envs=2, seed=0)
     model = make_ppo(vec, seed=0)
-    model.learn(total_timesteps=1024)
-    assert model.num_timesteps >= 1024
+    model.learn(total_timesteps=512)
+    assert model.num_timesteps >= 512
     vec.close()

@@ -16,6 +16,7 @@ usual fix. A status packet's hardware-error bits are counted per servo and kept 
 from __future__ import annotations
 
 import abc
+import select
 import time
 from collections import Counter
 from collections.abc import Sequence
@@ -35,6 +36,10 @@ LATENCY_FIX = (
     "echo 1 | sudo tee /sys/bus/usb-serial/devices/ttyUSB0/latency_timer (use your device's "
     "name); also check the servo's power, cable and id, and the baud rate"
 )
+
+
+#: Longest wait for a byte between two polls of the SDK's receive loop, s.
+POLL_WAIT = 0.001
 
 
 @dataclass
@@ -98,6 +103,15 @@ class ServoDriver(abc.ABC):
                 written = super().writePort(packet)
                 self.bytes_written += written
                 return written
+
+            def readPort(self, length: int) -> Any:
+                # The SDKs poll a non-blocking port in a loop; waiting in select() for the
+                # first byte instead frees the core (for the servo emulator, or anything).
+                data = super().readPort(length)
+                if not data and self.ser is not None and hasattr(self.ser, "fd"):
+                    select.select([self.ser.fd], [], [], POLL_WAIT)
+                    data = super().readPort(length)
+                return data
 
             def setPacketTimeout(self, packet_length: int) -> None:
                 super().setPacketTimeout(packet_length)

@@ -218,11 +218,24 @@ class ServoDriver(abc.ABC):
             self.stats.hardware_errors[servo_id] += 1
 
     # ------------------------------------------------------------------ exchanges
+    def _guarded(self, call: Any, *args: Any) -> tuple[Any, ...]:
+        """An SDK exchange, as ``(data, result, error)``.
+
+        An exception inside the SDK (it indexes a short or stale packet without checking)
+        counts as a corrupt status packet, which is what it is.
+        """
+        try:
+            result = call(*args)
+        except (IndexError, ValueError, TypeError):
+            self.port.is_using = False
+            return (None, self.sdk.COMM_RX_CORRUPT, 0)
+        return result if len(result) == 3 else (None, *result)
+
     def ping(self, servo_id: int) -> int | None:
         """The model number ``servo_id`` reports, or None if it does not answer."""
         for attempt in range(1 + self.retries):
             self.stats.exchanges += attempt == 0
-            model, result, error = self.packets.ping(self.port, servo_id)
+            model, result, error = self._guarded(self.packets.ping, self.port, servo_id)
             if result == self.sdk.COMM_SUCCESS:
                 self._note(servo_id, error)
                 return int(model)
@@ -241,8 +254,8 @@ class ServoDriver(abc.ABC):
         what = ""
         for attempt in range(1 + self.retries):
             self.stats.exchanges += attempt == 0
-            data, result, error = self.packets.readTxRx(
-                self.port, servo_id, register.address, register.size
+            data, result, error = self._guarded(
+                self.packets.readTxRx, self.port, servo_id, register.address, register.size
             )
             if result == self.sdk.COMM_SUCCESS and len(data) == register.size:
                 self._note(servo_id, error)
@@ -262,9 +275,9 @@ class ServoDriver(abc.ABC):
         what = ""
         for attempt in range(1 + self.retries):
             self.stats.exchanges += attempt == 0
-            result, error = self.packets.writeTxRx(
-                self.port, servo_id, register.address, register.size, raw
-            )
+            result, error = self._guarded(
+                self.packets.writeTxRx, self.port, servo_id, register.address, register.size, raw
+            )[1:]
             if result == self.sdk.COMM_SUCCESS:
                 self._note(servo_id, error)
                 return int(error)
@@ -302,7 +315,9 @@ class ServoDriver(abc.ABC):
                 raise LinkError(f"{self.port_name!r}: cannot send a sync read (SDK result "
                                 f"{result}); {LATENCY_FIX}")  # fmt: skip
             for row, servo_id in enumerate(ids):
-                data, result, error = self.packets.readRx(self.port, servo_id, length)
+                data, result, error = self._guarded(
+                    self.packets.readRx, self.port, servo_id, length
+                )
                 if result != success or len(data) != length:
                     failed, what = servo_id, self._count(servo_id, result)
                     break

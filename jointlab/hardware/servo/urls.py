@@ -13,7 +13,8 @@
   default: a calibration matching the emulated assembly, as if ``jointlab calibrate`` had
   run; 0: none, or the file of ``calibration=``), ``baud`` (the host's line rate; the emulated
   servos keep the robot file's), ``control_dt``, ``retries``, ``watchdog_ms``, ``timeout_ms``
-  (added to the SDK's status timeout; default 250 for an emulated bus, 0 for a real one).
+  (added to the SDK's status timeout; an emulated bus defaults to 500 ms and 4 retries,
+  a real one to 0 ms and 2 retries).
 """
 
 from __future__ import annotations
@@ -33,7 +34,9 @@ if TYPE_CHECKING:
     from jointlab.connection import RobotURL
 
 #: Extra status-packet timeout of an emulated bus, ms: its servos are a process on a pty.
-EMULATED_TIMEOUT_MS = 250.0
+EMULATED_TIMEOUT_MS = 500.0
+#: Retries of an emulated bus (its process may be descheduled on a shared machine).
+EMULATED_RETRIES = 4
 
 __all__ = [
     "EMULATED_TIMEOUT_MS",
@@ -135,6 +138,8 @@ def connect_emulated_bus(url: RobotURL, description: RobotDescription,
     settings = _settings(url)
     if "timeout_ms" not in url.query:  # a pty on a busy machine: be patient
         settings["timeout_ms"] = EMULATED_TIMEOUT_MS
+    if "retries" not in url.query:
+        settings["retries"] = EMULATED_RETRIES
     url.check_all_taken()
     offsets = np.array(description.transmissions.offset)
     if offset_error:

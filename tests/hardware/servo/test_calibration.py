@@ -71,7 +71,7 @@ def test_manual_calibration_records_offsets_directions_and_ranges(tmp_path, monk
     assert Calibration.load(path) == result
     # connect() finds it there: the same arm on feetech:// arms and holds home.
     with emulated_bus("so101", lockstep=True, offsets=assembled_offsets("so101")) as bus:
-        with ServoBusRobot(bus.path, "so101", advance=bus.advance, timeout_ms=250) as robot:
+        with ServoBusRobot(bus.path, "so101", advance=bus.advance, timeout_ms=500) as robot:
             assert robot.calibration == result
             robot.arm()
             for _ in range(100):

@@ -113,7 +113,7 @@ def test_bad_bus_input_is_named_with_its_fix(tmp_path) -> None:
     model = write_robot(tmp_path, "koch", wrong_model)
     with emulated_bus("so101", lockstep=True) as bus:
         with pytest.raises(ConfigurationError, match=r"servo id 9 \(gripper\) does not answer"):
-            ServoBusRobot(bus.path, absent, timeout_ms=100)
+            ServoBusRobot(bus.path, absent, timeout_ms=400)
         with pytest.raises(ConfigurationError, match=r"no servo answers .* at 500000 bit/s.*baud"):
             ServoBusRobot(bus.path, "so101", baud=500_000, timeout_ms=50, retries=0)
         assert bus.report().garbled > 0
@@ -121,7 +121,7 @@ def test_bad_bus_input_is_named_with_its_fix(tmp_path) -> None:
         with pytest.raises(
             ConfigurationError, match=r"servo id 3 \(elbow_flex\) reports model number 1200"
         ):
-            ServoBusRobot(bus.path, model, timeout_ms=100)
+            ServoBusRobot(bus.path, model, timeout_ms=400)
     mode = write_robot(
         tmp_path, "koch", lambda d: d["bus"]["servos"]["elbow_flex"].update(mode="position")
     )
@@ -129,13 +129,13 @@ def test_bad_bus_input_is_named_with_its_fix(tmp_path) -> None:
         with pytest.raises(
             ConfigurationError, match=r"servo id 3 \(elbow_flex\) runs 'current'.*configure=True"
         ):
-            ServoBusRobot(bus.path, mode, timeout_ms=100)
-        with ServoBusRobot(bus.path, mode, timeout_ms=100, configure=True) as robot:
+            ServoBusRobot(bus.path, mode, timeout_ms=400)
+        with ServoBusRobot(bus.path, mode, timeout_ms=400, configure=True) as robot:
             assert robot.read_register("elbow_flex", "operating_mode") == 3
 
 
 def test_bus_errors_are_counted_retried_and_reported_with_the_servo_id() -> None:
-    with jointlab.connect(f"emulated://so101?{FAST}&timeout_ms=20&retries=5") as robot:
+    with jointlab.connect(f"emulated://so101?{FAST}&timeout_ms=150&retries=6") as robot:
         robot.emulator.set_faults(corrupt_status={2: 0.2}, drop_status={4: 0.1}, seed=1)
         for _ in range(30):
             robot.step()  # every state still arrives: retried within the budget

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
-from jointlab.errors import JointLabError
+from jointlab.errors import JointLabError, LinkError
 from jointlab.hardware.emulator_process import EmulatorProcess, realtime_priority
 from jointlab.hardware.faults import EmulatorOptions, Failed, Started
 from jointlab.hardware.servo.emulator import BusEmulator, BusFaults, BusReport
@@ -84,9 +84,16 @@ class BusEmulatorProcess(EmulatorProcess):
         return self._ask(BusRequest(BusControl.MOVE, position=tuple(float(v) for v in position)))
 
     def advance(self, seconds: float, rx_bytes: int) -> BusReport:
-        """Lockstep: act on the host's first ``rx_bytes`` bytes, then run ``seconds``."""
-        return self._ask(BusRequest(BusControl.ADVANCE, seconds=float(seconds),
-                                    rx_bytes=int(rx_bytes)))  # fmt: skip
+        """Lockstep: act on the host's first ``rx_bytes`` bytes, then run ``seconds``.
+
+        Raises:
+            LinkError: the emulator could not (its reason).
+        """
+        answer = self._ask(BusRequest(BusControl.ADVANCE, seconds=float(seconds),
+                                      rx_bytes=int(rx_bytes)))  # fmt: skip
+        if isinstance(answer, Failed):
+            raise LinkError(f"emulated bus {self.path}: {answer.error}")
+        return answer
 
 
 def handle_control(emulator: BusEmulator, control: Connection) -> bool:

@@ -91,9 +91,14 @@ def test_feetech_sdk_on_an_emulated_so101() -> None:
         assert read.getData(2, 62, 1) == 120  # Present Voltage: 12.0 V
         # Negative speeds are sign-magnitude (bit 15), as the SDK's SCS_TOHOST decodes them.
         assert ph.write2ByteTxRx(port, 1, 42, 1536)[0] == scs.COMM_SUCCESS
-        time.sleep(0.05)
-        speed = ph.read2ByteTxRx(port, 1, 58)[0]
-        assert speed & 0x8000 and scs.SCS_TOHOST(speed, 15) < 0
+        speeds = []
+
+        def moving_back() -> bool:
+            speeds.append(ph.read2ByteTxRx(port, 1, 58)[0])
+            return bool(speeds[-1] & 0x8000)
+
+        assert wait_until(moving_back)
+        assert scs.SCS_TOHOST(speeds[-1], 15) < 0
         # A hardware error rides in every status packet's error byte until torque is re-enabled.
         bus.inject(3, 0x20)
         assert ph.read1ByteTxRx(port, 3, 65)[2] == 0x20

@@ -81,6 +81,8 @@ def _backends() -> Table:
         "sim": "PyBullet: sim://NAME_OR_PATH?dt=0.001&control_dt=0.001&gui=0&seed=0",
         "emulated": "device emulator on a pty: emulated://NAME_OR_PATH?stream_period=1",
         "serial": "a device: serial:///dev/ttyACM0?robot=NAME, serial://socket://HOST:PORT",
+        "dynamixel": "a Dynamixel servo arm: dynamixel:///dev/ttyUSB0?robot=koch",
+        "feetech": "a Feetech servo arm: feetech:///dev/ttyACM0?robot=so101",
     }
     return _simple("backends (robot URL schemes)", [(s, what.get(s, "")) for s in schemes()])
 

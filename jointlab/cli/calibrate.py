@@ -43,10 +43,17 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Connect without a calibration, calibrate, write the file."""
     import jointlab
+    from jointlab.errors import ConfigurationError
     from jointlab.hardware.servo.calibration import calibration_path
     from jointlab.hardware.servo.homing import calibrate_automatic, calibrate_manual
 
     url = args.url
+    scheme = url.split("://", 1)[0].lower() if "://" in url else ""
+    if scheme not in ("dynamixel", "feetech", "emulated"):
+        raise ConfigurationError(
+            f"calibrate needs a servo bus URL (dynamixel://, feetech:// or emulated://), "
+            f"got {url!r}"
+        )
     if "robot=" not in url and not url.startswith("emulated://"):
         url += ("&" if "?" in url else "?") + f"robot={args.robot}"
     with jointlab.connect(url, calibration=False) as robot:

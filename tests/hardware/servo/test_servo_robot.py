@@ -113,7 +113,7 @@ def test_bad_bus_input_is_named_with_its_fix(tmp_path) -> None:
     model = write_robot(tmp_path, "koch", wrong_model)
     with emulated_bus("so101", lockstep=True) as bus:
         with pytest.raises(ConfigurationError, match=r"servo id 9 \(gripper\) does not answer"):
-            ServoBusRobot(bus.path, absent, timeout_ms=400)
+            ServoBusRobot(bus.path, absent, timeout_ms=400, retries=4)
         with pytest.raises(ConfigurationError, match=r"no servo answers .* at 500000 bit/s.*baud"):
             ServoBusRobot(bus.path, "so101", baud=500_000, timeout_ms=50, retries=0)
         assert bus.report().garbled > 0
@@ -121,7 +121,7 @@ def test_bad_bus_input_is_named_with_its_fix(tmp_path) -> None:
         with pytest.raises(
             ConfigurationError, match=r"servo id 3 \(elbow_flex\) reports model number 1200"
         ):
-            ServoBusRobot(bus.path, model, timeout_ms=400)
+            ServoBusRobot(bus.path, model, timeout_ms=400, retries=4)
     mode = write_robot(
         tmp_path, "koch", lambda d: d["bus"]["servos"]["elbow_flex"].update(mode="position")
     )
@@ -129,8 +129,8 @@ def test_bad_bus_input_is_named_with_its_fix(tmp_path) -> None:
         with pytest.raises(
             ConfigurationError, match=r"servo id 3 \(elbow_flex\) runs 'current'.*configure=True"
         ):
-            ServoBusRobot(bus.path, mode, timeout_ms=400)
-        with ServoBusRobot(bus.path, mode, timeout_ms=400, configure=True) as robot:
+            ServoBusRobot(bus.path, mode, timeout_ms=400, retries=4)
+        with ServoBusRobot(bus.path, mode, timeout_ms=400, retries=4, configure=True) as robot:
             assert robot.read_register("elbow_flex", "operating_mode") == 3
 
 

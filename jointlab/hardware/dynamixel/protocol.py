@@ -13,7 +13,8 @@ against the SDK's packets byte for byte.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+
+from jointlab.hardware.servo.packets import Packet
 
 __all__ = [
     "HEADER",
@@ -109,18 +110,6 @@ def encode_packet(servo_id: int, instruction: int, params: bytes = b"") -> bytes
 def encode_status(servo_id: int, error: int, params: bytes = b"") -> bytes:
     """A status packet (instruction 0x55) with ``error`` and ``params``."""
     return encode_packet(servo_id, Instruction.STATUS, bytes([error]) + bytes(params))
-
-
-@dataclass(frozen=True)
-class Packet:
-    """A received packet: id, instruction, unstuffed parameters; ``crc_ok`` False if corrupt."""
-
-    id: int
-    instruction: int
-    params: bytes
-    #: Bytes the packet took on the wire (stuffing included).
-    wire_bytes: int
-    crc_ok: bool = True
 
 
 class PacketDecoder:

@@ -37,7 +37,34 @@ HARDWARE_ERROR_BITS = {
 }
 
 
-def _common(first_ram: list[Register], load: Register, limits: list[Register]) -> ControlTable:
+# fmt: off
+def _limits(temperature: int, max_voltage: int, min_voltage: int, velocity: int, shutdown: int,
+            current: bool) -> list[Register]:
+    """The EEPROM limits: the same addresses on both models, other initial values.
+
+    ``current`` adds the XL330's Current Limit and PWM Slope.
+    """
+    registers = [
+        Register("temperature_limit", "Temperature Limit", 31, 1, RW, temperature, eeprom=True),
+        Register("max_voltage_limit", "Max Voltage Limit", 32, 2, RW, max_voltage, unit=0.1,
+                 unit_name="V", eeprom=True),
+        Register("min_voltage_limit", "Min Voltage Limit", 34, 2, RW, min_voltage, unit=0.1,
+                 unit_name="V", eeprom=True),
+        Register("pwm_limit", "PWM Limit", 36, 2, RW, 885, eeprom=True),
+        Register("velocity_limit", "Velocity Limit", 44, 4, RW, velocity, unit=RPM_UNIT,
+                 unit_name="rad/s", eeprom=True),
+        Register("shutdown", "Shutdown", 63, 1, RW, shutdown, eeprom=True),
+    ]
+    if current:
+        registers += [
+            Register("current_limit", "Current Limit", 38, 2, RW, 1750, unit=1e-3,
+                     unit_name="A", eeprom=True),
+            Register("pwm_slope", "PWM Slope", 62, 1, RW, 140, eeprom=True),
+        ]
+    return registers
+
+
+def _table(gains: list[Register], load: Register, limits: list[Register]) -> ControlTable:
     """The X-series layout shared by both models, with their differing registers spliced in."""
     eeprom = [
         Register("model_number", "Model Number", 0, 2, R, eeprom=True),
@@ -45,67 +72,21 @@ def _common(first_ram: list[Register], load: Register, limits: list[Register]) -
         Register("firmware_version", "Firmware Version", 6, 1, R, 52, eeprom=True),
         Register("id", "ID", 7, 1, RW, 1, eeprom=True),
         Register("baud_rate", "Baud Rate", 8, 1, RW, 1, eeprom=True),
-        Register(
-            "return_delay_time",
-            "Return Delay Time",
-            9,
-            1,
-            RW,
-            250,
-            unit=2e-6,
-            unit_name="s",
-            eeprom=True,
-        ),
+        Register("return_delay_time", "Return Delay Time", 9, 1, RW, 250, unit=2e-6,
+                 unit_name="s", eeprom=True),
         Register("drive_mode", "Drive Mode", 10, 1, RW, 0, eeprom=True),
         Register("operating_mode", "Operating Mode", 11, 1, RW, 3, eeprom=True),
         Register("secondary_id", "Secondary(Shadow) ID", 12, 1, RW, 255, eeprom=True),
         Register("protocol_type", "Protocol Type", 13, 1, RW, 2, eeprom=True),
-        Register(
-            "homing_offset",
-            "Homing Offset",
-            20,
-            4,
-            RW,
-            0,
-            S,
-            unit=PULSE,
-            unit_name="rad",
-            eeprom=True,
-        ),
-        Register(
-            "moving_threshold",
-            "Moving Threshold",
-            24,
-            4,
-            RW,
-            10,
-            unit=RPM_UNIT,
-            unit_name="rad/s",
-            eeprom=True,
-        ),
+        Register("homing_offset", "Homing Offset", 20, 4, RW, 0, S, unit=PULSE, unit_name="rad",
+                 eeprom=True),
+        Register("moving_threshold", "Moving Threshold", 24, 4, RW, 10, unit=RPM_UNIT,
+                 unit_name="rad/s", eeprom=True),
         *limits,
-        Register(
-            "max_position_limit",
-            "Max Position Limit",
-            48,
-            4,
-            RW,
-            4095,
-            unit=PULSE,
-            unit_name="rad",
-            eeprom=True,
-        ),
-        Register(
-            "min_position_limit",
-            "Min Position Limit",
-            52,
-            4,
-            RW,
-            0,
-            unit=PULSE,
-            unit_name="rad",
-            eeprom=True,
-        ),
+        Register("max_position_limit", "Max Position Limit", 48, 4, RW, 4095, unit=PULSE,
+                 unit_name="rad", eeprom=True),
+        Register("min_position_limit", "Min Position Limit", 52, 4, RW, 0, unit=PULSE,
+                 unit_name="rad", eeprom=True),
         Register("startup_configuration", "Startup Configuration", 60, 1, RW, 0, eeprom=True),
     ]
     ram = [
@@ -114,151 +95,57 @@ def _common(first_ram: list[Register], load: Register, limits: list[Register]) -
         Register("status_return_level", "Status Return Level", 68, 1, RW, 2),
         Register("registered_instruction", "Registered Instruction", 69, 1, R, 0),
         Register("hardware_error_status", "Hardware Error Status", 70, 1, R, 0),
-        *first_ram,
+        *gains,
         Register("position_i_gain", "Position I Gain", 82, 2, RW, 0),
         Register("feedforward_2nd_gain", "Feedforward 2nd Gain", 88, 2, RW, 0),
         Register("feedforward_1st_gain", "Feedforward 1st Gain", 90, 2, RW, 0),
         Register("bus_watchdog", "Bus Watchdog", 98, 1, RW, 0, S, unit=0.02, unit_name="s"),
-        Register("goal_pwm", "Goal PWM", 100, 2, RW, None, S, unit=1.0 / 885.0, unit_name="duty"),
-        Register(
-            "goal_velocity", "Goal Velocity", 104, 4, RW, 0, S, unit=RPM_UNIT, unit_name="rad/s"
-        ),
-        Register(
-            "profile_acceleration",
-            "Profile Acceleration",
-            108,
-            4,
-            RW,
-            0,
-            unit=ACCEL_UNIT,
-            unit_name="rad/s²",
-        ),
-        Register(
-            "profile_velocity", "Profile Velocity", 112, 4, RW, 0, unit=RPM_UNIT, unit_name="rad/s"
-        ),
-        Register(
-            "goal_position", "Goal Position", 116, 4, RW, None, S, unit=PULSE, unit_name="rad"
-        ),
+        Register("goal_pwm", "Goal PWM", 100, 2, RW, None, S, unit=1.0 / 885.0,
+                 unit_name="duty"),
+        Register("goal_velocity", "Goal Velocity", 104, 4, RW, 0, S, unit=RPM_UNIT,
+                 unit_name="rad/s"),
+        Register("profile_acceleration", "Profile Acceleration", 108, 4, RW, 0, unit=ACCEL_UNIT,
+                 unit_name="rad/s²"),
+        Register("profile_velocity", "Profile Velocity", 112, 4, RW, 0, unit=RPM_UNIT,
+                 unit_name="rad/s"),
+        Register("goal_position", "Goal Position", 116, 4, RW, None, S, unit=PULSE,
+                 unit_name="rad"),
         Register("realtime_tick", "Realtime Tick", 120, 2, R, None, unit=1e-3, unit_name="s"),
         Register("moving", "Moving", 122, 1, R, 0),
         Register("moving_status", "Moving Status", 123, 1, R, 0),
-        Register(
-            "present_pwm", "Present PWM", 124, 2, R, None, S, unit=1.0 / 885.0, unit_name="duty"
-        ),
+        Register("present_pwm", "Present PWM", 124, 2, R, None, S, unit=1.0 / 885.0,
+                 unit_name="duty"),
         load,
-        Register(
-            "present_velocity",
-            "Present Velocity",
-            128,
-            4,
-            R,
-            None,
-            S,
-            unit=RPM_UNIT,
-            unit_name="rad/s",
-        ),
-        Register(
-            "present_position", "Present Position", 132, 4, R, None, S, unit=PULSE, unit_name="rad"
-        ),
-        Register(
-            "velocity_trajectory",
-            "Velocity Trajectory",
-            136,
-            4,
-            R,
-            None,
-            S,
-            unit=RPM_UNIT,
-            unit_name="rad/s",
-        ),
-        Register(
-            "position_trajectory",
-            "Position Trajectory",
-            140,
-            4,
-            R,
-            None,
-            S,
-            unit=PULSE,
-            unit_name="rad",
-        ),
-        Register(
-            "present_input_voltage",
-            "Present Input Voltage",
-            144,
-            2,
-            R,
-            None,
-            unit=0.1,
-            unit_name="V",
-        ),
-        Register(
-            "present_temperature", "Present Temperature", 146, 1, R, None, unit=1.0, unit_name="°C"
-        ),
+        Register("present_velocity", "Present Velocity", 128, 4, R, None, S, unit=RPM_UNIT,
+                 unit_name="rad/s"),
+        Register("present_position", "Present Position", 132, 4, R, None, S, unit=PULSE,
+                 unit_name="rad"),
+        Register("velocity_trajectory", "Velocity Trajectory", 136, 4, R, None, S,
+                 unit=RPM_UNIT, unit_name="rad/s"),
+        Register("position_trajectory", "Position Trajectory", 140, 4, R, None, S, unit=PULSE,
+                 unit_name="rad"),
+        Register("present_input_voltage", "Present Input Voltage", 144, 2, R, None, unit=0.1,
+                 unit_name="V"),
+        Register("present_temperature", "Present Temperature", 146, 1, R, None, unit=1.0,
+                 unit_name="°C"),
     ]
-    return ControlTable(tuple(sorted([*eeprom, *ram], key=lambda r: r.address)))  # fmt: skip
+    return ControlTable(tuple(sorted([*eeprom, *ram], key=lambda r: r.address)))
 
 
 XL430_W250 = ServoModel(
     vendor="dynamixel",
     name="xl430-w250",
     model_number=1060,
-    table=_common(
-        first_ram=[
+    table=_table(
+        gains=[
             Register("velocity_i_gain", "Velocity I Gain", 76, 2, RW, 1000),
             Register("velocity_p_gain", "Velocity P Gain", 78, 2, RW, 100),
             Register("position_d_gain", "Position D Gain", 80, 2, RW, 4000),
             Register("position_p_gain", "Position P Gain", 84, 2, RW, 640),
         ],
-        load=Register(
-            "present_load",
-            "Present Load",
-            126,
-            2,
-            R,
-            None,
-            S,
-            unit=1e-3,
-            unit_name="fraction of stall torque",
-        ),
-        limits=[
-            Register("temperature_limit", "Temperature Limit", 31, 1, RW, 72, eeprom=True),
-            Register(
-                "max_voltage_limit",
-                "Max Voltage Limit",
-                32,
-                2,
-                RW,
-                140,
-                unit=0.1,
-                unit_name="V",
-                eeprom=True,
-            ),
-            Register(
-                "min_voltage_limit",
-                "Min Voltage Limit",
-                34,
-                2,
-                RW,
-                60,
-                unit=0.1,
-                unit_name="V",
-                eeprom=True,
-            ),
-            Register("pwm_limit", "PWM Limit", 36, 2, RW, 885, eeprom=True),
-            Register(
-                "velocity_limit",
-                "Velocity Limit",
-                44,
-                4,
-                RW,
-                265,
-                unit=RPM_UNIT,
-                unit_name="rad/s",
-                eeprom=True,
-            ),
-            Register("shutdown", "Shutdown", 63, 1, RW, 52, eeprom=True),
-        ],
+        load=Register("present_load", "Present Load", 126, 2, R, None, S, unit=1e-3,
+                      unit_name="fraction of stall torque"),
+        limits=_limits(72, 140, 60, 265, 52, current=False),
     ),
     resolution=4096,
     modes={"position": 3},
@@ -276,67 +163,18 @@ XL330_M288 = ServoModel(
     vendor="dynamixel",
     name="xl330-m288",
     model_number=1200,
-    table=_common(
-        first_ram=[
+    table=_table(
+        gains=[
             Register("velocity_i_gain", "Velocity I Gain", 76, 2, RW, 1600),
             Register("velocity_p_gain", "Velocity P Gain", 78, 2, RW, 180),
             Register("position_d_gain", "Position D Gain", 80, 2, RW, 0),
             Register("position_p_gain", "Position P Gain", 84, 2, RW, 400),
-            Register("goal_current", "Goal Current", 102, 2, RW, None, S, unit=1e-3, unit_name="A"),
+            Register("goal_current", "Goal Current", 102, 2, RW, None, S, unit=1e-3,
+                     unit_name="A"),
         ],
-        load=Register(
-            "present_current", "Present Current", 126, 2, R, None, S, unit=1e-3, unit_name="A"
-        ),
-        limits=[
-            Register("temperature_limit", "Temperature Limit", 31, 1, RW, 70, eeprom=True),
-            Register(
-                "max_voltage_limit",
-                "Max Voltage Limit",
-                32,
-                2,
-                RW,
-                70,
-                unit=0.1,
-                unit_name="V",
-                eeprom=True,
-            ),
-            Register(
-                "min_voltage_limit",
-                "Min Voltage Limit",
-                34,
-                2,
-                RW,
-                35,
-                unit=0.1,
-                unit_name="V",
-                eeprom=True,
-            ),
-            Register("pwm_limit", "PWM Limit", 36, 2, RW, 885, eeprom=True),
-            Register(
-                "current_limit",
-                "Current Limit",
-                38,
-                2,
-                RW,
-                1750,
-                unit=1e-3,
-                unit_name="A",
-                eeprom=True,
-            ),
-            Register(
-                "velocity_limit",
-                "Velocity Limit",
-                44,
-                4,
-                RW,
-                445,
-                unit=RPM_UNIT,
-                unit_name="rad/s",
-                eeprom=True,
-            ),
-            Register("pwm_slope", "PWM Slope", 62, 1, RW, 140, eeprom=True),
-            Register("shutdown", "Shutdown", 63, 1, RW, 53, eeprom=True),
-        ],
+        load=Register("present_current", "Present Current", 126, 2, R, None, S, unit=1e-3,
+                      unit_name="A"),
+        limits=_limits(70, 70, 35, 445, 53, current=True),
     ),
     resolution=4096,
     modes={"position": 3, "current": 0},
@@ -349,6 +187,7 @@ XL330_M288 = ServoModel(
     source="ROBOTIS e-Manual, XL330-M288-T specifications (5.0 V column)",
     pwm_full_scale=885,
 )
+# fmt: on
 
 #: Model name -> model, for robot files (``model: xl430-w250``).
 MODELS: dict[str, ServoModel] = {m.name: m for m in (XL430_W250, XL330_M288)}

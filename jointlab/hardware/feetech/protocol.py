@@ -8,7 +8,8 @@ place of the instruction. Words are little-endian (the SDK's ``PacketHandler(0)`
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
+
+from jointlab.hardware.servo.packets import Packet
 
 __all__ = ["HEADER", "Instruction", "Packet", "PacketDecoder", "checksum", "encode_packet"]
 
@@ -44,17 +45,6 @@ def encode_packet(servo_id: int, code: int, params: bytes = b"") -> bytes:
 def encode_status(servo_id: int, error: int, params: bytes = b"") -> bytes:
     """A status packet: ``error`` in the instruction's place."""
     return encode_packet(servo_id, error, params)
-
-
-@dataclass(frozen=True)
-class Packet:
-    """A received packet; ``crc_ok`` is False when its checksum is wrong."""
-
-    id: int
-    instruction: int
-    params: bytes
-    wire_bytes: int
-    crc_ok: bool = True
 
 
 class PacketDecoder:

@@ -22,8 +22,9 @@ import numpy as np
 
 from jointlab.errors import CommandRefused
 from jointlab.hardware.servo.control_table import ServoModel
+from jointlab.hardware.servo.driver import ServoDriver
 from jointlab.hardware.servo.gains import GainScaling
-from jointlab.interface import NJointAction
+from jointlab.interface import ArrayState, NJointAction
 from jointlab.robots.description import RobotDescription
 from jointlab.robots.transmission import TransmissionArray
 
@@ -159,6 +160,46 @@ class ServoCommands:
         """Joint torques (N·m) of the current joints' host law at state ``q``, ``qd``."""
         tau = goals.torque + goals.kp * (goals.target - q) + goals.kd * (goals.velocity - qd)
         return np.where(self.current, np.clip(tau, -self.effort, self.effort), 0.0)
+
+    def write(self, driver: ServoDriver, goals: Goals, state: ArrayState,
+              gains_written: tuple) -> tuple:  # fmt: skip
+        """Write ``goals`` for one bus cycle at ``state``; return the gains now in the servos.
+
+        Position servos get Goal Position (the present position for the zero action) and,
+        when they changed, their gain registers; current servos get Goal Current from the
+        host law. One Sync Write when every servo is a position servo, else one Bulk Write.
+        """
+        table, ids, position = self.models[0].table, self.ids, self.position
+        if goals.hold:
+            ticks = np.rint(self.transmissions.to_motor(state.position))
+        else:
+            ticks = np.rint(goals.ticks)
+            gains = (goals.p_gain, goals.d_gain)
+            if gains_written[0] is None or not (
+                np.array_equal(gains[0], gains_written[0])
+                and np.array_equal(gains[1], gains_written[1])
+            ):
+                subset = [i for i, p in zip(ids, position, strict=True) if p]
+                driver.sync_write(table["position_p_gain"], subset, gains[0][position])
+                driver.sync_write(table["position_d_gain"], subset, gains[1][position])
+                gains_written = gains
+        if not self.current.any():
+            driver.sync_write(table["goal_position"], ids, ticks)
+            return gains_written
+        torque = (np.zeros(len(ids)) if goals.hold
+                  else self.law(goals, state.position, state.velocity))  # fmt: skip
+        amps = self.amps(torque)
+        entries = []
+        for k, (servo_id, model) in enumerate(zip(ids, self.models, strict=True)):
+            if self.current[k]:
+                register = model.table["goal_current"]
+                limit = model.stall_current / register.unit
+                value = int(np.clip(amps[k] / register.unit, -limit, limit))
+                entries.append((servo_id, register, value))
+            else:
+                entries.append((servo_id, model.table["goal_position"], int(ticks[k])))
+        driver.bulk_write(entries)
+        return gains_written
 
     def amps(self, joint_torque: np.ndarray) -> np.ndarray:
         """Goal currents (A) that make ``joint_torque`` (N·m) at the joints."""

@@ -34,20 +34,15 @@ import numpy as np
 
 from jointlab.errors import ActionError, CommandRefused, ConfigurationError, JointLabError
 from jointlab.hardware.reset_move import minimum_jerk_move, reset_target
+from jointlab.hardware.servo.bus_state import READ_SPAN, StateDecoder, check_servos
 from jointlab.hardware.servo.calibration import Calibration, calibration_path
 from jointlab.hardware.servo.commands import ServoCommands
 from jointlab.hardware.servo.driver import ServoDriver
 from jointlab.hardware.servo.models import bus_models
-from jointlab.interface import ActuatorState, ArrayState, NJointAction, Robot
+from jointlab.interface import ArrayState, NJointAction, Robot
 from jointlab.robots import ArrayGeometry, RobotDescription, load_robot
 
 __all__ = ["READ_SPAN", "ServoBusRobot", "make_driver"]
-
-#: The registers one Sync Read covers, per protocol: everything the state needs.
-READ_SPAN = {
-    "dynamixel": ("moving", "present_temperature"),
-    "feetech": ("present_position", "present_current"),
-}
 
 
 def make_driver(protocol: str, port: str, baud: int, names: dict[int, str], retries: int = 2,
@@ -125,6 +120,7 @@ class ServoBusRobot(Robot):
                                        transmissions, ticks)  # fmt: skip
         table = self._models[0].table
         self._span = table.span(*READ_SPAN[self._bus.protocol.value])
+        self._decoder = StateDecoder(self._models, self._span[0])
         self._config_speed = np.array(self._description.config_speed)
         self._config_accel = np.array(self._description.acceleration_limit)
         self._zero = NJointAction.Zero(self._description.dof)
@@ -168,43 +164,7 @@ class ServoBusRobot(Robot):
         return calibration
 
     def _check_servos(self, configure: bool) -> None:
-        driver, bus = self._driver, self._bus
-        found = {servo_id: driver.ping(servo_id) for servo_id in self._ids}
-        if all(model is None for model in found.values()):
-            raise ConfigurationError(
-                f"no servo answers on {self.port!r} at {driver.baud} bit/s (ids {self._ids}): is "
-                f"the bus powered, and do the servos run at {driver.baud} bit/s? A baud mismatch "
-                "looks exactly like this: set the servos' baud with the vendor's tool, or "
-                "bus.baud in the robot file (?baud= in the URL)"
-            )
-        for servo, model in zip(bus.servos, self._models, strict=True):
-            number = found[servo.id]
-            if number is None:
-                raise ConfigurationError(
-                    f"servo id {servo.id} ({servo.joint}) does not answer on {self.port!r} while "
-                    f"the others do: check its cable and its id (the robot file's bus.servos."
-                    f"{servo.joint}.id); set ids one servo at a time with the vendor's tool"
-                )
-            if number != model.model_number:
-                raise ConfigurationError(
-                    f"servo id {servo.id} ({servo.joint}) reports model number {number}, the "
-                    f"robot file says {model.name} ({model.model_number}): fix "
-                    f"bus.servos.{servo.joint}.model, or the wiring"
-                )
-            table = model.table
-            wanted = model.modes[servo.mode.value]
-            mode = driver.read(servo.id, table["operating_mode"])
-            if mode != wanted or (configure and driver.read(servo.id, table["return_delay_time"])):
-                if not configure:
-                    raise ConfigurationError(
-                        f"servo id {servo.id} ({servo.joint}) runs {model.mode_name(mode)!r} "
-                        f"(Operating Mode {table['operating_mode'].address} = {mode}); the robot "
-                        f"file wants {servo.mode.value!r} ({wanted}). Connect with configure=True "
-                        "(?configure=1) to write it, or write it with the vendor's tool"
-                    )
-                driver.write(servo.id, table["torque_enable"], 0)
-                driver.write(servo.id, table["operating_mode"], wanted)
-                driver.write(servo.id, table["return_delay_time"], 0)
+        check_servos(self._driver, self._bus, self._models, self.port, configure)
 
     # ================================================================ bus cycles
     def _torque(self, on: bool) -> None:
@@ -225,38 +185,7 @@ class ServoBusRobot(Robot):
                                        max(1, round(self._watchdog_ms / 20)))  # fmt: skip
 
     def _write_goals(self) -> None:
-        goals, table = self._goals, self._models[0].table
-        state = self._state
-        position = ~self._current
-        if goals.hold:
-            ticks = np.rint(self._transmissions.to_motor(state.position))
-        else:
-            ticks = np.rint(goals.ticks)
-            gains = (goals.p_gain, goals.d_gain)
-            known = self._gains
-            if known[0] is None or not (
-                np.array_equal(gains[0], known[0]) and np.array_equal(gains[1], known[1])
-            ):
-                ids = [i for i, p in zip(self._ids, position, strict=True) if p]
-                self._driver.sync_write(table["position_p_gain"], ids, gains[0][position])
-                self._driver.sync_write(table["position_d_gain"], ids, gains[1][position])
-                self._gains = gains
-        if not self._current.any():
-            self._driver.sync_write(table["goal_position"], self._ids, ticks)
-            return
-        torque = (np.zeros(self.dof) if goals.hold
-                  else self._commands.law(goals, state.position, state.velocity))  # fmt: skip
-        amps = self._commands.amps(torque)
-        entries = []
-        for k, (servo_id, model) in enumerate(zip(self._ids, self._models, strict=True)):
-            if self._current[k]:
-                register = model.table["goal_current"]
-                limit = model.stall_current / register.unit
-                entries.append((servo_id, register, int(np.clip(amps[k] / register.unit,
-                                                                -limit, limit))))  # fmt: skip
-            else:
-                entries.append((servo_id, model.table["goal_position"], int(ticks[k])))
-        self._driver.bulk_write(entries)
+        self._gains = self._commands.write(self._driver, self._goals, self._state, self._gains)
 
     def _wait(self) -> None:
         self._cycles += 1
@@ -273,54 +202,15 @@ class ServoBusRobot(Robot):
     def _read_state(self, previous: ArrayState | None) -> ArrayState:
         address, length = self._span
         block = self._driver.sync_read(address, length, self._ids)
-        models = self._models
-        table = models[0].table
-
-        def column(name: str, mask: np.ndarray | None = None) -> np.ndarray:
-            register = (table if name in table else next(m.table for m in models
-                                                         if name in m.table))[name]  # fmt: skip
-            start = register.address - address
-            return register.decode(block[:, start : start + register.size])
-
-        t = self._transmissions
-        ticks = column("present_position")
-        position = t.to_joint(ticks)
-        velocity_unit = table["present_velocity"].unit * models[0].ticks_per_radian
-        velocity = t.velocity_to_joint(column("present_velocity") * velocity_unit)
-        stall = np.array([m.stall_torque for m in models])
-        per_amp = np.array([m.torque_per_amp for m in models])
-        measured = np.array(["present_current" in m.table for m in models])
-        horn = np.zeros(self.dof)
-        current = np.zeros(self.dof)
-        if measured.any():
-            amps = column("present_current") * 1.0
-            unit = next(m.table for m in models if "present_current" in m.table)[
-                "present_current"
-            ].unit
-            amps *= unit
-            horn = np.where(measured, amps * per_amp, horn)
-            current = np.where(measured, amps, current)
-        if not measured.all() or "present_load" in table:
-            load = column("present_load") * 1e-3 * stall
-            horn = np.where(measured, horn, load)
-            current = np.where(measured, current, load / per_amp)
-        torque = t.torque_to_joint(horn)
         errors = np.array([self._driver.error_bits.get(i, 0) for i in self._ids])
-        if "hardware_error_status" in table and table["hardware_error_status"].address >= address:
-            errors = errors | column("hardware_error_status")
-        flags = (1 + (column("moving") != 0)).astype(np.uint8)
-        flags[errors != 0] |= np.uint8(ActuatorState.STALLED)
-        time_now = (self._cycles - self._t0) * self._bus_dt
+        position, velocity, torque, current, flags, extras = self._decoder.decode(
+            block, errors, self._transmissions
+        )
         accel = (np.zeros(self.dof) if previous is None
                  else (velocity - previous.velocity) / self._bus_dt)  # fmt: skip
-        extras = {
-            "temperature": column("present_temperature") * 1.0,
-            "voltage": column("present_input_voltage") * 0.1,
-            "hardware_error": errors,
-            "ticks": ticks,
-        }
-        return ArrayState(time_now, position, velocity, accel, torque, current, flags,
-                          self._powered, self._armed, extras=extras)  # fmt: skip
+        return ArrayState((self._cycles - self._t0) * self._bus_dt, position, velocity, accel,
+                          torque, current, flags, self._powered, self._armed,
+                          extras=extras)  # fmt: skip
 
     def _cycle(self) -> None:
         self._write_goals()

@@ -9,7 +9,7 @@ from typing import Any
 from jointlab.hardware.servo.emulator_process import BusEmulatorProcess
 
 #: Extra status timeout (ms) for SDK calls against an emulator on a loaded machine.
-PATIENT_MS = 500.0
+PATIENT_MS = 1000.0
 
 
 @contextmanager

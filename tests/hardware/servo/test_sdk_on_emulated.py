@@ -42,7 +42,9 @@ def test_dynamixel_sdk_on_an_emulated_koch() -> None:
             read.addParam(servo_id)
 
         def pan_arrived() -> bool:  # (a read lost to a loaded machine is tried again)
-            return read.txRxPacket() == dxl.COMM_SUCCESS and abs(read.getData(1, 132, 4) - 2348) < 40  # the limp arm rests on the table
+            # (the limp arm rests on the table: its friction leaves the pan short)
+            done = read.txRxPacket() == dxl.COMM_SUCCESS
+            return done and abs(read.getData(1, 132, 4) - 2348) < 40
 
         assert wait_until(pan_arrived)
         # Bulk Write: goal current on an XL330 (102) with a goal position (116) in one packet.

@@ -12,10 +12,15 @@ scs = pytest.importorskip("scservo_sdk")
 
 
 def wait_until(check, seconds: float = 10.0) -> bool:
+    """Poll ``check`` until it holds. A poll lost to a loaded machine is tried again: the SDKs
+    index a late (stale) status packet without checking it, and may raise on one."""
     deadline = time.monotonic() + seconds
     while time.monotonic() < deadline:
-        if check():
-            return True
+        try:
+            if check():
+                return True
+        except IndexError:
+            time.sleep(0.05)
         time.sleep(0.02)
     return False
 

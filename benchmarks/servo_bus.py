@@ -55,8 +55,7 @@ def cycle_bytes(robot) -> tuple[int, int]:
 
 def cycle(robot) -> None:
     """One bus cycle exactly as ServoBusRobot.step() runs it, without the pacing."""
-    robot._write_goals()
-    robot._state = robot._read_state(robot._state)
+    robot.exchange()
 
 
 def measure(url: str, seconds: float) -> tuple[float, float, int, int]:

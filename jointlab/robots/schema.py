@@ -15,13 +15,13 @@ from typing import Any
 import numpy as np
 
 from jointlab.errors import DescriptionError, quote
+from jointlab.robots.bus import parse_bus, parse_transmission
 from jointlab.robots.defaults import (
     DEFAULT_DENSITY,
     DEFAULT_RADIUS,
     capsule_inertial,
     default_armature,
 )
-from jointlab.robots.bus import parse_bus, parse_transmission
 from jointlab.robots.description import (
     BASE,
     ActuatorSpec,

@@ -13,22 +13,31 @@ from __future__ import annotations
 import argparse
 import os
 import sys
+from collections.abc import Callable
 from multiprocessing.connection import Connection
+from typing import Any
 
 from jointlab.errors import JointLabError
 from jointlab.hardware.emulator.emulator import Emulator
 from jointlab.hardware.emulator.faults import EmulatorOptions, Failed, Started
 from jointlab.hardware.emulator.process import realtime_priority
 
-__all__ = ["main"]
+__all__ = ["main", "serve_control"]
 
 
-def _serve_control(fd: int) -> int:
-    """Child side of :class:`EmulatorProcess`: options in, ``Started`` out, then serve."""
+def serve_control(fd: int, build: Callable[..., Any] = Emulator) -> int:
+    """Child side of :class:`EmulatorProcess`: options in, ``Started`` out, then serve.
+
+    Args:
+        fd: The child's end of the control socket pair.
+        build: Called as ``build(robot, **options)``; returns the emulator to serve (a
+            context manager with ``path`` and ``serve(control=...)``): :class:`Emulator`,
+            or an emulated servo bus.
+    """
     connection = Connection(fd)
     try:
         settings: EmulatorOptions = connection.recv()
-        emulator = Emulator(settings.robot, **settings.options)
+        emulator = build(settings.robot, **settings.options)
     except EOFError:
         return 1
     except Exception as exc:  # reported to the parent, which raises it as a LinkError
@@ -62,7 +71,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--control-fd", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.control_fd is not None:
-        return _serve_control(args.control_fd)
+        return serve_control(args.control_fd)
     try:
         emulator = Emulator(args.robot, rate_hz=args.rate, watchdog_ms=args.watchdog_ms,
                             stream_period=args.stream_period, tcp_port=args.tcp,

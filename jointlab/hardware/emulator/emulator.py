@@ -135,7 +135,16 @@ class Emulator:
             **self.counts,
         )
 
+    #: Written once as a loop starts: one frame delimiter (docs/protocol.md, section 9).
+    greeting = b"\x00"
+
     # ------------------------------------------------------------------ I/O
+    def tick(self) -> None:
+        """One device tick; sends the DATA STATE when one is due."""
+        state = self.device.tick()
+        if state is not None:
+            self.send(state)
+
     def send(self, message: Message) -> None:
         """Frame and send ``message``, through the fault injection."""
         _, data = self._encoder.encode(message)

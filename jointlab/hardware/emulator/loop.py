@@ -13,6 +13,11 @@ to answer each state. Device time is the tick count, so it then runs behind the 
 there and is answered with the state at their end. Whatever the host wrote before the STEP
 is handled before those ticks (the byte stream orders them), so a run depends only on what
 the host sent, not on when: it is reproducible bit for bit on a loaded machine.
+
+Both loops drive anything :class:`Served`: the JointLab device
+(:class:`~jointlab.hardware.emulator.Emulator`) and the emulated servo buses
+(:class:`~jointlab.hardware.servo.emulator.BusEmulator`, whose lockstep ticks come over the
+control pipe instead of a REQ STEP).
 """
 
 from __future__ import annotations
@@ -22,28 +27,28 @@ import time
 from multiprocessing.connection import Connection
 from typing import Protocol
 
-from jointlab.hardware.emulator.device import Device
 from jointlab.hardware.emulator.links import Link
-from jointlab.hardware.protocol import Message
 
 __all__ = ["Served", "serve_lockstep", "serve_realtime"]
 
 
 class Served(Protocol):
-    """What a loop drives: a device on a link (:class:`~jointlab.hardware.emulator.Emulator`)."""
+    """What a loop drives: firmware on a link (:class:`~jointlab.hardware.emulator.Emulator`)."""
 
-    device: Device
     link: Link
     #: Seconds per tick.
     period: float
     #: Counters; the real-time loop adds to ``late_ticks``.
     counts: dict[str, int]
+    #: Bytes written once as the loop starts (the JointLab protocol's delimiter; none on a
+    #: servo bus, where a stray byte would be noise on the line).
+    greeting: bytes
+
+    def tick(self) -> None:
+        """One firmware tick (sending what it streams, e.g. a DATA STATE)."""
 
     def receive(self, fd: int) -> None:
         """Read what arrived on ``fd`` and act on every frame."""
-
-    def send(self, message: Message) -> None:
-        """Frame and send ``message``."""
 
     def control(self, connection: Connection) -> bool:
         """Serve one control request; False when the loop must stop."""
@@ -86,8 +91,9 @@ def _bounded(emulator: Served, wait: float | None, end: float | None) -> float |
 def serve_realtime(emulator: Served, control: Connection | None, duration: float | None
                    ) -> None:  # fmt: skip
     """Tick at ``rate_hz`` of wall-clock time (see the module docstring)."""
-    period, device, link = emulator.period, emulator.device, emulator.link
-    link.write(b"\x00")  # section 9: one delimiter at start-up
+    period, link = emulator.period, emulator.link
+    if emulator.greeting:
+        link.write(emulator.greeting)
     start = next_tick = time.perf_counter()
     end = None if duration is None else start + duration
     counts = emulator.counts
@@ -104,16 +110,15 @@ def serve_realtime(emulator: Served, control: Connection | None, duration: float
             next_tick = now
         for fd in link.fds():  # commands that arrived just before this tick
             emulator.receive(fd)
-        state = device.tick()
-        if state is not None:
-            emulator.send(state)
+        emulator.tick()
         next_tick += period
 
 
 def serve_lockstep(emulator: Served, control: Connection | None, duration: float | None
                    ) -> None:  # fmt: skip
     """Tick only when the host asks (see the module docstring)."""
-    emulator.link.write(b"\x00")
+    if emulator.greeting:
+        emulator.link.write(emulator.greeting)
     end = None if duration is None else time.perf_counter() + duration
     while end is None or time.perf_counter() < end:
         if not _wait(emulator, control, _bounded(emulator, None, end)):

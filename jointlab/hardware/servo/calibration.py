@@ -34,7 +34,7 @@ from jointlab.errors import DescriptionError
 from jointlab.robots.description import RobotDescription
 from jointlab.robots.transmission import TransmissionArray
 
-__all__ = ["Calibration", "JointCalibration", "calibration_path"]
+__all__ = ["Calibration", "JointCalibration", "calibration_path", "load_calibration"]
 
 METHODS = ("manual", "automatic", "emulated")
 JOINT_KEYS = {"id", "offset", "direction", "min_ticks", "max_ticks"}
@@ -182,3 +182,27 @@ def calibration_path(description: RobotDescription) -> Path:
         Path("~/.config/jointlab").expanduser()
     )
     return Path(folder) / f"{description.name}.calibration.yaml"
+
+
+def load_calibration(given: Calibration | str | Path | bool | None,
+                     description: RobotDescription) -> Calibration | None:  # fmt: skip
+    """The calibration a servo robot uses, checked against ``description``.
+
+    Args:
+        given: A :class:`Calibration`, a calibration file, None for the file at
+            :func:`calibration_path` (if there is one), or False for none.
+        description: The robot.
+
+    Raises:
+        DescriptionError: the file cannot be read or does not fit the robot.
+    """
+    if given is False:
+        return None
+    if given is None:
+        path = calibration_path(description)
+        if not path.is_file():
+            return None
+        given = path
+    calibration = given if isinstance(given, Calibration) else Calibration.load(given)  # type: ignore[arg-type]
+    calibration.check(description)
+    return calibration

@@ -28,7 +28,7 @@ import numpy as np
 from jointlab.errors import LinkError
 from jointlab.hardware.servo.control_table import Register
 
-__all__ = ["LATENCY_FIX", "BusStats", "ServoDriver"]
+__all__ = ["LATENCY_FIX", "BusStats", "ServoDriver", "make_driver"]
 
 #: The usual fix for a USB-serial adapter's buffering, quoted in every bus error.
 LATENCY_FIX = (
@@ -334,3 +334,15 @@ class ServoDriver(abc.ABC):
         self.stats.exchanges += 1
         self.packets.reboot(self.port, servo_id)
         self.error_bits[servo_id] = 0
+
+
+def make_driver(protocol: str, port: str, baud: int, names: dict[int, str], retries: int = 2,
+                extra_timeout_ms: float = 0.0) -> ServoDriver:  # fmt: skip
+    """The SDK driver of ``protocol`` (``"dynamixel"`` or ``"feetech"``)."""
+    if protocol == "dynamixel":
+        from jointlab.hardware.dynamixel.driver import DynamixelDriver
+
+        return DynamixelDriver(port, baud, names, retries, extra_timeout_ms)
+    from jointlab.hardware.feetech.driver import FeetechDriver
+
+    return FeetechDriver(port, baud, names, retries, extra_timeout_ms)

@@ -1,7 +1,7 @@
 """An emulated servo bus on a pseudo-terminal: physics-backed servos that the vendors' SDKs drive.
 
 :class:`BusEmulator` puts a robot's servos (its ``bus`` section) on a
-:class:`~jointlab.hardware.links.PtyLink`: each servo is a joint of a ``SimRobot``
+:class:`~jointlab.hardware.emulator.links.PtyLink`: each servo is a joint of a ``SimRobot``
 (:class:`~jointlab.hardware.servo.firmware.ServoArray`), answering the vendor's protocol
 (:class:`~jointlab.hardware.dynamixel.device.DynamixelDevice` or
 :class:`~jointlab.hardware.feetech.device.FeetechDevice`) at the vendor's addresses.
@@ -12,8 +12,9 @@ servo's Return Delay Time and takes its own bytes' time, and a reply is written 
 only when its last byte would have arrived. The line is shared: a packet waits for the one
 before it.
 
-**Clocks.** In real time (the default) the firmware ticks at its rate on the wall clock, as
-the JointLab device emulator does. With ``lockstep=True`` the firmware does not tick on its
+**Clocks.** The JointLab device emulator's loops run it
+(:mod:`~jointlab.hardware.emulator.loop`). In real time (the default) the firmware ticks at
+its rate on the wall clock. With ``lockstep=True`` the firmware does not tick on its
 own: :meth:`advance` (the control pipe's ADVANCE) first reads every byte the host says it
 wrote, acts on them, then runs the ticks of the given time; replies go out at once (their wire
 time is still counted). Same robot, seed and commands give the same states, bit for bit.
@@ -41,7 +42,8 @@ from typing import Any
 import numpy as np
 
 from jointlab.errors import ConfigurationError, JointLabError
-from jointlab.hardware.links import PtyLink
+from jointlab.hardware.emulator.links import PtyLink
+from jointlab.hardware.emulator.loop import serve_lockstep, serve_realtime
 from jointlab.hardware.servo.firmware import ServoArray
 from jointlab.hardware.servo.models import bus_models
 from jointlab.robots import RobotDescription, load_robot
@@ -90,6 +92,8 @@ class BusReport:
     wire_seconds: float
     #: Bytes received at a baud rate other than the bus's (never answered).
     garbled: int = 0
+    #: Real time: ticks that started more than a period late (the schedule slipped).
+    late_ticks: int = 0
     #: Joint positions of the simulated arm, rad.
     position: tuple[float, ...] = ()
 
@@ -124,7 +128,7 @@ class BusEmulator:
         self.description = description
         self.protocol = bus.protocol.value
         rate = max(m.firmware_rate for m in models)
-        self.dt = 1.0 / rate
+        self.dt = self.period = 1.0 / rate
         self.baud = int(baud or bus.baud)
         if self.baud <= 0:
             raise ConfigurationError(f"baud must be > 0 bit/s, got {baud!r}")
@@ -154,8 +158,8 @@ class BusEmulator:
             raise
         self._pending: list[tuple[float, bytes]] = []
         self._line_free = 0.0
-        self._counts = dict.fromkeys(("instructions", "rx_bytes", "replies", "dropped",
-                                      "corrupted", "garbled"), 0)  # fmt: skip
+        self.counts = dict.fromkeys(("instructions", "rx_bytes", "replies", "dropped",
+                                     "corrupted", "garbled", "late_ticks"), 0)  # fmt: skip
         self._wire = 0.0
         self.set_faults(faults or BusFaults(seed=seed))
         self._closed = False
@@ -189,37 +193,48 @@ class BusEmulator:
         """The counters and the arm's joint positions."""
         return BusReport(ticks=self.servos.tick_count, wire_seconds=self._wire,
                          position=tuple(self._sim.read().position.tolist()),
-                         **self._counts)  # fmt: skip
+                         **self.counts)  # fmt: skip
 
     # ------------------------------------------------------------------ bytes
-    def receive(self, fd: int, now: float) -> None:
+    #: Nothing is written as a loop starts: a stray byte would be noise on a servo bus.
+    greeting = b""
+
+    def receive(self, fd: int) -> None:
         """Read what arrived and schedule the replies of every complete packet."""
+        self._receive(fd, time.perf_counter())
+
+    def _receive(self, fd: int, now: float) -> None:
         data = self.link.read(fd)
         if not data:
             return
-        self._counts["rx_bytes"] += len(data)
+        self.counts["rx_bytes"] += len(data)
         speed = self.link.line_speed()
         if speed is not None and speed != self.baud:  # at another baud a UART reads garbage
-            self._counts["garbled"] += len(data)
+            self.counts["garbled"] += len(data)
             return
         for packet in self.device.decoder.feed(data):
-            self._counts["instructions"] += 1
+            self.counts["instructions"] += 1
             start = max(now, self._line_free)
             at = start + packet.wire_bytes * self.byte_time
             for servo_id, reply in self.device.handle(packet):
                 if self._rng.random() < self.faults.drop_status.get(servo_id, 0.0):
-                    self._counts["dropped"] += 1
+                    self.counts["dropped"] += 1
                     continue  # a missing status packet takes no time on the line
                 if self._rng.random() < self.faults.corrupt_status.get(servo_id, 0.0):
                     reply = reply[:-1] + bytes([reply[-1] ^ 0x5A])
-                    self._counts["corrupted"] += 1
+                    self.counts["corrupted"] += 1
                 at += self.device.return_delay(servo_id) + len(reply) * self.byte_time
                 self._pending.append((at, reply))
-                self._counts["replies"] += 1
+                self.counts["replies"] += 1
             self._wire += at - start
             self._line_free = at
 
-    def _release(self, now: float) -> None:
+    def next_delayed(self) -> float | None:
+        """When the next status packet's last byte is on the wire (None in lockstep)."""
+        return self._pending[0][0] if self._pending and not self.lockstep else None
+
+    def flush_delayed(self, now: float) -> None:
+        """Write the status packets whose wire time is over (in lockstep: all of them)."""
         while self._pending and (self.lockstep or self._pending[0][0] <= now):
             self.link.write(self._pending.pop(0)[1])
 
@@ -236,55 +251,33 @@ class BusEmulator:
         """
         deadline = time.perf_counter() + timeout
         fd = self.link.fds()[0]
-        while self._counts["rx_bytes"] < rx_bytes:
+        while self.counts["rx_bytes"] < rx_bytes:
             remaining = deadline - time.perf_counter()
             if remaining <= 0:
                 raise ConfigurationError(
-                    f"advance: the host wrote {rx_bytes} bytes, {self._counts['rx_bytes']} arrived"
+                    f"advance: the host wrote {rx_bytes} bytes, {self.counts['rx_bytes']} arrived"
                 )
             ready, _, _ = select.select([fd], [], [], remaining)
             if ready:
-                self.receive(fd, self._line_free)
-        self._release(0.0)
+                self._receive(fd, self._line_free)
+        self.flush_delayed(0.0)
         for _ in range(max(0, round(seconds / self.dt))):
             self.tick()
 
     # ------------------------------------------------------------------ loop
     def serve(self, control: Connection | None = None, duration: float | None = None) -> None:
-        """Serve the bus until ``duration`` s pass or the control pipe closes or says CLOSE."""
+        """Serve the bus until ``duration`` s pass or the control pipe closes or says CLOSE.
+
+        The device emulator's loops (:mod:`~jointlab.hardware.emulator.loop`): real time, or
+        lockstep, where ticks come only from :meth:`advance` (the control pipe's ADVANCE).
+        """
+        (serve_lockstep if self.lockstep else serve_realtime)(self, control, duration)
+
+    def control(self, connection: Connection) -> bool:
+        """Serve one request of the control pipe; False when the loop must stop."""
         from jointlab.hardware.servo.emulator_process import handle_control
 
-        link = self.link
-        control_fd = control.fileno() if control is not None else None
-        start = next_tick = time.perf_counter()
-        end = None if duration is None else start + duration
-        while True:
-            now = time.perf_counter()
-            if end is not None and now >= end:
-                return
-            self._release(now)
-            wait = 0.05 if self.lockstep else next_tick - now
-            if self._pending and not self.lockstep:
-                wait = min(wait, self._pending[0][0] - now)
-            if wait > 0:
-                fds = link.fds() + ([control_fd] if control_fd is not None else [])
-                ready, _, _ = select.select(fds, [], [], wait)
-                for fd in ready:
-                    if fd == control_fd:
-                        if not handle_control(self, control):  # type: ignore[arg-type]
-                            return
-                    else:
-                        self.receive(fd, time.perf_counter())
-                link.flush()
-                continue
-            if self.lockstep:
-                continue
-            if now - next_tick > self.dt:  # descheduled: slip rather than burst
-                next_tick = now
-            for fd in link.fds():
-                self.receive(fd, now)
-            self.tick()
-            next_tick += self.dt
+        return handle_control(self, connection)
 
     def close(self) -> None:
         """Release the pty and the simulator; safe to call twice."""

@@ -1,22 +1,23 @@
 """An emulated servo bus in its own process, and its control pipe.
 
 :class:`BusEmulatorProcess` runs ``python -m jointlab.hardware.servo.emulator --control-fd N``
-(the JointLab device emulator's process machinery, :class:`EmulatorProcess`, with another
-module) and talks to it with :class:`BusRequest` / :class:`BusReport`: fault injection,
-hardware errors, moving the limp arm by hand (for manual calibration), lockstep ``advance``.
+with the JointLab device emulator's process machinery (:class:`EmulatorProcess` and its child
+side, ``serve_control``) and talks to it with :class:`BusRequest` / :class:`BusReport`: fault
+injection, hardware errors, moving the limp arm by hand (for manual calibration), lockstep
+``advance``.
 """
 
 from __future__ import annotations
 
 import enum
-import os
 from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from typing import Any
 
 from jointlab.errors import JointLabError, LinkError
-from jointlab.hardware.emulator_process import EmulatorProcess, realtime_priority
-from jointlab.hardware.faults import EmulatorOptions, Failed, Started
+from jointlab.hardware.emulator.command_line import serve_control as serve_emulator_control
+from jointlab.hardware.emulator.faults import Failed
+from jointlab.hardware.emulator.process import EmulatorProcess
 from jointlab.hardware.servo.emulator import BusEmulator, BusFaults, BusReport
 
 __all__ = ["BusControl", "BusEmulatorProcess", "BusRequest", "handle_control", "serve_control"]
@@ -61,11 +62,6 @@ class BusEmulatorProcess(EmulatorProcess):
     """
 
     module = "jointlab.hardware.servo.emulator"
-
-    def __init__(self, robot: Any = "so101", *, start_timeout: float = 60.0,
-                 **options: Any) -> None:  # fmt: skip
-        super().__init__(robot, start_timeout=start_timeout, realtime=False, **options)
-        self.lockstep = bool(options.get("lockstep", False))
 
     def report(self) -> BusReport:  # type: ignore[override]
         """The bus counters and the arm's joint positions."""
@@ -125,18 +121,5 @@ def handle_control(emulator: BusEmulator, control: Connection) -> bool:
 
 
 def serve_control(fd: int) -> int:
-    """Child side of :class:`BusEmulatorProcess`: options in, ``Started`` out, then serve."""
-    conn = Connection(fd)
-    try:
-        settings: EmulatorOptions = conn.recv()
-        emulator = BusEmulator(settings.robot, **settings.options)
-    except EOFError:
-        return 1
-    except Exception as exc:  # reported to the parent, which raises it as a LinkError
-        conn.send(Failed(f"{type(exc).__name__}: {exc}"))
-        return 1
-    realtime = settings.realtime and realtime_priority()
-    with emulator:
-        conn.send(Started(emulator.path, os.getpid(), realtime))
-        emulator.serve(control=conn)
-    return 0
+    """Child side of :class:`BusEmulatorProcess` (the device emulator's, with a bus)."""
+    return serve_emulator_control(fd, BusEmulator)

@@ -16,11 +16,19 @@ joints is recomputed each cycle from the last state read (the law runs on the ho
 rate). ``read()`` is the state of the last cycle's Sync Read; ``time`` is cycles times the bus
 period since connecting or ``reset()``.
 
+The shared checks are the :class:`~jointlab.interface.Robot` base's, so refusals carry the
+same types and reasons as on ``sim://`` and ``emulated://`` (``closed``, ``unpowered``,
+``disarmed``; lengths naming the field given; ``ConfigurationRefused`` for settings). What
+is servo-specific comes on top: ``unsupported_by_device`` (a torque on a position-only servo,
+brakes), ``uncalibrated`` (``arm()`` without a calibration), ``out_of_limits`` and
+``out_of_range`` (a target outside the calibrated range, gains beyond the registers).
+
 Differences from ``SimRobot``, by design: ``reset(q)`` is a move (a servo arm cannot
 teleport); ``brakes(True)`` is refused (``unsupported_by_device``: servos have none); the zero
 action holds the present position on position servos (they have no zero-torque command;
 ``disarm()`` makes them limp); ``arm()`` needs a calibration. Temperature, voltage and the
-hardware-error bits are in ``state.extras``; a servo's hardware error shows as STALLED.
+hardware-error bits are in ``state.extras``; a servo's hardware error shows as STALLED; a
+fired Dynamixel Bus Watchdog shows as ``state.watchdog`` (:mod:`.cycle`).
 """
 
 from __future__ import annotations
@@ -32,29 +40,19 @@ from typing import Any
 
 import numpy as np
 
-from jointlab.errors import ActionError, CommandRefused, ConfigurationError, JointLabError
-from jointlab.hardware.reset_move import minimum_jerk_move, reset_target
-from jointlab.hardware.servo.bus_state import READ_SPAN, StateDecoder, check_servos
-from jointlab.hardware.servo.calibration import Calibration, calibration_path
+from jointlab.contract import Readiness
+from jointlab.errors import CommandRefused, ConfigurationError, JointLabError
+from jointlab.hardware.host.reset_move import minimum_jerk_move, reset_target
+from jointlab.hardware.servo.bus_state import check_servos
+from jointlab.hardware.servo.calibration import Calibration, calibration_path, load_calibration
 from jointlab.hardware.servo.commands import ServoCommands
-from jointlab.hardware.servo.driver import ServoDriver
+from jointlab.hardware.servo.cycle import BusCycle
+from jointlab.hardware.servo.driver import ServoDriver, make_driver
 from jointlab.hardware.servo.models import bus_models
 from jointlab.interface import ArrayState, NJointAction, Robot
 from jointlab.robots import ArrayGeometry, RobotDescription, load_robot
 
-__all__ = ["READ_SPAN", "ServoBusRobot", "make_driver"]
-
-
-def make_driver(protocol: str, port: str, baud: int, names: dict[int, str], retries: int = 2,
-                extra_timeout_ms: float = 0.0) -> ServoDriver:  # fmt: skip
-    """The SDK driver of ``protocol`` (``"dynamixel"`` or ``"feetech"``)."""
-    if protocol == "dynamixel":
-        from jointlab.hardware.dynamixel.driver import DynamixelDriver
-
-        return DynamixelDriver(port, baud, names, retries, extra_timeout_ms)
-    from jointlab.hardware.feetech.driver import FeetechDriver
-
-    return FeetechDriver(port, baud, names, retries, extra_timeout_ms)
+__all__ = ["ServoBusRobot"]
 
 
 class ServoBusRobot(Robot):
@@ -101,26 +99,23 @@ class ServoBusRobot(Robot):
         self._description = load_robot(description)
         self._bus, self._models = bus_models(self._description)
         self.port = port
+        self.realtime = advance is None
         self._ids = list(self._bus.ids)
         names = {s.id: s.joint for s in self._bus.servos}
         self._driver = make_driver(
             self._bus.protocol.value, port, baud or self._bus.baud, names, retries, timeout_ms
         )  # fmt: skip
-        self._advance = advance
-        self._watchdog_ms = int(watchdog_ms)
         self._bus_dt = 1.0 / self._bus.rate
         self._set_control_dt(self._bus_dt if control_dt is None else float(control_dt))
-        self._calibration = self._load_calibration(calibration)
+        self._calibration = load_calibration(calibration, self._description)
         self._current = np.array([s.mode.value == "current" for s in self._bus.servos])
         transmissions = (self._description.transmissions if self._calibration is None
                          else self._calibration.transmissions(self._description))  # fmt: skip
-        self._transmissions = transmissions
         ticks = None if self._calibration is None else self._calibration.tick_range()
         self._commands = ServoCommands(self._description, self._models, self._current,
                                        transmissions, ticks)  # fmt: skip
-        table = self._models[0].table
-        self._span = table.span(*READ_SPAN[self._bus.protocol.value])
-        self._decoder = StateDecoder(self._models, self._span[0])
+        self._cycle_io = BusCycle(self._driver, self._bus, self._models, self._commands,
+                                  transmissions, watchdog_ms, advance)  # fmt: skip
         self._config_speed = np.array(self._description.config_speed)
         self._config_accel = np.array(self._description.acceleration_limit)
         self._zero = NJointAction.Zero(self._description.dof)
@@ -128,12 +123,10 @@ class ServoBusRobot(Robot):
         try:
             self._driver.open()
             self._closed = False
-            self._check_servos(configure)
-            self._torque(False)
-            self._action, self._goals = self._zero, self._commands.plan(self._zero)
-            self._gains = (None, None)
-            self._cycles = self._t0 = 0
-            self._next = time.perf_counter()
+            check_servos(self._driver, self._bus, self._models, self.port, configure)
+            self._cycle_io.torque(False)
+            self._hold_zero()
+            self._t0 = 0
             self._state = self._read_state(None)
         except BaseException:
             self._closed = False
@@ -151,73 +144,129 @@ class ServoBusRobot(Robot):
         self._cycles_per_step = round(ratio)
         self._control_dt = self._cycles_per_step * self._bus_dt
 
-    def _load_calibration(self, given: Any) -> Calibration | None:
-        if given is False:
-            return None
-        if given is None:
-            path = calibration_path(self._description)
-            if not path.is_file():
-                return None
-            given = path
-        calibration = given if isinstance(given, Calibration) else Calibration.load(given)
-        calibration.check(self._description)
-        return calibration
-
-    def _check_servos(self, configure: bool) -> None:
-        check_servos(self._driver, self._bus, self._models, self.port, configure)
-
     # ================================================================ bus cycles
-    def _torque(self, on: bool) -> None:
-        table = self._models[0].table
-        for servo_id, model in zip(self._ids, self._models, strict=True):
-            if "bus_watchdog" in model.table and not on:
-                self._driver.write(servo_id, model.table["bus_watchdog"], 0)
-            error = self._driver.write(servo_id, table["torque_enable"], int(on))
-            if error & 0x7F and self._bus.protocol.value == "dynamixel":
-                raise CommandRefused(
-                    f"servo id {servo_id} refused Torque Enable = {int(on)} (status error "
-                    f"{error:#04x})", reason="refused",
-                )  # fmt: skip
-        if on and self._watchdog_ms > 0:
-            for servo_id, model in zip(self._ids, self._models, strict=True):
-                if "bus_watchdog" in model.table:
-                    self._driver.write(servo_id, model.table["bus_watchdog"],
-                                       max(1, round(self._watchdog_ms / 20)))  # fmt: skip
+    def _hold_zero(self) -> None:
+        """The zero action in force (position servos hold where they are)."""
+        self._action, self._goals = self._zero, self._commands.plan(self._zero)
 
-    def _write_goals(self) -> None:
-        self._gains = self._commands.write(self._driver, self._goals, self._state, self._gains)
+    def _read_state(self, previous: ArrayState | None, watchdog: bool = False) -> ArrayState:
+        t = (self._cycle_io.count - self._t0) * self._bus_dt
+        return self._cycle_io.read(previous, t, self._powered, self._armed, watchdog)
 
-    def _wait(self) -> None:
-        self._cycles += 1
-        if self._advance is not None:
-            self._advance(self._bus_dt, self._driver.bytes_written)
-            return
-        self._next += self._bus_dt
-        delay = self._next - time.perf_counter()
-        if delay > 0:
-            time.sleep(delay)
-        elif delay < -self._bus_dt:  # late by more than a period: slip, do not burst
-            self._next = time.perf_counter()
+    def exchange(self) -> ArrayState:
+        """One bus cycle without its pacing: write the goals in force, Sync Read; the state.
 
-    def _read_state(self, previous: ArrayState | None) -> ArrayState:
-        address, length = self._span
-        block = self._driver.sync_read(address, length, self._ids)
-        errors = np.array([self._driver.error_bits.get(i, 0) for i in self._ids])
-        position, velocity, torque, current, flags, extras = self._decoder.decode(
-            block, errors, self._transmissions
-        )
-        accel = (np.zeros(self.dof) if previous is None
-                 else (velocity - previous.velocity) / self._bus_dt)  # fmt: skip
-        return ArrayState((self._cycles - self._t0) * self._bus_dt, position, velocity, accel,
-                          torque, current, flags, self._powered, self._armed,
-                          extras=extras)  # fmt: skip
+        What ``step()`` runs ``control_dt / bus_dt`` times with a wait after each write;
+        benchmarks call it back to back.
+        """
+        self._check_open("exchange")
+        fired = self._armed and self._cycle_io.watchdog_fired()
+        self._cycle_io.write_goals(self._goals, self._state)
+        self._state = self._read_state(self._state, fired)
+        return self._state
 
     def _cycle(self) -> None:
-        self._write_goals()
-        self._wait()
+        fired = self._armed and self._cycle_io.watchdog_fired()
+        self._cycle_io.write_goals(self._goals, self._state)
+        self._cycle_io.wait()
+        self._state = self._read_state(self._state, fired)
+
+    # ================================================================ Robot hooks
+    def _where(self) -> str:
+        return f" on {self.port!r}"
+
+    def _readiness(self) -> Readiness:
+        return Readiness(powered=self._powered, armed=self._armed, braked=False)
+
+    def _read(self) -> ArrayState:
+        return self._state
+
+    def _apply(self, action: NJointAction) -> None:
+        """Convert ``action`` into goals (servo refusals here); written from the next cycle."""
+        self._goals = self._commands.plan(action)
+        self._action = action
+
+    def _step(self) -> None:
+        for _ in range(self._cycles_per_step):
+            self._cycle()
+
+    def _reset(self, q: np.ndarray | None, qd: np.ndarray | None, **options: Any) -> ArrayState:
+        """A minimum-jerk move to ``q`` (default: home), then a hold; time restarts.
+
+        A servo arm cannot teleport, even on a lockstep emulated bus: ``qd`` must be zero.
+
+        Raises:
+            ConfigurationError: ``q`` is not ``dof`` finite values within the joint limits,
+                ``qd`` is not zero, or an option is given (there are none).
+            CommandRefused: the robot must move but is disarmed.
+        """
+        if options:
+            raise ConfigurationError(
+                f"reset: a servo robot takes no options, got {sorted(options)}"
+            )
+        target, _ = reset_target(self._description, q, qd)
+        if not minimum_jerk_move(self, target):
+            self._cycle()
+        self._t0 = self._cycle_io.count
+        self._state = self._read_state(self._state)
+        return self._state
+
+    def _power(self, on: bool) -> None:
+        """Off: torque off on every servo, disarmed; on: arming is allowed again."""
+        if not on:
+            self._cycle_io.torque(False)
+            self._armed = False
+            self._hold_zero()
+        self._powered = on
         self._state = self._read_state(self._state)
 
-    # ================================================================ Robot API
+    def _brakes(self, on: bool) -> None:
+        """Servos have no brakes: engaging them is refused, releasing them is nothing."""
+        if on:
+            raise CommandRefused(
+                f"brakes refused: robot {self._description.name!r}{self._where()}: servos "
+                "have no brakes; hold a position with a Position action instead",
+                reason="unsupported_by_device",
+            )
+
+    def _arm(self) -> None:
+        """Torque on with acknowledgement, holding the present positions.
+
+        Raises:
+            CommandRefused: no calibration (reason ``uncalibrated``, saying how to make one).
+        """
+        if self._calibration is None:
+            raise CommandRefused(
+                f"arm refused: robot {self._description.name!r}{self._where()} is not "
+                f"calibrated: run `jointlab calibrate {self._bus.protocol.value}://{self.port}"
+                f" --robot {self._description.source or self._description.name}` (it writes "
+                f"{calibration_path(self._description)}), or pass calibration=",
+                reason="uncalibrated",
+            )
+        self._hold_zero()
+        self._state = self._read_state(self._state)
+        self._cycle_io.write_goals(self._goals, self._state)  # hold here before torque is on
+        self._cycle_io.torque(True)
+        self._armed = True
+        self._state = self._read_state(self._state)
+
+    def _disarm(self) -> None:
+        """Torque off with acknowledgement (the arm goes limp)."""
+        self._cycle_io.torque(False)
+        self._armed = False
+        self._hold_zero()
+        self._state = self._read_state(self._state)
+
+    def _geometry(self) -> ArrayGeometry:
+        return self._description.geometry(config_speed=self._config_speed)
+
+    def _configure_speed(self, joint: int, speed: float) -> None:
+        self._config_speed[joint] = speed
+
+    def _configure_accel(self, joint: int, accel: float) -> None:
+        self._config_accel[joint] = accel
+
+    # ================================================================ properties
     @property
     def description(self) -> RobotDescription:
         """The robot's description."""
@@ -241,7 +290,7 @@ class ServoBusRobot(Robot):
     @property
     def time(self) -> float:
         """Bus cycles times the bus period since connecting or the last ``reset()``."""
-        return (self._cycles - self._t0) * self._bus_dt
+        return (self._cycle_io.count - self._t0) * self._bus_dt
 
     @property
     def last_action(self) -> NJointAction:
@@ -273,140 +322,6 @@ class ServoBusRobot(Robot):
         """Configured accelerations, shape ``(dof,)``, rad/s²."""
         return self._config_accel.copy()
 
-    def read(self) -> ArrayState:
-        """The state of the last bus cycle's Sync Read."""
-        return self._state
-
-    def apply(self, action: NJointAction) -> None:
-        """Check and convert ``action``; it is written from the next bus cycle on.
-
-        Raises:
-            ActionError: not an NJointAction, or its length is not ``dof``.
-            CommandRefused: disarmed or unpowered (and not zero), a torque on a position-only
-                servo or a position joint without target (``unsupported_by_device``), a
-                target outside the calibrated range (``out_of_limits``), gains beyond the
-                registers (``out_of_range``).
-        """
-        if not isinstance(action, NJointAction):
-            raise ActionError(f"apply() takes an NJointAction, got {type(action).__name__}")
-        if action.dof != self.dof:
-            raise ActionError(
-                f"NJointAction.torque has length {action.dof}, expected {self.dof} (one per "
-                f"joint of robot {self._description.name!r})"
-            )
-        self._check_open()
-        if not action.is_zero and not self._armed:
-            reason = "unpowered" if not self._powered else "disarmed"
-            raise CommandRefused(
-                f"robot {self._description.name!r} on {self.port!r} is {reason}: only a zero "
-                "action is accepted; call "
-                + ("power(True) and " if not self._powered else "")
-                + "arm() first",
-                reason=reason,
-            )
-        self._goals = self._commands.plan(action)
-        self._action = action
-
-    def step(self) -> None:
-        """Run ``control_dt / bus_dt`` bus cycles (see the module docstring)."""
-        self._check_open()
-        for _ in range(self._cycles_per_step):
-            self._cycle()
-
-    def reset(self, q: np.ndarray | None = None, qd: np.ndarray | None = None) -> ArrayState:
-        """Move to ``q`` (default: home) with a minimum-jerk move and hold; restart time.
-
-        Raises:
-            ConfigurationError: ``q`` is not ``dof`` finite values within the joint limits.
-            CommandRefused: the robot must move but is disarmed.
-        """
-        target = reset_target(self._description, q, qd)
-        self._check_open()
-        if not minimum_jerk_move(self, target):
-            self._cycle()
-        self._t0 = self._cycles
-        return self.read()
-
-    def power(self, on: bool) -> None:
-        """``power(False)``: torque off on every servo, disarmed; ``power(True)``: allow arming."""
-        self._check_open()
-        if not on:
-            self._torque(False)
-            self._armed = False
-            self._action, self._goals = self._zero, self._commands.plan(self._zero)
-        self._powered = bool(on)
-        self._state = self._read_state(self._state)
-
-    def brakes(self, on: bool) -> None:
-        """Servos have no brakes: engaging them is refused (``unsupported_by_device``)."""
-        self._check_open()
-        if on:
-            raise CommandRefused(
-                f"robot {self._description.name!r}: servos have no brakes; hold a position "
-                "with a Position action instead",
-                reason="unsupported_by_device",
-            )
-
-    def arm(self) -> None:
-        """Torque on with acknowledgement, holding the present positions.
-
-        Raises:
-            CommandRefused: no calibration (reason ``uncalibrated``, saying how to make one),
-                or unpowered (reason ``unpowered``).
-        """
-        self._check_open()
-        if self._calibration is None:
-            raise CommandRefused(
-                f"robot {self._description.name!r} on {self.port!r} is not calibrated, so it "
-                f"will not arm: run `jointlab calibrate {self._bus.protocol.value}://{self.port}"
-                f" --robot {self._description.source or self._description.name}` (it writes "
-                f"{calibration_path(self._description)}), or pass calibration=",
-                reason="uncalibrated",
-            )
-        if not self._powered:
-            raise CommandRefused("motor power is off; call power(True) first", reason="unpowered")
-        self._action, self._goals = self._zero, self._commands.plan(self._zero)
-        self._state = self._read_state(self._state)
-        self._write_goals()  # hold here before the torque comes on
-        self._torque(True)
-        self._armed = True
-        self._state = self._read_state(self._state)
-
-    def disarm(self) -> None:
-        """Torque off with acknowledgement (the arm goes limp); only zero actions accepted."""
-        self._check_open()
-        self._torque(False)
-        self._armed = False
-        self._action, self._goals = self._zero, self._commands.plan(self._zero)
-        self._state = self._read_state(self._state)
-
-    def geometry(self) -> ArrayGeometry:
-        """Player GET_GEOM: the description's geometry with the configured speeds."""
-        return self._description.geometry(config_speed=self._config_speed)
-
-    def configure_speed(self, joint: int | str, speed: float) -> None:
-        """Configured speed of ``joint`` (REQ SPEED), rad/s, within its velocity limit."""
-        self._configure("speed", self._config_speed, joint, speed,
-                        self._description.velocity_limit)  # fmt: skip
-
-    def configure_accel(self, joint: int | str, accel: float) -> None:
-        """Configured acceleration of ``joint`` (REQ ACCEL), rad/s², within its limit."""
-        self._configure("accel", self._config_accel, joint, accel,
-                        self._description.acceleration_limit)  # fmt: skip
-
-    def _configure(self, what: str, target: np.ndarray, joint: int | str, value: float,
-                   limit: np.ndarray) -> None:  # fmt: skip
-        try:
-            index = self._description.joint_index(joint)
-        except JointLabError as exc:
-            raise ConfigurationError(f"configure_{what}: {exc}") from exc
-        if not np.isfinite(value) or not 0 < value <= limit[index]:
-            raise ConfigurationError(
-                f"configure_{what}: {what} {value!r} of joint {index} "
-                f"({self._description.joint_names[index]}) must be > 0 and <= {limit[index]}"
-            )
-        target[index] = float(value)
-
     def seed(self, seed: int) -> None:
         """Accept a seed, as ``SimRobot.seed`` does (a real arm has no randomness to seed).
 
@@ -434,34 +349,34 @@ class ServoBusRobot(Robot):
 
     def write_register(self, joint: int | str, name: str, value: int) -> int:
         """Write register ``name`` of ``joint``'s servo (with status); return its error byte."""
+        self._check_open("write_register")
         index = self._description.joint_index(joint)
         return self._driver.write(self._ids[index], self._models[index].table[name], int(value))
 
     def read_register(self, joint: int | str, name: str) -> int:
         """Read register ``name`` of ``joint``'s servo."""
+        self._check_open("read_register")
         index = self._description.joint_index(joint)
         return self._driver.read(self._ids[index], self._models[index].table[name])
 
     def idle_cycle(self) -> ArrayState:
         """One bus cycle that writes no goals: wait for the period, Sync Read; the new state."""
-        self._check_open()
-        self._wait()
+        self._check_open("idle_cycle")
+        self._cycle_io.wait()
         self._state = self._read_state(self._state)
         return self._state
 
     def reboot(self, joint: int | str) -> None:
         """Reboot one servo (clears its hardware error; it comes back limp, so disarmed)."""
+        self._check_open("reboot")
         index = self._description.joint_index(joint)
         self._driver.reboot(self._ids[index])
-        time.sleep(0.05)
+        if self.realtime:
+            time.sleep(0.05)  # the servo's boot time
         self._armed = False
-        self._action, self._goals = self._zero, self._commands.plan(self._zero)
+        self._hold_zero()
 
     # ================================================================ lifetime
-    def _check_open(self) -> None:
-        if self._closed:
-            raise ConfigurationError(f"ServoBusRobot on {self.port!r} is closed")
-
     def _shutdown(self) -> None:
         self._closed = True
         self._driver.close()
@@ -474,7 +389,7 @@ class ServoBusRobot(Robot):
         if self._closed:
             return
         try:
-            self._torque(False)
+            self._cycle_io.torque(False)
         except JointLabError:
             pass
         self._shutdown()

@@ -25,6 +25,7 @@ import numpy as np
 
 from jointlab.connection import query_bool, query_positive
 from jointlab.errors import ConfigurationError
+from jointlab.hardware.host.urls import merge_options
 from jointlab.hardware.servo.calibration import Calibration, JointCalibration
 from jointlab.hardware.servo.emulator_process import BusEmulatorProcess
 from jointlab.hardware.servo.robot import ServoBusRobot
@@ -57,16 +58,6 @@ def _settings(url: RobotURL) -> dict[str, Any]:
     }
 
 
-def _merge(url: RobotURL, settings: dict[str, Any], options: dict[str, Any]) -> dict[str, Any]:
-    for key, value in options.items():
-        if key in url.query:
-            raise ConfigurationError(
-                f"{url.url}: {key!r} is given both in the URL and as an option"
-            )
-        settings[key] = value
-    return settings
-
-
 def connect_bus(url: RobotURL, options: dict[str, Any]) -> ServoBusRobot:
     """Factory of ``dynamixel://`` and ``feetech://`` (see the module docstring)."""
     if not url.target:
@@ -90,7 +81,7 @@ def connect_bus(url: RobotURL, options: dict[str, Any]) -> ServoBusRobot:
         raise ConfigurationError(
             f"{url.url}: robot {description.name!r} has {have}, not a {url.scheme} bus"
         )
-    return ServoBusRobot(url.target, description, **_merge(url, settings, options))
+    return ServoBusRobot(url.target, description, **merge_options(url, settings, options))
 
 
 def emulated_calibration(description: RobotDescription, offsets: np.ndarray) -> Calibration:
@@ -155,7 +146,7 @@ def connect_emulated_bus(url: RobotURL, description: RobotDescription,
         settings["calibration"] = emulated_calibration(description, offsets)
     else:
         settings["calibration"] = False
-    settings = _merge(url, settings, options)
+    settings = merge_options(url, settings, options)
     emulator = BusEmulatorProcess(description, **emulator_options)
     try:
         return EmulatedServoRobot(emulator, description, **settings)

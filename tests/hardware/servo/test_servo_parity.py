@@ -12,15 +12,14 @@ import numpy as np
 import pytest
 
 import jointlab
-from jointlab.program import demo_program, run_program
+from jointlab.program import ProgramStep, demo_program, run_program
 
 
 def program(robot) -> list:
-    """The demo program's trajectory, shortened (the full demo runs in examples)."""
-    trajectory = demo_program(robot)[1]["follow_trajectory"]["waypoints"]
-    for waypoint, t in zip(trajectory, (0.0, 0.5, 1.0, 1.3), strict=True):
-        waypoint["time_from_start"] = t
-    return [{"follow_trajectory": {"waypoints": trajectory}}, {"hold": {"for": 0.1}}]
+    """The demo program's trajectory (timed within the limits), then a short hold."""
+    trajectory = demo_program(robot)[1]
+    assert trajectory.verb == "follow_trajectory"
+    return [trajectory, ProgramStep("hold", {}, duration=0.1)]
 
 
 def trace(url: str) -> tuple[np.ndarray, float]:

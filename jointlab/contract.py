@@ -186,6 +186,16 @@ class Robot(abc.ABC):
         return np.ones(self.dof, dtype=bool)
 
     @property
+    def position_resolution(self) -> np.ndarray:
+        """Smallest position step the robot reports per joint, shape ``(dof,)``, rad or m.
+
+        The description's (one encoder tick on a servo arm, 0 where exact, as in a
+        simulator of a robot without a bus): the Commander counts a target as reached within
+        two of these at least.
+        """
+        return self.description.position_resolution
+
+    @property
     def closed(self) -> bool:
         """True once ``close()`` was called."""
         return self._closed

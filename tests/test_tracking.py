@@ -6,6 +6,11 @@ Commander. The robot must reach the target within 2e-3 rad (or m); on a fixed ba
 follow the planned motion within 2e-3 all the way (the floating ``ssl_robot`` pushes its puck
 around, so it is only held to the target). The geometry-only robot of docs/robot-files.md
 reaches its targets through the emulated device too. ``pytest -s`` prints the errors.
+
+The servo arms (``so101``, ``koch``: robots with a ``bus`` section) have their servos' gains,
+soft by design, and no friction compensation: a joint stops where Coulomb friction balances
+``kp · error``, and positions are read in encoder ticks. They are held to the target within
+``static_friction / kp`` plus two ticks (``position_resolution``), not to the motion.
 """
 
 from __future__ import annotations
@@ -49,11 +54,19 @@ def track(url: str, **options: object) -> tuple[str, float, float, RobotDescript
         return handle.status.value, float(final), summary.max_tracking_error, description
 
 
+def servo_tolerance(description: RobotDescription) -> float:
+    """Where a servo arm's joints may stop: the friction band plus two encoder ticks."""
+    band = description.static_friction / description.default_kp
+    return float(np.max(band + 2 * description.position_resolution))
+
+
 def check(url: str, *, during_motion: bool = True, **options: object) -> None:
     status, final, during, description = track(url, **options)
     print(f"\n{url}: {status}, {final:.1e} from the target, {during:.1e} off the motion")
-    assert final <= TOLERANCE, f"{url}: {final:.2e} from the target ({status})"
-    if description.base.fixed and during_motion:
+    servo_arm = description.bus is not None
+    tolerance = max(TOLERANCE, servo_tolerance(description)) if servo_arm else TOLERANCE
+    assert final <= tolerance, f"{url}: {final:.2e} from the target ({status})"
+    if description.base.fixed and during_motion and not servo_arm:
         assert status == "succeeded", url
         assert during <= TOLERANCE, f"{url}: {during:.2e} off the planned motion"
 

@@ -56,7 +56,8 @@ class Motion(Protocol):
 class Tolerances:
     """When a command counts as done."""
 
-    #: ``|q − target|`` below which a target is reached, rad or m.
+    #: ``|q − target|`` below which a target is reached, rad or m (at least twice the
+    #: robot's ``position_resolution``: two encoder ticks on a servo arm).
     position: float = 5e-4
     #: ``|q̇|`` below which a joint is at rest, rad/s or m/s.
     velocity: float = 0.02

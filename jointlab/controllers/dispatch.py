@@ -20,6 +20,7 @@ import itertools
 import math
 from collections import deque
 from collections.abc import Callable, Hashable, Iterable
+from dataclasses import replace
 from typing import Any
 
 import numpy as np
@@ -84,13 +85,19 @@ class CommandDispatcher:
         self.description = robot.description
         desc = self.description
         self.dof = desc.dof
-        self.tolerances = tolerances or Tolerances()
+        tolerances = tolerances or Tolerances()
+        # A target counts as reached within two sensor steps at least: a servo reports whole
+        # encoder ticks and its position loop settles anywhere within ±1 tick of the goal.
+        resolution = 2.0 * float(np.max(robot.position_resolution, initial=0.0))
+        self.tolerances = replace(tolerances, position=max(tolerances.position, resolution))
         self.start_tolerance = float(start_tolerance)
         self.dynamics = (DynamicsModel(desc)
                          if gravity_compensation or model_feedforward else None)
         self._gravity = bool(gravity_compensation)
-        # Position-only actuators (servos without current control) take no feed-forward.
+        # Position-only actuators (servos without current control) take no feed-forward
+        # torque; compute() turns theirs into a target offset.
         self._torque_capable = np.asarray(robot.torque_capable, dtype=bool)
+        self._lower, self._upper = desc.lower, desc.upper
         self._model_ff = bool(model_feedforward)
         self._inertia_period = float(inertia_period)
         self._inertia_from = math.inf  # time of the current M(q); inf: compute at the next tick
@@ -98,6 +105,9 @@ class CommandDispatcher:
         self._damping = desc.damping
         self.kp = self._gains(kp, "kp")
         self.kd = self._gains(kd, "kd")
+        # The P gain the robot uses (the description's where none or NaN is given).
+        gain = desc.default_kp if self.kp is None else self.kp
+        self._kp_in_use = np.where(np.isnan(gain), desc.default_kp, gain)
         self.safety = SafetyLayer(SafetyLimits.from_description(desc), robot.control_dt,
                                   policy=safety_policy, check_mode=check_mode)
         self._soft = MotionLimits.from_description(desc)
@@ -333,9 +343,16 @@ class CommandDispatcher:
                     self._inertia_from = t
                 extra = extra + self._mass @ out.ref_a + self._damping * out.ref_v
         pd = out.pd if self._independent is None else out.pd & self._independent
+        target = out.ref_p
         if self.dynamics is not None:
             torque = torque + np.where(pd & self._torque_capable, extra, 0.0)
-        action = NJointAction(torque, np.where(pd, out.ref_p, self._nan), self.kp, self.kd,
+            # A position-only servo takes no torque: its feed-forward goes in as a target
+            # offset instead, kp·(p + f/kp − q) = kp·(p − q) + f, within the joint's range.
+            offset = pd & ~self._torque_capable & (self._kp_in_use > 0)
+            if offset.any():
+                shifted = out.ref_p + extra / np.where(offset, self._kp_in_use, 1.0)
+                target = np.where(offset, np.clip(shifted, self._lower, self._upper), target)
+        action = NJointAction(torque, np.where(pd, target, self._nan), self.kp, self.kd,
                               np.where(pd, out.ref_v, self._nan))
         result = self.safety.filter(action, state)
         for event in result.events:

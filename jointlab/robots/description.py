@@ -478,6 +478,20 @@ class RobotDescription:
         )
 
     @cached_property
+    def position_resolution(self) -> np.ndarray:
+        """Position step each joint's sensor reports, shape ``(dof,)``, rad or m.
+
+        One encoder tick through the transmission for a robot with a ``bus`` section (its
+        servos report whole ticks: 1.5 mrad on a 4096-tick servo); 0 (exact) otherwise.
+        """
+        if self.bus is None:
+            resolution = np.zeros(self.dof)
+        else:
+            resolution = 1.0 / np.abs(self.transmissions.scale)
+        resolution.setflags(write=False)
+        return resolution
+
+    @cached_property
     def has_brakes(self) -> np.ndarray:
         """Boolean mask of joints with brakes, shape ``(dof,)``."""
         mask = np.array([a.has_brakes for a in self.joints], dtype=bool)

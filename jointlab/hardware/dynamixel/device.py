@@ -148,18 +148,19 @@ class DynamixelDevice:
                     pass  # no status packet to carry the error
         return []
 
+    def _read_reply(self, servo_id: int, address: int, length: int) -> list[Reply]:
+        """The status packet of servo ``servo_id`` for a read (none if it is not on the bus)."""
+        k = self.servos.index.get(servo_id)
+        if k is None:
+            return []
+        try:
+            return [self._status(k, 0, read_memory(self.servos, k, address, length))]
+        except MemoryError_ as exc:
+            return [self._status(k, _REASON[exc.reason])]
+
     def _sync_read(self, p: bytes) -> list[Reply]:
         address, length = _word(p, 0), _word(p, 2)
-        replies = []
-        for servo_id in p[4:]:
-            k = self.servos.index.get(servo_id)
-            if k is None:
-                continue
-            try:
-                replies.append(self._status(k, 0, read_memory(self.servos, k, address, length)))
-            except MemoryError_ as exc:
-                replies.append(self._status(k, _REASON[exc.reason]))
-        return replies
+        return [r for servo_id in p[4:] for r in self._read_reply(servo_id, address, length)]
 
     def _bulk_write(self, p: bytes) -> list[Reply]:
         at = 0
@@ -175,17 +176,8 @@ class DynamixelDevice:
         return []
 
     def _bulk_read(self, p: bytes) -> list[Reply]:
-        replies = []
-        for at in range(0, len(p) - 4, 5):
-            servo_id, address, length = p[at], _word(p, at + 1), _word(p, at + 3)
-            k = self.servos.index.get(servo_id)
-            if k is None:
-                continue
-            try:
-                replies.append(self._status(k, 0, read_memory(self.servos, k, address, length)))
-            except MemoryError_ as exc:
-                replies.append(self._status(k, _REASON[exc.reason]))
-        return replies
+        return [r for at in range(0, len(p) - 4, 5)
+                for r in self._read_reply(p[at], _word(p, at + 1), _word(p, at + 3))]  # fmt: skip
 
     # ------------------------------------------------------------------ per tick
     def tick(self) -> None:

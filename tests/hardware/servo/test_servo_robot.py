@@ -70,6 +70,28 @@ def test_capabilities_per_model(koch) -> None:
     assert koch.read_register("shoulder_pan", "bus_watchdog") == 0
 
 
+def test_a_fired_bus_watchdog_shows_in_the_state_and_the_next_goals_clear_it(koch) -> None:
+    """Dynamixel Bus Watchdog: the servos stop when the host falls silent; read() says so."""
+    koch.arm()
+    home = koch.description.home
+    koch.apply(NJointAction.Position(home))
+    koch.step()
+    # 300 ms of firmware time without an instruction, as if the program had stopped calling
+    # step(): every servo's watchdog (100 ms) fires and it holds where it is.
+    koch.emulator.advance(0.3, koch.driver.bytes_written)
+    assert koch.read_register("shoulder_pan", "bus_watchdog") == -1  # fired
+    target = home + np.array([0.2, 0.0, 0.0, 0.0, 0.0, 0.0])
+    koch.apply(NJointAction.Position(target))
+    flags = []
+    for _ in range(60):  # the host reads the watchdog once per watchdog period (20 cycles)
+        koch.step()
+        flags.append(koch.read().watchdog)
+    assert flags.count(True) == 1  # the state of the cycle that found and cleared it
+    assert koch.read_register("shoulder_pan", "bus_watchdog") == 5  # set again
+    assert koch.read().position[0] - home[0] > 0.15  # the goals take effect again
+    koch.disarm()
+
+
 def test_refusals_name_the_servo_before_any_motion() -> None:
     with jointlab.connect(f"emulated://so101?{FAST}") as robot:
         robot.arm()

@@ -95,11 +95,19 @@ class ServoDriver(abc.ABC):
         base = self.sdk.PortHandler
 
         class _CountingPort(base):  # type: ignore[misc, valid-type]
-            """The SDK's port, counting the bytes written (for lockstep emulation)."""
+            """The SDK's port, counting the bytes written (for lockstep emulation).
+
+            Bytes waiting when an instruction goes out are stale (a bus is half duplex: only
+            answers to earlier instructions, e.g. the late status packets of an exchange that
+            was retried), so they are dropped first; the SDKs' ``clearPort`` only flushes
+            output, and a stale packet would be read as the answer to the new instruction.
+            """
 
             bytes_written = 0
 
             def writePort(self, packet: Any) -> int:
+                if self.ser is not None:
+                    self.ser.reset_input_buffer()
                 written = super().writePort(packet)
                 self.bytes_written += written
                 return written

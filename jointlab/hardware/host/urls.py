@@ -191,6 +191,10 @@ class EmulatedRobot(SerialRobot):
         super().__init__(emulator.path, description, on_close=emulator.close, **options)
 
 
+#: Seconds an emulated device's handshake and first state may take (``serial://``: 5 s).
+EMULATED_CONNECT_TIMEOUT = 30.0
+
+
 def connect_emulated(url: RobotURL, options: dict[str, Any]) -> EmulatedRobot:
     """Factory of ``emulated://`` (see the module docstring)."""
     if not url.target:
@@ -222,6 +226,9 @@ def connect_emulated(url: RobotURL, options: dict[str, Any]) -> EmulatedRobot:
             emulator_settings[key] = options.pop(key)
     stream_period = options.pop("stream_period", stream_period)
     settings = merge_options(url, settings, options)
+    # the device is our own child process: on a machine with both cores busy its start-up
+    # (PyBullet, the first ticks) is slow, not dead
+    settings.setdefault("connect_timeout", EMULATED_CONNECT_TIMEOUT)
     emulator_settings["lockstep"] = settings["lockstep"]
     if stream_period is not None:  # the emulator streams at it; lockstep steps take it
         emulator_settings["stream_period"] = stream_period

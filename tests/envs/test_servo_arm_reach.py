@@ -26,10 +26,12 @@ def test_reach_targets_are_reachable_and_above_the_table(robot) -> None:
 
 
 @pytest.mark.slow
-def test_a_reach_policy_trains_on_so101_and_runs_on_sim_and_on_the_emulated_bus() -> None:
+@pytest.mark.parametrize("robot", ["so101", "koch"])
+def test_a_reach_policy_trains_and_runs_alike_on_sim_and_on_the_emulated_bus(robot) -> None:
+    """so101 on the emulated Feetech bus, koch on the emulated Dynamixel bus (lockstep)."""
     torch = pytest.importorskip("torch")
     torch.set_num_threads(1)
-    env_id, kwargs = resolve_task("reach-so101")
+    env_id, kwargs = resolve_task(f"reach-{robot}")
     vec = make_training_env(env_id, kwargs, envs=2, seed=0)
     model = make_ppo(vec, seed=0)
     model.learn(total_timesteps=512)
@@ -37,22 +39,10 @@ def test_a_reach_policy_trains_on_so101_and_runs_on_sim_and_on_the_emulated_bus(
     policy = SB3Policy(model, vec)
     results = [
         evaluate_policy(policy, url, env_id=env_id, env_kwargs=kwargs, episodes=1, seed=7)
-        for url in ("sim://so101", "emulated://so101?lockstep=1")
+        for url in (f"sim://{robot}", f"emulated://{robot}?lockstep=1")
     ]
     vec.close()
     sim, bus = results
     assert sim.lengths[0] == bus.lengths[0] == 50
     # The same policy from the same start: the arm ends up in the same place on both.
     assert bus.mean_return == pytest.approx(sim.mean_return, rel=0.05, abs=0.5)
-
-
-@pytest.mark.slow
-def test_koch_reach_trains() -> None:
-    torch = pytest.importorskip("torch")
-    torch.set_num_threads(1)
-    env_id, kwargs = resolve_task("reach-koch")
-    vec = make_training_env(env_id, kwargs, envs=2, seed=0)
-    model = make_ppo(vec, seed=0)
-    model.learn(total_timesteps=512)
-    assert model.num_timesteps >= 512
-    vec.close()

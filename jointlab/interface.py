@@ -33,9 +33,12 @@ from typing import Any
 import numpy as np
 
 from jointlab.errors import ActionError
+from jointlab.joint_vectors import as_vector, check_gains, check_targets, check_torque, constants
 
 #: Names defined in :mod:`jointlab.contract` (the Robot base), importable from here too.
 _CONTRACT = ("REFUSAL_ORDER", "Readiness", "Robot", "given_fields")
+
+_GAINS = ("position_kp", "position_kd")
 
 __all__ = [
     "ActuatorState",
@@ -69,23 +72,6 @@ def nan_vector(dof: int) -> np.ndarray:
     return np.full(int(dof), np.nan)
 
 
-def _as_vector(name: str, value: Any, dof: int | None) -> np.ndarray:
-    try:
-        array = np.array(value, dtype=np.float64)
-    except (TypeError, ValueError) as exc:
-        raise ActionError(f"NJointAction.{name} must be numeric, got {value!r}") from exc
-    if array.ndim == 0:
-        raise ActionError(
-            f"NJointAction.{name} must be a 1-D array, got a scalar; "
-            f"use a vector of length {dof if dof is not None else 'dof'}"
-        )
-    if array.ndim != 1 or (dof is not None and array.shape[0] != dof):
-        expected = f"({dof},)" if dof is not None else "(dof,)"
-        raise ActionError(f"NJointAction.{name} has shape {array.shape}, expected {expected}")
-    array.setflags(write=False)
-    return array
-
-
 @dataclass(frozen=True)
 class ResolvedAction:
     """What a backend needs to run the PD law of one action, derived once per action.
@@ -117,8 +103,10 @@ class ResolvedAction:
 class NJointAction:
     """Action of an n-joint robot: a torque plus an optional joint-wise PD on position.
 
-    Immutable and validated once when built. Use the factories :meth:`Torque`,
-    :meth:`Position`, :meth:`TorqueAndPosition`, :meth:`Zero` rather than the constructor.
+    Immutable and validated once when built (bounds: :mod:`jointlab.joint_vectors`); real
+    numbers only (strings, complex numbers and empty vectors are refused). Use the
+    factories :meth:`Torque`, :meth:`Position`, :meth:`TorqueAndPosition`, :meth:`Zero`
+    rather than the constructor.
     """
 
     #: Feed-forward torque in N·m (N for linear joints). Shape ``(dof,)``; must be finite.
@@ -132,6 +120,10 @@ class NJointAction:
     #: Target velocity in rad/s or m/s for the D term; NaN means 0. Shape ``(dof,)``.
     velocity: np.ndarray = field(default=None)  # type: ignore[assignment]
 
+    #: True when the action is a plain ``Position(q)``: a target on every joint, zero
+    #: torque, default gains, no velocity target (backends take a shorter path for it).
+    _plain = False
+
     def __init__(
         self,
         torque: Any,
@@ -140,46 +132,65 @@ class NJointAction:
         position_kd: Any = None,
         velocity: Any = None,
     ) -> None:
-        torque_array = _as_vector("torque", torque, None)
+        torque_array = as_vector("torque", torque, None)
         dof = torque_array.shape[0]
-        if not np.all(np.isfinite(torque_array)):
-            bad = np.flatnonzero(~np.isfinite(torque_array)).tolist()
-            raise ActionError(f"NJointAction.torque must be finite; joints {bad} are NaN or inf")
-        values = {"torque": torque_array}
+        check_torque(torque_array)
+        nans = constants(dof)[1]
+        fields = self.__dict__
+        fields["torque"] = torque_array
         for name, value in (
             ("position", position),
             ("position_kp", position_kp),
             ("position_kd", position_kd),
             ("velocity", velocity),
         ):
-            values[name] = nan_vector(dof) if value is None else _as_vector(name, value, dof)
-            if np.any(np.isinf(values[name])):
-                bad = np.flatnonzero(np.isinf(values[name])).tolist()
-                raise ActionError(f"NJointAction.{name} must not be infinite; joints {bad} are")
-            values[name].setflags(write=False)
-        for gain in ("position_kp", "position_kd"):
-            negative = values[gain] < 0  # NaN compares False, as wanted
-            if np.any(negative):
-                raise ActionError(
-                    f"NJointAction.{gain} must be >= 0 (or NaN for the default); "
-                    f"joints {np.flatnonzero(negative).tolist()} are negative"
-                )
-        for name, value in values.items():
-            object.__setattr__(self, name, value)
+            if value is None or value is nans:
+                fields[name] = nans
+                continue
+            array = as_vector(name, value, dof)
+            if name in _GAINS:
+                check_gains(name, array)
+            else:
+                check_targets(name, array)
+            fields[name] = array
+
+    @classmethod
+    def _plain_position(cls, position: np.ndarray, fully_given: bool) -> NJointAction:
+        """``Position(position)`` from a checked read-only vector (no copy)."""
+        zeros, nans, all_true, _ = constants(position.shape[0])
+        action = object.__new__(cls)
+        fields = action.__dict__
+        fields["torque"] = zeros
+        fields["position"] = position
+        fields["position_kp"] = fields["position_kd"] = fields["velocity"] = nans
+        if fully_given:
+            fields["pd_mask"] = all_true
+            fields["is_zero"] = False
+            fields["_plain"] = True
+        return action
 
     # ----------------------------------------------------------------- factories
     @classmethod
     def Torque(cls, torque: Any) -> NJointAction:
         """Pure torque action (PD disabled). ``torque`` in N·m, shape ``(dof,)``."""
-        return cls(torque)
+        action = cls(torque)
+        action.__dict__["pd_mask"] = constants(action.dof)[3]
+        return action
 
     @classmethod
     def Position(
         cls, position: Any, kp: Any = None, kd: Any = None, velocity: Any = None
     ) -> NJointAction:
-        """Pure position action: zero feed-forward torque, PD to ``position`` (rad or m)."""
-        position_array = _as_vector("position", position, None)
-        return cls(np.zeros(position_array.shape[0]), position_array, kp, kd, velocity)
+        """Pure position action: zero feed-forward torque, PD to ``position`` (rad or m).
+
+        ``Position(q)`` alone is the fast path of a controller that builds a new action
+        every period (one copy and one vectorised bounds check, a few microseconds).
+        """
+        position_array = as_vector("position", position, None)
+        if kp is None and kd is None and velocity is None and cls is NJointAction:
+            fully_given = check_targets("position", position_array)
+            return cls._plain_position(position_array, fully_given)
+        return cls(constants(position_array.shape[0])[0], position_array, kp, kd, velocity)
 
     @classmethod
     def TorqueAndPosition(
@@ -196,7 +207,16 @@ class NJointAction:
     @classmethod
     def Zero(cls, dof: int) -> NJointAction:
         """Zero torque with the PD disabled on every joint."""
-        return cls(np.zeros(int(dof)))
+        dof = int(dof)
+        if dof < 1:
+            raise ActionError(f"NJointAction.Zero needs dof >= 1, got {dof}")
+        action = object.__new__(cls)
+        zeros, nans, _, all_false = constants(dof)
+        action.__dict__.update(
+            torque=zeros, position=nans, position_kp=nans, position_kd=nans, velocity=nans,
+            pd_mask=all_false, is_zero=True,
+        )  # fmt: skip
+        return action
 
     @classmethod
     def from_validated(
@@ -209,12 +229,14 @@ class NJointAction:
     ) -> NJointAction:
         """Build an action from arrays the caller has already validated (a hot-path escape).
 
-        For adapters that check shape, finiteness and gain signs themselves (e.g. an env's
-        action space mapping, 25 µs cheaper per step). The arrays must be float64 of shape
-        ``(dof,)`` with a finite torque and gains >= 0 or NaN; they are made read-only, not
-        copied. Anything else must use the validating constructor.
+        For adapters that check shape, finiteness, bounds and gain signs themselves (e.g. an
+        env's action space mapping). The arrays must be float64 of shape ``(dof,)`` within
+        the bounds of :mod:`jointlab.joint_vectors` (finite torque, gains in ``[0, MAX_GAIN]``
+        or NaN, targets within ``MAX_TARGET`` or NaN); they are made read-only, not copied.
+        Anything else must use the validating constructor or :meth:`Position`.
         """
         action = object.__new__(cls)
+        fields = action.__dict__
         for name, value in (
             ("torque", torque),
             ("position", position),
@@ -222,8 +244,8 @@ class NJointAction:
             ("position_kd", position_kd),
             ("velocity", velocity),
         ):
-            value.setflags(write=False)
-            object.__setattr__(action, name, value)
+            value.flags.writeable = False
+            fields[name] = value
         return action
 
     @staticmethod

@@ -21,6 +21,7 @@ from jointlab.interface import (
     given_fields,
     nan_vector,
 )
+from jointlab.joint_vectors import MAX_GAIN, MAX_TARGET
 
 NAN = math.nan
 INF = math.inf
@@ -130,6 +131,51 @@ def test_negative_gains_refused(gain: str) -> None:
 def test_nan_position_gains_and_velocity_allowed() -> None:
     action = NJointAction([0.0, 0.0], [NAN, 0.1], [NAN, NAN], [NAN, 1.0], [NAN, NAN])
     np.testing.assert_array_equal(action.pd_mask, [False, True])
+
+
+@pytest.mark.parametrize(
+    ("make", "field", "words"),
+    [
+        (lambda: NJointAction.Torque([1.0 + 2.0j, 0.0]), "torque", "complex"),
+        (lambda: NJointAction.Position(np.array([0.5, 1j])), "position", "complex"),
+        (lambda: NJointAction.Position(["0.1", "0.2"]), "position", "strings"),
+        (lambda: NJointAction.Torque([1.0, "2"]), "torque", "strings"),
+        (lambda: NJointAction.Position([0.1, None]), "position", "None"),
+        (lambda: NJointAction.Torque([]), "torque", "(0,)"),
+        (lambda: NJointAction.Position(np.zeros(0)), "position", "(0,)"),
+        (lambda: NJointAction.Zero(0), "Zero", "dof >= 1"),
+        (lambda: NJointAction.Position([0.0], kp=[1e300]), "position_kp", "overflow"),
+        (lambda: NJointAction.Position([0.0], kd=[2 * MAX_GAIN]), "position_kd", "overflow"),
+        (lambda: NJointAction.Position([1e300, 0.0]), "position", "[0]"),
+        (lambda: NJointAction.Position([0.0], velocity=[-1e12]), "velocity", "beyond"),
+    ],
+    ids=["complex-torque", "complex-position", "numeric-strings", "mixed-strings", "none",
+         "empty-torque", "empty-position", "zero-dof", "huge-kp", "huge-kd", "huge-position",
+         "huge-velocity"],
+)  # fmt: skip
+def test_refused_inputs_name_the_field(make: object, field: str, words: str) -> None:
+    with pytest.raises(ActionError) as info:
+        make()  # type: ignore[operator]
+    message = str(info.value)
+    assert field in message and words in message, message
+
+
+def test_bounds_are_inclusive_and_nan_passes() -> None:
+    action = NJointAction.Position([MAX_TARGET, -MAX_TARGET, NAN], kp=[MAX_GAIN, 0.0, NAN])
+    np.testing.assert_array_equal(action.pd_mask, [True, True, False])
+    assert NJointAction.Torque([1e300, -1e300]).torque[0] == 1e300  # clamped by the backend
+
+
+def test_position_fast_path_is_the_same_action() -> None:
+    target = np.array([0.1, -0.2, 0.3])
+    fast = NJointAction.Position(target)
+    slow = NJointAction(np.zeros(3), target.tolist(), None, None, None)
+    assert fast == slow and not fast.is_zero
+    np.testing.assert_array_equal(fast.pd_mask, slow.pd_mask)
+    target[0] = 9.0  # the action holds a copy
+    assert fast.position[0] == 0.1
+    partial = NJointAction.Position(np.array([0.1, NAN, 0.3]))
+    np.testing.assert_array_equal(partial.pd_mask, [True, False, True])
 
 
 def test_action_errors_are_jointlab_errors() -> None:
@@ -260,9 +306,12 @@ def test_construction_accepts_exactly_the_valid_vectors(
     vectors: tuple[np.ndarray, np.ndarray, np.ndarray],
 ) -> None:
     torque, position, kp = vectors
-    valid = (
-        np.all(np.isfinite(torque)) and not np.any(np.isinf(position)) and not np.any(np.isinf(kp))
-    ) and not np.any(kp < 0)
+    with np.errstate(invalid="ignore"):
+        valid = (
+            np.all(np.isfinite(torque))
+            and not np.any(np.abs(position) > MAX_TARGET)
+            and not np.any((kp < 0) | (kp > MAX_GAIN))
+        )
     if valid:
         action = NJointAction(torque, position, kp)
         np.testing.assert_array_equal(action.torque, torque)

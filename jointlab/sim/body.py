@@ -256,14 +256,17 @@ class RobotBody:
         return np.array(positions), np.array(velocities)
 
     def reset(self, q: np.ndarray, qd: np.ndarray) -> None:
-        """Put the joints at ``q``/``qd`` and a floating base back at its pose, at rest."""
+        """Put the joints at ``q``/``qd`` and the base back at its pose, at rest.
+
+        A fixed base is put back too: a physics step that diverged (NaN) leaves even a fixed
+        base's pose NaN, and everything computed from it after the reset would be NaN again.
+        """
         cid, body = self.client_id, self.body_id
         base = self.description.base
-        if not base.fixed:
-            pybullet.resetBasePositionAndOrientation(
-                body, base.position, quaternion_from_rpy(base.orientation), physicsClientId=cid
-            )
-            pybullet.resetBaseVelocity(body, (0, 0, 0), (0, 0, 0), physicsClientId=cid)
+        pybullet.resetBasePositionAndOrientation(
+            body, base.position, quaternion_from_rpy(base.orientation), physicsClientId=cid
+        )
+        pybullet.resetBaseVelocity(body, (0, 0, 0), (0, 0, 0), physicsClientId=cid)
         pybullet.resetJointStatesMultiDof(
             body, self.indices,
             targetValues=[[v] for v in q.tolist()],

@@ -80,8 +80,12 @@ class DriveLoop:
         self.tau = self.cmd = self.zeros
         self.drive_on = False
         self.c = self.kp = self.kd = self.zeros
+        #: ``[drive_on, c, kp, kd]``: what the law reads at every step (set per action).
+        self.params: list[Any] = [False, self.zeros, self.zeros, self.zeros]
         self._action: NJointAction | None = None
         self._active = np.zeros(dof, dtype=bool)
+        self._mask = self._active
+        self._mask_any = self._mask_all = False
 
     # ---------------------------------------------------------------- configuration
     def set_episode(self, episode: EpisodeParameters) -> None:
@@ -109,28 +113,37 @@ class DriveLoop:
         """Derive the loop's arrays from ``action`` on the ``active`` joints (once per action).
 
         ``active`` marks joints whose motor may produce torque (powered, armed, unbraked);
-        dependent joints are never driven.
+        dependent joints are never driven. The caller replaces ``active`` rather than
+        modifying it (the mask derived from it is kept while it is the same array). A plain
+        ``NJointAction.Position(q)`` on a fully driven robot costs one multiplication; the
+        law itself is not rebuilt (it reads :attr:`params`).
         """
         self._action = action
-        self._active = active
-        mask = active & self.independent
-        self.drive_on = bool(mask.any()) and not action.is_zero
-        if not self.drive_on:
-            self.c = self.kp = self.kd = self.zeros
-            self._build_law()
-            return
-        # NJointAction.resolve's rules, fused with the drive mask (no intermediate action):
-        # default gains where NaN, no PD where the position is NaN, a NaN velocity is 0.
-        on = mask & action.pd_mask
-        isnan = np.isnan
-        where = np.where
-        kp = where(on, where(isnan(action.position_kp), self.default_kp, action.position_kp), 0.0)
-        kd = where(on, where(isnan(action.position_kd), self.default_kd, action.position_kd), 0.0)
-        position = where(on, action.position, 0.0)
-        velocity = where(on & ~isnan(action.velocity), action.velocity, 0.0)
-        self.kp, self.kd = kp, kd
-        self.c = where(mask, action.torque, 0.0) + kp * position + kd * velocity
-        self._build_law()
+        if active is not self._active:
+            self._active = active
+            self._mask = mask = active & self.independent
+            self._mask_any, self._mask_all = bool(mask.any()), bool(mask.all())
+        drive_on = self._mask_any and not action.is_zero
+        if not drive_on:
+            c = kp = kd = self.zeros
+        elif action._plain and self._mask_all:
+            kp, kd = self.default_kp, self.default_kd
+            c = kp * action.position
+        else:
+            # NJointAction.resolve's rules, fused with the drive mask: default gains where
+            # NaN, no PD where the position is NaN, a NaN velocity is 0.
+            mask = self._mask
+            on = mask & action.pd_mask
+            isnan, where = np.isnan, np.where
+            kp = where(on, where(isnan(action.position_kp), self.default_kp, action.position_kp),
+                       0.0)  # fmt: skip
+            kd = where(on, where(isnan(action.position_kd), self.default_kd, action.position_kd),
+                       0.0)  # fmt: skip
+            position = where(on, action.position, 0.0)
+            velocity = where(on & ~isnan(action.velocity), action.velocity, 0.0)
+            c = where(mask, action.torque, 0.0) + kp * position + kd * velocity
+        self.drive_on, self.c, self.kp, self.kd = drive_on, c, kp, kd
+        self.params[:] = drive_on, c, kp, kd
 
     def sync(self) -> None:
         """Re-read the state from the engine (after a reset) and forget queued commands."""
@@ -143,8 +156,8 @@ class DriveLoop:
 
     # ---------------------------------------------------------------- the law
     def _build_law(self) -> None:
-        """Bind the arrays of the current configuration into ``self.law`` (no lookups per step)."""
-        drive_on, c, kp, kd = self.drive_on, self.c, self.kp, self.kd
+        """Bind the current configuration into ``self.law`` (per episode, not per action)."""
+        params = self.params
         push = None if self.delay is None else self.delay.push
         speed_dependent, slope = self.speed_dependent, self.slope
         stall, neg_stall, effort, neg_effort = (
@@ -159,6 +172,7 @@ class DriveLoop:
         clip = _clip
 
         def law(q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+            drive_on, c, kp, kd = params
             if drive_on:
                 cmd = c - kp * q - kd * qd
                 if push is not None:

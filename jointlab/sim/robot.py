@@ -291,12 +291,20 @@ class SimRobot(Robot):
     def _readiness(self) -> Readiness:
         return Readiness(self._powered, self._armed, self._brakes_requested and self._has_brakes)
 
+    def _motion_allowed(self) -> bool:
+        return self._powered and self._armed and not (self._brakes_requested and self._has_brakes)
+
     def _apply(self, action: NJointAction) -> None:
-        """Use ``action`` from the next physics step on (checked by ``Robot.apply``)."""
+        """Use ``action`` from the next physics step on (checked by ``Robot.apply``).
+
+        Applying the same action object again costs nothing; a new one costs the derivation
+        of the law's arrays (:meth:`jointlab.sim.law.DriveLoop.set_action`).
+        """
         if action is self._action:
             return
         self._action = action
-        self._configure_drive()
+        self._loop.set_action(action, self._active)
+        self._state = None
 
     def _configure_drive(self, reconfigure: bool = False) -> None:
         """Re-derive the torque loop's arrays from the current action.

@@ -1,5 +1,9 @@
 """What ``SimRobot.read()`` reports: actuator flags, stall detection, sensors, ``ArrayState``.
 
+``read()`` costs about a microsecond: it returns a :class:`SimState` that holds the loop's
+arrays of that instant and derives each field (acceleration, current, flags, read-only
+views of position, velocity and torque) when it is first read.
+
 Flags per joint (Player's actarray codes): BRAKED on a braked joint; otherwise MOVING when
 ``|qd| > moving_threshold`` and IDLE when not; STALLED is added when the actuator torque is
 saturated (the actuator model changed the command) and the joint has not moved in the
@@ -10,13 +14,15 @@ control period when that is longer).
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 
 from jointlab.interface import ActuatorState, ArrayState
 from jointlab.sim.law import DriveLoop
 from jointlab.sim.sensors import SensorModel
 
-__all__ = ["StateReporter"]
+__all__ = ["SimState", "StateReporter"]
 
 #: The stall detector looks at the joints once per this many seconds of simulated time.
 STALL_CHECK_PERIOD = 0.01
@@ -77,26 +83,92 @@ class StateReporter:
         braked: np.ndarray,
         brakes_engaged: bool,
     ) -> ArrayState:
-        """The state after the loop's last physics step; its arrays are made read-only."""
-        qd, tau = loop.qd, loop.tau
-        position, velocity = (loop.q, qd) if self.measured is None else self.measured
+        """The state after the loop's last physics step (a :class:`SimState`)."""
+        state = _new_state(SimState)
+        state.__dict__.update(
+            time=time, motor_power=powered, armed=armed, brakes=brakes_engaged,
+            _inputs=(self, loop, loop.q, loop.qd, loop.qd_prev, loop.tau, self.measured,
+                     braked if brakes_engaged else None,
+                     self.stalled if self._stall_any else None),
+        )  # fmt: skip
+        return state
+
+    def flags(self, qd: np.ndarray, braked: np.ndarray | None, stalled: np.ndarray | None
+              ) -> np.ndarray:  # fmt: skip
+        """Actuator flags for joint velocities ``qd`` (see the module docstring)."""
         # IDLE (1) or MOVING (2) is 1 + (|qd| > threshold).
         flags = np.greater(np.abs(qd), self._threshold).view(np.uint8) + self._idle
-        if brakes_engaged:
+        if braked is not None:
             flags[braked] = _BRAKED
-        if self._stall_any:
-            flags[self.stalled] |= _STALLED
-        for array in (position, velocity, tau):
-            array.flags.writeable = False
-        return ArrayState(
-            time,
-            position,
-            velocity,
-            (qd - loop.qd_prev) * self._inv_dt,
-            tau,
-            loop.current(tau),
-            flags,
-            powered,
-            armed,
-            brakes_engaged,
-        )
+        if stalled is not None:
+            flags[stalled] |= _STALLED
+        return flags
+
+
+_new_state = object.__new__
+
+
+def _read_only(array: np.ndarray) -> np.ndarray:
+    view = array.view()
+    view.flags.writeable = False
+    return view
+
+
+def _position(inputs: tuple) -> np.ndarray:
+    measured = inputs[6]
+    return _read_only(inputs[2] if measured is None else measured[0])
+
+
+def _velocity(inputs: tuple) -> np.ndarray:
+    measured = inputs[6]
+    return _read_only(inputs[3] if measured is None else measured[1])
+
+
+def _acceleration(inputs: tuple) -> np.ndarray:
+    reporter, _, _, qd, qd_prev = inputs[:5]
+    return (qd - qd_prev) * reporter._inv_dt
+
+
+def _torque(inputs: tuple) -> np.ndarray:
+    return _read_only(inputs[5])
+
+
+def _current(inputs: tuple) -> np.ndarray:
+    return inputs[1].current(inputs[5])
+
+
+def _flags(inputs: tuple) -> np.ndarray:
+    return inputs[0].flags(inputs[3], inputs[7], inputs[8])
+
+
+_DERIVED = {
+    "position": _position,
+    "velocity": _velocity,
+    "acceleration": _acceleration,
+    "torque": _torque,
+    "current": _current,
+    "actuator_state": _flags,
+}
+
+
+class SimState(ArrayState):
+    """An :class:`ArrayState` whose arrays are derived on first access, then kept.
+
+    ``read()`` captures the loop's arrays of that instant (the loop replaces them every
+    physics step and never writes into them), so a field read later holds the same values
+    it would have held if built at once; position, velocity and torque are read-only views.
+    Everything else (equality, ``get_data``, pickling, ``dataclasses.replace``) behaves as
+    for a plain ``ArrayState``.
+    """
+
+    def __getattr__(self, name: str) -> np.ndarray:
+        derive = _DERIVED.get(name)
+        fields = self.__dict__
+        if derive is None or "_inputs" not in fields:
+            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
+        value = fields[name] = derive(fields["_inputs"])
+        return value
+
+    def __reduce__(self) -> tuple:
+        """Pickle and copy as the plain ``ArrayState`` it stands for (without the loop)."""
+        return ArrayState, tuple(getattr(self, f.name) for f in dataclasses.fields(ArrayState))

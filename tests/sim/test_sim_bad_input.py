@@ -82,3 +82,33 @@ def test_external_force_and_options_are_validated(robot, zero_g):
         robot.apply_external_force("k", [1.0, 2.0, 3.0])
     with pytest.raises(ConfigurationError, match="stall_time"):
         SimRobot(one_joint(), world=zero_g, stall_time=0.0)
+
+
+@pytest.mark.parametrize("gain", ["kp", "kd"])
+def test_gains_that_would_overflow_the_law_are_refused_before_the_robot(robot, gain):
+    with pytest.raises(ActionError, match=f"position_{gain}.*overflow"):
+        robot.apply(NJointAction.Position([0.1], **{gain: [1e300]}))
+    assert np.all(np.isfinite(robot.read().position))
+
+
+def test_reset_restores_a_finite_state_after_the_physics_diverged(engine):
+    """A body poisoned by NaN (here through the unchecked escape hatch) comes back whole."""
+    with SimRobot("arm6", engine=engine) as robot, SimRobot("arm6", engine=engine) as fresh:
+        dof = robot.dof
+        huge = np.full(dof, 1e308)
+        poison = NJointAction.from_validated(np.zeros(dof), np.full(dof, 2.0), huge, huge.copy(),
+                                             np.full(dof, np.nan))  # fmt: skip
+        with np.errstate(all="ignore"):
+            robot.apply(poison)
+            for _ in range(5):
+                robot.step()
+        robot.reset()
+        hold = NJointAction.Position(robot.description.home)
+        for each in (robot, fresh):
+            each.apply(hold)
+            for _ in range(50):
+                each.step()
+        state = robot.read()
+        for name in ("position", "velocity", "torque", "acceleration"):
+            assert np.all(np.isfinite(getattr(state, name))), name
+        np.testing.assert_allclose(state.position, fresh.read().position, atol=1e-9)

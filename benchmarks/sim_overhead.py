@@ -2,38 +2,48 @@
 
 Usage::
 
-    PYTHONPATH=. .venv/bin/python benchmarks/sim_overhead.py [--steps N] [--runs N] [--breakdown]
+    PYTHONPATH=. .venv/bin/python benchmarks/sim_overhead.py [--steps N] [--rounds N] [--quick]
 
-For ``arm6`` and a 30-actuator chain it times, in one process and interleaved:
+For arm6 with ideal motors (the raw loop's physics), arm6 as described (DC-motor curve and
+Coulomb friction) and a 30-actuator chain, each round times, interleaved in one process:
 
 * **raw**: the plain PyBullet loop on the same URDF (``description.to_urdf()``) in the same
-  kind of world (ground plane, same ``dt``, default motors disabled, no link damping):
-  ``getJointStates`` -> numpy PD -> ``setJointMotorControlArray(TORQUE_CONTROL)`` ->
-  ``stepSimulation``, passing the numpy torque array as most code does;
-* **raw-list**: the same loop tuned by hand (torques passed as a Python list);
-* **SimRobot** with ``apply + step + read`` every control period, ``control_dt = dt`` and
-  ``control_dt = 20 dt`` (a constant ``Position(home)`` action, as the raw loop's PD).
+  kind of world (ground plane, same ``dt``, default motors disabled, no link damping): per
+  physics step ``getJointStates`` -> numpy PD towards this period's target ->
+  ``setJointMotorControlArray(TORQUE_CONTROL)`` (numpy forces, as most code passes them)
+  -> ``stepSimulation``; **raw-list** passes the forces as a list (tuned by hand);
+* **user loop**: what a user's controller writes: every control period a new
+  ``NJointAction.Position(target)`` from a numpy target, ``apply``, ``step``, ``read``, at
+  ``control_dt = dt`` and ``20 dt``; the targets are the raw loop's (a slow sine around home);
+* **reused action**: the same, applying one action object every period (a controller that
+  holds a target; ``apply`` of the same object is free).
 
 Times are CPU time of this process (``time.process_time``: PyBullet DIRECT runs in this
-thread), so other jobs on a shared machine disturb them less than wall-clock time would.
-Each figure is the median over ``--runs`` runs of physics steps per second; the ratio is
-SimRobot's time per physics step over raw's (target <= 1.15). Note that SimRobot does more
-physics than the raw loop: the effort clamp always, and on ``arm6`` the DC-motor curve and
-Coulomb friction of the description.
+thread). Ratios are paired: each round divides a case's time per physics step by the raw
+loop's of the same round; the report gives the median ratio with the lowest and highest
+round in brackets, ratios first, then the absolute figures (this machine's) and the cost
+of each part of a period. Targets (arm6, ideal motors): user loop <= 1.15x raw at one physics
+step per period and <= 1.03x at 20; ``Position`` construction and ``apply`` of a new action
+<= 5 us, ``read`` <= 2 us. arm6's DC-motor and friction law is reported separately (physics
+the raw loop does not do).
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import statistics
+import sys
 import tempfile
 import time
 from collections.abc import Callable
+from pathlib import Path
 
 import numpy as np
 import pybullet
 import pybullet_data
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from _report import header, load, per_call, spread
 
 from jointlab.interface import NJointAction
 from jointlab.robots import RobotDescription, load_robot
@@ -74,8 +84,15 @@ def frictionless_ideal(description: RobotDescription) -> RobotDescription:
     return RobotDescription.from_dict(data)
 
 
-def raw_loop(description: RobotDescription, steps: int, as_list: bool) -> float:
-    """Physics steps per second of the hand-written loop."""
+def targets(description: RobotDescription, periods: int) -> np.ndarray:
+    """Position targets of each period, ``(periods, dof)``: a slow sine around home."""
+    span = 0.05 * (description.upper - description.lower)
+    phase = np.sin(np.linspace(0.0, 2 * np.pi, periods))[:, None]
+    return description.home + np.where(np.isfinite(span), span, 0.1) * phase
+
+
+def raw_loop(description: RobotDescription, steps: int, every: int, as_list: bool) -> float:
+    """CPU seconds per physics step of the hand-written loop."""
     client = pybullet.connect(pybullet.DIRECT)
     try:
         pybullet.setTimeStep(0.001, physicsClientId=client)
@@ -110,111 +127,121 @@ def raw_loop(description: RobotDescription, steps: int, as_list: bool) -> float:
             physicsClientId=client,
         )  # fmt: skip
         kp, kd = np.array(description.default_kp), np.array(description.default_kd)
-        home = np.array(description.home)
+        goals = targets(description, steps // every)
         mode = pybullet.TORQUE_CONTROL
         start = time.process_time()
-        for _ in range(steps):
+        for step in range(steps):
+            target = goals[step // every]
             states = pybullet.getJointStates(body, joints, physicsClientId=client)
             q = np.array([s[0] for s in states])
             qd = np.array([s[1] for s in states])
-            tau = kp * (home - q) - kd * qd
+            tau = kp * (target - q) - kd * qd
             pybullet.setJointMotorControlArray(
                 body, joints, mode, forces=tau.tolist() if as_list else tau,
                 physicsClientId=client,
             )  # fmt: skip
             pybullet.stepSimulation(physicsClientId=client)
-        return steps / (time.process_time() - start)
+        return (time.process_time() - start) / steps
     finally:
         pybullet.disconnect(client)
 
 
-def sim_loop(description: RobotDescription, steps: int, every: int) -> float:
-    """Physics steps per second of SimRobot with apply + step + read per control period."""
+def user_loop(description: RobotDescription, steps: int, every: int, reuse: bool) -> float:
+    """CPU seconds per physics step of SimRobot driven as a user's controller drives it."""
     with SimRobot(description, dt=0.001, control_dt=0.001 * every) as robot:
-        action = NJointAction.Position(description.home)
-        apply, step, read = robot.apply, robot.step, robot.read
         periods = steps // every
+        goals = targets(description, periods)
+        apply, step, read = robot.apply, robot.step, robot.read
+        position = NJointAction.Position
         start = time.process_time()
-        for _ in range(periods):
-            apply(action)
-            step()
-            read()
-        return periods * every / (time.process_time() - start)
+        if reuse:
+            action = position(description.home)
+            for _ in range(periods):
+                apply(action)
+                step()
+                read()
+        else:
+            for target in goals:
+                apply(position(target))
+                step()
+                read()
+        return (time.process_time() - start) / (periods * every)
 
 
-def breakdown(description: RobotDescription, number: int = 20000) -> None:
-    """Print microseconds per call of each part of SimRobot's period (``--breakdown``).
-
-    The robot holds home under its PD meanwhile; ``stepSimulation`` itself is the rest of
-    ``TorqueLoop.run(1)`` (not timed alone: without torques the robot would fall).
-    """
+def parts(description: RobotDescription, number: int, repeats: int) -> dict[str, list[float]]:
+    """CPU seconds per call of each part of a period (median over ``repeats``)."""
     with SimRobot(description) as robot:
-        robot.apply(NJointAction.Position(description.home))
-        loop, body = robot._loop, robot._body
-        cid, body_id, joints = body.client_id, body.body_id, body.indices
-        tau = np.zeros(robot.dof)
-        parts = {
-            "pybullet.getJointStates": lambda: pybullet.getJointStates(
-                body_id, joints, physicsClientId=cid
-            ),
-            "setJointMotorControlArray(list)": lambda: pybullet.setJointMotorControlArray(
-                body_id, joints, pybullet.TORQUE_CONTROL, forces=tau.tolist(), physicsClientId=cid
-            ),
-            "setJointMotorControlArray(numpy)": lambda: pybullet.setJointMotorControlArray(
-                body_id, joints, pybullet.TORQUE_CONTROL, forces=tau, physicsClientId=cid
-            ),
-            "torque law (PD, delay, clamp, friction)": lambda: loop.law(loop.q, loop.qd),
-            "TorqueLoop.run(1) (one physics step)": lambda: loop.run(1),
-            "SimRobot.step() (one physics step)": robot.step,
-            "SimRobot.read() (builds ArrayState)": lambda: (
-                setattr(robot, "_state", None),
-                robot.read(),
-            ),
-        }
-        print(f"\n{description.name}: microseconds per call (median of 5 x {number})")
-        for label, call in parts.items():
-            runs = []
-            for _ in range(5):
-                start = time.process_time()
-                for _ in range(number):
-                    call()
-                runs.append((time.process_time() - start) / number * 1e6)
-            print(f"  {label:42s} {statistics.median(runs):6.2f}")
+        goals = targets(description, 64)
+        actions = [NJointAction.Position(g) for g in goals]
+        robot.apply(actions[0])
+        loop = robot._loop
+        cycle = iter(range(1 << 62))
+
+        def apply_new() -> None:
+            robot.apply(actions[next(cycle) & 63])
+
+        def fresh_read() -> None:
+            robot._state = None  # what step() does: the next read builds a new state
+            robot.read()
+
+        target = goals[3]
+        return {
+            "NJointAction.Position(target)": per_call(
+                lambda: NJointAction.Position(target), number, repeats),
+            "apply(new action)": per_call(apply_new, number, repeats),
+            "read()": per_call(fresh_read, number, repeats),
+            "read().position (first access)": per_call(
+                lambda: (setattr(robot, "_state", None), robot.read().position), number,
+                repeats),
+            "torque law per physics step": per_call(lambda: loop.law(loop.q, loop.qd), number,
+                                                    repeats),
+            "step() (one physics step)": per_call(robot.step, number // 4, repeats),
+        }  # fmt: skip
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=20000, help="physics steps per run")
-    parser.add_argument("--runs", type=int, default=5, help="runs per case (median)")
-    parser.add_argument(
-        "--breakdown", action="store_true", help="also time each part of a control period"
-    )
+    parser.add_argument("--rounds", type=int, default=7, help="rounds (median, spread)")
+    parser.add_argument("--quick", action="store_true", help="2000 steps, 3 rounds")
     args = parser.parse_args()
+    if args.quick:
+        args.steps, args.rounds = 2000, 3
+    header("sim_overhead")
     arm6 = load_robot("arm6")
-    robots = {"arm6": arm6, "arm6-ideal": frictionless_ideal(arm6), "chain30": chain(30)}
+    robots = {"arm6-ideal": frictionless_ideal(arm6), "arm6": arm6, "chain30": chain(30)}
+    steps = args.steps
     cases: dict[str, Callable[[RobotDescription], float]] = {
-        "raw (numpy forces)": lambda d: raw_loop(d, args.steps, as_list=False),
-        "raw-list (tuned)": lambda d: raw_loop(d, args.steps, as_list=True),
-        "SimRobot control_dt=dt": lambda d: sim_loop(d, args.steps, 1),
-        "SimRobot control_dt=20dt": lambda d: sim_loop(d, args.steps, 20),
+        "raw (numpy forces)": lambda d: raw_loop(d, steps, 1, as_list=False),
+        "raw-list (tuned)": lambda d: raw_loop(d, steps, 1, as_list=True),
+        "user loop, 1 step/period": lambda d: user_loop(d, steps, 1, reuse=False),
+        "user loop, 20 steps/period": lambda d: user_loop(d, steps, 20, reuse=False),
+        "reused action, 1 step/period": lambda d: user_loop(d, steps, 1, reuse=True),
+        "reused action, 20 steps/period": lambda d: user_loop(d, steps, 20, reuse=True),
     }
     for name, description in robots.items():
-        for case in cases.values():  # warm-up (imports, caches)
-            case(description)
-        rates: dict[str, list[float]] = {k: [] for k in cases}
-        for _ in range(args.runs):
+        raw_loop(description, 400, 1, as_list=False)  # warm-up (imports, caches)
+        user_loop(description, 400, 1, reuse=False)
+        times: dict[str, list[float]] = {k: [] for k in cases}
+        for _ in range(args.rounds):
             for label, case in cases.items():
-                rates[label].append(case(description))
-        median = {k: statistics.median(v) for k, v in rates.items()}
-        raw, tuned = median["raw (numpy forces)"], median["raw-list (tuned)"]
-        print(f"\n{name} ({description.dof} joints), {args.steps} steps x {args.runs} runs")
-        for label, rate in median.items():
-            line = f"  {label:26s} {rate:9.0f} steps/s  {1e6 / rate:6.2f} us/step"
-            if label.startswith("SimRobot"):
-                line += f"   ratio {raw / rate:5.3f} (vs raw)  {tuned / rate:5.3f} (vs raw-list)"
+                times[label].append(case(description))
+        raw, tuned = times["raw (numpy forces)"], times["raw-list (tuned)"]
+        print(f"\n{name} ({description.dof} joints), {steps} physics steps x {args.rounds} rounds;"
+              " ratio = time per physics step / raw's, median [min-max] over rounds")  # fmt: skip
+        for label, values in times.items():
+            line = f"  {label:32s}"
+            if label.startswith(("user", "reused")):
+                line += f" {spread([v / r for v, r in zip(values, raw, strict=True)])}x raw"
+                line += f"  {spread([v / r for v, r in zip(values, tuned, strict=True)])}x list"
+            line += f"   {spread(values, 1e6)} us/step"
             print(line)
-        if args.breakdown:
-            breakdown(description)
+        if name != "chain30":
+            print(f"  parts of a period (us per call, median [min-max] of {args.rounds}):")
+            number = max(1000, steps // 2)
+            for label, values in parts(description, number, args.rounds).items():
+                print(f"    {label:34s} {spread(values, 1e6)}")
+    print(f"\nend {load()}")
 
 
 if __name__ == "__main__":

@@ -42,6 +42,7 @@ from jointlab.controllers.safety import (
 )
 from jointlab.errors import CommandRefused, ConfigurationError
 from jointlab.interface import ArrayState, NJointAction, Robot
+from jointlab.joint_vectors import check_gains, check_torque, constants
 
 __all__ = ["CommandDispatcher"]
 
@@ -131,15 +132,20 @@ class CommandDispatcher:
         #: The action sent to the robot on the last tick.
         self.last_applied: NJointAction | None = None
 
-    def _gains(self, value: Any, name: str) -> np.ndarray | None:
+    def _gains(self, value: Any, name: str) -> np.ndarray:
+        """Gains of every action, shape ``(dof,)``, read-only; NaN: the robot's default."""
         if value is None:
-            return None
+            return constants(self.dof)[1]
         try:
-            return np.broadcast_to(np.asarray(value, dtype=np.float64), (self.dof,)).copy()
-        except ValueError as error:
+            gains = np.broadcast_to(np.asarray(value, dtype=np.float64), (self.dof,)).copy()
+            check_gains(f"position_{name}", gains)
+        except (ValueError, TypeError) as error:
             raise ConfigurationError(
-                f"{name} must be a number or {self.dof} numbers, got {value!r}"
+                f"{name} must be a number or {self.dof} numbers >= 0 (NaN: the default), got "
+                f"{value!r}: {error}"
             ) from error
+        gains.flags.writeable = False
+        return gains
 
     # ================================================================== events
     def subscribe(self, callback: Callable[[CommandEvent], None]) -> Callable[[], None]:
@@ -352,8 +358,12 @@ class CommandDispatcher:
             if offset.any():
                 shifted = out.ref_p + extra / np.where(offset, self._kp_in_use, 1.0)
                 target = np.where(offset, np.clip(shifted, self._lower, self._upper), target)
-        action = NJointAction(torque, np.where(pd, target, self._nan), self.kp, self.kd,
-                              np.where(pd, out.ref_v, self._nan))
+        # The references come from checked commands and planned motions, the gains were
+        # checked once: only the torque (gravity of a diverged state) needs a check per tick.
+        check_torque(torque)
+        action = NJointAction.from_validated(
+            torque, np.where(pd, target, self._nan), self.kp, self.kd,
+            np.where(pd, out.ref_v, self._nan))  # fmt: skip
         result = self.safety.filter(action, state)
         for event in result.events:
             owner = self._owner[event.joints[0]] if event.joints else None

@@ -41,6 +41,10 @@ def _skew(v: np.ndarray) -> np.ndarray:
     return np.array([[0.0, -z, y], [z, 0.0, -x], [-y, x, 0.0]])
 
 
+#: ``(a @ _LEVI_CIVITA).reshape(3, 3)`` is ``skew(a)ᵀ``, so ``r @ skew(a)ᵀ = a x r`` for rows r.
+_LEVI_CIVITA = np.stack([_skew(e).T for e in np.eye(3)]).reshape(3, 9)
+
+
 class DynamicsModel:
     """Mass properties and kinematic tree of a description, prepared for fast evaluation.
 
@@ -141,6 +145,9 @@ class DynamicsModel:
         #: Reflected rotor inertia per joint, kg·m² or kg, shape ``(dof,)``.
         self.armature = np.array(description.armature)
         self._armature_matrix = np.diag(self.armature)
+        self._sqrt_mass = np.sqrt(self.mass)[:, None, None]
+        self._moves = self._subtree.T[:, :, None]
+        self._rotary_3 = self._joint_rotary[None, :, None]
 
     # ------------------------------------------------------------------ kinematics
     def end_frames(self, q: Any) -> np.ndarray:
@@ -193,15 +200,13 @@ class DynamicsModel:
         com = world[:, :3, 0]
         origin = world[self._element_of_joint, :3, 1]
         axis = world[self._element_of_joint, :3, 2]
-        r = com[:, None, :] - origin[None, :, :]  # (n, dof, 3)
-        u = np.broadcast_to(axis[None], r.shape)
-        cross = np.stack([u[..., 1] * r[..., 2] - u[..., 2] * r[..., 1],
-                          u[..., 2] * r[..., 0] - u[..., 0] * r[..., 2],
-                          u[..., 0] * r[..., 1] - u[..., 1] * r[..., 0]], axis=-1)
-        rotary = self._joint_rotary[None, :, None]
-        moves = self._subtree.T[:, :, None]
-        jv = np.where(rotary, cross, u) * moves
-        jw = np.where(rotary, u, 0.0) * moves
+        r = com[None, :, :] - origin[:, None, :]  # (dof, n, 3)
+        # axis_j x r: r @ skew(axis_j)ᵀ, the skew matrices from one product with Levi-Civita
+        skew_t = (axis @ _LEVI_CIVITA).reshape(-1, 3, 3)
+        cross = (r @ skew_t).transpose(1, 0, 2)  # (n, dof, 3)
+        moves = self._moves
+        jv = np.where(self._rotary_3, cross, axis[None]) * moves
+        jw = self._rotary_3 * axis[None] * moves
         rotation = ends[:, :3, :3] @ self._offsets_inv[:, :3, :3]
         inertia = rotation @ self._inertia @ np.swapaxes(rotation, 1, 2)
         return com, inertia, jv, jw
@@ -214,8 +219,18 @@ class DynamicsModel:
         The base is held fixed (see :meth:`joint_inertia` for a floating one).
         """
         _, inertia, jv, jw = self._jacobians(q)
-        return (np.einsum("ejx,e,ekx->jk", jv, self.mass, jv)
-                + np.einsum("ejx,exy,eky->jk", jw, inertia, jw) + self._armature_matrix)
+        return self._joint_space(inertia, jv, jw)
+
+    def _joint_space(self, inertia: np.ndarray, jv: np.ndarray, jw: np.ndarray) -> np.ndarray:
+        """``Σ_e m_e Jv_eᵀ Jv_e + Jω_eᵀ I_e Jω_e + diag(armature)`` as two matrix products.
+
+        ``jv``, ``jw``: ``(n, dof, 3)``; ``inertia``: ``(n, 3, 3)`` (world frame).
+        """
+        dof = jv.shape[1]
+        linear = (jv * self._sqrt_mass).transpose(1, 0, 2).reshape(dof, -1)
+        turned = (jw @ inertia).transpose(1, 0, 2).reshape(dof, -1)
+        angular = jw.transpose(1, 0, 2).reshape(dof, -1)
+        return linear @ linear.T + turned @ angular.T + self._armature_matrix
 
     def joint_inertia(self, q: Any) -> np.ndarray:
         """The inertia the joint motors drive, shape ``(dof, dof)``: ``M(q)`` with the base free.
@@ -227,8 +242,7 @@ class DynamicsModel:
         lies between the two; the free base is the lighter, so the safer one to tune for.
         """
         com, inertia, jv, jw = self._jacobians(q)
-        mqq = (np.einsum("ejx,e,ekx->jk", jv, self.mass, jv)
-               + np.einsum("ejx,exy,eky->jk", jw, inertia, jw) + self._armature_matrix)
+        mqq = self._joint_space(inertia, jv, jw)
         base = self.description.base
         if base.fixed:
             return mqq

@@ -1,0 +1,41 @@
+"""Shared reporting of the benchmarks: medians with their spread, load average, paired rounds."""
+
+from __future__ import annotations
+
+import os
+import platform
+import statistics
+import time
+from collections.abc import Callable, Sequence
+
+import numpy as np
+
+
+def load() -> str:
+    """The 1, 5 and 15 minute load averages, for the start and end lines of a report."""
+    one, five, fifteen = os.getloadavg()
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f}"
+
+
+def header(title: str) -> None:
+    """Print what ran, where, and the load at the start."""
+    print(f"{title}: python {platform.python_version()}, numpy {np.__version__}, "
+          f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M')}, start {load()}")  # fmt: skip
+
+
+def spread(values: Sequence[float], scale: float = 1.0, digits: int = 2) -> str:
+    """``median [min - max]`` of ``values`` times ``scale``."""
+    scaled = [v * scale for v in values]
+    return (f"{statistics.median(scaled):.{digits}f} "
+            f"[{min(scaled):.{digits}f}-{max(scaled):.{digits}f}]")  # fmt: skip
+
+
+def per_call(call: Callable[[], object], number: int, repeats: int) -> list[float]:
+    """Seconds of CPU per call of ``call``, one figure per repeat of ``number`` calls."""
+    figures = []
+    for _ in range(repeats):
+        start = time.process_time()
+        for _ in range(number):
+            call()
+        figures.append((time.process_time() - start) / number)
+    return figures

@@ -124,6 +124,17 @@ class ObservationLayout:
         np.minimum(flat, self._high, out=flat)
         return flat.astype(np.float32)
 
+    def build_batch(self, values: Sequence[np.ndarray]) -> np.ndarray:
+        """:meth:`build` for N environments at once: parts of shape ``(N, part.size)``.
+
+        Returns:
+            float32 observations of shape ``(N, *space.shape)``.
+        """
+        flat = np.concatenate(values, axis=1)
+        np.maximum(flat, self._low, out=flat)
+        np.minimum(flat, self._high, out=flat)
+        return flat.astype(np.float32)
+
     def split(self, observation: np.ndarray) -> dict[str, np.ndarray]:
         """Split an observation (shape ``(..., n)``) into its named parts."""
         return {name: observation[..., s] for name, s in self.slices.items()}

@@ -32,8 +32,8 @@ from jointlab.robots.description import RobotDescription
 from ..observations import ObservationPart
 from .kinematics import ChainKinematics
 
-__all__ = ["GOAL_RGBA", "TARGET_RGBA", "Marker", "Outcome", "Task", "effort_penalty",
-           "option_vector"]  # fmt: skip
+__all__ = ["GOAL_RGBA", "TARGET_RGBA", "BatchOutcome", "Marker", "Outcome", "Task",
+           "effort_penalty", "option_vector"]  # fmt: skip
 
 #: Colour of goal markers (where something should end up), RGBA.
 GOAL_RGBA = (0.15, 0.8, 0.25, 0.55)
@@ -53,6 +53,20 @@ class Outcome:
     terminated: bool
     #: Extra step information, always with ``is_success``.
     info: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True)
+class BatchOutcome:
+    """A task's observation parts and verdicts for N environments' steps (batched envs)."""
+
+    #: The task's observation parts, each of shape ``(N, part.size)``, in part order.
+    parts: list[np.ndarray]
+    #: Rewards, shape ``(N,)``.
+    reward: np.ndarray
+    #: Terminations, shape ``(N,)``.
+    terminated: np.ndarray
+    #: Per-step details (``is_success``, reward terms as ``reward_<term>``...), each ``(N,)``.
+    info: dict[str, np.ndarray]
 
 
 @dataclass(frozen=True)

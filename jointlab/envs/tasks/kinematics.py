@@ -104,3 +104,24 @@ class ChainKinematics:
     def position(self, q: np.ndarray) -> np.ndarray:
         """World position of the frame in metres, shape ``(3,)``."""
         return self.matrix(q)[:3, 3]
+
+    def positions(self, q: np.ndarray) -> np.ndarray:
+        """World positions of the frame for N configurations: ``q`` ``(N, dof)``, result ``(N, 3)``.
+
+        The same arithmetic as :meth:`matrix`, each 4x4 product done for the N at once.
+        """
+        values = np.asarray(q, dtype=np.float64)[:, self._joints]  # (N, n)
+        count, n = values.shape
+        mats = np.broadcast_to(self._offsets, (count, n, 4, 4)).copy()
+        if self._any_rotary:
+            angle = values * self._rotary
+            coeffs = np.ones((count, n, 1, 3))
+            coeffs[:, :, 0, 1] = np.sin(angle)
+            coeffs[:, :, 0, 2] = np.cos(angle)
+            mats[:, :, :3, :] = (coeffs @ self._blocks).reshape(count, n, 3, 4)
+        if self._any_linear:
+            mats[:, :, :3, 3] += (values * self._linear)[:, :, None] * self._axes
+        frame = np.broadcast_to(self._base, (count, 4, 4))
+        for k in range(n):
+            frame = frame @ mats[:, k]
+        return frame[:, :3, 3]

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import math
+from collections.abc import Sequence
 from typing import Any, ClassVar
 
 import numpy as np
@@ -12,7 +13,7 @@ from jointlab.errors import ConfigurationError
 from jointlab.interface import ArrayState, NJointAction
 
 from ..observations import ObservationPart
-from .base import Marker, Outcome, Task, effort_penalty, option_vector
+from .base import BatchOutcome, Marker, Outcome, Task, effort_penalty, option_vector
 from .kinematics import ChainKinematics, workspace_radius
 
 __all__ = ["REWARD_TYPES", "Reach", "sample_configurations"]
@@ -204,6 +205,39 @@ class Reach(Task):
             terminated=bool(success and self.terminate_on_success),
             info={"is_success": bool(success), "distance": distance},
         )
+
+    @staticmethod
+    def batch_outcome(tasks: Sequence[Reach], states: Sequence[ArrayState]) -> BatchOutcome:
+        """:meth:`observe` and :meth:`evaluate` of N tasks (one robot description) at once.
+
+        The same values as asking each task, computed with one forward kinematics over the N
+        configurations (batched environments, :mod:`jointlab.envs.vector`).
+        """
+        first = tasks[0]
+        goal = np.array([task.goal for task in tasks])
+        tool = first.kinematics.positions(np.array([state.position for state in states]))
+        for task, state, point in zip(tasks, states, tool, strict=True):
+            task._cache = (state, point)
+        offset = tool - goal
+        distance = np.sqrt(np.einsum("ij,ij->i", offset, offset))
+        success = distance < first.success_threshold
+        if first.reward_type == "sparse":
+            terms = {"sparse": np.where(success, 0.0, -1.0)}
+        else:
+            effort = np.zeros(len(tasks))
+            if first.effort_weight:
+                limit = first.description.effort_limit
+                effort = np.mean(np.square(np.array([s.torque for s in states]) / limit), axis=1)
+            terms = {
+                "distance": -first.distance_weight * distance,
+                "success": np.where(success, first.success_bonus, 0.0),
+                "effort": -first.effort_weight * effort,
+            }
+        reward = np.sum(list(terms.values()), axis=0)
+        info = {"is_success": success, "distance": distance,
+                **{f"reward_{name}": value for name, value in terms.items()}}  # fmt: skip
+        return BatchOutcome(parts=[goal, tool, goal - tool], reward=reward,
+                            terminated=success & first.terminate_on_success, info=info)  # fmt: skip
 
     def compute_reward(
         self, achieved_goal: np.ndarray, desired_goal: np.ndarray, info: Any = None

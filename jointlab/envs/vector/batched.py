@@ -1,0 +1,267 @@
+"""``BatchedEnv``: N JointLab environments stepped together in one process (Gymnasium 1.x).
+
+Each sub-environment is a full :class:`~jointlab.envs.env.JointLabEnv` (its own robot in its
+own world, its own task and ``np_random``), so resets, seeding and episodes are exactly those
+of N single environments: ``reset(seed=s)`` seeds sub-environment ``i`` with ``s + i``, as
+Gymnasium's ``SyncVectorEnv`` does, and the observations equal N single environments' (a test
+checks it). What is batched is everything between the policy and PyBullet's per-body calls:
+
+* the action mapping (``[-1, 1]`` to physical targets) as one ``(N, n)`` expression;
+* the torque law at every physics step (:class:`jointlab.sim.batch.BatchStepper`);
+* observation, reward and success for tasks that offer ``batch_outcome`` (``Reach``); other
+  tasks are asked env by env.
+
+Autoreset follows Gymnasium 1.x: ``autoreset_mode=AutoresetMode.NEXT_STEP`` (default: the
+step after an episode ended resets that sub-environment, returns its first observation with
+reward 0 and ignores its action) or ``SAME_STEP`` (the reset happens in the step that ended
+the episode; the last observation and info are in ``info["final_obs"]`` and
+``info["final_info"]``). Episodes are truncated after the registration's
+``max_episode_steps``.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from gymnasium.vector.utils import batch_space
+
+from jointlab.errors import ActionError, ConfigurationError
+from jointlab.interface import NJointAction
+
+from ..env import JointLabEnv
+from ..registration import ENV_SPECS, make_env
+
+__all__ = ["BatchedEnv"]
+
+_MAX_STEPS = {entry.id: entry.max_episode_steps for entry in ENV_SPECS}
+
+
+class BatchedEnv(VectorEnv):
+    """``num_envs`` copies of a JointLab environment in one process (module docstring).
+
+    Args:
+        env_id: A JointLab id (``"jointlab/Reach-v0"``).
+        num_envs: Number of sub-environments.
+        autoreset_mode: ``AutoresetMode.NEXT_STEP`` (default) or ``SAME_STEP``.
+        max_episode_steps: Episode length (default: the id's registration).
+        **env_kwargs: Keywords of every :class:`JointLabEnv` (``robot``, ``action_mode``,
+            ``engine``...). Robots are built by the environments (no live robots, no GUI) and
+            the action mode must be a flat one.
+    """
+
+    def __init__(
+        self,
+        env_id: str = "jointlab/Reach-v0",
+        num_envs: int = 8,
+        *,
+        autoreset_mode: AutoresetMode | str = AutoresetMode.NEXT_STEP,
+        max_episode_steps: int | None = None,
+        **env_kwargs: Any,
+    ) -> None:
+        if env_id not in _MAX_STEPS:
+            raise ConfigurationError(f"unknown JointLab id {env_id!r}; ids: {list(_MAX_STEPS)}")
+        if int(num_envs) < 1:
+            raise ConfigurationError(f"num_envs must be >= 1, got {num_envs}")
+        if env_kwargs.get("render_mode") == "human" or "backend" in env_kwargs:
+            raise ConfigurationError("BatchedEnv builds simulated robots itself: no backend= "
+                                     "and no render_mode='human'")  # fmt: skip
+        self.autoreset_mode = AutoresetMode(autoreset_mode)
+        if self.autoreset_mode is AutoresetMode.DISABLED:
+            raise ConfigurationError("BatchedEnv supports autoreset NEXT_STEP and SAME_STEP")
+        self.env_id = env_id
+        self.num_envs = int(num_envs)
+        self.max_episode_steps = int(max_episode_steps or _MAX_STEPS[env_id])
+        self.envs: list[JointLabEnv] = []
+        try:
+            for _ in range(self.num_envs):
+                self.envs.append(make_env(env_id, **env_kwargs))
+        except BaseException:
+            self.close()
+            raise
+        first = self.envs[0]
+        if first.action_mode == "njoint":
+            raise ConfigurationError("BatchedEnv needs a flat action mode, not 'njoint'")
+        self.metadata = {**first.metadata, "autoreset_mode": self.autoreset_mode}
+        self.render_mode = first.render_mode
+        self.single_observation_space = first.observation_space
+        self.single_action_space = first.action_space
+        self.observation_space = batch_space(first.observation_space, self.num_envs)
+        self.action_space = batch_space(first.action_space, self.num_envs)
+        self.stepper = _stepper([env.robot for env in self.envs])
+        adapter = first.actions
+        self._fields, self._dof = adapter.fields, adapter.dof
+        self._low, self._half_span = adapter.low, adapter._half_span
+        self._nan = np.full(self._dof, np.nan)
+        self._nan.flags.writeable = False
+        self._zeros = np.zeros(self._dof)
+        self._zeros.flags.writeable = False
+        self._layout = first.observation_layout
+        self._batch_outcome = getattr(type(first.task), "batch_outcome", None)
+        self._simple_observation = not (first._observe_torque or first._observe_previous_action)
+        self._elapsed = np.zeros(self.num_envs, dtype=np.int64)
+        self._needs_reset = np.zeros(self.num_envs, dtype=bool)
+        self._started = False
+
+    # ------------------------------------------------------------------ Gymnasium API
+    def reset(
+        self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
+    ) -> tuple[np.ndarray, dict[str, Any]]:
+        """Reset every sub-environment; ``seed`` as in ``SyncVectorEnv`` (``s + i``)."""
+        if seed is None or isinstance(seed, (int, np.integer)):
+            seeds = [None if seed is None else int(seed) + i for i in range(self.num_envs)]
+        else:
+            seeds = list(seed)
+            if len(seeds) != self.num_envs:
+                raise ConfigurationError(f"{len(seeds)} seeds for {self.num_envs} environments")
+        observations = np.empty((self.num_envs, *self.single_observation_space.shape),
+                                dtype=np.float32)  # fmt: skip
+        for i, (env, s) in enumerate(zip(self.envs, seeds, strict=True)):
+            observations[i], _ = env.reset(seed=s, options=options)
+        self._elapsed[:] = 0
+        self._needs_reset[:] = False
+        self._started = True
+        return observations, {}
+
+    def step(
+        self, actions: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
+        """Step every sub-environment with its row of ``actions`` (autoreset as documented)."""
+        if not self._started:
+            raise ConfigurationError("call reset() before step()")
+        array = self._check(actions)
+        n = self.num_envs
+        observations = np.empty((n, *self.single_observation_space.shape), dtype=np.float32)
+        rewards = np.zeros(n)
+        terminated = np.zeros(n, dtype=bool)
+        truncated = np.zeros(n, dtype=bool)
+        resetting = self._needs_reset.copy()
+        stepping = np.flatnonzero(~resetting)
+        for i in np.flatnonzero(resetting):
+            observations[i], _ = self.envs[i].reset()
+            self._elapsed[i] = 0
+        info: dict[str, Any] = {}
+        if stepping.size:
+            self._step_some(stepping, array[stepping], observations, rewards, terminated, info)
+            self._elapsed[stepping] += 1
+            truncated[stepping] = self._elapsed[stepping] >= self.max_episode_steps
+        done = terminated | truncated
+        if self.autoreset_mode is AutoresetMode.SAME_STEP and done.any():
+            final_obs = np.empty(n, dtype=object)
+            for i in np.flatnonzero(done):
+                final_obs[i] = observations[i].copy()
+            info["final_obs"], info["_final_obs"] = final_obs, done.copy()
+            info["final_info"] = {k: v for k, v in info.items() if not k.startswith(("final",
+                                                                                     "_final"))}
+            info["_final_info"] = done.copy()
+            for i in np.flatnonzero(done):
+                observations[i], _ = self.envs[i].reset()
+                self._elapsed[i] = 0
+        else:
+            self._needs_reset = done
+        return observations, rewards, terminated, truncated, info
+
+    def close_extras(self, **kwargs: Any) -> None:
+        """Close every sub-environment (their robots and worlds)."""
+        for env in getattr(self, "envs", []):
+            env.close()
+
+    def render(self) -> tuple[np.ndarray, ...] | None:
+        """Each sub-environment's ``rgb_array`` image, or None without a render mode."""
+        if self.render_mode != "rgb_array":
+            return None
+        return tuple(env.render() for env in self.envs)
+
+    # ------------------------------------------------------------------ the batch
+    def _check(self, actions: Any) -> np.ndarray:
+        array = np.asarray(actions, dtype=np.float64)
+        expected = (self.num_envs, *self.single_action_space.shape)
+        if array.shape != expected:
+            raise ActionError(f"actions have shape {array.shape}, expected {expected} "
+                              f"(one row per environment)")  # fmt: skip
+        return array
+
+    def _step_some(
+        self, which: np.ndarray, actions: np.ndarray, observations: np.ndarray,
+        rewards: np.ndarray, terminated: np.ndarray, info: dict[str, Any],
+    ) -> None:  # fmt: skip
+        """Apply, step and observe the sub-environments ``which`` (rows of ``actions``)."""
+        clipped = np.zeros(self.num_envs, dtype=np.int64)
+        if not np.abs(actions).max() <= 1.0:
+            if not np.all(np.isfinite(actions)):
+                bad = sorted({int(which[r]) for r in np.argwhere(~np.isfinite(actions))[:, 0]})
+                raise ActionError(f"actions of environments {bad} are NaN or infinite")
+            limited = np.minimum(np.maximum(actions, -1.0), 1.0)
+            clipped[which] = np.count_nonzero(limited != actions, axis=1)
+            actions = limited
+        values = self._low + (actions + 1.0) * self._half_span
+        envs = [self.envs[i] for i in which]
+        dof, fields = self._dof, self._fields
+        for env, row in zip(envs, values, strict=True):
+            parts = {name: row[k * dof:(k + 1) * dof] for k, name in enumerate(fields)}
+            action = NJointAction.from_validated(
+                parts.get("torque", self._zeros), parts.get("position", self._nan),
+                parts.get("position_kp", self._nan), parts.get("position_kd", self._nan),
+                parts.get("velocity", self._nan),
+            )  # fmt: skip
+            env.task.before_step(env.np_random)
+            env.robot.apply(action)
+            env._last_action = action
+        self.stepper(which)
+        states = [env.robot.read() for env in envs]
+        for env, state, count in zip(envs, states, clipped[which], strict=True):
+            env.state = state
+            env._clipped_total += int(count)
+        if self._batch_outcome is not None and self._simple_observation:
+            rows = self._batch_outcome([env.task for env in envs], states)
+            observations[which] = self._layout.build_batch(
+                [np.array([s.position for s in states]), np.array([s.velocity for s in states]),
+                 *rows.parts])  # fmt: skip
+            rewards[which] = rows.reward
+            terminated[which] = rows.terminated
+            details = rows.info
+        else:
+            details = {}
+            for k, (i, env, state) in enumerate(zip(which, envs, states, strict=True)):
+                observations[i] = env._observation(state)
+                outcome = env.task.evaluate(state, env._last_action)
+                rewards[i], terminated[i] = outcome.reward, outcome.terminated
+                entries = {**outcome.info, **{f"reward_{t}": v for t, v in outcome.terms.items()}}
+                for key, value in entries.items():
+                    details.setdefault(key, [None] * len(which))[k] = value
+            details = {key: np.array(values) for key, values in details.items()}
+        mask = np.zeros(self.num_envs, dtype=bool)
+        mask[which] = True
+        for key, values in details.items():
+            full = np.zeros(self.num_envs, dtype=np.asarray(values).dtype)
+            full[which] = values
+            info[key], info[f"_{key}"] = full, mask
+        info["action_clipped"], info["_action_clipped"] = clipped, mask
+
+
+def _stepper(robots: list[Any]) -> Any:
+    """``step(which)`` for these robots: batched on simulated robots, one by one otherwise."""
+    from jointlab.sim import SimRobot
+    from jointlab.sim.batch import BatchStepper
+
+    if all(isinstance(robot, SimRobot) for robot in robots):
+        steppers: dict[tuple[int, ...], BatchStepper] = {}
+
+        def step(which: np.ndarray) -> None:
+            key = tuple(which.tolist())
+            stepper = steppers.get(key)
+            if stepper is None:
+                if len(steppers) > 64:  # subsets vary only while episodes end out of step
+                    steppers.clear()
+                stepper = steppers[key] = BatchStepper([robots[i] for i in key])
+            stepper.step()
+
+        return step
+
+    def step_each(which: np.ndarray) -> None:
+        for i in which:
+            robots[i].step()
+
+    return step_each
+

@@ -1,0 +1,138 @@
+"""Step several simulated robots together, the torque law evaluated across them in numpy.
+
+A batched environment holds N :class:`~jointlab.sim.SimRobot` of one description, each alone
+in its own world (measured: one PyBullet world holding all N robots steps no faster than N
+worlds, and keeping them apart keeps every robot bit-identical to a robot stepped alone).
+:class:`BatchStepper` advances all of them by one control period: per physics step the law
+of :mod:`jointlab.sim.law` runs once on ``(N, dof)`` arrays instead of N times on ``(dof,)``
+ones, the state of every robot is read into one array, and PyBullet is called only for what
+it must do per body (send torques, step, read joints). Each robot's loop and reporter are
+then updated as :meth:`SimRobot.step` would, so ``read()`` and everything else behave the
+same.
+
+Robots it cannot batch (MuJoCo, a delay line, soft couplings, linear armature lifting,
+queued external forces, a world shared with other robots) are stepped one by one with
+``step()``: the same result, without the saving.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+import pybullet
+
+from jointlab.errors import ConfigurationError
+from jointlab.sim.drive import TorqueLoop
+from jointlab.sim.law import _clip
+from jointlab.sim.robot import SimRobot
+
+__all__ = ["BatchStepper"]
+
+
+class BatchStepper:
+    """Advance N robots of one description by one control period together.
+
+    Args:
+        robots: The robots, same description, ``dt`` and ``control_dt``.
+    """
+
+    def __init__(self, robots: Sequence[SimRobot]) -> None:
+        self.robots = list(robots)
+        if not self.robots:
+            raise ConfigurationError("BatchStepper needs at least one robot")
+        first = self.robots[0]
+        for robot in self.robots[1:]:
+            if robot.description is not first.description and (
+                robot.description != first.description
+            ):
+                raise ConfigurationError("BatchStepper robots must share one description")
+            if robot.control_dt != first.control_dt or robot.dt != first.dt:
+                raise ConfigurationError("BatchStepper robots must share dt and control_dt")
+        self.steps_per_period = first._k
+        loop = first._loop
+        self._effort, self._neg_effort = loop.effort, loop.neg_effort
+        self._stall, self._neg_stall = loop.stall, loop.neg_stall
+        self._slope, self._speed_dependent = loop.slope, loop.speed_dependent
+
+    def batchable(self) -> bool:
+        """True when every robot can be stepped by the batched law (see the module doc)."""
+        for robot in self.robots:
+            loop = robot._loop
+            if (
+                robot._closed
+                or not isinstance(loop, TorqueLoop)
+                or len(robot._world._robots) != 1
+                or loop.delay is not None
+                or loop.body.soft_coupling is not None
+                or loop.lift_links
+                or loop.lift_torque is not None
+                or loop.forces
+            ):
+                return False
+        return True
+
+    def step(self) -> None:
+        """One control period of every robot (``control_dt / dt`` physics steps)."""
+        if not self.batchable():
+            for robot in self.robots:
+                robot.step()
+            return
+        self._run(self.steps_per_period)
+        for robot in self.robots:
+            robot._end_period()
+
+    def _run(self, steps: int) -> None:
+        robots = self.robots
+        loops = [robot._loop for robot in robots]
+        params = [loop.params for loop in loops]
+        on = np.array([p[0] for p in params])
+        c = np.array([p[1] for p in params])
+        kp = np.array([p[2] for p in params])
+        kd = np.array([p[3] for p in params])
+        all_on = bool(on.all())
+        off = None if all_on else ~on[:, None]
+        friction = any(loop.friction for loop in loops)
+        if friction:
+            static = np.array([loop.static for loop in loops])
+            neg_stiffness = np.array([loop.neg_stiffness for loop in loops])
+        targets = [(loop.body.body_id, loop.body.indices, loop.body.client_id) for loop in loops]
+        q = np.array([loop.q for loop in loops])
+        qd = np.array([loop.qd for loop in loops])
+        qd_prev = tau = cmd = qd
+        send, simulate = pybullet.setJointMotorControlArray, pybullet.stepSimulation
+        states, mode = pybullet.getJointStates, pybullet.TORQUE_CONTROL
+        array, clip = np.array, _clip
+        effort, neg_effort = self._effort, self._neg_effort
+        speed_dependent, slope = self._speed_dependent, self._slope
+        stall, neg_stall = self._stall, self._neg_stall
+        for _ in range(steps):
+            cmd = c - kp * q - kd * qd
+            if speed_dependent:
+                drop = slope * qd
+                tau = clip(clip(cmd, neg_stall - drop, stall - drop), neg_effort, effort)
+            else:
+                tau = clip(cmd, neg_effort, effort)
+            if off is not None:
+                tau = np.where(off, 0.0, tau)
+                cmd = np.where(off, 0.0, cmd)
+            total = clip(neg_stiffness * qd, tau - static, tau + static) if friction else tau
+            positions, velocities = [], []
+            for (body_id, indices, cid), row in zip(targets, total.tolist(), strict=True):
+                send(body_id, indices, mode, forces=row, physicsClientId=cid)
+                simulate(physicsClientId=cid)
+                joint_positions, joint_velocities, _, _ = zip(
+                    *states(body_id, indices, physicsClientId=cid), strict=True
+                )
+                positions.append(joint_positions)
+                velocities.append(joint_velocities)
+            qd_prev = qd
+            q = array(positions)
+            qd = array(velocities)
+        for i, (robot, loop) in enumerate(zip(robots, loops, strict=True)):
+            loop.q, loop.qd, loop.qd_prev = q[i], qd[i], qd_prev[i]
+            if on[i]:
+                loop.tau, loop.cmd = tau[i], cmd[i]
+            else:
+                loop.tau = loop.cmd = loop.zeros
+            robot._world.steps += steps

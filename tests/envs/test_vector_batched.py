@@ -1,0 +1,172 @@
+"""The batched vector environment: the same episodes as N single environments, faster."""
+
+from __future__ import annotations
+
+import gymnasium
+import numpy as np
+import pytest
+from gymnasium.vector import AutoresetMode
+
+import jointlab.envs  # noqa: F401  (registers the ids)
+from jointlab.envs.vector import AsyncBatchedEnv, BatchedEnv
+from jointlab.errors import ActionError, ConfigurationError
+
+ENV_ID = "jointlab/Reach-v0"
+
+
+def _singles(count, **kwargs):
+    return [gymnasium.make(ENV_ID, max_episode_steps=12, **kwargs) for _ in range(count)]
+
+
+def _actions(vec, steps, seed=0):
+    rng = np.random.default_rng(seed)
+    shape = (steps, vec.num_envs, *vec.single_action_space.shape)
+    return rng.uniform(-1.3, 1.3, shape).astype(np.float32)  # some outside: clipped
+
+
+@pytest.mark.parametrize("engine", ["pybullet", "mujoco"])
+def test_next_step_autoreset_equals_single_envs_with_the_same_seeds(engine):
+    count = 3
+    vec = BatchedEnv(ENV_ID, count, max_episode_steps=12, engine=engine)
+    singles = _singles(count, engine=engine)
+    try:
+        observations, _ = vec.reset(seed=11)
+        expected = np.array([env.reset(seed=11 + i)[0] for i, env in enumerate(singles)])
+        np.testing.assert_array_equal(observations, expected)
+        ended = np.zeros(count, dtype=bool)
+        truncations = 0
+        for actions in _actions(vec, 30):
+            observations, rewards, terminated, truncated, info = vec.step(actions)
+            for i, env in enumerate(singles):
+                if ended[i]:  # NEXT_STEP: this step resets, ignores the action, reward 0
+                    expected_obs, _ = env.reset()
+                    assert rewards[i] == 0.0
+                    assert not info.get("_is_success", np.zeros(count, bool))[i]
+                    assert not (terminated[i] or truncated[i])
+                else:
+                    expected_obs, reward, term, trunc, single_info = env.step(actions[i])
+                    assert rewards[i] == pytest.approx(reward, abs=1e-12)
+                    assert (terminated[i], truncated[i]) == (term, trunc)
+                    assert info["is_success"][i] == single_info["is_success"]
+                    assert info["action_clipped"][i] == single_info["action_clipped"]
+                np.testing.assert_array_equal(observations[i], expected_obs)
+            ended = terminated | truncated
+            truncations += int(truncated.sum())
+        assert truncations == 2 * count  # two episodes of 12 steps each in 30 steps
+    finally:
+        vec.close()
+        for env in singles:
+            env.close()
+
+
+def test_same_step_autoreset_reports_the_final_observation():
+    vec = BatchedEnv(ENV_ID, 2, max_episode_steps=5, autoreset_mode=AutoresetMode.SAME_STEP)
+    singles = _singles(2)
+    try:
+        vec.reset(seed=4)
+        for i, env in enumerate(singles):
+            env.reset(seed=4 + i)
+        for actions in _actions(vec, 5):
+            observations, _, _, truncated, info = vec.step(actions)
+            last = [env.step(a)[0] for env, a in zip(singles, actions, strict=True)]
+        assert truncated.all() and info["_final_obs"].all()
+        for i, env in enumerate(singles):
+            np.testing.assert_array_equal(info["final_obs"][i], last[i])
+            np.testing.assert_array_equal(observations[i], env.reset()[0])  # already reset
+        assert "is_success" in info["final_info"]
+    finally:
+        vec.close()
+        for env in singles:
+            env.close()
+
+
+def test_bad_actions_and_arguments_are_refused_with_the_shape_or_the_env():
+    vec = BatchedEnv(ENV_ID, 2)
+    try:
+        with pytest.raises(ConfigurationError, match="reset"):
+            vec.step(np.zeros((2, 6)))
+        vec.reset(seed=0)
+        with pytest.raises(ActionError, match=r"shape \(3, 6\), expected \(2, 6\)"):
+            vec.step(np.zeros((3, 6)))
+        bad = np.zeros((2, 6))
+        bad[1, 2] = np.nan
+        with pytest.raises(ActionError, match=r"environments \[1\]"):
+            vec.step(bad)
+    finally:
+        vec.close()
+    with pytest.raises(ConfigurationError, match="flat action mode"):
+        BatchedEnv(ENV_ID, 1, action_mode="njoint")
+    with pytest.raises(ConfigurationError, match="unknown JointLab id"):
+        BatchedEnv("jointlab/Rech-v0", 1)
+
+
+def test_other_tasks_are_evaluated_env_by_env_with_the_same_results():
+    vec = BatchedEnv("jointlab/Hold-v0", 2, max_episode_steps=6)
+    singles = [gymnasium.make("jointlab/Hold-v0", max_episode_steps=6) for _ in range(2)]
+    try:
+        vec.reset(seed=2)
+        for i, env in enumerate(singles):
+            env.reset(seed=2 + i)
+        for actions in _actions(vec, 4):
+            observations, rewards, _, _, _ = vec.step(actions)
+            for i, env in enumerate(singles):
+                expected, reward, *_ = env.step(actions[i])
+                np.testing.assert_array_equal(observations[i], expected)
+                assert rewards[i] == reward
+    finally:
+        vec.close()
+        for env in singles:
+            env.close()
+
+
+@pytest.mark.slow  # starts two worker processes
+def test_async_batched_env_equals_one_batched_env():
+    options = {"max_episode_steps": 7}
+    parallel = AsyncBatchedEnv(ENV_ID, 4, workers=2, **options)
+    local = BatchedEnv(ENV_ID, 4, **options)
+    try:
+        a, _ = parallel.reset(seed=5)
+        b, _ = local.reset(seed=5)
+        np.testing.assert_array_equal(a, b)
+        for actions in _actions(local, 9):
+            a, ra, ta, tra, ia = parallel.step(actions)
+            b, rb, tb, trb, ib = local.step(actions)
+            np.testing.assert_array_equal(a, b)
+            np.testing.assert_array_equal(ra, rb)
+            np.testing.assert_array_equal(tra, trb)
+            np.testing.assert_array_equal(ta, tb)
+            assert ia.keys() == ib.keys()
+            for key in ia:
+                np.testing.assert_array_equal(ia[key], ib[key])
+    finally:
+        parallel.close()
+        local.close()
+
+
+@pytest.mark.slow  # imports Stable-Baselines3 and torch
+def test_sb3_adapter_follows_sb3_conventions_and_trains():
+    sb3 = pytest.importorskip("stable_baselines3")
+    from stable_baselines3.common.vec_env import VecNormalize
+
+    from jointlab.envs.vector import SB3VecEnv
+
+    with pytest.raises(ConfigurationError, match="SAME_STEP"):
+        SB3VecEnv(BatchedEnv(ENV_ID, 1))
+    vec = SB3VecEnv(BatchedEnv(ENV_ID, 2, max_episode_steps=4,
+                               autoreset_mode=AutoresetMode.SAME_STEP))  # fmt: skip
+    vec.seed(3)
+    first = vec.reset()
+    assert first.shape == (2, *vec.observation_space.shape)
+    for _ in range(4):
+        vec.step_async(np.zeros((2, 6), dtype=np.float32))
+        observations, rewards, dones, infos = vec.step_wait()
+    assert observations.shape == first.shape
+    assert dones.all() and rewards.dtype == np.float32
+    assert all(info["TimeLimit.truncated"] and "terminal_observation" in info for info in infos)
+    assert all("is_success" in info for info in infos)
+    assert vec.get_attr("action_mode") == ["position", "position"]
+    assert vec.env_is_wrapped(gymnasium.Wrapper) == [False, False]
+    model = sb3.PPO("MlpPolicy", VecNormalize(vec), n_steps=8, batch_size=8, n_epochs=1,
+                    device="cpu", seed=0)  # fmt: skip
+    model.learn(total_timesteps=16)
+    vec.close()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import platform
 import statistics
@@ -39,3 +40,27 @@ def per_call(call: Callable[[], object], number: int, repeats: int) -> list[floa
             call()
         figures.append((time.process_time() - start) / number)
     return figures
+
+
+def row(figure: str, values: Sequence[float], unit: str, target: str = "") -> dict[str, object]:
+    """One line of the summary ``jointlab bench`` prints: median, spread, unit and target.
+
+    ``target`` is ``"<= 1.15"`` or ``">= 2.0"`` (or empty); ``met`` is judged on the median.
+    """
+    median = statistics.median(values)
+    met = None
+    if target:
+        sign, bound = target.split()
+        met = median <= float(bound) if sign == "<=" else median >= float(bound)
+    return {"figure": figure, "median": median, "low": min(values), "high": max(values),
+            "unit": unit, "target": target, "met": met}  # fmt: skip
+
+
+def write_summary(rows: list[dict[str, object]]) -> None:
+    """Append ``rows`` to the file named by ``JOINTLAB_BENCH_SUMMARY`` (set by jointlab bench)."""
+    path = os.environ.get("JOINTLAB_BENCH_SUMMARY")
+    if not path:
+        return
+    with open(path, "a") as handle:
+        for item in rows:
+            handle.write(json.dumps(item) + "\n")

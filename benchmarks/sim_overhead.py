@@ -43,7 +43,7 @@ import pybullet
 import pybullet_data
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from _report import header, load, per_call, spread
+from _report import header, load, per_call, row, spread, write_summary
 
 from jointlab.interface import NJointAction
 from jointlab.robots import RobotDescription, load_robot
@@ -219,6 +219,7 @@ def main() -> None:
         "reused action, 1 step/period": lambda d: user_loop(d, steps, 1, reuse=True),
         "reused action, 20 steps/period": lambda d: user_loop(d, steps, 20, reuse=True),
     }
+    summary: list[dict[str, object]] = []
     for name, description in robots.items():
         raw_loop(description, 400, 1, as_list=False)  # warm-up (imports, caches)
         user_loop(description, 400, 1, reuse=False)
@@ -236,11 +237,39 @@ def main() -> None:
                 line += f"  {spread([v / r for v, r in zip(values, tuned, strict=True)])}x list"
             line += f"   {spread(values, 1e6)} us/step"
             print(line)
+        ratios = {label: [v / r for v, r in zip(values, raw, strict=True)]
+                  for label, values in times.items()}  # fmt: skip
+        if name == "arm6-ideal":
+            summary += [
+                row("user loop / raw, arm6 ideal, 1 step", ratios["user loop, 1 step/period"],
+                    "x", "<= 1.15"),
+                row("user loop / raw, arm6 ideal, 20 steps",
+                    ratios["user loop, 20 steps/period"], "x", "<= 1.03"),
+            ]  # fmt: skip
+        elif name == "arm6":
+            summary.append(row("user loop / raw, arm6 DC+friction, 1 step",
+                               ratios["user loop, 1 step/period"], "x"))  # fmt: skip
         if name != "chain30":
             print(f"  parts of a period (us per call, median [min-max] of {args.rounds}):")
             number = max(1000, steps // 2)
-            for label, values in parts(description, number, args.rounds).items():
+            measured = parts(description, number, args.rounds)
+            for label, values in measured.items():
                 print(f"    {label:34s} {spread(values, 1e6)}")
+            micro = [1e6 * v for v in measured["torque law per physics step"]]
+            if name == "arm6-ideal":
+                summary += [
+                    row("NJointAction.Position construction, us",
+                        [1e6 * v for v in measured["NJointAction.Position(target)"]], "us",
+                        "<= 5"),
+                    row("apply() of a new action, us",
+                        [1e6 * v for v in measured["apply(new action)"]], "us", "<= 5"),
+                    row("read(), us", [1e6 * v for v in measured["read()"]], "us", "<= 2"),
+                    row("torque law per physics step, ideal motors, us", micro, "us"),
+                ]  # fmt: skip
+            else:
+                summary.append(row("torque law per physics step, DC motor + friction, us",
+                                   micro, "us"))  # fmt: skip
+    write_summary(summary)
     print(f"\nend {load()}")
 
 

@@ -34,7 +34,7 @@ from stable_baselines3.common.vec_env import (
 )
 
 import jointlab.envs  # noqa: F401  (registers the ids)
-from jointlab.envs.training import make_ppo, make_training_env
+from jointlab.envs.training import VECTOR_KINDS, make_ppo, make_training_env
 
 ENV_ID = "jointlab/Reach-v0"
 ENV_KWARGS = {"robot": "arm6", "action_mode": "position"}
@@ -86,9 +86,9 @@ class CurveCallback(BaseCallback):
         return True
 
 
-def make_env(envs: int, seed: int, subprocess: bool) -> VecEnv:
+def make_env(envs: int, seed: int, vector: str) -> VecEnv:
     """``envs`` monitored copies of the env, normalised observations."""
-    return make_training_env(ENV_ID, ENV_KWARGS, envs=envs, seed=seed, subprocess=subprocess)
+    return make_training_env(ENV_ID, ENV_KWARGS, envs=envs, seed=seed, vector=vector)
 
 
 def plot(curve: list[dict[str, float]], final: dict[str, float], path: Path) -> None:
@@ -118,6 +118,8 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=300_000, help="environment steps")
     parser.add_argument("--envs", type=int, default=8, help="parallel environments")
     parser.add_argument("--subprocess", action="store_true", help="use SubprocVecEnv")
+    parser.add_argument("--vector", choices=VECTOR_KINDS, default=None,
+                        help="vectorisation (default dummy; batched: JointLab's BatchedEnv)")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eval-every", type=int, default=25_000, help="curve resolution")
     parser.add_argument("--curve-episodes", type=int, default=50, help="episodes per point")
@@ -128,7 +130,8 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(1)
 
-    env = make_env(args.envs, args.seed, args.subprocess)
+    env = make_env(args.envs, args.seed, args.vector or ("subprocess" if args.subprocess
+                                                          else "dummy"))
     model = make_ppo(env, seed=args.seed)
     callback = CurveCallback(args.eval_every, args.curve_episodes)
     start = time.perf_counter()

@@ -294,6 +294,8 @@ class ActionAdapter:
         dof = self.dof
         parts = {name: values[i * dof : (i + 1) * dof] for i, name in enumerate(self.fields)}
         nan = self._nan
+        if self.mode == "position":  # clipped into the soft limits: a plain Position(q)
+            return ConvertedAction(NJointAction.Position(parts["position"]), count)
         result = _prechecked_action(
             parts.get("torque", self._zeros),
             parts.get("position", nan),

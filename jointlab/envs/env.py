@@ -321,16 +321,20 @@ class JointLabEnv(gymnasium.Env):
         return self.observation_layout.build(values)
 
     def _info(self, state: ArrayState) -> dict[str, Any]:
-        # Copies: the robot may reuse arrays between states, and users keep what they get.
+        # Copies of what the robot may reuse or what a user could modify; read-only arrays
+        # (a simulated robot's) are never reused, so they are passed as they are.
+        def kept(array: np.ndarray) -> np.ndarray:
+            return array if not array.flags.writeable else array.copy()
+
         return {
             "state": {
                 "time": state.time,
-                "position": state.position.copy(),
-                "velocity": state.velocity.copy(),
-                "acceleration": state.acceleration.copy(),
-                "torque": state.torque.copy(),
-                "current": state.current.copy(),
-                "actuator_state": state.actuator_state.copy(),
+                "position": kept(state.position),
+                "velocity": kept(state.velocity),
+                "acceleration": kept(state.acceleration),
+                "torque": kept(state.torque),
+                "current": kept(state.current),
+                "actuator_state": kept(state.actuator_state),
                 "motor_power": state.motor_power,
                 "armed": state.armed,
             }

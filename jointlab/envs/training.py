@@ -52,16 +52,53 @@ def resolve_task(task: str) -> tuple[str, dict[str, Any]]:
     )
 
 
+#: How ``make_training_env`` vectorises: SB3's own vector envs, or JointLab's batched ones.
+VECTOR_KINDS = ("dummy", "subprocess", "batched", "async")
+
+
 def make_training_env(env_id: str, env_kwargs: dict[str, Any], envs: int = 8, seed: int = 0,
-                      subprocess: bool = False) -> Any:  # fmt: skip
-    """``envs`` monitored copies of the env behind ``VecNormalize`` (observations, rewards)."""
+                      subprocess: bool = False, vector: str | None = None) -> Any:  # fmt: skip
+    """``envs`` monitored copies of the env behind ``VecNormalize`` (observations, rewards).
+
+    Args:
+        env_id: A JointLab id.
+        env_kwargs: Keywords of every environment.
+        envs: Number of environments.
+        seed: Environment ``i`` is seeded ``seed + i``.
+        subprocess: Shorthand for ``vector="subprocess"``.
+        vector: ``"dummy"`` (SB3's ``DummyVecEnv``, the default), ``"subprocess"``
+            (``SubprocVecEnv``), ``"batched"`` (:class:`jointlab.envs.vector.BatchedEnv` in
+            this process) or ``"async"`` (:class:`~jointlab.envs.vector.AsyncBatchedEnv`, two
+            worker processes).
+    """
     from stable_baselines3.common.env_util import make_vec_env
-    from stable_baselines3.common.vec_env import DummyVecEnv, SubprocVecEnv, VecNormalize
+    from stable_baselines3.common.vec_env import (
+        DummyVecEnv,
+        SubprocVecEnv,
+        VecMonitor,
+        VecNormalize,
+    )
 
     import jointlab.envs  # noqa: F401  (registers the ids)
 
-    vec_cls = SubprocVecEnv if subprocess and envs > 1 else DummyVecEnv
-    vec = make_vec_env(env_id, n_envs=envs, seed=seed, env_kwargs=env_kwargs, vec_env_cls=vec_cls)
+    kind = vector or ("subprocess" if subprocess else "dummy")
+    if kind not in VECTOR_KINDS:
+        raise ConfigurationError(f"unknown vector {kind!r}; expected one of {list(VECTOR_KINDS)}")
+    if kind in ("batched", "async"):
+        from gymnasium.vector import AutoresetMode
+
+        from .vector import AsyncBatchedEnv, BatchedEnv, SB3VecEnv
+
+        options = {"autoreset_mode": AutoresetMode.SAME_STEP, **env_kwargs}
+        batch = (BatchedEnv(env_id, envs, **options) if kind == "batched"
+                 else AsyncBatchedEnv(env_id, envs, workers=min(2, envs), **options))  # fmt: skip
+        vec = SB3VecEnv(batch)
+        vec.seed(seed)
+        vec = VecMonitor(vec)
+    else:
+        vec_cls = SubprocVecEnv if kind == "subprocess" and envs > 1 else DummyVecEnv
+        vec = make_vec_env(env_id, n_envs=envs, seed=seed, env_kwargs=env_kwargs,
+                           vec_env_cls=vec_cls)  # fmt: skip
     return VecNormalize(vec, norm_obs=True, norm_reward=True, gamma=GAMMA)
 
 

@@ -59,6 +59,7 @@ class StateReporter:
         self._timer = np.zeros(dof)
         self.stalled = np.zeros(dof, dtype=bool)
         self._stall_any = False
+        self._timing = False  # some timer runs
         self._checked = steps
 
     def end_period(self, loop: DriveLoop, steps: int, rng: np.random.Generator) -> None:
@@ -66,10 +67,13 @@ class StateReporter:
         if self.stall_time is not None and steps - self._checked >= self._check_every:
             elapsed = (steps - self._checked) * self.dt
             tau = loop.tau
-            stuck = (tau != loop.cmd) & (loop.qd * np.sign(tau) <= self.moving_threshold)
-            self._timer = np.where(stuck, self._timer + elapsed, 0.0)
-            self.stalled = self._timer >= self.stall_time
-            self._stall_any = bool(self.stalled.any())
+            saturated = tau != loop.cmd
+            if self._timing or saturated.any():  # else every timer stays at 0
+                stuck = saturated & (loop.qd * np.sign(tau) <= self.moving_threshold)
+                self._timer = np.where(stuck, self._timer + elapsed, 0.0)
+                self.stalled = self._timer >= self.stall_time
+                self._stall_any = bool(self.stalled.any())
+                self._timing = bool(stuck.any())
             self._checked = steps
         if self.sensors is not None:
             self.measured = self.sensors.measure(loop.q, loop.qd, rng)
@@ -156,7 +160,8 @@ class SimState(ArrayState):
 
     ``read()`` captures the loop's arrays of that instant (the loop replaces them every
     physics step and never writes into them), so a field read later holds the same values
-    it would have held if built at once; position, velocity and torque are read-only views.
+    it would have held if built at once. Every array is read-only (position, velocity and
+    torque are read-only views of the loop's arrays).
     Everything else (equality, ``get_data``, pickling, ``dataclasses.replace``) behaves as
     for a plain ``ArrayState``.
     """
@@ -167,6 +172,7 @@ class SimState(ArrayState):
         if derive is None or "_inputs" not in fields:
             raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
         value = fields[name] = derive(fields["_inputs"])
+        value.flags.writeable = False
         return value
 
     def __reduce__(self) -> tuple:

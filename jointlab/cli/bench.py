@@ -1,6 +1,8 @@
 """Run the benchmarks of benchmarks/ (from a JointLab checkout).
 
-Each prints its figures as ratios against a peer measured in the same run.
+Each prints its figures as ratios against a peer measured in the same run, medians with
+their spread over rounds. At the end a table lists every figure that has a target (ratios
+first, then per-call costs), with the load average at the start and end of the whole run.
 
 Example: jointlab bench sim_overhead control_loop
 """
@@ -8,8 +10,11 @@ Example: jointlab bench sim_overhead control_loop
 from __future__ import annotations
 
 import argparse
+import json
+import os
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 from jointlab.cli.common import console, did_you_mean
@@ -23,6 +28,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``jointlab bench``."""
     parser.add_argument("only", nargs="*", metavar="NAME", help="benchmark names (default: all)")
     parser.add_argument("--folder", default="benchmarks", help="folder of benchmark scripts")
+    parser.add_argument("--quick", action="store_true",
+                        help="short runs (scripts that offer --quick): a smoke test, not figures")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -40,10 +47,44 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigurationError(f"no benchmark {name!r} in {folder}; benchmarks: {names}"
                                      f"{did_you_mean(name, names)}")  # fmt: skip
     failed = 0
-    for script in scripts:
-        if args.only and script.stem not in args.only:
-            continue
-        console.rule(script.stem)
-        result = subprocess.run([sys.executable, str(script)], check=False)
-        failed += result.returncode != 0
+    start = _load()
+    with tempfile.TemporaryDirectory() as folder_:
+        summary = Path(folder_) / "summary.jsonl"
+        environment = {**os.environ, "JOINTLAB_BENCH_SUMMARY": str(summary)}
+        for script in scripts:
+            if args.only and script.stem not in args.only:
+                continue
+            console.rule(script.stem)
+            command = [sys.executable, str(script)]
+            if args.quick and '"--quick"' in script.read_text():
+                command.append("--quick")
+            result = subprocess.run(command, check=False, env=environment)
+            failed += result.returncode != 0
+        rows = ([json.loads(line) for line in summary.read_text().splitlines()]
+                if summary.exists() else [])  # fmt: skip
+    _print_summary(rows, start, _load())
     return 1 if failed else 0
+
+
+def _load() -> str:
+    one, five, fifteen = os.getloadavg()
+    return f"{one:.2f} {five:.2f} {fifteen:.2f}"
+
+
+def _print_summary(rows: list[dict], start: str, end: str) -> None:
+    """The figures with targets: ratios first, medians [lowest-highest], target, met."""
+    if not rows:
+        return
+    from rich.markup import escape
+    from rich.table import Table
+
+    table = Table(title=escape(f"jointlab bench: medians over rounds [lowest-highest]; load "
+                               f"average at start {start}, at end {end}"))  # fmt: skip
+    for column in ("figure", escape("median [lowest-highest]"), "target", "met"):
+        table.add_column(column)
+    ordered = sorted(rows, key=lambda r: r["unit"] != "x")  # ratios first
+    for item in ordered:
+        met = {True: "yes", False: "NO", None: ""}[item["met"]]
+        figures = f"{item['median']:.3g}{item['unit']} [{item['low']:.3g}-{item['high']:.3g}]"
+        table.add_row(escape(item["figure"]), escape(figures), item["target"], met)
+    console.print(table)

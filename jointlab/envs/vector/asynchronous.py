@@ -20,7 +20,7 @@ from gymnasium.vector.utils import batch_space
 
 from jointlab.errors import ConfigurationError, JointLabError
 
-from .batched import BatchedEnv
+from .batched import BatchedEnv, sub_seeds
 
 __all__ = ["AsyncBatchedEnv"]
 
@@ -139,10 +139,7 @@ class AsyncBatchedEnv(VectorEnv):
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Reset every sub-environment; sub-environment ``i`` gets seed ``seed + i``."""
-        if seed is None or isinstance(seed, (int, np.integer)):
-            seeds = [None if seed is None else int(seed) + i for i in range(self.num_envs)]
-        else:
-            seeds = list(seed)
+        seeds = sub_seeds(seed, self.num_envs)
         start = 0
         for pipe, size in zip(self._pipes, self._sizes, strict=True):
             pipe.send((_Command.RESET, {"seed": seeds[start:start + size], "options": options}))

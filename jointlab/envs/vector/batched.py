@@ -109,12 +109,7 @@ class BatchedEnv(VectorEnv):
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Reset every sub-environment; ``seed`` as in ``SyncVectorEnv`` (``s + i``)."""
-        if seed is None or isinstance(seed, (int, np.integer)):
-            seeds = [None if seed is None else int(seed) + i for i in range(self.num_envs)]
-        else:
-            seeds = list(seed)
-            if len(seeds) != self.num_envs:
-                raise ConfigurationError(f"{len(seeds)} seeds for {self.num_envs} environments")
+        seeds = sub_seeds(seed, self.num_envs)
         observations = np.empty((self.num_envs, *self.single_observation_space.shape),
                                 dtype=np.float32)  # fmt: skip
         for i, (env, s) in enumerate(zip(self.envs, seeds, strict=True)):
@@ -238,6 +233,16 @@ class BatchedEnv(VectorEnv):
             full[which] = values
             info[key], info[f"_{key}"] = full, mask
         info["action_clipped"], info["_action_clipped"] = clipped, mask
+
+
+def sub_seeds(seed: int | list[int | None] | None, count: int) -> list[int | None]:
+    """Seeds of ``count`` sub-environments: ``seed + i`` (as ``SyncVectorEnv``), or a list."""
+    if seed is None or isinstance(seed, (int, np.integer)):
+        return [None if seed is None else int(seed) + i for i in range(count)]
+    seeds = list(seed)
+    if len(seeds) != count:
+        raise ConfigurationError(f"{len(seeds)} seeds for {count} environments")
+    return seeds
 
 
 def _stepper(robots: list[Any]) -> Any:

@@ -102,7 +102,6 @@ class CommandDispatcher:
         self._model_ff = bool(model_feedforward)
         self._inertia_period = float(inertia_period)
         self._inertia_from = math.inf  # time of the current M(q); inf: compute at the next tick
-        self._inertia_parts: tuple[np.ndarray, ...] | None = None  # a refresh's first half
         self._mass = np.zeros((desc.dof, desc.dof))
         self._damping = desc.damping
         self.kp = self._gains(kp, "kp")
@@ -374,21 +373,9 @@ class CommandDispatcher:
         return result.applied
 
     def _refresh_inertia(self, state: ArrayState) -> None:
-        """Keep ``M(q)`` for the inertia feed-forward, refreshed every ``inertia_period``.
-
-        A refresh is split over two ticks (the Jacobians at this tick's ``q``, the products
-        at the next), so no tick pays for a whole ``M(q)``; only the first is computed at once.
-        """
-        dynamics = self.dynamics
-        if self._inertia_parts is not None:
-            self._mass = dynamics._joint_space(*self._inertia_parts)
-            self._inertia_parts = None
-        elif not 0.0 <= state.time - self._inertia_from < self._inertia_period:
-            _, inertia, jv, jw = dynamics._jacobians(state.position)
-            if math.isinf(self._inertia_from):
-                self._mass = dynamics._joint_space(inertia, jv, jw)
-            else:
-                self._inertia_parts = (inertia, jv, jw)
+        """Keep ``M(q)`` for the inertia feed-forward, refreshed every ``inertia_period``."""
+        if not 0.0 <= state.time - self._inertia_from < self._inertia_period:
+            self._mass = self.dynamics.mass_matrix(state.position)
             self._inertia_from = state.time
 
     def update(self) -> NJointAction:

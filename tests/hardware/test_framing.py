@@ -60,7 +60,7 @@ def state(dof: int, seed: int) -> StateData:
 
 
 MESSAGES = st.one_of(
-    st.builds(njoint, st.integers(0, 8), st.integers(0, 1000)),
+    st.builds(njoint, st.integers(1, 8), st.integers(0, 1000)),  # an action has >= 1 joint
     st.builds(state, st.integers(0, 8), st.integers(0, 1000)),
     st.builds(Ack, st.integers(0, 255), st.integers(0, 255), st.integers(0, 0xFFFF)),
     st.builds(PositionCommand, st.integers(-5, 5), st.floats(width=32)),

@@ -92,6 +92,10 @@ def test_bad_actions_and_arguments_are_refused_with_the_shape_or_the_env():
         bad[1, 2] = np.nan
         with pytest.raises(ActionError, match=r"environments \[1\]"):
             vec.step(bad)
+        with pytest.raises(ActionError, match="real numbers"):
+            vec.step(np.zeros((2, 6)) + 1j)
+        with pytest.raises(ActionError, match="real numbers"):
+            vec.step([["0.1"] * 6] * 2)
     finally:
         vec.close()
     with pytest.raises(ConfigurationError, match="flat action mode"):

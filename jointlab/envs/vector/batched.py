@@ -30,6 +30,7 @@ from gymnasium.vector.utils import batch_space
 from jointlab.errors import ActionError, ConfigurationError
 from jointlab.interface import NJointAction
 
+from ..actions import _real_array
 from ..env import JointLabEnv
 from ..registration import ENV_SPECS, make_env
 
@@ -170,7 +171,7 @@ class BatchedEnv(VectorEnv):
 
     # ------------------------------------------------------------------ the batch
     def _check(self, actions: Any) -> np.ndarray:
-        array = np.asarray(actions, dtype=np.float64)
+        array = _real_array(actions, self.envs[0].action_mode)  # no text, complex, objects
         expected = (self.num_envs, *self.single_action_space.shape)
         if array.shape != expected:
             raise ActionError(f"actions have shape {array.shape}, expected {expected} "

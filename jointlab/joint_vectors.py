@@ -25,7 +25,7 @@ from typing import Any
 
 import numpy as np
 
-from jointlab.errors import ActionError
+from jointlab.errors import ActionError, quote
 
 __all__ = [
     "MAX_GAIN",
@@ -67,26 +67,33 @@ def _convert(name: str, value: Any, dof: int | None) -> np.ndarray:
     try:
         array = np.asarray(value)
     except (TypeError, ValueError) as exc:
-        raise ActionError(f"NJointAction.{name} must be numeric, got {value!r}") from exc
+        raise ActionError(f"NJointAction.{name} must be numeric, got {quote(value)}") from exc
     kind = array.dtype.kind
     if kind == "c":
         raise ActionError(
-            f"NJointAction.{name} must be real numbers, got complex values {value!r} "
+            f"NJointAction.{name} must be real numbers, got complex values {quote(value)} "
             "(the imaginary part would be lost)"
         )
     if kind == "O":
         bad = [v for v in array.flat if not isinstance(v, numbers.Real)]
         if bad:
-            raise ActionError(f"NJointAction.{name} must be numeric, got {bad[0]!r} in {value!r}")
+            raise ActionError(
+                f"NJointAction.{name} must be numeric, got {quote(bad[0])} in {quote(value)}"
+            )
     elif kind not in "biuf":
         what = "strings" if kind in "US" else f"dtype {array.dtype}"
-        raise ActionError(f"NJointAction.{name} must be numeric, got {what}: {value!r}")
+        raise ActionError(f"NJointAction.{name} must be numeric, got {what}: {quote(value)}")
     if array.ndim == 0:
         raise ActionError(
             f"NJointAction.{name} must be a 1-D array, got a scalar; "
             f"use a vector of shape {_expected(dof)}"
         )
-    return np.array(array, dtype=np.float64)
+    try:
+        return np.array(array, dtype=np.float64)
+    except OverflowError as exc:  # a Python integer beyond the float range
+        raise ActionError(
+            f"NJointAction.{name} holds a number beyond the float range: {quote(value)}"
+        ) from exc
 
 
 def as_vector(name: str, value: Any, dof: int | None) -> np.ndarray:

@@ -148,10 +148,11 @@ def test_nan_position_gains_and_velocity_allowed() -> None:
         (lambda: NJointAction.Position([0.0], kd=[2 * MAX_GAIN]), "position_kd", "overflow"),
         (lambda: NJointAction.Position([1e300, 0.0]), "position", "[0]"),
         (lambda: NJointAction.Position([0.0], velocity=[-1e12]), "velocity", "beyond"),
+        (lambda: NJointAction.Torque([10**400, 0.0]), "torque", "float range"),
     ],
     ids=["complex-torque", "complex-position", "numeric-strings", "mixed-strings", "none",
          "empty-torque", "empty-position", "zero-dof", "huge-kp", "huge-kd", "huge-position",
-         "huge-velocity"],
+         "huge-velocity", "integer-beyond-float"],
 )  # fmt: skip
 def test_refused_inputs_name_the_field(make: object, field: str, words: str) -> None:
     with pytest.raises(ActionError) as info:

@@ -6,6 +6,7 @@ or a file); URL is the backend to excite, which may run another file of the same
 
 Examples:
   jointlab identify excite arm6 emulated://arm6 --joints elbow wrist_pitch
+  jointlab identify excite so101 sim://so101 --simultaneous --centre 0 0 0.8 0.6 0 0.8
   jointlab identify fit arm6 runs/identify-excite-arm6-emulated-arm6/log.npz
   jointlab identify fit arm6 excite.npz --validate held_out.npz --parameters damping delay
 """
@@ -53,6 +54,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         metavar=("LOW", "HIGH"), help="frequency band, Hz")  # fmt: skip
     excite.add_argument("--fraction", type=positive_float, default=0.8,
                         help="share of every soft limit the motion may use")  # fmt: skip
+    excite.add_argument("--centre", type=float, nargs="+", metavar="Q",
+                        help="pose to move about, one value per joint (default: home)")  # fmt: skip
     excite.add_argument("--simultaneous", action="store_true",
                         help="excite every joint at once (default: one after another)")  # fmt: skip
     add_output_arguments(excite, "default name: identify-excite-ROBOT-URL")
@@ -97,7 +100,7 @@ def _excite(args: argparse.Namespace) -> int:
 
     description = load_robot(args.robot)
     program = excitation(description, args.joints, args.duration, signal=args.signal,
-                         band=tuple(args.band), fraction=args.fraction,
+                         band=tuple(args.band), fraction=args.fraction, centre=args.centre,
                          sequential=not args.simultaneous)  # fmt: skip
     url = robot_url(args.url)
     folder = planned_folder(args, f"identify-excite-{robot_label(args.robot)}-"

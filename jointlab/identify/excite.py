@@ -12,7 +12,9 @@ faded in and out with quintic ramps (it starts and ends at rest on the centre) a
 that it stays inside ``fraction`` of each soft limit: position range (about the centre),
 velocity, acceleration and jerk. Links are kept above the floor: when a link's capsule would
 sink below ``clearance`` metres (or, for a link already lower at the centre pose, more than a
-centimetre below its height there), the amplitude shrinks until it does not.
+centimetre below its height there), the amplitude shrinks until it does not; a centre so
+close to the floor that less than a quarter of the amplitude would be left (a servo arm
+folded at rest, say) is refused, naming the link: pass a centre that lifts it.
 
 The result is a command program (:mod:`jointlab.program`), so it runs on every backend::
 
@@ -43,7 +45,7 @@ from jointlab.errors import ConfigurationError
 from jointlab.identify.signals import chirp, multisine, window, windowed
 from jointlab.robots import RobotDescription, forward_kinematics, load_robot
 
-__all__ = ["SIGNALS", "Excitation", "ExcitationSegment", "excitation"]
+__all__ = ["MIN_FLOOR_SCALE", "SIGNALS", "Excitation", "ExcitationSegment", "excitation"]
 
 #: Signal shapes :func:`excitation` offers.
 SIGNALS = ("multisine", "chirp")
@@ -54,6 +56,8 @@ _SHRINK = 0.8
 #: Metres a link already closer to the floor than ``clearance`` at the centre may sink.
 _SINK = 0.01
 _MAX_SHRINKS = 20
+#: Smallest share of its limit-bound amplitude a segment may keep after the floor check.
+MIN_FLOOR_SCALE = 0.25
 
 
 @dataclass(frozen=True, eq=False)
@@ -75,6 +79,8 @@ class ExcitationSegment:
     acceleration: np.ndarray
     #: Peak |position − centre|, speed, acceleration and jerk of each joint, shape ``(4, n)``.
     peaks: np.ndarray
+    #: Share of the limit-bound amplitude kept to stay above the floor (1: not cut).
+    floor_scale: float = 1.0
 
     def waypoints(self) -> list[dict[str, Any]]:
         """The segment as ``follow_trajectory`` waypoints (plain lists of floats)."""
@@ -215,7 +221,8 @@ def excitation(
 
     Raises:
         ConfigurationError: an invalid option, an unknown or dependent joint, a centre outside
-            the soft limits, or a joint with no room to move about the centre.
+            the soft limits, a joint with no room to move about the centre, or a centre so
+            close to the floor that under :data:`MIN_FLOOR_SCALE` of the motion would be left.
     """
     description = load_robot(description)
     if signal not in SIGNALS:
@@ -294,7 +301,7 @@ def excitation(
             shaped = windowed(raw, fade)
             peaks = np.abs(shaped).max(axis=1)
             motion[:, :, column] = shaped * float(np.min(bounds[:, i] / peaks))
-        motion = _keep_above_floor(description, centre_q, group, motion, floor)
+        motion, floor_scale = _keep_above_floor(description, centre_q, group, motion, floor)
         stride = max(1, round(_CHECK_RATE / waypoint_rate))
         keep = np.arange(0, t.shape[0], stride)
         if keep[-1] != t.shape[0] - 1:
@@ -307,6 +314,7 @@ def excitation(
                 velocity=motion[1][keep],
                 acceleration=motion[2][keep],
                 peaks=np.abs(motion).max(axis=1),
+                floor_scale=floor_scale,
             )
         )
     return Excitation(
@@ -325,16 +333,31 @@ def _keep_above_floor(
     group: list[int],
     motion: np.ndarray,
     floor: np.ndarray,
-) -> np.ndarray:
-    """Shrink ``motion`` (shape ``(4, n, len(group))``) until no link sinks below ``floor``."""
+) -> tuple[np.ndarray, float]:
+    """Shrink ``motion`` (shape ``(4, n, len(group))``) until no link sinks below ``floor``.
+
+    Returns the motion and the share of it kept. Raises :class:`ConfigurationError` when
+    less than :data:`MIN_FLOOR_SCALE` would be left: an excitation that small hides friction
+    and latency under the gravity hold (a servo arm folded at rest over the floor, say), so
+    the centre pose must lift the link instead.
+    """
     poses = np.repeat(centre[None], motion.shape[1], axis=0)
-    for _ in range(_MAX_SHRINKS):
-        poses[:, group] = centre[group] + motion[0]
-        if np.all(_floor_heights(description, poses[::10]) >= floor - 1e-9):
-            return motion
-        motion = motion * _SHRINK
     names = [description.joint_names[i] for i in group]
+    scale = 1.0
+    for _ in range(_MAX_SHRINKS):
+        poses[:, group] = centre[group] + scale * motion[0]
+        heights = _floor_heights(description, poses[::10])
+        if np.all(heights >= floor - 1e-9):
+            return motion * scale, scale
+        if scale * _SHRINK < MIN_FLOOR_SCALE:
+            break
+        scale *= _SHRINK
+    lowest = int(np.argmin(heights - floor))
+    link = description.actuators[lowest].name
+    at_centre = float(_floor_heights(description, centre[None])[lowest])
     raise ConfigurationError(
-        f"excitation: joints {names} cannot move about the centre without a link reaching "
-        f"the floor; pass a centre pose higher above it"
+        f"excitation: joints {names} cannot move about the centre without link {link!r} "
+        f"reaching the floor (its capsule is {at_centre:.3g} m above it at the centre) unless "
+        f"their amplitudes shrink below {100 * MIN_FLOOR_SCALE:.0f} % of what the limits allow, too "
+        "little to identify; pass a centre pose that lifts it (centre=[...], --centre)"
     )

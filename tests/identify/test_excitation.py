@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 import jointlab
 from jointlab.errors import ConfigurationError, DescriptionError
 from jointlab.identify import Excitation, excitation, record_excitation
-from jointlab.identify.excite import _floor_heights
+from jointlab.identify.excite import MIN_FLOOR_SCALE, _floor_heights
 from jointlab.recording import load_log
 
 
@@ -64,7 +64,7 @@ def test_every_builtin_robot_gets_an_excitation_of_its_independent_joints(robot)
 
 def test_links_stay_above_the_floor(arm6):
     centre = arm6.home.copy()
-    centre[1] = 1.1  # shoulder leaning forward: the elbow swing brings the wrist down
+    centre[1] = 0.8  # shoulder leaning forward: the elbow swing brings the wrist down
     program = excitation(arm6, ["elbow", "shoulder_lift"], duration=4.0, centre=centre,
                          clearance=0.05)  # fmt: skip
     floor = np.minimum(_floor_heights(arm6, program.centre[None]), 0.05) - 0.01
@@ -72,8 +72,21 @@ def test_links_stay_above_the_floor(arm6):
         poses = np.repeat(program.centre[None], segment.position.shape[0], axis=0)
         poses[:, [arm6.joint_index(n) for n in segment.joints]] = segment.position
         assert np.all(_floor_heights(arm6, poses) >= floor - 1e-9)
+    assert all(MIN_FLOOR_SCALE <= s.floor_scale < 1.0 for s in program.segments)
     free = excitation(arm6, ["elbow"], duration=4.0, centre=centre, clearance=-10.0)
+    assert free.segments[0].floor_scale == 1.0
     assert free.segments[0].peaks[0].max() > program.segments[0].peaks[0].max()
+
+
+def test_a_centre_over_the_floor_is_refused_not_shrunk_to_nothing(arm6):
+    """Amplitudes cut below a quarter would hide friction under the hold: name the link."""
+    centre = arm6.home.copy()
+    centre[1] = 1.1  # the wrist hangs at the floor
+    with pytest.raises(ConfigurationError, match=r"link 'wrist_yaw' reaching the floor.*centre"):
+        excitation(arm6, ["elbow"], duration=4.0, centre=centre)
+    # a servo arm's home is folded over the floor: every joint at once would be cut to 4 %
+    with pytest.raises(ConfigurationError, match="below 25 %"):
+        excitation("so101", duration=8.0, sequential=False)
 
 
 def test_the_program_has_holds_between_segments_and_serialises(arm6):

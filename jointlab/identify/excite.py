@@ -358,6 +358,7 @@ def _keep_above_floor(
     raise ConfigurationError(
         f"excitation: joints {names} cannot move about the centre without link {link!r} "
         f"reaching the floor (its capsule is {at_centre:.3g} m above it at the centre) unless "
-        f"their amplitudes shrink below {100 * MIN_FLOOR_SCALE:.0f} % of what the limits allow, too "
-        "little to identify; pass a centre pose that lifts it (centre=[...], --centre)"
+        f"their amplitudes shrink below {100 * MIN_FLOOR_SCALE:.0f} % of what the limits "
+        "allow, too little to identify; pass a centre pose that lifts it (centre=[...], "
+        "--centre)"
     )

@@ -56,3 +56,19 @@ def test_excite_then_fit_writes_the_identified_robot_file(tmp_path, monkeypatch,
     assert main(["identify", "fit", "arm6", "runs/excite/log.npz", "--joints", "wrist_pitch",
                  "--name", "fit"]) == 2  # fmt: skip
     assert "pass --force" in capsys.readouterr().err
+
+
+def test_excite_about_a_raised_centre(tmp_path, monkeypatch, capsys):
+    """A servo arm folded over the floor is refused with the way out; --centre takes it."""
+    monkeypatch.chdir(tmp_path)
+    assert main(["identify", "excite", "so101", "sim://so101", "--simultaneous"]) == 2
+    assert "pass a centre pose that lifts it (centre=[...], --centre)" in capsys.readouterr().err
+    assert not (tmp_path / "runs").exists()
+    centre = [0.0, 0.0, 0.8, 0.6, 0.0, 0.8]
+    assert main(["identify", "excite", "so101", "sim://so101", "--joints", "wrist_roll",
+                 "--duration", "2.5", "--band", "0.5", "1.5", "--name", "raised",
+                 "--centre", *map(str, centre)]) == 0  # fmt: skip
+    program = yaml.safe_load((tmp_path / "runs" / "raised" / "program.yaml").read_text())
+    assert program[0]["set_positions"]["positions"] == centre
+    log = load_log(tmp_path / "runs" / "raised" / "log.npz")
+    assert log.metadata.extra["excitation"]["centre"] == centre

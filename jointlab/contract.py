@@ -215,20 +215,25 @@ class Robot(abc.ABC):
     def control_dt(self) -> float:
         """Control period in seconds: the time one ``step()`` advances."""
 
+    # Backends keep ``_action``, ``_config_speed`` and ``_config_accel`` up to date.
+    _action: NJointAction
+    _config_speed: np.ndarray
+    _config_accel: np.ndarray
+
     @property
-    @abc.abstractmethod
     def last_action(self) -> NJointAction:
-        """The action most recently passed to ``apply`` (the desired action)."""
+        """The action most recently accepted by ``apply`` (Zero after reset, arm or disarm)."""
+        return self._action
 
     @property
-    @abc.abstractmethod
     def config_speed(self) -> np.ndarray:
-        """Configured speeds, shape ``(dof,)``, rad/s or m/s (REQ SPEED)."""
+        """Configured speeds, shape ``(dof,)``, rad/s or m/s (REQ SPEED); a copy."""
+        return self._config_speed.copy()
 
     @property
-    @abc.abstractmethod
     def config_accel(self) -> np.ndarray:
-        """Configured accelerations, shape ``(dof,)``, rad/s² or m/s² (REQ ACCEL)."""
+        """Configured accelerations, shape ``(dof,)``, rad/s² or m/s² (REQ ACCEL); a copy."""
+        return self._config_accel.copy()
 
     # ================================================================ the checks
     def _refusal(self, verb: str, reason: str) -> CommandRefused:

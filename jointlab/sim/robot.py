@@ -241,24 +241,9 @@ class SimRobot(Robot):
         return (self._world.steps - self._t0) * self._dt
 
     @property
-    def last_action(self) -> NJointAction:
-        """The action most recently accepted by ``apply`` (Zero after reset or disarm)."""
-        return self._action
-
-    @property
     def applied_torque(self) -> np.ndarray:
         """Actuator torque of the last physics step after the clamps, ``(dof,)`` N·m or N."""
         return self._loop.tau
-
-    @property
-    def config_speed(self) -> np.ndarray:
-        """Configured speeds (REQ SPEED), shape ``(dof,)``, rad/s or m/s."""
-        return self._config_speed.copy()
-
-    @property
-    def config_accel(self) -> np.ndarray:
-        """Configured accelerations (REQ ACCEL), shape ``(dof,)``, rad/s² or m/s²."""
-        return self._config_accel.copy()
 
     @property
     def episode(self) -> EpisodeParameters:

@@ -364,21 +364,6 @@ class SerialRobot(Robot):
         return self._view.current.time_us * 1e-6
 
     @property
-    def last_action(self) -> NJointAction:
-        """The action most recently passed to ``apply`` (Zero after arm, disarm, brakes)."""
-        return self._action
-
-    @property
-    def config_speed(self) -> np.ndarray:
-        """Configured speeds (REQ SPEED), shape ``(dof,)``, rad/s or m/s."""
-        return self._config_speed.copy()
-
-    @property
-    def config_accel(self) -> np.ndarray:
-        """Configured accelerations (REQ ACCEL), shape ``(dof,)``, rad/s² or m/s²."""
-        return self._config_accel.copy()
-
-    @property
     def link_stats(self) -> LinkStats:
         """Counters of the device-to-host direction (CRC errors, gaps, rejected states ...)."""
         return self._link.stats

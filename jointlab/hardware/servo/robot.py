@@ -293,11 +293,6 @@ class ServoBusRobot(Robot):
         return (self._cycle_io.count - self._t0) * self._bus_dt
 
     @property
-    def last_action(self) -> NJointAction:
-        """The action most recently accepted by ``apply`` (Zero after arm and disarm)."""
-        return self._action
-
-    @property
     def armed(self) -> bool:
         """True when the servos' torque is on and motion commands are accepted."""
         return self._armed
@@ -311,16 +306,6 @@ class ServoBusRobot(Robot):
     def driver(self) -> ServoDriver:
         """The SDK driver (bus statistics in ``driver.stats``)."""
         return self._driver
-
-    @property
-    def config_speed(self) -> np.ndarray:
-        """Configured speeds, shape ``(dof,)``, rad/s."""
-        return self._config_speed.copy()
-
-    @property
-    def config_accel(self) -> np.ndarray:
-        """Configured accelerations, shape ``(dof,)``, rad/s²."""
-        return self._config_accel.copy()
 
     def seed(self, seed: int) -> None:
         """Accept a seed, as ``SimRobot.seed`` does (a real arm has no randomness to seed).

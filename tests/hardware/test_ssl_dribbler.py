@@ -1,4 +1,8 @@
-"""The SSL link spins the dribbler at the commanded speed, in sim and through the emulator."""
+"""The SSL link spins the dribbler at the commanded speed, in sim and through the emulator.
+
+The emulated device runs in lockstep (one tick per host period, virtual time): a real-time
+device on a loaded machine misses the host's periods and measures the load, not the link.
+"""
 
 from __future__ import annotations
 
@@ -9,7 +13,7 @@ import jointlab
 from jointlab.hardware import SSLRobotLink
 
 
-@pytest.mark.parametrize("url", ["sim://ssl_robot", "emulated://ssl_robot"])
+@pytest.mark.parametrize("url", ["sim://ssl_robot", "emulated://ssl_robot?lockstep=1"])
 def test_dribbler_turns_at_the_commanded_speed(url: str) -> None:
     options = PATIENT if url.startswith("emulated") else {}
     with jointlab.connect(url, **options) as robot:

@@ -123,6 +123,23 @@ class SafetyLimits:
         """True when some soft effort limit is below the system limit."""
         return bool(np.any(self.effort < self.system_effort))
 
+    def step_tolerance(self, dt: float) -> np.ndarray:
+        """The largest step of a position target in ``dt`` seconds, rate tolerance included.
+
+        ``velocity·dt·(1 + 1e-6) + 1e-12`` (rad or m), shape ``(dof,)``. Kept for the last
+        few values of ``dt`` (measured periods differ from the nominal one by rounding of the
+        robot's clock, a handful of distinct values at a time).
+        """
+        cache = self.__dict__.setdefault("_step_tolerance", {})
+        try:
+            return cache[dt]
+        except KeyError:
+            if len(cache) >= 16:
+                cache.clear()
+            tolerance = cache[dt] = self.velocity * dt * (1 + _REL) + _ABS
+            tolerance.flags.writeable = False
+            return tolerance
+
 
 @dataclass(frozen=True)
 class SafetyEvent:
@@ -277,8 +294,9 @@ def enforce(
     rounded = False  # changed below the reporting threshold only
     # 1. position targets inside the soft limits (maximum/minimum keep NaN)
     bounded = np.minimum(np.maximum(target, limits.lower), limits.upper)
-    moved = np.abs(bounded - target)  # NaN where the PD is off
-    if (moved > 0).any():
+    # identical bytes: nothing moved (the common case, decided without arithmetic)
+    moved = None if bounded.tobytes() == target.tobytes() else np.abs(bounded - target)
+    if moved is not None and (moved > 0).any():  # NaN where the PD is off
         # below 1 nm (or nrad) the difference is rounding in a planned motion, not a clamp
         outside = moved > 1e-9
         if outside.any():
@@ -289,10 +307,9 @@ def enforce(
             rounded = True
         position = bounded
     # 2./3. the target's speed and (optionally) acceleration; NaN targets compare False
-    max_step = limits.velocity * step_dt
     step = position - prev_p
     implied = step / step_dt
-    fast = np.abs(step) > max_step * (1 + _REL) + _ABS
+    fast = np.abs(step) > limits.step_tolerance(step_dt)
     if check_mode is DynamicLimitsCheckMode.CHECK_JOINT_ACCELERATION:
         max_dv = limits.acceleration * step_dt
         jerky = np.abs(implied - prev_v) > max_dv * (1 + _REL) + _ABS
@@ -315,21 +332,23 @@ def enforce(
             implied = step / step_dt
             fast &= ~governed
     if fast.any():
+        max_step = limits.velocity * step_dt
         new = np.where(fast, prev_p + np.clip(step, -max_step, max_step), position)
         events.append(_event("velocity", fast, implied, (new - prev_p) / step_dt,
                              limits.velocity, limits, "speed of the position target"))
         position = new
         implied = (position - prev_p) / step_dt
     velocity = action.velocity
-    too_fast = mask & (np.abs(velocity) > limits.velocity)
-    if too_fast.any():
+    too_fast = np.abs(velocity) > limits.velocity
+    if too_fast.any() and (too_fast := mask & too_fast).any():
         clipped_v = np.clip(velocity, -limits.velocity, limits.velocity)
         events.append(_event("velocity", too_fast, velocity, clipped_v, limits.velocity, limits,
                              "velocity target"))
         velocity = clipped_v
     # 1b. torque-only joints beyond a soft position limit: no torque pushing further out
     torque = action.torque
-    if not mask.all():
+    every_pd = bool(mask.all())
+    if not every_pd:
         pushing = ~mask & (((q > limits.upper) & (torque > 0))
                            | ((q < limits.lower) & (torque < 0)))
         if pushing.any():
@@ -359,8 +378,8 @@ def enforce(
                                  "predicted torque"))
             torque = np.where(over, clipped_total - pd, torque)
     new_memory = SafetyMemory(
-        position=position if mask.all() else np.where(mask, position, np.nan),
-        velocity=np.where(mask, implied, state.velocity),
+        position=position if every_pd else np.where(mask, position, np.nan),
+        velocity=implied if every_pd else np.where(mask, implied, state.velocity),
         time=state.time,
         request=bounded,
     )

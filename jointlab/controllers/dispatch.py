@@ -392,7 +392,7 @@ class CommandDispatcher:
             self._inertia_from = state.time
             if not self._gravity:
                 gravity = 0.0
-        return gravity + self._inertia_map.dot(out.refs[1:].reshape(-1))
+        return gravity + self._inertia_map.dot(out.ref_va)
 
     def _offset_targets(self, pd: np.ndarray, extra: np.ndarray, out: Outputs) -> np.ndarray:
         """PD targets with the feed-forward of position-only servos as an offset.

@@ -54,6 +54,8 @@ __all__ = [
 
 _REL = 1e-6  # relative tolerance of the rate checks (planned motions sit exactly on limits)
 _ABS = 1e-12
+# The checks of every tick test their masks with np.count_nonzero: a C call, about a third
+# of the cost of ndarray.any() (which goes through a Python wrapper) on a few joints.
 
 
 class DynamicLimitsCheckMode(enum.IntEnum):
@@ -331,7 +333,7 @@ def enforce(
             step = position - prev_p
             implied = step / step_dt
             fast &= ~governed
-    if fast.any():
+    if np.count_nonzero(fast):
         max_step = limits.velocity * step_dt
         new = np.where(fast, prev_p + np.clip(step, -max_step, max_step), position)
         events.append(_event("velocity", fast, implied, (new - prev_p) / step_dt,
@@ -340,14 +342,14 @@ def enforce(
         implied = (position - prev_p) / step_dt
     velocity = action.velocity
     too_fast = np.abs(velocity) > limits.velocity
-    if too_fast.any() and (too_fast := mask & too_fast).any():
+    if np.count_nonzero(too_fast) and np.count_nonzero(too_fast := mask & too_fast):
         clipped_v = np.clip(velocity, -limits.velocity, limits.velocity)
         events.append(_event("velocity", too_fast, velocity, clipped_v, limits.velocity, limits,
                              "velocity target"))
         velocity = clipped_v
     # 1b. torque-only joints beyond a soft position limit: no torque pushing further out
     torque = action.torque
-    every_pd = bool(mask.all())
+    every_pd = np.count_nonzero(mask) == mask.shape[0]
     if not every_pd:
         pushing = ~mask & (((q > limits.upper) & (torque > 0))
                            | ((q < limits.lower) & (torque < 0)))
@@ -359,7 +361,7 @@ def enforce(
             torque = new
     # 4. effort
     strong = np.abs(torque) > limits.effort
-    if strong.any():
+    if np.count_nonzero(strong):
         clipped_t = np.clip(torque, -limits.effort, limits.effort)
         events.append(_event("effort", strong, torque, clipped_t, limits.effort, limits,
                              "feed-forward torque"))

@@ -155,15 +155,17 @@ class DynamicsModel:
         self._bcd_t = np.ascontiguousarray(bcd_t).reshape(n, 3, 16)
         self._base_t = np.ascontiguousarray(self._base.T)
         self._points_t = np.ascontiguousarray(points.transpose(0, 2, 1))
+        self._offsets_inv_rotation = np.ascontiguousarray(offsets_inv[:, :3, :3])
         self._same_order = bool(np.array_equal(self._joint_of_any, np.arange(n))
                                 and n == description.dof)
         # gravity_torque as two products on the flattened rows: lever_i = Σ_e m_e c_e − M_i o_i
         # (its homogeneous entry is 0), and the torque about each axis is u_i · (g x lever_i).
+        self._origin_rows = 3 * joint_elements + 1
+        self._axis_rows = 3 * joint_elements + 2
         lever_map = np.zeros((description.dof, 3 * n))
         lever_map[:, 0::3] = self._weighted_subtree
-        lever_map[np.arange(description.dof), 3 * joint_elements + 1] -= self._subtree_mass
+        lever_map[np.arange(description.dof), self._origin_rows] -= self._subtree_mass
         self._lever_map = lever_map
-        self._axis_rows = 3 * joint_elements + 2
         turn = np.zeros((4, 4))
         turn[:3, :3] = -self._skew_gravity  # lever @ turn == g x lever == −(lever x g)
         self._turn = turn
@@ -233,7 +235,7 @@ class DynamicsModel:
         axis = rows[self._axis_rows]
         lever = self._lever_map.dot(rows)
         # compensation = −u · (lever x g) = u · (g x lever), summed over the joint's subtree
-        compensation = np.einsum("ji,ji->j", axis, lever.dot(self._turn))
+        compensation = np.add.reduce(axis * lever.dot(self._turn), axis=1)
         if self._all_rotary:
             return compensation
         return np.where(self._joint_rotary, compensation,
@@ -251,16 +253,20 @@ class DynamicsModel:
                         rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """World inertias ``(n, 3, 3)`` and the CoG Jacobians ``Jv``, ``Jω`` ``(n, dof, 3)``."""
         com = rows[0::3, :3]
-        origin = rows[self._axis_rows - 1, :3]
+        origin = rows[self._origin_rows, :3]
         axis = rows[self._axis_rows, :3]
         r = com[None, :, :] - origin[:, None, :]  # (dof, n, 3)
         # axis_j x r: r @ skew(axis_j)ᵀ, the skew matrices from one product with Levi-Civita
         skew_t = (axis @ _LEVI_CIVITA).reshape(-1, 3, 3)
         cross = (r @ skew_t).transpose(1, 0, 2)  # (n, dof, 3)
         moves = self._moves
-        jv = np.where(self._rotary_3, cross, axis[None]) * moves
-        jw = self._rotary_3 * axis[None] * moves
-        rotation = frames_t[:, :3, :3].transpose(0, 2, 1) @ self._offsets_inv[:, :3, :3]
+        if self._all_rotary:
+            jv = cross * moves
+            jw = axis[None] * moves
+        else:
+            jv = np.where(self._rotary_3, cross, axis[None]) * moves
+            jw = self._rotary_3 * axis[None] * moves
+        rotation = frames_t[:, :3, :3].transpose(0, 2, 1) @ self._offsets_inv_rotation
         inertia = rotation @ self._inertia @ np.swapaxes(rotation, 1, 2)
         return inertia, jv, jw
 

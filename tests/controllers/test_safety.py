@@ -177,3 +177,15 @@ def test_applied_actions_always_respect_the_limits(position, torque, velocity):
     assert np.all(np.abs(applied.velocity[mask]) <= LIMITS.velocity[mask])
     assert np.all(np.abs(applied.torque) <= LIMITS.effort)
     assert (applied is action) == (not result.events)
+
+
+def test_step_tolerance_per_period_is_the_rate_bound_and_stays_bounded():
+    limits = SafetyLimits.from_description(GANTRY)
+    periods = [DT * (1 + k * 1e-15) for k in range(40)]  # measured periods differ by rounding
+    for dt in periods:
+        expected = limits.velocity * dt * (1 + 1e-6) + 1e-12
+        np.testing.assert_array_equal(limits.step_tolerance(dt), expected)
+        assert limits.step_tolerance(dt) is limits.step_tolerance(dt)  # kept, not rebuilt
+    assert len(limits.__dict__["_step_tolerance"]) <= 16
+    with pytest.raises(ValueError):
+        limits.step_tolerance(DT)[0] = 1.0  # shared between ticks: read-only

@@ -125,22 +125,25 @@ class SafetyLimits:
         """True when some soft effort limit is below the system limit."""
         return bool(np.any(self.effort < self.system_effort))
 
-    def step_tolerance(self, dt: float) -> np.ndarray:
-        """The largest step of a position target in ``dt`` seconds, rate tolerance included.
+    def tick_bounds(self, dt: float) -> np.ndarray:
+        """The bounds one tick of ``dt`` seconds is checked against, shape ``(3 · dof,)``.
 
-        ``velocity·dt·(1 + 1e-6) + 1e-12`` (rad or m), shape ``(dof,)``. Kept for the last
-        few values of ``dt`` (measured periods differ from the nominal one by rounding of the
-        robot's clock, a handful of distinct values at a time).
+        Three rows, flattened: the largest step of a position target (``velocity·dt·(1 +
+        1e-6) + 1e-12``, rad or m, rate tolerance included), the velocity limit (rad/s or
+        m/s) and the effort limit (N·m or N). Kept for the last few values of ``dt``
+        (measured periods differ from the nominal one by rounding of the robot's clock, a
+        handful of distinct values at a time).
         """
-        cache = self.__dict__.setdefault("_step_tolerance", {})
+        cache = self.__dict__.setdefault("_tick_bounds", {})
         try:
             return cache[dt]
         except KeyError:
             if len(cache) >= 16:
                 cache.clear()
-            tolerance = cache[dt] = self.velocity * dt * (1 + _REL) + _ABS
-            tolerance.flags.writeable = False
-            return tolerance
+            step = self.velocity * dt * (1 + _REL) + _ABS
+            bounds = cache[dt] = np.concatenate([step, self.velocity, self.effort])
+            bounds.flags.writeable = False
+            return bounds
 
 
 @dataclass(frozen=True)
@@ -311,7 +314,13 @@ def enforce(
     # 2./3. the target's speed and (optionally) acceleration; NaN targets compare False
     step = position - prev_p
     implied = step / step_dt
-    fast = np.abs(step) > limits.step_tolerance(step_dt)
+    velocity = action.velocity
+    torque = action.torque
+    # One vectorised test of the target's step, the velocity target and the torque against
+    # their bounds (NaN compares False); each check below reads its third of the result.
+    dof = q.shape[0]
+    beyond = np.abs(np.concatenate((step, velocity, torque))) > limits.tick_bounds(step_dt)
+    fast = beyond[:dof]
     if check_mode is DynamicLimitsCheckMode.CHECK_JOINT_ACCELERATION:
         max_dv = limits.acceleration * step_dt
         jerky = np.abs(implied - prev_v) > max_dv * (1 + _REL) + _ABS
@@ -340,15 +349,13 @@ def enforce(
                              limits.velocity, limits, "speed of the position target"))
         position = new
         implied = (position - prev_p) / step_dt
-    velocity = action.velocity
-    too_fast = np.abs(velocity) > limits.velocity
+    too_fast = beyond[dof : 2 * dof]
     if np.count_nonzero(too_fast) and np.count_nonzero(too_fast := mask & too_fast):
         clipped_v = np.clip(velocity, -limits.velocity, limits.velocity)
         events.append(_event("velocity", too_fast, velocity, clipped_v, limits.velocity, limits,
                              "velocity target"))
         velocity = clipped_v
     # 1b. torque-only joints beyond a soft position limit: no torque pushing further out
-    torque = action.torque
     every_pd = np.count_nonzero(mask) == mask.shape[0]
     if not every_pd:
         pushing = ~mask & (((q > limits.upper) & (torque > 0))
@@ -360,7 +367,7 @@ def enforce(
                                  "torque pushing beyond its soft position limit,"))
             torque = new
     # 4. effort
-    strong = np.abs(torque) > limits.effort
+    strong = beyond[2 * dof :] if torque is action.torque else np.abs(torque) > limits.effort
     if np.count_nonzero(strong):
         clipped_t = np.clip(torque, -limits.effort, limits.effort)
         events.append(_event("effort", strong, torque, clipped_t, limits.effort, limits,

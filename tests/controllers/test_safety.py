@@ -179,13 +179,14 @@ def test_applied_actions_always_respect_the_limits(position, torque, velocity):
     assert (applied is action) == (not result.events)
 
 
-def test_step_tolerance_per_period_is_the_rate_bound_and_stays_bounded():
+def test_tick_bounds_per_period_are_the_step_velocity_and_effort_bounds():
     limits = SafetyLimits.from_description(GANTRY)
     periods = [DT * (1 + k * 1e-15) for k in range(40)]  # measured periods differ by rounding
     for dt in periods:
-        expected = limits.velocity * dt * (1 + 1e-6) + 1e-12
-        np.testing.assert_array_equal(limits.step_tolerance(dt), expected)
-        assert limits.step_tolerance(dt) is limits.step_tolerance(dt)  # kept, not rebuilt
-    assert len(limits.__dict__["_step_tolerance"]) <= 16
+        step = limits.velocity * dt * (1 + 1e-6) + 1e-12
+        expected = np.concatenate([step, limits.velocity, limits.effort])
+        np.testing.assert_array_equal(limits.tick_bounds(dt), expected)
+        assert limits.tick_bounds(dt) is limits.tick_bounds(dt)  # kept, not rebuilt
+    assert len(limits.__dict__["_tick_bounds"]) <= 16
     with pytest.raises(ValueError):
-        limits.step_tolerance(DT)[0] = 1.0  # shared between ticks: read-only
+        limits.tick_bounds(DT)[0] = 1.0  # shared between ticks: read-only

@@ -9,9 +9,17 @@ wall-clock time would). The report gives, over the rounds, the median [lowest - 
 each round's median and 99th percentile, ratios to the budget first, then the load average
 at the start and end. Targets: median <= 5 %, p99 <= 10 % of the period.
 
+``--breakdown`` adds one instrumented round that times the parts of each tick (microseconds
+of CPU, median over the ticks): the state fields the simulated robot derives on first
+access (``SimState``), the commands (trajectory sampling, stall check), the gravity torque
+(most ticks) or gravity plus ``M(q)`` (the refresh every 20 ms), the safety layer, and the
+rest of ``compute`` (model feed-forward product, building the action, bookkeeping). Each
+timer adds a fraction of a microsecond; the timed rounds above carry no such timers.
+
 Run::
 
     PYTHONPATH=. .venv/bin/python benchmarks/control_loop.py [--seconds 3] [--rounds 7]
+    PYTHONPATH=. .venv/bin/python benchmarks/control_loop.py --quick --breakdown
 """
 
 from __future__ import annotations
@@ -19,7 +27,10 @@ from __future__ import annotations
 import argparse
 import sys
 import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -28,6 +39,7 @@ from _report import header, load, row, spread, write_summary
 
 import jointlab
 from jointlab.controllers import Commander, run
+from jointlab.controllers.commands import ActiveCommand
 
 
 class Timed:
@@ -54,20 +66,26 @@ class Timed:
         return action
 
 
+def follow(robot: jointlab.Robot) -> Commander:
+    """A Commander following the benchmark's repeating trajectory on ``robot``."""
+    description = robot.description
+    home = description.home
+    span = 0.1 * (description.soft_upper - description.soft_lower)
+    waypoints = [
+        {"position": home + 0.5 * span, "time_from_start": 0.6},
+        {"position": home - 0.5 * span, "time_from_start": 1.4},
+        {"position": home, "time_from_start": 2.0},
+    ]
+    commander = Commander(robot)
+    commander.follow_trajectory(waypoints, repeat="forever")
+    return commander
+
+
 def one_round(robot_name: str, seconds: float, control_dt: float) -> dict[str, float]:
     """One run; the compute's median and p99 as fractions of the period, and tracking."""
     url = f"sim://{robot_name}?dt={control_dt}&control_dt={control_dt}"
     with jointlab.connect(url) as robot:
-        description = robot.description
-        home = description.home
-        span = 0.1 * (description.soft_upper - description.soft_lower)
-        waypoints = [
-            {"position": home + 0.5 * span, "time_from_start": 0.6},
-            {"position": home - 0.5 * span, "time_from_start": 1.4},
-            {"position": home, "time_from_start": 2.0},
-        ]
-        commander = Commander(robot)
-        commander.follow_trajectory(waypoints, repeat="forever")
+        commander = follow(robot)
         timed = Timed(commander)
         summary = run(robot, timed, duration=seconds)
         times = np.array(timed.times[50:])  # after the first ticks (imports, caches)
@@ -80,6 +98,78 @@ def one_round(robot_name: str, seconds: float, control_dt: float) -> dict[str, f
         }
 
 
+@contextmanager
+def timing(owner: Any, name: str, times: list[float]) -> Iterator[None]:
+    """Within the block, ``owner.name(...)`` appends its CPU time (seconds) to ``times``."""
+    original: Callable[..., Any] = getattr(owner, name)
+
+    def timed(*args: Any, **kwargs: Any) -> Any:
+        start = time.thread_time()
+        result = original(*args, **kwargs)
+        times.append(time.thread_time() - start)
+        return result
+
+    setattr(owner, name, timed)
+    try:
+        yield
+    finally:
+        if isinstance(owner, type):
+            setattr(owner, name, original)
+        else:
+            delattr(owner, name)
+
+
+def breakdown(robot_name: str, seconds: float, control_dt: float) -> dict[str, float]:
+    """One instrumented run: median CPU time of each part of a tick, in microseconds."""
+    url = f"sim://{robot_name}?dt={control_dt}&control_dt={control_dt}"
+    parts: dict[str, list[float]] = {name: [] for name in (
+        "state", "commands", "gravity", "gravity_mass", "safety", "tick")}  # fmt: skip
+    with jointlab.connect(url) as robot:
+        commander = follow(robot)
+        dynamics = commander.dynamics
+        commander.reset(robot.read())
+        with (timing(ActiveCommand, "tick", parts["commands"]),
+              timing(dynamics, "gravity_torque", parts["gravity"]),
+              timing(dynamics, "gravity_and_mass_matrix", parts["gravity_mass"]),
+              timing(commander.safety, "filter", parts["safety"])):  # fmt: skip
+            for _ in range(round(seconds / robot.control_dt)):
+                state = robot.read()
+                start = time.thread_time()
+                _ = (state.position, state.velocity, state.actuator_state)  # derived here
+                derived = time.thread_time()
+                action = commander.compute(state)
+                end = time.thread_time()
+                parts["state"].append(derived - start)
+                parts["tick"].append(end - derived)
+                robot.apply(action)
+                robot.step()
+    skip = 50  # the first ticks (imports, caches), as in the timed rounds
+    medians = {name: 1e6 * float(np.median(times[skip:] if len(times) > 10 * skip else times))
+               for name, times in parts.items()}  # fmt: skip
+    gravity_share = len(parts["gravity"]) / max(1, len(parts["tick"]))
+    refresh_share = len(parts["gravity_mass"]) / max(1, len(parts["tick"]))
+    medians["rest"] = medians["tick"] - medians["commands"] - medians["safety"] - (
+        gravity_share * medians["gravity"] + refresh_share * medians["gravity_mass"])
+    medians["refresh_share"] = refresh_share
+    return medians
+
+
+def print_breakdown(parts: dict[str, float]) -> None:
+    """The per-part table of :func:`breakdown`."""
+    refresh = parts["refresh_share"]
+    print("per-part CPU time of a tick, us (median over one instrumented round's ticks):")
+    for label, key in (
+        ("state fields the sim derives on first access", "state"),
+        ("commands (trajectory sampling, stall check)", "commands"),
+        (f"gravity g(q) ({1 - refresh:.0%} of ticks)", "gravity"),
+        (f"gravity + M(q) refresh ({refresh:.0%} of ticks)", "gravity_mass"),
+        ("safety layer", "safety"),
+        ("rest: feed-forward product, action, bookkeeping", "rest"),
+        ("Commander.compute (state fields derived before)", "tick"),
+    ):
+        print(f"  {label:50s} {parts[key]:6.1f}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--robot", default="arm6", help="built-in robot name (default arm6)")
@@ -87,6 +177,8 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7, help="rounds (median, spread)")
     parser.add_argument("--control-dt", type=float, default=0.001, help="control period, s")
     parser.add_argument("--quick", action="store_true", help="1 s, 3 rounds")
+    parser.add_argument("--breakdown", action="store_true",
+                        help="add one instrumented round timing each part of a tick")
     args = parser.parse_args()
     if args.quick:
         args.seconds, args.rounds = 1.0, 3
@@ -105,6 +197,8 @@ def main() -> None:
         row("Commander tick median, % of 1 ms", [100 * m for m in medians], "%", "<= 5"),
         row("Commander tick p99, % of 1 ms", [100 * p for p in p99s], "%", "<= 10"),
     ])  # fmt: skip
+    if args.breakdown:
+        print_breakdown(breakdown(args.robot, args.seconds, args.control_dt))
     print(f"end {load()}")
 
 

@@ -37,6 +37,7 @@ __all__ = [
 ]
 
 Report = tuple[CommandEventKind, "CommandStatus | None", str, dict[str, Any]]
+_STALLED = int(ActuatorState.STALLED)  # a plain int: no enum machinery in the tick
 
 
 class Motion(Protocol):
@@ -46,6 +47,9 @@ class Motion(Protocol):
 
     def sample(self, t: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Position, velocity, acceleration at ``t`` seconds."""
+
+    def sample_rows(self, t: float) -> np.ndarray:
+        """:meth:`sample` as the rows of one array, shape ``(3, n)``."""
 
     @property
     def end_position(self) -> np.ndarray:
@@ -66,15 +70,23 @@ class Tolerances:
 
 
 class Outputs:
-    """Per-joint references the active commands write (arrays of shape ``(dof,)``)."""
+    """Per-joint references the active commands write (arrays of shape ``(dof,)``).
 
-    __slots__ = ("pd", "ref_a", "ref_p", "ref_v", "tau")
+    ``ref_p``, ``ref_v`` and ``ref_a`` are the rows of one ``(3, dof)`` array, :attr:`refs`,
+    so a motion writes all three with one assignment and the feed-forward reads
+    ``[ref_v, ref_a]`` as one contiguous vector, :attr:`ref_va`.
+    """
+
+    __slots__ = ("pd", "ref_a", "ref_p", "ref_v", "ref_va", "refs", "tau")
 
     def __init__(self, position: np.ndarray) -> None:
         dof = position.shape[0]
-        self.ref_p = np.array(position, dtype=np.float64)
-        self.ref_v = np.zeros(dof)
-        self.ref_a = np.zeros(dof)
+        #: Position, velocity and acceleration references (rad, rad/s, rad/s²), ``(3, dof)``.
+        self.refs = np.zeros((3, dof))
+        self.refs[0] = position
+        self.ref_p, self.ref_v, self.ref_a = self.refs
+        #: ``ref_v`` then ``ref_a`` as one vector of shape ``(2 dof,)`` (a view of :attr:`refs`).
+        self.ref_va = self.refs[1:].reshape(-1)
         self.tau = np.zeros(dof)
         self.pd = np.ones(dof, dtype=bool)
 
@@ -105,6 +117,11 @@ class ActiveCommand:
         self.handle = handle
         self.joints = np.asarray(joints, dtype=int)
         self.owned = np.ones(self.joints.shape[0], dtype=bool)
+        # (joints, own) of _index(): a slice while the command owns every joint it was given
+        # in order 0..n-1 (the common whole-robot command), index arrays otherwise.
+        every = bool(np.array_equal(self.joints, np.arange(self.joints.shape[0])))
+        self._where: tuple[Any, Any] = ((slice(0, self.joints.shape[0]) if every else
+                                         self.joints), slice(None))
         self.start = start
         #: Seconds after ``start`` when an unfinished command ends ``stalled`` (BB timeout).
         self.timeout: float | None = None
@@ -117,6 +134,7 @@ class ActiveCommand:
                      if own and int(j) in joints)
         if lost:
             self.owned &= ~np.isin(self.joints, lost)
+            self._where = (self.joints[self.owned], self.owned)
         return lost
 
     @property
@@ -124,10 +142,12 @@ class ActiveCommand:
         """True when every joint was taken over."""
         return not self.owned.any()
 
-    def _index(self) -> tuple[np.ndarray, Any]:
-        if self.owned.all():
-            return self.joints, slice(None)
-        return self.joints[self.owned], self.owned
+    def _index(self) -> tuple[Any, Any]:
+        """The joints this command still owns, and which of its own joints those are.
+
+        The first indexes the robot's joints, the second the command's references.
+        """
+        return self._where
 
     def begin_data(self) -> dict[str, Any]:
         """Data of the ``begin_motion`` event."""
@@ -198,13 +218,10 @@ class MotionCommand(ActiveCommand):
             out.tau[joints] = 0.0
             out.pd[joints] = True
             self._configured = True
-        p, v, a = self.motion.sample(t)
-        out.ref_p[joints] = p[own]
-        out.ref_v[joints] = v[own]
-        out.ref_a[joints] = a[own]
-        stalled = state.actuator_state[joints] & ActuatorState.STALLED
-        if stalled.any():
-            bad = joints[stalled.astype(bool)].tolist()
+        out.refs[:, joints] = self.motion.sample_rows(t)[:, own]
+        stalled = state.actuator_state[joints] & _STALLED
+        if np.count_nonzero(stalled):  # a C call: cheaper than .any() on a few joints
+            bad = self.joints[own][stalled.astype(bool)].tolist()
             out.hold(joints, state.position[joints])
             reports.append((CommandEventKind.STALLED, CommandStatus.STALLED,
                             f"the robot reports joints {bad} stalled",
@@ -221,7 +238,7 @@ class MotionCommand(ActiveCommand):
             worst = int(np.argmax(error))
             reports.append((
                 CommandEventKind.STALLED, CommandStatus.STALLED,
-                f"joint {int(joints[worst])} is {error[worst]:.3g} from its target "
+                f"joint {int(self.joints[own][worst])} is {error[worst]:.3g} from its target "
                 f"{tol.settle_time} s after the planned end",
                 {"reason": "not_reached", "position_error": float(error.max())},
             ))

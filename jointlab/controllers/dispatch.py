@@ -104,11 +104,17 @@ class CommandDispatcher:
         self._inertia_from = math.inf  # time of the current M(q); inf: compute at the next tick
         self._mass = np.zeros((desc.dof, desc.dof))
         self._damping = desc.damping
+        # [diag(damping) | M(q)] @ [ref_v, ref_a]: the model feed-forward as one product
+        self._inertia_map = np.hstack([np.diag(self._damping), self._mass])
         self.kp = self._gains(kp, "kp")
         self.kd = self._gains(kd, "kd")
         # The P gain the robot uses (the description's where none or NaN is given).
         gain = desc.default_kp if self.kp is None else self.kp
         self._kp_in_use = np.where(np.isnan(gain), desc.default_kp, gain)
+        # Joints whose feed-forward becomes a target offset; None when there are none.
+        offset = ~self._torque_capable & (self._kp_in_use > 0)
+        self._offset_joints = offset if offset.any() else None
+        self._all_torque_capable = bool(self._torque_capable.all())
         self.safety = SafetyLayer(SafetyLimits.from_description(desc), robot.control_dt,
                                   policy=safety_policy, check_mode=check_mode)
         self._soft = MotionLimits.from_description(desc)
@@ -329,42 +335,28 @@ class CommandDispatcher:
             self.last_desired = self.last_applied = self._zero
             return self._zero
         out = self._out
-        tol = self.tolerances
-        for command in list(self._active):
-            for kind, status, message, data in command.tick(state.time, state, out, tol):
-                self._emit(command.handle, kind, state.time, command.joints[command.owned],
-                           message, data, status)
-                if status is not None:
-                    self._active.remove(command)
-                    for j in command.joints:
-                        if self._owner[j] is command:
-                            self._owner[j] = None
-        torque = out.tau
-        if self.dynamics is not None:
-            extra = self.dynamics.gravity_torque(state.position) if self._gravity else 0.0
-            if self._model_ff:
-                self._refresh_inertia(state)
-                extra = extra + self._mass @ out.ref_a + self._damping * out.ref_v
+        time = state.time
+        if self._active:
+            self._run_commands(state, out)
         pd = out.pd if self._independent is None else out.pd & self._independent
-        target = out.ref_p
+        torque = out.tau
+        position = None
         if self.dynamics is not None:
-            torque = torque + np.where(pd & self._torque_capable, extra, 0.0)
-            # A position-only servo takes no torque: its feed-forward goes in as a target
-            # offset instead, kp·(p + f/kp − q) = kp·(p − q) + f, within the joint's range.
-            offset = pd & ~self._torque_capable & (self._kp_in_use > 0)
-            if offset.any():
-                shifted = out.ref_p + extra / np.where(offset, self._kp_in_use, 1.0)
-                target = np.where(offset, np.clip(shifted, self._lower, self._upper), target)
+            extra = self._feedforward(state, out)
+            capable = pd if self._all_torque_capable else pd & self._torque_capable
+            torque = torque + np.where(capable, extra, 0.0)
+            if self._offset_joints is not None:
+                position = self._offset_targets(pd, extra, out)
         # The references come from checked commands and planned motions, the gains were
         # checked once: only the torque (gravity of a diverged state) needs a check per tick.
         check_torque(torque)
+        targets = np.where(pd, out.refs[:2], np.nan)  # position and velocity, NaN without PD
         action = NJointAction.from_validated(
-            torque, np.where(pd, target, self._nan), self.kp, self.kd,
-            np.where(pd, out.ref_v, self._nan))  # fmt: skip
+            torque, targets[0] if position is None else position, self.kp, self.kd, targets[1])
         result = self.safety.filter(action, state)
         for event in result.events:
             owner = self._owner[event.joints[0]] if event.joints else None
-            self._emit(owner.handle if owner else None, CommandEventKind.CLAMPED, state.time,
+            self._emit(owner.handle if owner else None, CommandEventKind.CLAMPED, time,
                        event.joints, event.message,
                        {"quantity": event.quantity, "requested": list(event.requested),
                         "applied": list(event.applied), "limit": list(event.limit)})
@@ -372,11 +364,46 @@ class CommandDispatcher:
         self.last_applied = result.applied
         return result.applied
 
-    def _refresh_inertia(self, state: ArrayState) -> None:
-        """Keep ``M(q)`` for the inertia feed-forward, refreshed every ``inertia_period``."""
-        if not 0.0 <= state.time - self._inertia_from < self._inertia_period:
-            self._mass = self.dynamics.mass_matrix(state.position)
+    def _run_commands(self, state: ArrayState, out: Outputs) -> None:
+        """Let every active command write its references; publish their events."""
+        time = state.time
+        tol = self.tolerances
+        for command in list(self._active):
+            reports = command.tick(time, state, out, tol)
+            for kind, status, message, data in reports:
+                self._emit(command.handle, kind, time, command.joints[command.owned],
+                           message, data, status)
+                if status is not None:
+                    self._active.remove(command)
+                    for j in command.joints:
+                        if self._owner[j] is command:
+                            self._owner[j] = None
+
+    def _feedforward(self, state: ArrayState, out: Outputs) -> np.ndarray:
+        """Model torques of this tick: ``g(q)``, plus ``M(q)·q̈_ref + damping·q̇_ref``."""
+        dynamics = self.dynamics
+        if not self._model_ff:  # then gravity compensation is on (or there is no model)
+            return dynamics.gravity_torque(state.position)
+        if 0.0 <= state.time - self._inertia_from < self._inertia_period:
+            gravity = dynamics.gravity_torque(state.position) if self._gravity else 0.0
+        else:  # refresh M(q) every inertia_period, from the same kinematics as g(q)
+            gravity, self._mass = dynamics.gravity_and_mass_matrix(state.position)
+            self._inertia_map[:, self.dof:] = self._mass
             self._inertia_from = state.time
+            if not self._gravity:
+                gravity = 0.0
+        return gravity + self._inertia_map.dot(out.ref_va)
+
+    def _offset_targets(self, pd: np.ndarray, extra: np.ndarray, out: Outputs) -> np.ndarray:
+        """PD targets with the feed-forward of position-only servos as an offset.
+
+        A position-only servo takes no torque: its feed-forward goes in as a target offset
+        instead, ``kp·(p + f/kp − q) = kp·(p − q) + f``, within the joint's range.
+        """
+        offset = pd & self._offset_joints
+        shifted = out.ref_p + extra / np.where(offset, self._kp_in_use, 1.0)
+        target = np.where(offset, np.clip(shifted, self._lower, self._upper), out.ref_p)
+        return np.where(pd, target, np.nan)
 
     def update(self) -> NJointAction:
         """Read the robot, compute this tick's action and apply it (does not step)."""

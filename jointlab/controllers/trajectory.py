@@ -87,6 +87,8 @@ class Trajectory:
         self._period = cycle.duration if cycle is not None else 0.0
         final = (cycle or first).end_state[0]
         self._hold = (final, np.zeros_like(final), np.zeros_like(final))
+        self._hold_rows = np.array(self._hold)
+        self._hold_rows.setflags(write=False)
         self._duration = (
             first.end if repeat <= 1 or cycle is None else first.end + (repeat - 1) * self._period
         )
@@ -284,6 +286,14 @@ class Trajectory:
             return self._hold
         offset = (t - self._first_end) % self._period
         return self._cycle.sample(offset)
+
+    def sample_rows(self, t: float) -> np.ndarray:
+        """:meth:`sample` as the rows of one array, shape ``(3, n)`` (the control tick's path)."""
+        if t < self._first_end or self._cycle is None:
+            return self._first.sample_rows(t)
+        if t >= self._duration:
+            return self._hold_rows
+        return self._cycle.sample_rows((t - self._first_end) % self._period)
 
     def sample_many(self, times: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Vectorised :meth:`sample`: ``times`` shape ``(k,)`` -> three arrays ``(k, n)``."""

@@ -148,6 +148,28 @@ class DynamicsModel:
         self._sqrt_mass = np.sqrt(self.mass)[:, None, None]
         self._moves = self._subtree.T[:, :, None]
         self._rotary_3 = self._joint_rotary[None, :, None]
+        # The per-tick path works on transposed frames F_eᵀ, so that one product turns the
+        # three points of every element into rows: rows[e] = pointsᵀ[e] @ F_eᵀ, (n, 3, 4).
+        self._a4_t = np.ascontiguousarray(a4.transpose(0, 2, 1))
+        bcd_t = np.stack([b4, c4, d4], axis=1).transpose(0, 1, 3, 2)
+        self._bcd_t = np.ascontiguousarray(bcd_t).reshape(n, 3, 16)
+        self._base_t = np.ascontiguousarray(self._base.T)
+        self._points_t = np.ascontiguousarray(points.transpose(0, 2, 1))
+        self._offsets_inv_rotation = np.ascontiguousarray(offsets_inv[:, :3, :3])
+        self._same_order = bool(np.array_equal(self._joint_of_any, np.arange(n))
+                                and n == description.dof)
+        # gravity_torque as two products on the flattened rows: lever_i = Σ_e m_e c_e − M_i o_i
+        # (its homogeneous entry is 0), and the torque about each axis is u_i · (g x lever_i).
+        self._origin_rows = 3 * joint_elements + 1
+        self._axis_rows = 3 * joint_elements + 2
+        lever_map = np.zeros((description.dof, 3 * n))
+        lever_map[:, 0::3] = self._weighted_subtree
+        lever_map[np.arange(description.dof), self._origin_rows] -= self._subtree_mass
+        self._lever_map = lever_map
+        turn = np.zeros((4, 4))
+        turn[:3, :3] = -self._skew_gravity  # lever @ turn == g x lever == −(lever x g)
+        self._turn = turn
+        self._all_rotary = bool(self._joint_rotary.all())
 
     # ------------------------------------------------------------------ kinematics
     def end_frames(self, q: Any) -> np.ndarray:
@@ -156,18 +178,23 @@ class DynamicsModel:
         Returns:
             World transforms, shape ``(n_elements, 4, 4)``, in element (file) order.
         """
-        qe = np.asarray(q, dtype=np.float64)[self._joint_of_any]
+        return self._frames_t(q).transpose(0, 2, 1)
+
+    def _frames_t(self, q: Any) -> np.ndarray:
+        """The end frames transposed, ``F_eᵀ``, shape ``(n_elements, 4, 4)``."""
+        q = np.asarray(q, dtype=np.float64)
+        qe = q if self._same_order else q[self._joint_of_any]
         coef = np.empty((qe.shape[0], 1, 3))
-        coef[:, 0, 0] = np.sin(qe)
-        coef[:, 0, 1] = 1.0 - np.cos(qe)
+        np.sin(qe, out=coef[:, 0, 0])
+        np.subtract(1.0, np.cos(qe), out=coef[:, 0, 1])
         coef[:, 0, 2] = qe
-        local = (coef @ self._bcd).reshape(-1, 4, 4)
-        local += self._a4
+        local = (coef @ self._bcd_t).reshape(-1, 4, 4)
+        local += self._a4_t
         locals_ = list(local)
         frames: list[Any] = [None] * len(locals_)
-        base = self._base
-        for e, p in self._plan:  # a list of 4x4 products is cheaper than writes into an array
-            frames[e] = (base if p < 0 else frames[p]) @ locals_[e]
+        base = self._base_t
+        for e, p in self._plan:  # 2-D dot on a list: cheaper than matmul or writes in place
+            frames[e] = locals_[e].dot(base if p < 0 else frames[p])
         return np.array(frames)
 
     # ------------------------------------------------------------------ gravity
@@ -180,36 +207,68 @@ class DynamicsModel:
         Returns:
             Compensation torques in N·m (N for linear joints), shape ``(dof,)``.
         """
-        # One batched product maps each element's centre of gravity, joint origin and joint
-        # axis (homogeneous columns, constant in its end frame) to the world frame.
-        world = self.end_frames(q) @ self._points
-        com = world[:, :3, 0]
-        origin = world[self._element_of_joint, :3, 1]
-        axis = world[self._element_of_joint, :3, 2]
-        lever = self._weighted_subtree @ com - self._subtree_mass[:, None] * origin
-        # cross(lever, g) == lever @ skew(g): the torque gravity exerts about each axis
-        exerted_rot = np.einsum("ji,ji->j", axis, lever @ self._skew_gravity)
-        exerted_lin = (axis @ self.gravity) * self._subtree_mass
-        return np.where(self._joint_rotary, -exerted_rot, -exerted_lin)
+        return self._gravity(self._rows(self._frames_t(q)))
+
+    def gravity_and_mass_matrix(self, q: Any) -> tuple[np.ndarray, np.ndarray]:
+        """:meth:`gravity_torque` and :meth:`mass_matrix` at ``q`` from one kinematics pass.
+
+        Args:
+            q: Joint positions, rad or m, shape ``(dof,)``.
+
+        Returns:
+            Compensation torques, shape ``(dof,)``, and ``M(q)``, shape ``(dof, dof)``.
+        """
+        frames_t = self._frames_t(q)
+        rows = self._rows(frames_t)
+        return self._gravity(rows), self._joint_space(*self._jacobians_from(frames_t, rows))
+
+    def _rows(self, frames_t: np.ndarray) -> np.ndarray:
+        """Each element's centre of gravity, joint origin and joint axis in the world frame.
+
+        One batched product of the homogeneous points (constant in each end frame): rows
+        ``3e``, ``3e + 1``, ``3e + 2`` of the result, shape ``(3 n, 4)``.
+        """
+        return (self._points_t @ frames_t).reshape(-1, 4)
+
+    def _gravity(self, rows: np.ndarray) -> np.ndarray:
+        """Compensation torques from the world rows of :meth:`_rows`, shape ``(dof,)``."""
+        axis = rows[self._axis_rows]
+        lever = self._lever_map.dot(rows)
+        # compensation = −u · (lever x g) = u · (g x lever), summed over the joint's subtree
+        compensation = np.add.reduce(axis * lever.dot(self._turn), axis=1)
+        if self._all_rotary:
+            return compensation
+        return np.where(self._joint_rotary, compensation,
+                        -(axis[:, :3] @ self.gravity) * self._subtree_mass)
 
     # ------------------------------------------------------------------ inertia
     def _jacobians(self, q: Any) -> tuple[np.ndarray, ...]:
         """World centres of gravity ``(n, 3)``, inertias ``(n, 3, 3)`` and CoG Jacobians."""
-        ends = self.end_frames(q)
-        world = ends @ self._points
-        com = world[:, :3, 0]
-        origin = world[self._element_of_joint, :3, 1]
-        axis = world[self._element_of_joint, :3, 2]
+        frames_t = self._frames_t(q)
+        rows = self._rows(frames_t)
+        com = rows[0::3, :3]
+        return (com, *self._jacobians_from(frames_t, rows))
+
+    def _jacobians_from(self, frames_t: np.ndarray,
+                        rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """World inertias ``(n, 3, 3)`` and the CoG Jacobians ``Jv``, ``Jω`` ``(n, dof, 3)``."""
+        com = rows[0::3, :3]
+        origin = rows[self._origin_rows, :3]
+        axis = rows[self._axis_rows, :3]
         r = com[None, :, :] - origin[:, None, :]  # (dof, n, 3)
         # axis_j x r: r @ skew(axis_j)ᵀ, the skew matrices from one product with Levi-Civita
         skew_t = (axis @ _LEVI_CIVITA).reshape(-1, 3, 3)
         cross = (r @ skew_t).transpose(1, 0, 2)  # (n, dof, 3)
         moves = self._moves
-        jv = np.where(self._rotary_3, cross, axis[None]) * moves
-        jw = self._rotary_3 * axis[None] * moves
-        rotation = ends[:, :3, :3] @ self._offsets_inv[:, :3, :3]
+        if self._all_rotary:
+            jv = cross * moves
+            jw = axis[None] * moves
+        else:
+            jv = np.where(self._rotary_3, cross, axis[None]) * moves
+            jw = self._rotary_3 * axis[None] * moves
+        rotation = frames_t[:, :3, :3].transpose(0, 2, 1) @ self._offsets_inv_rotation
         inertia = rotation @ self._inertia @ np.swapaxes(rotation, 1, 2)
-        return com, inertia, jv, jw
+        return inertia, jv, jw
 
     def mass_matrix(self, q: Any) -> np.ndarray:
         """Joint-space inertia matrix ``M(q)``, shape ``(dof, dof)`` (kg·m², kg, kg·m).

@@ -1,6 +1,9 @@
 """Feedback events arrive in order with the right command ids."""
 
+import pytest
+
 from jointlab.controllers import Commander, CommandEventKind, CommandStatus
+from jointlab.robots import RobotDescription
 
 K = CommandEventKind
 
@@ -67,3 +70,28 @@ def test_safety_clamps_are_reported_with_the_driving_command(gantry):
     handle = commander.set_velocity("x", 0.5)  # ends on the soft limit, reported at acceptance
     clamps = [e for e in handle.events if e.kind is K.CLAMPED]
     assert clamps and clamps[0].data["quantity"] == "position"
+
+
+def _too_weak_to_lift():
+    """Two joints: a turntable (about z) and a 2 kg arm (about y) whose motor cannot hold it."""
+    sim = pytest.importorskip("jointlab.sim")
+    joint = {"type": "rotary", "length": 0.3, "min": -1.5, "max": 1.5,
+             "link": {"mass": 2.0, "radius": 0.02}, "gains": {"kp": 50.0, "kd": 2.0}}
+    description = RobotDescription.from_dict({"name": "weak", "actuators": [
+        {**joint, "name": "turn", "axis": [0, 0, 1], "limits": {"effort": 50.0}},
+        {**joint, "name": "lift", "axis": [0, 1, 0], "limits": {"effort": 1.0}},
+    ]})  # fmt: skip
+    return sim.SimRobot(description, dt=0.001, control_dt=0.001, stall_time=0.1)
+
+
+def test_a_joint_the_robot_reports_stalled_ends_the_command_naming_it():
+    # Whole-robot commands take the tick's slice path, one-joint commands its index path:
+    # both name the robot's joint index of the stalled joint.
+    for command in (lambda c: c.set_positions([0.2, -0.4]), lambda c: c.set_position(1, -0.4)):
+        with _too_weak_to_lift() as robot:
+            commander = Commander(robot)
+            handle = command(commander)
+            assert commander.wait(handle, timeout=2.0)
+            last = handle.events[-1]
+            assert handle.status is CommandStatus.STALLED and last.data["reason"] == "stalled"
+            assert last.message == "the robot reports joints [1] stalled"

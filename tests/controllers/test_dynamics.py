@@ -102,3 +102,14 @@ def test_gravity_compensation_controller():
     assert not action.pd_mask.any()
     np.testing.assert_allclose(action.torque, 0.5 * DynamicsModel(description).gravity_torque(q))
     assert abs(action.torque[1]) > 1.0  # the shoulder carries the arm
+
+
+@pytest.mark.parametrize("name", [*ROBOTS, "coupled_gripper", "ssl_robot"])
+def test_gravity_and_mass_matrix_is_both_from_one_pass(name):
+    description = load_robot(name)
+    model = DynamicsModel(description)
+    rng = np.random.default_rng(8)
+    for q in rng.uniform(description.lower, description.upper, (5, description.dof)):
+        gravity, mass = model.gravity_and_mass_matrix(q)
+        np.testing.assert_array_equal(gravity, model.gravity_torque(q))
+        np.testing.assert_array_equal(mass, model.mass_matrix(q))

@@ -80,3 +80,11 @@ def test_from_pieces_merges_joints_on_common_breaks():
 def test_invalid_breaks_raise():
     with pytest.raises(JointLabError, match="increasing"):
         PiecewisePolynomial([0.0, 0.0], np.zeros((1, 2, 1)))
+
+
+def test_sample_rows_are_sample_stacked_inside_and_outside():
+    rng = np.random.default_rng(1)
+    times = np.cumsum(rng.uniform(0.1, 0.5, 4))
+    poly = PiecewisePolynomial.hermite(times, rng.normal(size=(4, 3)), rng.normal(size=(4, 3)))
+    for t in (times[0] - 1.0, times[0], 0.5 * (times[1] + times[2]), times[-1], times[-1] + 1.0):
+        np.testing.assert_array_equal(poly.sample_rows(t), np.array(poly.sample(t)))

@@ -177,3 +177,16 @@ def test_applied_actions_always_respect_the_limits(position, torque, velocity):
     assert np.all(np.abs(applied.velocity[mask]) <= LIMITS.velocity[mask])
     assert np.all(np.abs(applied.torque) <= LIMITS.effort)
     assert (applied is action) == (not result.events)
+
+
+def test_tick_bounds_per_period_are_the_step_velocity_and_effort_bounds():
+    limits = SafetyLimits.from_description(GANTRY)
+    periods = [DT * (1 + k * 1e-15) for k in range(40)]  # measured periods differ by rounding
+    for dt in periods:
+        step = limits.velocity * dt * (1 + 1e-6) + 1e-12
+        expected = np.concatenate([step, limits.velocity, limits.effort])
+        np.testing.assert_array_equal(limits.tick_bounds(dt), expected)
+        assert limits.tick_bounds(dt) is limits.tick_bounds(dt)  # kept, not rebuilt
+    assert len(limits.__dict__["_tick_bounds"]) <= 16
+    with pytest.raises(ValueError):
+        limits.tick_bounds(DT)[0] = 1.0  # shared between ticks: read-only

@@ -71,6 +71,8 @@ def test_repeat_three_times_is_periodic():
         np.testing.assert_allclose(trajectory.sample_many(times + k)[0], first, atol=1e-12)
     assert trajectory.done(3.0) and not trajectory.done(2.9)
     np.testing.assert_allclose(trajectory.sample(10.0)[0], HOME, atol=1e-12)
+    for t in (0.0, 0.3, 1.7, 2.5, 3.0, 10.0):  # the tick's path: the same values as rows
+        np.testing.assert_array_equal(trajectory.sample_rows(t), np.array(trajectory.sample(t)))
 
 
 def test_forever_never_ends():

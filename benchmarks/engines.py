@@ -32,6 +32,9 @@ leaves out the time spent waiting for a core, so ratios stay meaningful (all fou
 are single-threaded); the lead's final figures use the default wall clock on an idle
 machine. Targets (issue 18): ``mujoco / pybullet >= 5``; JointLab's
 overhead on MuJoCo, ``raw-mujoco / mujoco <= 1.3``.
+
+``--parts STEPS`` prints instead where a Reach step's CPU time goes on each engine (action
+mapping, apply, robot step, read, observation, reward, info, resets), timed in place.
 """
 
 from __future__ import annotations
@@ -184,6 +187,69 @@ def bench_raw_mujoco(seconds: float) -> float:
         return _timed_loop(step, seconds)
 
 
+#: The parts of a Reach env step that :func:`step_parts` times, in step order.
+PARTS = ("action mapping", "apply", "robot step", "read", "observation (incl. tool kinematics)",
+         "reward", "info", "reset (per step)")  # fmt: skip
+
+
+def step_parts(engine: str, steps: int) -> dict[str, float]:
+    """CPU µs per env step of each part of ``JointLabEnv.step`` (unwrapped), in place.
+
+    The body of ``JointLabEnv.step`` for the position mode, part by part, with
+    ``time.thread_time_ns`` around each (its own cost, about 1 µs on a loaded machine, is
+    printed as ``timer``): the parts run in the step's order, on the caches a real step
+    leaves them, not in a warm micro-benchmark.
+    """
+    env = gymnasium.make("jointlab/Reach-v0", robot=ROBOT, action_mode="position", engine=engine)
+    base = env.unwrapped
+    base.reset(seed=0)
+    actions, robot, task = _actions(), base.robot, base.task
+    now = time.thread_time_ns
+    totals = np.zeros(len(PARTS) + 1)
+    for i in range(steps + 50):
+        if i == 50:
+            totals[:] = 0.0  # warm-up done
+        t0 = now()
+        njoint, _ = base.actions.convert(actions[i % 4096])
+        t1 = now()
+        robot.apply(njoint)
+        t2 = now()
+        robot.step()
+        t3 = now()
+        state = base.state = robot.read()
+        t4 = now()
+        base._observation(state)
+        t5 = now()
+        outcome = task.evaluate(state, njoint)
+        t6 = now()
+        info = base._info(state)
+        info.update(outcome.info)
+        t7 = now()
+        if i % EPISODE_STEPS == EPISODE_STEPS - 1:
+            base.reset()
+        t8 = now()
+        t9 = now()
+        totals += np.diff([t0, t1, t2, t3, t4, t5, t6, t7, t8, t9])
+    env.close()
+    micro = totals / steps / 1e3
+    return {**dict(zip(PARTS, micro[:-1], strict=True)), "timer": micro[-1]}
+
+
+def print_parts(steps: int) -> None:
+    """Per-part breakdown of a Reach env step on each engine (``--parts``)."""
+    print(f"load average (1, 5, 15 min) at start: {os.getloadavg()}")
+    parts = {engine: step_parts(engine, steps) for engine in ("pybullet", "mujoco")}
+    print(f"CPU us per env step, {steps} steps (timer overhead included in each part):")
+    print(f"  {'part':38s} {'pybullet':>9s} {'mujoco':>9s}")
+    for name in (*PARTS, "timer"):
+        print(f"  {name:38s} {parts['pybullet'][name]:9.1f} {parts['mujoco'][name]:9.1f}")
+    for engine, values in parts.items():
+        python = sum(values[p] for p in PARTS if p != "robot step")
+        timers = (len(PARTS) - 1) * values["timer"]
+        print(f"  {engine}: JointLab's Python besides the robot step {python - timers:.1f} us "
+              f"(timers subtracted)")  # fmt: skip
+
+
 MEASURES: dict[str, Callable[[float], float]] = {
     "pybullet": lambda s: bench_env("pybullet", s),
     "mujoco": lambda s: bench_env("mujoco", s),
@@ -199,7 +265,12 @@ def main() -> None:
     parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
                         help="wall time, or this thread's CPU time (a shared machine)")
     parser.add_argument("--json", default=None, help="also write the figures to this file")
+    parser.add_argument("--parts", type=int, default=0, metavar="STEPS",
+                        help="instead: time each part of a Reach step over STEPS steps")
     args = parser.parse_args()
+    if args.parts:
+        print_parts(args.parts)
+        return
     global clock
     clock = CLOCKS[args.clock]
     load_start = os.getloadavg()

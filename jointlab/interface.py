@@ -248,6 +248,18 @@ class NJointAction:
             fields[name] = value
         return action
 
+    @classmethod
+    def position_from_validated(cls, position: np.ndarray) -> NJointAction:
+        """``Position(position)`` from a vector the caller has already validated (hot path).
+
+        For adapters that map a bounded action space to targets (an env's ``position``
+        action mode): ``position`` must be a float64 array of shape ``(dof,)``, finite and
+        within :data:`~jointlab.joint_vectors.MAX_TARGET`. It is made read-only, not copied;
+        the result equals ``NJointAction.Position(position)`` (a plain position action).
+        """
+        position.flags.writeable = False
+        return cls._plain_position(position, True)
+
     @staticmethod
     def None_(dof: int) -> np.ndarray:
         """Return a NaN vector of length ``dof`` (the seed's ``None()``)."""

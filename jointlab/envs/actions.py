@@ -52,6 +52,8 @@ __all__ = [
     "unnormalize",
 ]
 
+#: ``ndarray.max`` without its Python wrapper (the env's hot path).
+_largest = np.maximum.reduce
 #: Fields of each flat action mode, in the order they appear in the flat action.
 _MODE_FIELDS: dict[str, tuple[str, ...]] = {
     "torque": ("torque",),
@@ -218,6 +220,8 @@ class ActionAdapter:
             self.space = spaces.Box(low=-1.0, high=1.0, shape=(n,), dtype=np.float32)
             self._shape = (n,)
             self._half_span = 0.5 * (self.high - self.low)
+        #: The ``position`` mode: a flat action maps to a plain ``NJointAction.Position``.
+        self._position_only = mode == "position"
 
     # ------------------------------------------------------------------ conversion
     def unnormalize(self, action: np.ndarray) -> dict[str, np.ndarray]:
@@ -271,31 +275,46 @@ class ActionAdapter:
         Raises:
             ActionError: wrong shape, or a NaN/inf value (flat modes) or NaN torque (njoint).
         """
+        return ConvertedAction(*self.convert(action))
+
+    def convert(self, action: Any) -> tuple[NJointAction, int]:
+        """:meth:`to_njoint` as a plain ``(action, clipped)`` pair (the env's hot path).
+
+        A flat action is checked once (shape; one reduction finds values outside
+        ``[-1, 1]``, NaN included), mapped with the preallocated bounds and handed to
+        NJointAction's trusted constructors: every value is finite and inside the field's
+        bounds by construction, so the NJointAction checks would only repeat these.
+
+        Raises:
+            ActionError: wrong shape, or a NaN/inf value (flat modes) or NaN torque (njoint).
+        """
         if self.mode == "njoint":
-            return self._njoint_to_action(action)
-        if isinstance(action, np.ndarray) and action.dtype.kind in "fiu":
-            array = np.asarray(action, dtype=np.float64)
-        else:
-            array = _real_array(action, self.mode)
-        if array.shape != self._shape:
+            converted = self._njoint_to_action(action)
+            return converted.action, converted.clipped
+        if action.__class__ is not np.ndarray or action.dtype.kind not in "fiu":
+            action = _real_array(action, self.mode)
+        if action.shape != self._shape:
             raise ActionError(
-                f"action for action_mode {self.mode!r} has shape {array.shape}, expected "
+                f"action for action_mode {self.mode!r} has shape {action.shape}, expected "
                 f"{self._shape} (fields {list(self.fields)}, {self.dof} joints each)"
             )
         count = 0
-        if not np.abs(array).max() <= 1.0:  # also catches NaN; the common case skips this
+        if not _largest(abs(action)) <= 1.0:  # also catches NaN; the common case skips this
+            array = action.astype(np.float64)
             finite = np.isfinite(array)
             if not finite.all():
                 self._raise_not_finite(array, finite)
-            clipped = np.minimum(np.maximum(array, -1.0), 1.0)
-            count = int(np.count_nonzero(clipped != array))
-            array = clipped
-        values = self.low + (array + 1.0) * self._half_span
+            action = np.minimum(np.maximum(array, -1.0), 1.0)
+            count = int(np.count_nonzero(action != array))
+        # low + (action + 1) * half_span in float64 (float32 widens exactly), one new array.
+        values = np.add(action, 1.0, dtype=np.float64)
+        np.multiply(values, self._half_span, out=values)
+        np.add(self.low, values, out=values)
+        if self._position_only:  # clipped into the soft limits: a plain Position(q)
+            return NJointAction.position_from_validated(values), count
         dof = self.dof
         parts = {name: values[i * dof : (i + 1) * dof] for i, name in enumerate(self.fields)}
         nan = self._nan
-        if self.mode == "position":  # clipped into the soft limits: a plain Position(q)
-            return ConvertedAction(NJointAction.Position(parts["position"]), count)
         result = _prechecked_action(
             parts.get("torque", self._zeros),
             parts.get("position", nan),
@@ -303,7 +322,7 @@ class ActionAdapter:
             parts.get("position_kd", nan),
             parts.get("velocity", nan),
         )
-        return ConvertedAction(result, count)
+        return result, count
 
     def hold(self, state: ArrayState) -> Any:
         """An action of this mode that holds ``state``'s position (zero torque in torque mode).

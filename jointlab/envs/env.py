@@ -36,6 +36,11 @@ from .tasks.base import option_vector
 __all__ = ["ENV_PARAMETERS", "RENDER_MODES", "TASKS", "JointLabEnv"]
 
 RENDER_MODES = ("human", "rgb_array")
+#: The ``ArrayState`` arrays reported in ``info["state"]``, in order.
+_STATE_ARRAYS = ("position", "velocity", "acceleration", "torque", "current", "actuator_state")
+#: ``info`` keys of the common reward terms (built once, not at every step).
+_REWARD_KEYS = {name: f"reward_{name}" for name in ("distance", "success", "effort", "sparse",
+                                                    "position", "velocity", "goal", "reach")}
 #: The environment's own constructor keywords (everything else goes to the task).
 ENV_PARAMETERS = ("task", "robot", "action_mode", "backend", "engine", "control_dt", "dt",
                   "render_mode", "camera", "render_size", "observe_torque",
@@ -141,6 +146,8 @@ class JointLabEnv(gymnasium.Env):
             self.close()
             raise
         self._observe_torque = observe_torque
+        #: Whether the task has a ``before_step`` hook to call (most tasks have none).
+        self._task_before_step = type(self.task).before_step is not Task.before_step
         self._observe_previous_action = observe_previous_action
         self._previous_action = np.zeros(0)
         self._clipped_total = 0
@@ -261,22 +268,23 @@ class JointLabEnv(gymnasium.Env):
         if self.state is None:
             self._check_open()
             raise ConfigurationError("call reset() before step()")
-        converted = self.actions.to_njoint(action)
-        self.task.before_step(self.np_random)
-        self.robot.apply(converted.action)
-        self.robot.step()
-        state = self.robot.read()
-        self.state = state
+        njoint, clipped = self.actions.convert(action)
+        if self._task_before_step:
+            self.task.before_step(self.np_random)
+        robot = self.robot
+        robot.apply(njoint)
+        robot.step()
+        state = self.state = robot.read()
         if self._observe_previous_action:
             self._previous_action = np.clip(np.asarray(action, dtype=np.float32), -1.0, 1.0)
         observation = self._observation(state)
-        outcome = self.task.evaluate(state, converted.action)
-        self._clipped_total += converted.clipped
+        outcome = self.task.evaluate(state, njoint)
+        self._clipped_total += clipped
         info = self._info(state)
         info.update(outcome.info)
         for name, value in outcome.terms.items():
-            info[f"reward_{name}"] = value
-        info["action_clipped"] = converted.clipped
+            info[_REWARD_KEYS.get(name) or f"reward_{name}"] = value
+        info["action_clipped"] = clipped
         info["action_clipped_total"] = self._clipped_total
         if self.render_mode == "human":
             self._draw_markers()
@@ -320,25 +328,16 @@ class JointLabEnv(gymnasium.Env):
         values.extend(self.task.observe(state))
         return self.observation_layout.build(values)
 
-    def _info(self, state: ArrayState) -> dict[str, Any]:
+    @staticmethod
+    def _info(state: ArrayState) -> dict[str, Any]:
         # Copies of what the robot may reuse or what a user could modify; read-only arrays
         # (a simulated robot's) are never reused, so they are passed as they are.
-        def kept(array: np.ndarray) -> np.ndarray:
-            return array if not array.flags.writeable else array.copy()
-
-        return {
-            "state": {
-                "time": state.time,
-                "position": kept(state.position),
-                "velocity": kept(state.velocity),
-                "acceleration": kept(state.acceleration),
-                "torque": kept(state.torque),
-                "current": kept(state.current),
-                "actuator_state": kept(state.actuator_state),
-                "motor_power": state.motor_power,
-                "armed": state.armed,
-            }
-        }
+        fields = {}
+        for name in _STATE_ARRAYS:
+            array = getattr(state, name)
+            fields[name] = array.copy() if array.flags.writeable else array
+        return {"state": {"time": state.time, **fields, "motor_power": state.motor_power,
+                          "armed": state.armed}}  # fmt: skip
 
     def _check_open(self) -> None:
         if self._closed:

@@ -99,6 +99,7 @@ class ObservationLayout:
         # Clip against the float32 bounds, so the cast back to float32 stays inside the space.
         self._low = self.space.low.astype(np.float64)
         self._high = self.space.high.astype(np.float64)
+        self._low32, self._high32 = self.space.low.copy(), self.space.high.copy()
         self.slices: dict[str, slice] = {}
         start = 0
         for part in self.parts:
@@ -119,10 +120,13 @@ class ObservationLayout:
         Returns:
             float32 observation of shape ``space.shape``.
         """
-        flat = np.concatenate(values)
-        np.maximum(flat, self._low, out=flat)  # the ufuncs: np.clip's wrapper costs ~2 µs
-        np.minimum(flat, self._high, out=flat)
-        return flat.astype(np.float32)
+        # Cast, then clip against the float32 bounds: the same values as clipping in float64
+        # against the same bounds and casting (they are float32 numbers and rounding is
+        # monotonic), one array fewer. The ufuncs: np.clip's wrapper costs ~2 µs.
+        flat = np.concatenate(values, dtype=np.float32)
+        np.maximum(flat, self._low32, out=flat)
+        np.minimum(flat, self._high32, out=flat)
+        return flat
 
     def build_batch(self, values: Sequence[np.ndarray]) -> np.ndarray:
         """:meth:`build` for N environments at once: parts of shape ``(N, part.size)``.

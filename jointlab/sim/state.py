@@ -15,6 +15,8 @@ control period when that is longer).
 from __future__ import annotations
 
 import dataclasses
+from collections.abc import Callable
+from typing import Any
 
 import numpy as np
 
@@ -112,20 +114,14 @@ class StateReporter:
 _new_state = object.__new__
 
 
-def _read_only(array: np.ndarray) -> np.ndarray:
-    view = array.view()
-    view.flags.writeable = False
-    return view
-
-
 def _position(inputs: tuple) -> np.ndarray:
     measured = inputs[6]
-    return _read_only(inputs[2] if measured is None else measured[0])
+    return (inputs[2] if measured is None else measured[0]).view()
 
 
 def _velocity(inputs: tuple) -> np.ndarray:
     measured = inputs[6]
-    return _read_only(inputs[3] if measured is None else measured[1])
+    return (inputs[3] if measured is None else measured[1]).view()
 
 
 def _acceleration(inputs: tuple) -> np.ndarray:
@@ -134,7 +130,7 @@ def _acceleration(inputs: tuple) -> np.ndarray:
 
 
 def _torque(inputs: tuple) -> np.ndarray:
-    return _read_only(inputs[5])
+    return inputs[5].view()
 
 
 def _current(inputs: tuple) -> np.ndarray:
@@ -145,14 +141,31 @@ def _flags(inputs: tuple) -> np.ndarray:
     return inputs[0].flags(inputs[3], inputs[7], inputs[8])
 
 
-_DERIVED = {
-    "position": _position,
-    "velocity": _velocity,
-    "acceleration": _acceleration,
-    "torque": _torque,
-    "current": _current,
-    "actuator_state": _flags,
-}
+class _Derived:
+    """A :class:`SimState` field derived from the captured inputs on first access, then kept.
+
+    A non-data descriptor: once the value is in the instance's ``__dict__`` (or was given
+    to the constructor) Python finds it there without calling :meth:`__get__`.
+    """
+
+    __slots__ = ("derive", "name")
+
+    def __init__(self, derive: Callable[[tuple], np.ndarray]) -> None:
+        self.derive = derive
+        self.name = ""
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, state: SimState | None, owner: type | None = None) -> Any:
+        if state is None:
+            return self
+        fields = state.__dict__
+        if "_inputs" not in fields:
+            raise AttributeError(f"{type(state).__name__!r} object has no attribute {self.name!r}")
+        value = fields[self.name] = self.derive(fields["_inputs"])
+        value.flags.writeable = False  # views of the loop's arrays, or new arrays
+        return value
 
 
 class SimState(ArrayState):
@@ -166,14 +179,12 @@ class SimState(ArrayState):
     for a plain ``ArrayState``.
     """
 
-    def __getattr__(self, name: str) -> np.ndarray:
-        derive = _DERIVED.get(name)
-        fields = self.__dict__
-        if derive is None or "_inputs" not in fields:
-            raise AttributeError(f"{type(self).__name__!r} object has no attribute {name!r}")
-        value = fields[name] = derive(fields["_inputs"])
-        value.flags.writeable = False
-        return value
+    position = _Derived(_position)
+    velocity = _Derived(_velocity)
+    acceleration = _Derived(_acceleration)
+    torque = _Derived(_torque)
+    current = _Derived(_current)
+    actuator_state = _Derived(_flags)
 
     def __reduce__(self) -> tuple:
         """Pickle and copy as the plain ``ArrayState`` it stands for (without the loop)."""

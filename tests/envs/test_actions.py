@@ -96,6 +96,33 @@ def test_to_njoint_maps_to_the_fields(mode):
     np.testing.assert_allclose(adapter.normalize(converted.action), action, atol=1e-6)
 
 
+@pytest.mark.parametrize("mode", FLAT_MODES)
+@given(values=arrays(np.float32, 18, elements=st.floats(-1.5, 1.5, width=32)))
+def test_convert_equals_the_validating_constructors(mode, values):
+    """The trusted path builds the action NJointAction's own checks would have built."""
+    adapter = ActionAdapter(ARM6, mode)
+    action = values[: adapter.space.shape[0]]
+    result, clipped = adapter.convert(action)
+    limited = np.clip(action.astype(np.float64), -1.0, 1.0)
+    assert clipped == int(np.count_nonzero(limited != action))
+    physical = adapter.low + (limited + 1.0) * 0.5 * (adapter.high - adapter.low)
+    fields = {name: physical[i * ARM6.dof : (i + 1) * ARM6.dof]
+              for i, name in enumerate(adapter.fields)}  # fmt: skip
+    if mode == "position":
+        expected = NJointAction.Position(fields["position"])
+        assert result._plain and expected._plain
+        np.testing.assert_array_equal(result.pd_mask, expected.pd_mask)
+    else:
+        expected = NJointAction(**{"torque": np.zeros(ARM6.dof), **fields})
+    assert result.is_zero == expected.is_zero
+    for name in NJOINT_FIELDS:
+        np.testing.assert_array_equal(getattr(result, name), getattr(expected, name))
+        assert not getattr(result, name).flags.writeable
+    converted = adapter.to_njoint(action)
+    assert converted.clipped == clipped
+    np.testing.assert_array_equal(converted.action.position, result.position)
+
+
 def test_position_and_gains_zero_action_means_default_gains():
     adapter = ActionAdapter(ARM6, "position_and_gains")
     action = np.zeros(adapter.space.shape)

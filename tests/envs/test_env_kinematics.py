@@ -38,3 +38,18 @@ def test_workspace_radius_bounds_every_tool(robot):
 def test_unknown_frame_is_named():
     with pytest.raises(ConfigurationError, match="no frame 'hand'"):
         ChainKinematics(ROBOTS["arm6"], "hand")
+
+
+@pytest.mark.parametrize(("robot", "tool"), TOOLS)
+def test_position_matches_forward_kinematics_and_batches_row_for_row(robot, tool):
+    """``positions`` (batched envs) gives each row bit-identical to ``position`` (one env)."""
+    d = ROBOTS[robot]
+    q = np.random.default_rng(2).uniform(d.lower, d.upper, size=(16, d.dof))
+    chain = ChainKinematics(d, tool)
+    single = np.array([chain.position(row) for row in q])
+    np.testing.assert_array_equal(chain.positions(q), single)
+    np.testing.assert_allclose(single, forward_kinematics(d, q).tools[tool][:, :3, 3],
+                               atol=1e-12)  # fmt: skip
+    first = single[0].copy()
+    chain.position(q[1])  # the preallocated buffers are not shared with returned arrays
+    np.testing.assert_array_equal(single[0], first)

@@ -2,6 +2,9 @@
 
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+from hypothesis.extra.numpy import arrays
 
 from jointlab.envs import JointLabEnv
 from jointlab.envs.tasks import workspace_radius
@@ -216,3 +219,21 @@ def test_push_links_move_the_box():
         _, _, _, _, _info = env.step(action)
     assert np.linalg.norm(env.task.box_position - box) > 0.02
     env.close()
+
+
+@given(values=arrays(np.float64, 21, elements=st.one_of(
+    st.floats(-1e30, 1e30), st.sampled_from([np.nan, np.inf, -np.inf]))))
+def test_observation_build_clips_as_float64_then_casts(values):
+    """Cast-then-clip against the float32 bounds equals clip-in-float64-then-cast."""
+    from jointlab.envs.observations import ObservationLayout, ObservationPart
+
+    rng = np.random.default_rng(0)
+    low = rng.uniform(-3, 0, 21)
+    layout = ObservationLayout([ObservationPart("a", low[:9], low[:9] + 2.5),
+                                ObservationPart("b", low[9:], low[9:] + 0.1)])  # fmt: skip
+    low64 = layout.space.low.astype(np.float64)
+    high64 = layout.space.high.astype(np.float64)
+    expected = np.minimum(np.maximum(values, low64), high64).astype(np.float32)
+    built = layout.build([values[:9], values[9:]])
+    assert built.dtype == np.float32
+    np.testing.assert_array_equal(built, expected)

@@ -99,3 +99,31 @@ def test_same_actions_give_bit_identical_states_on_either_path(path):
             return states
 
     assert run() == run()
+
+
+def test_plain_positions_after_other_gains_keep_the_law_exact():
+    """The actuators' PD bias is rewritten only when the gains change: plain Position
+    actions (default gains, the env's position mode) around actions with their own gains,
+    after a power cycle and after a reset still give the Python law's torque."""
+    with SimRobot("arm6", engine="mujoco") as robot:
+        loop = robot._loop
+        rng = np.random.default_rng(5)
+        home = robot.description.home
+        custom = random_actions(robot, rng, 6)
+        plan = []
+        for action in custom:
+            plan += [NJointAction.Position(home + rng.uniform(-0.5, 0.5, robot.dof))
+                     for _ in range(3)]  # fmt: skip
+            plan.append(action)
+        for i, action in enumerate(plan):
+            if i == 9:
+                robot.power(False)
+                robot.power(True)
+                robot.arm()
+            if i == 17:
+                robot.reset()
+            before = robot.read()
+            robot.apply(action)
+            _, tau, _ = loop.law(before.position, before.velocity)
+            robot.step()
+            np.testing.assert_allclose(robot.read().torque, tau, rtol=1e-13, atol=1e-12)

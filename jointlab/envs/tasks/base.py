@@ -54,6 +54,19 @@ class Outcome:
     #: Extra step information, always with ``is_success``.
     info: dict[str, Any] = field(default_factory=dict)
 
+    @classmethod
+    def trusted(
+        cls, reward: float, terms: dict[str, float], terminated: bool, info: dict[str, Any]
+    ) -> Outcome:
+        """An Outcome from values of the right types, without the dataclass machinery.
+
+        The per-step path of a task (a frozen dataclass's ``__init__`` costs about 1 µs):
+        ``reward`` a float, ``terminated`` a bool, ``info`` a new dict.
+        """
+        outcome = object.__new__(cls)
+        outcome.__dict__.update(reward=reward, terms=terms, terminated=terminated, info=info)
+        return outcome
+
 
 @dataclass(frozen=True)
 class BatchOutcome:

@@ -17,6 +17,9 @@ from jointlab.robots.transforms import pose_matrix, rpy_matrix
 
 __all__ = ["ChainKinematics", "workspace_radius"]
 
+#: ``[1, sin q, cos q]`` at ``q = 0``: the coefficients of elements that do not rotate.
+_AT_ZERO = np.array([[1.0, 0.0, 1.0]])
+
 
 def workspace_radius(description: RobotDescription) -> float:
     """Upper bound of the distance from the base to any frame, in metres.
@@ -61,67 +64,127 @@ class ChainKinematics:
             rotation = rpy_matrix(np.array(spec.orientation))
             offsets.append(pose_matrix(rotation @ np.array([spec.length, 0.0, 0.0]),
                                        spec.orientation))  # fmt: skip
-        self._offsets = np.array(offsets).reshape(len(chain), 4, 4)
+        n = len(chain)
+        self._offsets = np.array(offsets).reshape(n, 4, 4)
         self._base = pose_matrix(description.base.position, description.base.orientation)
         kinds = [spec.type for spec in chain]
-        self._rotary = np.array([k is JointType.ROTARY for k in kinds], dtype=np.float64)
-        self._linear = np.array([k is JointType.LINEAR for k in kinds], dtype=np.float64)
-        self._any_rotary = bool(self._rotary.any())
-        self._any_linear = bool(self._linear.any())
+        rotary = np.array([k is JointType.ROTARY for k in kinds], dtype=bool)
+        linear = np.array([k is JointType.LINEAR for k in kinds], dtype=bool)
+        self._rotary = rotary.astype(np.float64)
+        self._linear = linear.astype(np.float64)
+        self._any_rotary = bool(rotary.any())
+        self._any_linear = bool(linear.any())
+        #: Every element of the chain is rotary: the angles are the joint values themselves.
+        self._all_rotary = bool(rotary.all())
         self._joints = np.array([joint_index.get(s.name, 0) for s in chain], dtype=np.intp)
-        axes = np.array([s.axis for s in chain], dtype=np.float64).reshape(len(chain), 3)
+        #: The chain is every joint in description order: ``q`` needs no gather.
+        self._all_joints = n == description.dof and bool(np.array_equal(self._joints,
+                                                                         np.arange(n)))
+        axes = np.array([s.axis for s in chain], dtype=np.float64).reshape(n, 3)
         self._axes = axes
         # Rodrigues: R(q) = I + sin(q) K + (1 - cos(q)) K² = A0 + sin(q) A1 + cos(q) A2 with
         # K the axis' cross-product matrix, A0 = I + K², A1 = K, A2 = -K² (q = 0 gives I, so
         # fixed and linear elements use q = 0). Folding in the constant offset O:
         # R(q) O[:3] = [1, sin q, cos q] @ B with B[b] = A_b O[:3] (a 3x4 block flattened).
-        k = np.zeros((len(chain), 3, 3))
+        # The base pose is folded into the first element's blocks (its rotation multiplies
+        # every block, its translation adds to the constant one), so a chain of n elements
+        # is a product of n matrices.
+        k = np.zeros((n, 3, 3))
         k[:, 0, 1], k[:, 0, 2], k[:, 1, 2] = -axes[:, 2], axes[:, 1], -axes[:, 0]
         k[:, 1, 0], k[:, 2, 0], k[:, 2, 1] = axes[:, 2], -axes[:, 1], axes[:, 0]
         k2 = k @ k
         basis = np.stack([np.eye(3) + k2, k, -k2], axis=1)  # (n, 3, 3, 3)
         top = self._offsets[:, None, :3, :]  # (n, 1, 3, 4)
-        self._blocks = (basis @ top).reshape(len(chain), 3, 12)
-        self._coeffs = np.ones((len(chain), 1, 3))
+        blocks = basis @ top  # (n, 3, 3, 4)
+        if n:
+            blocks[0] = self._base[:3, :3] @ blocks[0]
+            blocks[0, 0, :, 3] += self._base[:3, 3]
+        self._blocks = blocks.reshape(n, 3, 12)
+        # Preallocated per-call buffers: [1, sin q, cos q] per element (q = 0 where fixed),
+        # the n element matrices (last rows stay [0, 0, 0, 1]) and a (n, 1, 12) view of
+        # their top rows.
+        self._coeffs = np.tile(_AT_ZERO, (n, 1, 1))
+        self._mats = np.zeros((n, 4, 4))
+        self._mats[:, 3, 3] = 1.0
+        self._tops = self._mats.reshape(n, 16)[:, None, :12]
+
+    def _elements(self, values: np.ndarray, coeffs: np.ndarray, mats: np.ndarray,
+                  tops: np.ndarray) -> None:  # fmt: skip
+        """Fill ``mats`` (``(..., n, 4, 4)``) with the element transforms for ``values``."""
+        if self._any_rotary:
+            angle = values if self._all_rotary else values * self._rotary
+            np.sin(angle, out=coeffs[..., 0, 1])
+            np.cos(angle, out=coeffs[..., 0, 2])
+        np.matmul(coeffs, self._blocks, out=tops)
+        if self._any_linear:
+            shift = (values * self._linear)[..., None] * self._axes
+            if values.shape[-1]:
+                shift[..., 0, :] = shift[..., 0, :] @ self._base[:3, :3].T
+            mats[..., :3, 3] += shift
 
     def matrix(self, q: np.ndarray) -> np.ndarray:
         """World transform of the frame, 4x4, for joint positions ``q`` of shape ``(dof,)``."""
         values = np.asarray(q, dtype=np.float64)[self._joints]
-        mats = self._offsets.copy()
-        if self._any_rotary:
-            angle = values * self._rotary
-            coeffs = self._coeffs.copy()
-            coeffs[:, 0, 1] = np.sin(angle)
-            coeffs[:, 0, 2] = np.cos(angle)
-            mats[:, :3, :] = (coeffs @ self._blocks).reshape(-1, 3, 4)
-        if self._any_linear:
-            mats[:, :3, 3] += (values * self._linear)[:, None] * self._axes
-        frame = self._base
-        for mat in mats:
-            frame = frame @ mat
-        return frame
+        if not values.shape[0]:
+            return self._base.copy()
+        mats = self._mats
+        self._elements(values, self._coeffs, mats, self._tops)
+        return _product(mats)
 
     def position(self, q: np.ndarray) -> np.ndarray:
-        """World position of the frame in metres, shape ``(3,)``."""
-        return self.matrix(q)[:3, 3]
+        """World position of the frame in metres, shape ``(3,)``.
+
+        Seven numpy calls for six elements: one ``sin``, one ``cos``, one batched product
+        for the n element transforms, then their chain in a tree of batched products.
+        """
+        values = q if self._all_joints else np.asarray(q, dtype=np.float64)[self._joints]
+        if not values.shape[0]:
+            return self._base[:3, 3].copy()
+        mats = self._mats
+        self._elements(values, self._coeffs, mats, self._tops)
+        return _translation(mats)
 
     def positions(self, q: np.ndarray) -> np.ndarray:
         """World positions of the frame for N configurations: ``q`` ``(N, dof)``, result ``(N, 3)``.
 
-        The same arithmetic as :meth:`matrix`, each 4x4 product done for the N at once.
+        The same arithmetic as :meth:`position`, each product done for the N at once, so each
+        row equals :meth:`position` of that configuration exactly.
         """
         values = np.asarray(q, dtype=np.float64)[:, self._joints]  # (N, n)
         count, n = values.shape
-        mats = np.broadcast_to(self._offsets, (count, n, 4, 4)).copy()
-        if self._any_rotary:
-            angle = values * self._rotary
-            coeffs = np.ones((count, n, 1, 3))
-            coeffs[:, :, 0, 1] = np.sin(angle)
-            coeffs[:, :, 0, 2] = np.cos(angle)
-            mats[:, :, :3, :] = (coeffs @ self._blocks).reshape(count, n, 3, 4)
-        if self._any_linear:
-            mats[:, :, :3, 3] += (values * self._linear)[:, :, None] * self._axes
-        frame = np.broadcast_to(self._base, (count, 4, 4))
-        for k in range(n):
-            frame = frame @ mats[:, k]
-        return frame[:, :3, 3]
+        if not n:
+            return np.repeat(self._base[None, :3, 3], count, axis=0)
+        coeffs = np.tile(_AT_ZERO, (count, n, 1, 1))
+        mats = np.zeros((count, n, 4, 4))
+        mats[..., 3, 3] = 1.0
+        self._elements(values, coeffs, mats, mats.reshape(count, n, 16)[..., None, :12])
+        return _translation(mats)
+
+
+def _reduce(mats: np.ndarray) -> np.ndarray:
+    """Pairwise products of ``(..., k, 4, 4)`` until at most 3 matrices are left (in order)."""
+    while mats.shape[-3] > 3:
+        k = mats.shape[-3]
+        even = k - k % 2
+        paired = mats[..., 0:even:2, :, :] @ mats[..., 1:even:2, :, :]
+        mats = paired if k == even else np.concatenate((paired, mats[..., even:, :, :]), axis=-3)
+    return mats
+
+
+def _product(mats: np.ndarray) -> np.ndarray:
+    """The ordered product of ``(..., k, 4, 4)`` matrices, shape ``(..., 4, 4)``."""
+    mats = _reduce(mats)
+    result = mats[..., 0, :, :].copy()
+    for i in range(1, mats.shape[-3]):
+        result = result @ mats[..., i, :, :]
+    return result
+
+
+def _translation(mats: np.ndarray) -> np.ndarray:
+    """Translation of the ordered product of ``(..., k, 4, 4)`` matrices, shape ``(..., 3)``."""
+    mats = _reduce(mats)
+    k = mats.shape[-3]
+    column = mats[..., k - 1, :, 3:]  # (t, 1) of the last matrix, as a (4, 1) column
+    for i in range(k - 2, -1, -1):  # from the last matrix backwards
+        column = mats[..., i, :, :] @ column
+    return column[..., :3, 0].copy()

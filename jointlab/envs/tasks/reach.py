@@ -115,6 +115,8 @@ class Reach(Task):
         self.tool_name = tool
         self.goal = np.zeros(3)
         self._cache: tuple[ArrayState | None, np.ndarray] = (None, np.zeros(3))
+        self._cache_goal: np.ndarray | None = None
+        self._to_goal = np.zeros(3)
 
     def bind(self, robot: Any) -> None:
         """Attach to the robot and compile the tool's kinematics."""
@@ -169,16 +171,21 @@ class Reach(Task):
     # ------------------------------------------------------------------ step
     def tool_position(self, state: ArrayState) -> np.ndarray:
         """Tool position in metres for ``state`` (memoised for the latest state)."""
+        return self._parts(state)[0]
+
+    def _parts(self, state: ArrayState) -> tuple[np.ndarray, np.ndarray]:
+        """Tool position and goal - tool (m, ``(3,)`` each) for ``state``, memoised."""
         cached_state, tool = self._cache
-        if cached_state is not state:
+        if cached_state is not state or self._cache_goal is not self.goal:
             tool = self.kinematics.position(state.position)
             self._cache = (state, tool)
-        return tool
+            self._cache_goal, self._to_goal = self.goal, self.goal - tool
+        return tool, self._to_goal
 
     def observe(self, state: ArrayState) -> list[np.ndarray]:
         """Goal, tool position and goal - tool."""
-        tool = self.tool_position(state)
-        return [self.goal, tool, self.goal - tool]
+        tool, to_goal = self._parts(state)
+        return [self.goal, tool, to_goal]
 
     def reward_terms(self, distance: float, effort: float) -> dict[str, float]:
         """Weighted reward terms for a tool-to-goal ``distance`` (m) and normalised effort."""
@@ -193,18 +200,15 @@ class Reach(Task):
 
     def evaluate(self, state: ArrayState, action: NJointAction) -> Outcome:
         """Reward terms, ``is_success`` and ``distance`` for the step ending in ``state``."""
-        tool = self.tool_position(state)
-        offset = tool - self.goal
-        distance = math.sqrt(float(offset @ offset))
+        to_goal = self._parts(state)[1]
+        distance = math.sqrt(float(to_goal @ to_goal))  # |goal - tool| = |tool - goal|
         effort = effort_penalty(state, self.description.effort_limit) if self.effort_weight else 0.0
         terms = self.reward_terms(distance, effort)
         success = distance < self.success_threshold
-        return Outcome(
-            reward=float(sum(terms.values())),
-            terms=terms,
-            terminated=bool(success and self.terminate_on_success),
-            info={"is_success": bool(success), "distance": distance},
-        )
+        return Outcome.trusted(
+            sum(terms.values()), terms, success and self.terminate_on_success,
+            {"is_success": success, "distance": distance},
+        )  # fmt: skip
 
     @staticmethod
     def batch_outcome(tasks: Sequence[Reach], states: Sequence[ArrayState]) -> BatchOutcome:

@@ -53,6 +53,8 @@ class MujocoLoop(DriveLoop):
         #: True while the law runs as MuJoCo actuators (no delay line).
         self.native = True
         self._pushing = False
+        #: The ``(kp, kd)`` arrays last written into the actuators' bias (None: rewrite).
+        self._bias_gains: tuple[np.ndarray, np.ndarray] | None = None
         self._dc_constants()
         self._push()
 
@@ -73,6 +75,7 @@ class MujocoLoop(DriveLoop):
 
     def rebind(self) -> None:
         """Hand the law to the recompiled model again (its parameters were reset)."""
+        self._bias_gains = None
         self._dc_constants()
         self._push()
 
@@ -104,12 +107,18 @@ class MujocoLoop(DriveLoop):
         if not (self.native and self.drive_on):
             body.data.ctrl[block] = self._block_zeros
             body.model.actuator_biasprm[block, 1:3] = 0.0
+            self._bias_gains = None
             return
-        to_bias = self._to_bias
         body.data.ctrl[block] = self.c @ self._to_ctrl + self._ctrl_offset
-        bias = body.model.actuator_biasprm
-        bias[block, 1] = self.kp @ to_bias
-        bias[block, 2] = self.kd @ to_bias + self._b2_offset
+        gains = self._bias_gains
+        if gains is None or gains[0] is not self.kp or gains[1] is not self.kd:
+            # New gain arrays (the loop replaces them, never writes into them): a plain
+            # Position action after another keeps the default gains and skips this.
+            to_bias = self._to_bias
+            bias = body.model.actuator_biasprm
+            bias[block, 1] = self.kp @ to_bias
+            bias[block, 2] = self.kd @ to_bias + self._b2_offset
+            self._bias_gains = (self.kp, self.kd)
 
     # ---------------------------------------------------------------- the Python law
     @property

@@ -171,12 +171,8 @@ class BatchedEnv(VectorEnv):
 
     # ------------------------------------------------------------------ the batch
     def _check(self, actions: Any) -> np.ndarray:
-        array = _real_array(actions, self.envs[0].action_mode)  # no text, complex, objects
-        expected = (self.num_envs, *self.single_action_space.shape)
-        if array.shape != expected:
-            raise ActionError(f"actions have shape {array.shape}, expected {expected} "
-                              f"(one row per environment)")  # fmt: skip
-        return array
+        return check_actions(actions, (self.num_envs, *self.single_action_space.shape),
+                             self.envs[0].action_mode)  # fmt: skip
 
     def _step_some(
         self, which: np.ndarray, actions: np.ndarray, observations: np.ndarray,
@@ -184,10 +180,7 @@ class BatchedEnv(VectorEnv):
     ) -> None:  # fmt: skip
         """Apply, step and observe the sub-environments ``which`` (rows of ``actions``)."""
         clipped = np.zeros(self.num_envs, dtype=np.int64)
-        if not np.abs(actions).max() <= 1.0:
-            if not np.all(np.isfinite(actions)):
-                bad = sorted({int(which[r]) for r in np.argwhere(~np.isfinite(actions))[:, 0]})
-                raise ActionError(f"actions of environments {bad} are NaN or infinite")
+        if not np.abs(actions).max() <= 1.0:  # NaN and inf were refused by check_actions
             limited = np.minimum(np.maximum(actions, -1.0), 1.0)
             clipped[which] = np.count_nonzero(limited != actions, axis=1)
             actions = limited
@@ -234,6 +227,23 @@ class BatchedEnv(VectorEnv):
             full[which] = values
             info[key], info[f"_{key}"] = full, mask
         info["action_clipped"], info["_action_clipped"] = clipped, mask
+
+
+def check_actions(actions: Any, shape: tuple[int, ...], mode: str) -> np.ndarray:
+    """``actions`` as a float64 array of ``shape`` (one row per environment), all finite.
+
+    Raises:
+        ActionError: text, complex numbers or objects; another shape; NaN or infinite values
+            (naming the environments).
+    """
+    array = _real_array(actions, mode)  # no text, complex, objects
+    if array.shape != shape:
+        raise ActionError(f"actions have shape {array.shape}, expected {shape} "
+                          f"(one row per environment)")  # fmt: skip
+    if not np.isfinite(array).all():
+        bad = np.flatnonzero(~np.isfinite(array).reshape(shape[0], -1).all(axis=1)).tolist()
+        raise ActionError(f"actions of environments {bad} are NaN or infinite")
+    return array
 
 
 def sub_seeds(seed: int | list[int | None] | None, count: int) -> list[int | None]:

@@ -21,6 +21,7 @@ the episode; the last observation and info are in ``info["final_obs"]`` and
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -94,10 +95,14 @@ class BatchedEnv(VectorEnv):
         adapter = first.actions
         self._fields, self._dof = adapter.fields, adapter.dof
         self._low, self._half_span = adapter.low, adapter._half_span
-        self._nan = np.full(self._dof, np.nan)
-        self._nan.flags.writeable = False
-        self._zeros = np.zeros(self._dof)
-        self._zeros.flags.writeable = False
+        nan, zeros = np.full(self._dof, np.nan), np.zeros(self._dof)
+        nan.flags.writeable = zeros.flags.writeable = False
+        #: Per NJointAction field: its index in the action's fields (or None) and default.
+        self._columns = [
+            (self._fields.index(name) if name in self._fields else None, default)
+            for name, default in (("torque", zeros), ("position", nan), ("position_kp", nan),
+                                  ("position_kd", nan), ("velocity", nan))
+        ]  # fmt: skip
         self._layout = first.observation_layout
         self._batch_outcome = getattr(type(first.task), "batch_outcome", None)
         self._simple_observation = not (first._observe_torque or first._observe_previous_action)
@@ -174,6 +179,21 @@ class BatchedEnv(VectorEnv):
         return check_actions(actions, (self.num_envs, *self.single_action_space.shape),
                              self.envs[0].action_mode)  # fmt: skip
 
+    def _to_actions(self, values: np.ndarray) -> list[NJointAction]:
+        """One action per row of physical ``values`` (``(n, len(fields) * dof)``).
+
+        Position mode builds plain ``Position(q)`` actions, as a single environment does
+        (the drive's one-multiplication path); other modes fill absent fields with the
+        ``NJointAction`` defaults.
+        """
+        if self._fields == ("position",):
+            return [NJointAction.Position(row) for row in values]
+        dof = self._dof
+        columns = [values[:, k * dof:(k + 1) * dof] if k is not None else repeat(default)
+                   for k, default in self._columns]  # fmt: skip
+        # strict=False: repeat() is endless
+        return [NJointAction.from_validated(*parts) for parts in zip(*columns, strict=False)]
+
     def _step_some(
         self, which: np.ndarray, actions: np.ndarray, observations: np.ndarray,
         rewards: np.ndarray, terminated: np.ndarray, info: dict[str, Any],
@@ -186,27 +206,21 @@ class BatchedEnv(VectorEnv):
             actions = limited
         values = self._low + (actions + 1.0) * self._half_span
         envs = [self.envs[i] for i in which]
-        dof, fields = self._dof, self._fields
-        for env, row in zip(envs, values, strict=True):
-            parts = {name: row[k * dof:(k + 1) * dof] for k, name in enumerate(fields)}
-            action = NJointAction.from_validated(
-                parts.get("torque", self._zeros), parts.get("position", self._nan),
-                parts.get("position_kp", self._nan), parts.get("position_kd", self._nan),
-                parts.get("velocity", self._nan),
-            )  # fmt: skip
+        for env, action in zip(envs, self._to_actions(values), strict=True):
             env.task.before_step(env.np_random)
             env.robot.apply(action)
             env._last_action = action
-        self.stepper(which)
+        stacked = self.stepper(which)
         states = [env.robot.read() for env in envs]
         for env, state, count in zip(envs, states, clipped[which], strict=True):
             env.state = state
             env._clipped_total += int(count)
         if self._batch_outcome is not None and self._simple_observation:
             rows = self._batch_outcome([env.task for env in envs], states)
-            observations[which] = self._layout.build_batch(
-                [np.array([s.position for s in states]), np.array([s.velocity for s in states]),
-                 *rows.parts])  # fmt: skip
+            if stacked is None:
+                stacked = (np.array([s.position for s in states]),
+                           np.array([s.velocity for s in states]))  # fmt: skip
+            observations[which] = self._layout.build_batch([*stacked, *rows.parts])
             rewards[which] = rows.reward
             terminated[which] = rows.terminated
             details = rows.info
@@ -257,27 +271,32 @@ def sub_seeds(seed: int | list[int | None] | None, count: int) -> list[int | Non
 
 
 def _stepper(robots: list[Any]) -> Any:
-    """``step(which)`` for these robots: batched on simulated robots, one by one otherwise."""
+    """``step(which)`` for these robots: batched on simulated robots, one by one otherwise.
+
+    ``step`` returns what :meth:`BatchStepper.step` returns (stacked positions and
+    velocities, or ``None``).
+    """
     from jointlab.sim import SimRobot
     from jointlab.sim.batch import BatchStepper
 
     if all(isinstance(robot, SimRobot) for robot in robots):
         steppers: dict[tuple[int, ...], BatchStepper] = {}
 
-        def step(which: np.ndarray) -> None:
+        def step(which: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
             key = tuple(which.tolist())
             stepper = steppers.get(key)
             if stepper is None:
                 if len(steppers) > 64:  # subsets vary only while episodes end out of step
                     steppers.clear()
                 stepper = steppers[key] = BatchStepper([robots[i] for i in key])
-            stepper.step()
+            return stepper.step()
 
         return step
 
     def step_each(which: np.ndarray) -> None:
         for i in which:
             robots[i].step()
+        return None
 
     return step_each
 

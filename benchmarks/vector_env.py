@@ -16,6 +16,12 @@ the clock starts:
 * **ceiling**: two independent processes, each stepping its own ``BatchedEnv`` (no IPC,
   started together at a barrier): what two processes can give on this machine.
 
+``--ppo`` instead trains PPO on Reach with ``examples/02_train_reach.py --stop-at 0.9`` once
+per vectorisation (``dummy``: SB3's ``DummyVecEnv`` of 8; ``batched``: ``BatchedEnv(8)``;
+``async``: ``AsyncBatchedEnv`` of 8 in 2 workers) and prints the environment steps and the
+training wall time (evaluations excluded) each needed to reach 90 % success; the three
+learn the same curve (the environments are bit-identical), so only the time differs.
+
 Ratios are paired within a round: batched / single (target >= 1.3) and async / batched
 (target >= 1.8 on two free cores), in environment steps per wall-clock second. Because
 wall-clock figures on a busy machine measure the load, the script also prints what the
@@ -29,9 +35,12 @@ over the rounds, ratios first, load average at the start and end.
 from __future__ import annotations
 
 import argparse
+import json
 import multiprocessing
 import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
 from typing import Any
@@ -130,16 +139,49 @@ def ceiling(envs: int, steps: int) -> float:
     return sum(rates)
 
 
+def ppo(stop_at: float, steps: int) -> None:
+    """Time PPO on Reach to ``stop_at`` success with each vectorisation (module docstring)."""
+    script = Path(__file__).resolve().parents[1] / "examples" / "02_train_reach.py"
+    reached: dict[str, dict[str, float] | None] = {}
+    curves: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory(prefix="jointlab-ppo-") as folder:
+        for kind in ("dummy", "batched", "async"):
+            out = Path(folder) / kind
+            print(f"{kind}: {load()}", flush=True)
+            subprocess.run([sys.executable, str(script), "--vector", kind, "--steps", str(steps),
+                            "--stop-at", str(stop_at), "--out", str(out)], check=True)  # fmt: skip
+            results = json.loads((out / "results.json").read_text())
+            reached[kind] = results["final"]["reached"]
+            curves[kind] = [point["success_rate"] for point in results["curve"]]
+    print(f"PPO on {ENV_ID} (arm6, position mode, 8 envs) to {stop_at:.0%} success:")
+    base = reached["dummy"]
+    for kind, point in reached.items():
+        if point is None:
+            print(f"  {kind:8s} not reached in {steps} steps")
+            continue
+        ratio = f", {base['train_seconds'] / point['train_seconds']:.2f}x dummy" if base else ""
+        print(f"  {kind:8s} {point['steps']:>7} steps, {point['train_seconds'] / 60:.2f} min of "
+              f"training (evaluations excluded){ratio}")  # fmt: skip
+    same = all(curve == curves["dummy"] for curve in curves.values())
+    print(f"  learning curves identical: {'yes' if same else 'no'}")
+    print(f"end {load()}")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=2000, help="env steps per process")
     parser.add_argument("--rounds", type=int, default=7, help="rounds (median, spread)")
     parser.add_argument("--envs", type=int, default=8, help="environments per process")
     parser.add_argument("--quick", action="store_true", help="400 steps, 3 rounds")
+    parser.add_argument("--ppo", action="store_true",
+                        help="time PPO on Reach to 90 %% success instead (minutes per run)")
     args = parser.parse_args()
     if args.quick:
         args.steps, args.rounds = 400, 3
     header("vector_env")
+    if args.ppo:
+        ppo(0.9, 300_000)
+        return
     n = args.envs
     one, one_cpu, two, two_max, estimate, main_share = [], [], [], [], [], []
     rates: dict[str, list[float]] = {"single": [], "batched": [], "async": [], "ceiling": []}

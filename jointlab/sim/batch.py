@@ -109,12 +109,20 @@ class BatchStepper:
         c = np.array([p[1] for p in params])
         kp = np.array([p[2] for p in params])
         kd = np.array([p[3] for p in params])
-        all_on = bool(on.all())
-        off = None if all_on else ~on[:, None]
-        friction = any(loop.friction for loop in loops)
+        off = None if on.all() else ~on[:, None]
+        n = len(loops)
+        speed_dependent, friction = self._speed_dependent, any(loop.friction for loop in loops)
+        # Every product with qd in one multiplication: kd, then the motors' torque drop per
+        # unit speed, then friction's braking stiffness (rows present when used).
+        coefficients = [kd]
+        if speed_dependent:
+            coefficients.append(np.broadcast_to(self._slope, kd.shape))
+            stall_bounds = np.array([self._neg_stall, self._stall])[:, None, :]
         if friction:
+            coefficients.append(np.array([loop.neg_stiffness for loop in loops]))
             static = np.array([loop.static for loop in loops])
-            neg_stiffness = np.array([loop.neg_stiffness for loop in loops])
+            static_bounds = np.array([-static, static])
+        coefficients = np.array(coefficients)
         targets = self._targets
         if targets is None:
             bodies = [loop.body for loop in loops]
@@ -126,19 +134,22 @@ class BatchStepper:
         states, mode = pybullet.getJointStates, pybullet.TORQUE_CONTROL
         array, clip = np.array, _clip
         effort, neg_effort = self._effort, self._neg_effort
-        speed_dependent, slope = self._speed_dependent, self._slope
-        stall, neg_stall = self._stall, self._neg_stall
         for _ in range(steps):
-            cmd = c - kp * q - kd * qd
-            if speed_dependent:
-                drop = slope * qd
-                tau = clip(clip(cmd, neg_stall - drop, stall - drop), neg_effort, effort)
+            products = coefficients * qd
+            cmd = c - kp * q - products[0]
+            if speed_dependent:  # clip(cmd, -stall - drop, stall - drop), drop = slope * qd
+                bounds = stall_bounds - products[1]
+                tau = clip(clip(cmd, bounds[0], bounds[1]), neg_effort, effort)
             else:
                 tau = clip(cmd, neg_effort, effort)
             if off is not None:
                 tau = np.where(off, 0.0, tau)
                 cmd = np.where(off, 0.0, cmd)
-            total = clip(neg_stiffness * qd, tau - static, tau + static) if friction else tau
+            if friction:  # clip(neg_stiffness * qd, tau - static, tau + static)
+                limits = tau + static_bounds
+                total = clip(products[-1], limits[0], limits[1])
+            else:
+                total = tau
             positions, velocities = [], []
             # strict=False: the lengths are right by construction, and this is the hot loop
             for (body_id, indices, cid), row in zip(targets, total.tolist(), strict=False):
@@ -150,8 +161,8 @@ class BatchStepper:
                 positions.append(joint_positions)
                 velocities.append(joint_velocities)
             qd_prev = qd
-            q = array(positions)
-            qd = array(velocities)
+            joints = array(positions + velocities)  # one conversion: (2N, dof)
+            q, qd = joints[:n], joints[n:]
         for i, (robot, loop) in enumerate(zip(robots, loops, strict=True)):
             loop.q, loop.qd, loop.qd_prev = q[i], qd[i], qd_prev[i]
             if on[i]:

@@ -144,9 +144,10 @@ class BatchedEnv(VectorEnv):
             self._elapsed[i] = 0
         info: dict[str, Any] = {}
         if stepping.size:
-            self._step_some(stepping, array[stepping], observations, rewards, terminated, info)
-            self._elapsed[stepping] += 1
-            truncated[stepping] = self._elapsed[stepping] >= self.max_episode_steps
+            rows = slice(None) if stepping.size == n else stepping  # a slice is cheaper
+            self._step_some(stepping, rows, array[rows], observations, rewards, terminated, info)
+            self._elapsed[rows] += 1
+            truncated[rows] = self._elapsed[rows] >= self.max_episode_steps
         done = terminated | truncated
         if self.autoreset_mode is AutoresetMode.SAME_STEP and done.any():
             final_obs = np.empty(n, dtype=object)
@@ -195,14 +196,19 @@ class BatchedEnv(VectorEnv):
         return [NJointAction.from_validated(*parts) for parts in zip(*columns, strict=False)]
 
     def _step_some(
-        self, which: np.ndarray, actions: np.ndarray, observations: np.ndarray,
-        rewards: np.ndarray, terminated: np.ndarray, info: dict[str, Any],
+        self, which: np.ndarray, rows: np.ndarray | slice, actions: np.ndarray,
+        observations: np.ndarray, rewards: np.ndarray, terminated: np.ndarray,
+        info: dict[str, Any],
     ) -> None:  # fmt: skip
-        """Apply, step and observe the sub-environments ``which`` (rows of ``actions``)."""
+        """Apply, step and observe the sub-environments ``which`` (rows of ``actions``).
+
+        ``rows`` indexes them in the batch arrays: ``which`` itself, or ``slice(None)`` when
+        ``which`` is every sub-environment.
+        """
         clipped = np.zeros(self.num_envs, dtype=np.int64)
         if not np.abs(actions).max() <= 1.0:  # NaN and inf were refused by check_actions
             limited = np.minimum(np.maximum(actions, -1.0), 1.0)
-            clipped[which] = np.count_nonzero(limited != actions, axis=1)
+            clipped[rows] = np.count_nonzero(limited != actions, axis=1)
             actions = limited
         values = self._low + (actions + 1.0) * self._half_span
         envs = [self.envs[i] for i in which]
@@ -212,18 +218,18 @@ class BatchedEnv(VectorEnv):
             env._last_action = action
         stacked = self.stepper(which)
         states = [env.robot.read() for env in envs]
-        for env, state, count in zip(envs, states, clipped[which], strict=True):
+        for env, state, count in zip(envs, states, clipped[rows].tolist(), strict=True):
             env.state = state
-            env._clipped_total += int(count)
+            env._clipped_total += count
         if self._batch_outcome is not None and self._simple_observation:
-            rows = self._batch_outcome([env.task for env in envs], states)
+            outcome = self._batch_outcome([env.task for env in envs], states)
             if stacked is None:
                 stacked = (np.array([s.position for s in states]),
                            np.array([s.velocity for s in states]))  # fmt: skip
-            observations[which] = self._layout.build_batch([*stacked, *rows.parts])
-            rewards[which] = rows.reward
-            terminated[which] = rows.terminated
-            details = rows.info
+            observations[rows] = self._layout.build_batch([*stacked, *outcome.parts])
+            rewards[rows] = outcome.reward
+            terminated[rows] = outcome.terminated
+            details = outcome.info
         else:
             details = {}
             for k, (i, env, state) in enumerate(zip(which, envs, states, strict=True)):
@@ -235,11 +241,13 @@ class BatchedEnv(VectorEnv):
                     details.setdefault(key, [None] * len(which))[k] = value
             details = {key: np.array(values) for key, values in details.items()}
         mask = np.zeros(self.num_envs, dtype=bool)
-        mask[which] = True
+        mask[rows] = True
         for key, values in details.items():
-            full = np.zeros(self.num_envs, dtype=np.asarray(values).dtype)
-            full[which] = values
-            info[key], info[f"_{key}"] = full, mask
+            if isinstance(rows, np.ndarray):
+                full = np.zeros(self.num_envs, dtype=np.asarray(values).dtype)
+                full[rows] = values
+                values = full
+            info[key], info[f"_{key}"] = values, mask
         info["action_clipped"], info["_action_clipped"] = clipped, mask
 
 

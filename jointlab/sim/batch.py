@@ -21,6 +21,7 @@ queued external forces, a world shared with other robots) are stepped one by one
 
 from __future__ import annotations
 
+from array import array as doubles
 from collections.abc import Sequence
 
 import numpy as np
@@ -132,9 +133,10 @@ class BatchStepper:
         qd_prev = tau = cmd = qd
         send, simulate = pybullet.setJointMotorControlArray, pybullet.stepSimulation
         states, mode = pybullet.getJointStates, pybullet.TORQUE_CONTROL
-        array, clip = np.array, _clip
+        clip = _clip
         effort, neg_effort = self._effort, self._neg_effort
         unused = [0.0] * kd.shape[1]
+        frombuffer, shape = np.frombuffer, (2 * n, kd.shape[1])
         for _ in range(steps):
             products = coefficients * qd
             cmd = c - kp * q - products[0]
@@ -161,10 +163,12 @@ class BatchStepper:
                 joint_positions, joint_velocities, _, _ = zip(
                     *states(body_id, indices, cid), strict=False
                 )
-                positions.append(joint_positions)
-                velocities.append(joint_velocities)
+                positions.extend(joint_positions)
+                velocities.extend(joint_velocities)
             qd_prev = qd
-            joints = array(positions + velocities)  # one conversion: (2N, dof)
+            # One conversion of flat floats through a C double buffer: half the work of
+            # np.array over the nested tuples (counted with callgrind)
+            joints = frombuffer(doubles("d", positions + velocities)).reshape(shape)
             q, qd = joints[:n], joints[n:]
         for i, (robot, loop) in enumerate(zip(robots, loops, strict=True)):
             loop.q, loop.qd, loop.qd_prev = q[i], qd[i], qd_prev[i]

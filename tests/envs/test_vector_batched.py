@@ -191,3 +191,14 @@ def test_sb3_adapter_follows_sb3_conventions_and_trains():
                     device="cpu", seed=0)  # fmt: skip
     model.learn(total_timesteps=16)
     vec.close()
+    remote = SB3VecEnv(AsyncBatchedEnv(ENV_ID, 2, workers=2, max_episode_steps=4,
+                                       autoreset_mode=AutoresetMode.SAME_STEP))  # fmt: skip
+    try:
+        assert remote.render_mode is None  # answered by the vector env
+        remote.reset()
+        remote.step_async(np.zeros((2, 6), dtype=np.float32))
+        assert remote.step_wait()[0].shape == first.shape
+        with pytest.raises(ConfigurationError, match="other processes"):
+            remote.get_attr("action_mode")
+    finally:
+        remote.close()

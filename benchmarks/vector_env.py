@@ -5,26 +5,45 @@ Usage::
     PYTHONPATH=. .venv/bin/python benchmarks/vector_env.py [--steps 2000] [--rounds 7]
 
 Each round measures, one after the other, on ``jointlab/Reach-v0`` (arm6, position mode,
-random actions in [-1, 1], autoreset):
+random actions in [-1, 1], autoreset), environments built, reset and stepped once before
+the clock starts:
 
 * **single**: ``gymnasium.make`` of one environment stepped in this process;
 * **batched**: :class:`jointlab.envs.vector.BatchedEnv` with ``--envs`` (8) environments in
   this process (action mapping, law, observation and reward in numpy across them);
 * **async**: :class:`jointlab.envs.vector.AsyncBatchedEnv`, two worker processes of
-  ``--envs`` environments each, observations in shared memory.
+  ``--envs`` environments each; this process sleeps in ``recv`` while they step;
+* **ceiling**: two independent processes, each stepping its own ``BatchedEnv`` (no IPC,
+  started together at a barrier): what two processes can give on this machine.
 
-Figures are environment steps per wall-clock second (several processes are involved), and
-the ratios are paired within a round: batched / single (target >= 1.3) and async / batched
-(target >= 1.8 on two free cores). Medians [lowest - highest] over the rounds, ratios first,
-load average at the start and end.
+``--ppo`` instead trains PPO on Reach with ``examples/02_train_reach.py --stop-at 0.9`` once
+per vectorisation (``dummy``: SB3's ``DummyVecEnv`` of 8; ``batched``: ``BatchedEnv(8)``;
+``async``: ``AsyncBatchedEnv`` of 8 in 2 workers) and prints the environment steps and the
+training wall time (evaluations excluded) each needed to reach 90 % success; the three
+learn the same curve (the environments are bit-identical), so only the time differs.
+
+Ratios are paired within a round: batched / single (target >= 1.3) and async / batched
+(target >= 1.8 on two free cores), in environment steps per wall-clock second. Because
+wall-clock figures on a busy machine measure the load, the script also prints what the
+processes cost in CPU time: batched / single per CPU second, and for the async env the CPU
+each worker and this process spend per call. ``idle estimate`` is the async / batched ratio
+those costs allow on two free cores (``2 x batched CPU per call / (slowest worker's CPU per
+call + this process's CPU per call)``, wake-up latency left out). Medians [lowest - highest]
+over the rounds, ratios first, load average at the start and end.
 """
 
 from __future__ import annotations
 
 import argparse
+import json
+import multiprocessing
+import os
+import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 import gymnasium
 import numpy as np
@@ -37,67 +56,166 @@ from jointlab.envs.vector import AsyncBatchedEnv, BatchedEnv
 
 ENV_ID = "jointlab/Reach-v0"
 KWARGS = {"robot": "arm6", "action_mode": "position"}
+TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def single(steps: int) -> float:
-    """Steps per second of one environment."""
+def single(steps: int) -> tuple[float, float]:
+    """Steps per wall-clock second and per CPU second of one environment."""
     env = gymnasium.make(ENV_ID, **KWARGS)
     env.reset(seed=0)
     actions = np.random.default_rng(0).uniform(-1, 1, (steps, 6)).astype(np.float32)
     try:
-        start = time.perf_counter()
+        env.step(actions[0])  # warm-up
+        start, cpu = time.perf_counter(), time.thread_time()
         for action in actions:
             _, _, terminated, truncated, _ = env.step(action)
             if terminated or truncated:
                 env.reset()
-        return steps / (time.perf_counter() - start)
+        return steps / (time.perf_counter() - start), steps / (time.thread_time() - cpu)
     finally:
         env.close()
 
 
-def vector(env: gymnasium.vector.VectorEnv, steps: int) -> float:
-    """Environment steps per second of a vector env (``steps`` in all, autoreset)."""
-    env.reset(seed=0)
+def _actions(env: gymnasium.vector.VectorEnv, steps: int) -> np.ndarray:
     calls = max(1, steps // env.num_envs)
-    actions = np.random.default_rng(0).uniform(-1, 1, (calls, env.num_envs, 6))
+    rng = np.random.default_rng(0)
+    return rng.uniform(-1, 1, (calls, env.num_envs, 6)).astype(np.float32)
+
+
+def vector(env: gymnasium.vector.VectorEnv, steps: int) -> tuple[float, float, list[float]]:
+    """Env steps per wall-clock second of ``env`` (``steps`` in all, autoreset); CPU seconds.
+
+    Returns the rate, this thread's CPU seconds per call and each worker process's CPU
+    seconds per call (empty for an in-process env).
+    """
+    actions = _actions(env, steps)
+    workers = [process.pid for process in getattr(env, "_processes", [])]
     try:
-        env.step(actions[0].astype(np.float32))  # warm-up
-        start = time.perf_counter()
-        for action in actions.astype(np.float32):
+        env.reset(seed=0)
+        env.step(actions[0])  # warm-up
+        before = [_cpu_seconds(pid) for pid in workers]
+        start, cpu = time.perf_counter(), time.thread_time()
+        for action in actions:
             env.step(action)
-        return calls * env.num_envs / (time.perf_counter() - start)
+        wall, cpu = time.perf_counter() - start, time.thread_time() - cpu
+        spent = [_cpu_seconds(pid) - b for pid, b in zip(workers, before, strict=True)]
+        calls = len(actions)
+        return calls * env.num_envs / wall, cpu / calls, [s / calls for s in spent]
     finally:
         env.close()
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system CPU seconds of process ``pid`` (Linux ``/proc``)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def _independent(envs: int, steps: int, barrier: Any,
+                 queue: Any) -> None:  # fmt: skip
+    env = BatchedEnv(ENV_ID, envs, **KWARGS)
+    actions = _actions(env, steps)
+    env.reset(seed=0)
+    env.step(actions[0])
+    barrier.wait()
+    start = time.perf_counter()
+    for action in actions:
+        env.step(action)
+    queue.put(len(actions) * envs / (time.perf_counter() - start))
+    env.close()
+
+
+def ceiling(envs: int, steps: int) -> float:
+    """Env steps per wall-clock second of two independent ``BatchedEnv`` processes, summed."""
+    context = multiprocessing.get_context("fork")
+    barrier, queue = context.Barrier(2), context.Queue()
+    processes = [context.Process(target=_independent, args=(envs, steps, barrier, queue))
+                 for _ in range(2)]  # fmt: skip
+    for process in processes:
+        process.start()
+    rates = [queue.get() for _ in processes]
+    for process in processes:
+        process.join()
+    return sum(rates)
+
+
+def ppo(stop_at: float, steps: int) -> None:
+    """Time PPO on Reach to ``stop_at`` success with each vectorisation (module docstring)."""
+    script = Path(__file__).resolve().parents[1] / "examples" / "02_train_reach.py"
+    reached: dict[str, dict[str, float] | None] = {}
+    curves: dict[str, list[float]] = {}
+    with tempfile.TemporaryDirectory(prefix="jointlab-ppo-") as folder:
+        for kind in ("dummy", "batched", "async"):
+            out = Path(folder) / kind
+            print(f"{kind}: {load()}", flush=True)
+            subprocess.run([sys.executable, str(script), "--vector", kind, "--steps", str(steps),
+                            "--stop-at", str(stop_at), "--out", str(out)], check=True)  # fmt: skip
+            results = json.loads((out / "results.json").read_text())
+            reached[kind] = results["final"]["reached"]
+            curves[kind] = [point["success_rate"] for point in results["curve"]]
+    print(f"PPO on {ENV_ID} (arm6, position mode, 8 envs) to {stop_at:.0%} success:")
+    base = reached["dummy"]
+    for kind, point in reached.items():
+        if point is None:
+            print(f"  {kind:8s} not reached in {steps} steps")
+            continue
+        ratio = f", {base['train_seconds'] / point['train_seconds']:.2f}x dummy" if base else ""
+        print(f"  {kind:8s} {point['steps']:>7} steps, {point['train_seconds'] / 60:.2f} min of "
+              f"training (evaluations excluded){ratio}")  # fmt: skip
+    same = all(curve == curves["dummy"] for curve in curves.values())
+    print(f"  learning curves identical: {'yes' if same else 'no'}")
+    print(f"end {load()}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--steps", type=int, default=2000, help="env steps per measure")
+    parser.add_argument("--steps", type=int, default=2000, help="env steps per process")
     parser.add_argument("--rounds", type=int, default=7, help="rounds (median, spread)")
     parser.add_argument("--envs", type=int, default=8, help="environments per process")
     parser.add_argument("--quick", action="store_true", help="400 steps, 3 rounds")
+    parser.add_argument("--ppo", action="store_true",
+                        help="time PPO on Reach to 90 %% success instead (minutes per run)")
     args = parser.parse_args()
     if args.quick:
         args.steps, args.rounds = 400, 3
     header("vector_env")
-    singles, batched, parallel = [], [], []
+    if args.ppo:
+        ppo(0.9, 300_000)
+        return
+    n = args.envs
+    one, one_cpu, two, two_max, estimate, main_share = [], [], [], [], [], []
+    rates: dict[str, list[float]] = {"single": [], "batched": [], "async": [], "ceiling": []}
     for _ in range(args.rounds):
-        singles.append(single(args.steps // 2))
-        batched.append(vector(BatchedEnv(ENV_ID, args.envs, **KWARGS), args.steps))
-        parallel.append(vector(AsyncBatchedEnv(ENV_ID, 2 * args.envs, workers=2, **KWARGS),
-                               2 * args.steps))  # fmt: skip
-    one = [b / s for b, s in zip(batched, singles, strict=True)]
-    two = [p / b for p, b in zip(parallel, batched, strict=True)]
+        single_rate, single_cpu = single(args.steps // 2)
+        batched_rate, batched_call, _ = vector(BatchedEnv(ENV_ID, n, **KWARGS), args.steps)
+        async_rate, main_call, worker_calls = vector(
+            AsyncBatchedEnv(ENV_ID, 2 * n, workers=2, **KWARGS), 2 * args.steps)
+        both = ceiling(n, args.steps)
+        for name, value in zip(rates, (single_rate, batched_rate, async_rate, both),
+                               strict=True):  # fmt: skip
+            rates[name].append(value)
+        one.append(batched_rate / single_rate)
+        one_cpu.append(n / batched_call / single_cpu)
+        two.append(async_rate / batched_rate)
+        two_max.append(both / batched_rate)
+        estimate.append(2 * batched_call / (max(worker_calls) + main_call))
+        main_share.append(main_call / max(worker_calls))
     print(f"{ENV_ID}, {args.rounds} rounds; ratios paired within rounds, median [min-max]:")
-    print(f"  BatchedEnv({args.envs}) / one env, one process   {spread(one)}x  (target >= 1.3)")
-    print(f"  2 processes of {args.envs} / one process          {spread(two)}x  (target >= 1.8)")
+    print(f"  BatchedEnv({n}) / one env, one process      {spread(one)}x  (target >= 1.3)")
+    print(f"    the same in CPU time                   {spread(one_cpu)}x")
+    print(f"  2 processes of {n} / one process             {spread(two)}x  (target >= 1.8)")
+    print(f"    ceiling: 2 independent processes       {spread(two_max)}x")
+    print(f"    idle estimate from CPU time            {spread(estimate)}x")
+    print(f"    this process's CPU per call / worker's {spread(main_share, 100, 1)} %")
     print("  this machine, env steps per wall-clock second:")
-    print(f"    one env                   {spread(singles, 1, 0)}")
-    print(f"    BatchedEnv({args.envs})             {spread(batched, 1, 0)}")
-    print(f"    AsyncBatchedEnv(2 x {args.envs})    {spread(parallel, 1, 0)}")
+    print(f"    one env                      {spread(rates['single'], 1, 0)}")
+    print(f"    BatchedEnv({n})                {spread(rates['batched'], 1, 0)}")
+    print(f"    AsyncBatchedEnv(2 x {n})       {spread(rates['async'], 1, 0)}")
+    print(f"    2 independent BatchedEnv({n})  {spread(rates['ceiling'], 1, 0)}")
     write_summary([
-        row(f"BatchedEnv({args.envs}) / one env, steps/s", one, "x", ">= 1.3"),
-        row(f"2 processes x BatchedEnv({args.envs}) / one process", two, "x", ">= 1.8"),
+        row(f"BatchedEnv({n}) / one env, steps/s", one, "x", ">= 1.3"),
+        row(f"2 processes x BatchedEnv({n}) / one process", two, "x", ">= 1.8"),
+        row(f"2 independent BatchedEnv({n}) processes / one (ceiling)", two_max, "x"),
     ])  # fmt: skip
     print(f"end {load()}")
 

@@ -10,6 +10,12 @@ curve (success rate and mean return against environment steps) to ``--out``::
 
 The trained model and the observation statistics are saved in the output folder too; they
 are results, not source, so keep them out of the repository.
+
+``--vector batched`` (or ``async``) trains on JointLab's batched vector environment: the same
+episodes as ``dummy`` (bit-identical observations), so the same learning curve, sooner.
+``--stop-at 0.9`` ends training at the first curve point with 90 % success and reports the
+training wall time it took (evaluations excluded); ``benchmarks/vector_env.py --ppo`` runs
+that for ``dummy``, ``batched`` and ``async`` and compares them.
 """
 
 from __future__ import annotations
@@ -65,24 +71,45 @@ def evaluate(model: PPO, stats: VecNormalize, episodes: int, seed: int) -> dict[
 
 
 class CurveCallback(BaseCallback):
-    """Evaluates every ``every`` steps and records the learning curve."""
+    """Evaluates every ``every`` steps and records the learning curve.
 
-    def __init__(self, every: int, episodes: int) -> None:
+    Each point also records ``train_seconds``: wall-clock time since training started, the
+    evaluations excluded. With ``stop_at``, training ends at the first point whose success
+    rate reaches it.
+    """
+
+    def __init__(self, every: int, episodes: int, stop_at: float | None = None) -> None:
         super().__init__()
         self.every = every
         self.episodes = episodes
+        self.stop_at = stop_at
         self.next = every
         self.curve: list[dict[str, float]] = []
+        self.start = time.perf_counter()
+        self.evaluating = 0.0  # seconds spent in evaluations
+
+    def train_seconds(self) -> float:
+        """Wall-clock seconds of training so far, evaluations excluded."""
+        return time.perf_counter() - self.start - self.evaluating
+
+    def _on_training_start(self) -> None:
+        self.start, self.evaluating = time.perf_counter(), 0.0
 
     def _on_step(self) -> bool:
         if self.num_timesteps >= self.next:
             self.next += self.every
+            seconds = self.train_seconds()
+            begin = time.perf_counter()
             stats = self.model.get_vec_normalize_env()
             result = evaluate(self.model, stats, self.episodes, seed=10_000)
-            result["steps"] = self.num_timesteps
+            self.evaluating += time.perf_counter() - begin
+            result.update(steps=self.num_timesteps, train_seconds=seconds)
             self.curve.append(result)
             print(f"  {self.num_timesteps:>7} steps: success {result['success_rate']:.2f}, "
-                  f"return {result['mean_return']:.2f}", flush=True)  # fmt: skip
+                  f"return {result['mean_return']:.2f}, {seconds / 60:.2f} min",
+                  flush=True)  # fmt: skip
+            if self.stop_at is not None and result["success_rate"] >= self.stop_at:
+                return False
         return True
 
 
@@ -124,6 +151,8 @@ def main() -> None:
     parser.add_argument("--eval-every", type=int, default=25_000, help="curve resolution")
     parser.add_argument("--curve-episodes", type=int, default=50, help="episodes per point")
     parser.add_argument("--episodes", type=int, default=100, help="final evaluation episodes")
+    parser.add_argument("--stop-at", type=float, default=None, metavar="SUCCESS",
+                        help="stop at the first curve point with this success rate (0.9)")
     parser.add_argument("--out", type=Path, default=Path("/tmp/reach_ppo"))
     args = parser.parse_args()
     ENV_KWARGS["robot"] = args.robot
@@ -133,14 +162,17 @@ def main() -> None:
     env = make_env(args.envs, args.seed, args.vector or ("subprocess" if args.subprocess
                                                           else "dummy"))
     model = make_ppo(env, seed=args.seed)
-    callback = CurveCallback(args.eval_every, args.curve_episodes)
-    start = time.perf_counter()
+    callback = CurveCallback(args.eval_every, args.curve_episodes, args.stop_at)
     model.learn(total_timesteps=args.steps, callback=callback)
-    train_seconds = time.perf_counter() - start
+    train_seconds = callback.train_seconds()
     env.training = False
 
     final = evaluate(model, env, args.episodes, seed=1_000_000)
-    final.update(steps=model.num_timesteps, train_seconds=train_seconds, episodes=args.episodes)
+    final.update(steps=model.num_timesteps, train_seconds=train_seconds, episodes=args.episodes,
+                 vector=args.vector or ("subprocess" if args.subprocess else "dummy"))  # fmt: skip
+    if args.stop_at is not None:
+        reached = [c for c in callback.curve if c["success_rate"] >= args.stop_at]
+        final["reached"] = reached[0] if reached else None
     model.save(args.out / "ppo_reach")
     env.save(str(args.out / "vecnormalize.pkl"))
     plot(callback.curve, final, args.out / "learning_curve.png")
@@ -148,7 +180,13 @@ def main() -> None:
                                                       indent=2))  # fmt: skip
     print(f"final: success {final['success_rate']:.2%} over {args.episodes} episodes, "
           f"median final distance {final['median_final_distance_m'] * 100:.1f} cm, "
-          f"{model.num_timesteps} steps in {train_seconds / 60:.1f} min")
+          f"{model.num_timesteps} steps in {train_seconds / 60:.1f} min of training "
+          f"(evaluations excluded)")
+    if args.stop_at is not None:
+        point = final["reached"]
+        print(f"success {args.stop_at:.0%} " + (
+            f"reached at {point['steps']} steps after {point['train_seconds'] / 60:.2f} min"
+            if point else f"not reached in {model.num_timesteps} steps"))  # fmt: skip
     print(f"learning curve: {args.out / 'learning_curve.png'}")
     env.close()
 

@@ -123,11 +123,24 @@ def test_other_tasks_are_evaluated_env_by_env_with_the_same_results():
             env.close()
 
 
+def _assert_same_info(a, b):
+    assert a.keys() == b.keys()
+    for key in a:
+        if isinstance(a[key], dict):
+            _assert_same_info(a[key], b[key])
+        elif a[key].dtype == object:  # final_obs: arrays where the mask is set
+            for i in np.flatnonzero(a[f"_{key}"]):
+                np.testing.assert_array_equal(a[key][i], b[key][i])
+        else:
+            np.testing.assert_array_equal(a[key], b[key])
+
+
 @pytest.mark.slow  # starts two worker processes
-def test_async_batched_env_equals_one_batched_env():
-    options = {"max_episode_steps": 7}
-    parallel = AsyncBatchedEnv(ENV_ID, 4, workers=2, **options)
-    local = BatchedEnv(ENV_ID, 4, **options)
+@pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
+def test_async_batched_env_equals_one_batched_env(mode):
+    options = {"max_episode_steps": 7, "autoreset_mode": mode}
+    parallel = AsyncBatchedEnv(ENV_ID, 5, workers=2, **options)  # 3 + 2 environments
+    local = BatchedEnv(ENV_ID, 5, **options)
     try:
         a, _ = parallel.reset(seed=5)
         b, _ = local.reset(seed=5)
@@ -139,9 +152,13 @@ def test_async_batched_env_equals_one_batched_env():
             np.testing.assert_array_equal(ra, rb)
             np.testing.assert_array_equal(tra, trb)
             np.testing.assert_array_equal(ta, tb)
-            assert ia.keys() == ib.keys()
-            for key in ia:
-                np.testing.assert_array_equal(ia[key], ib[key])
+            _assert_same_info(ia, ib)
+        bad = np.zeros((5, 6))
+        bad[3, 1] = np.inf  # in the second worker: named by its index among all five
+        with pytest.raises(ActionError, match=r"environments \[3\]"):
+            parallel.step(bad)
+        with pytest.raises(ActionError, match=r"expected \(5, 6\)"):
+            parallel.step(np.zeros((4, 6)))
     finally:
         parallel.close()
         local.close()
@@ -174,3 +191,14 @@ def test_sb3_adapter_follows_sb3_conventions_and_trains():
                     device="cpu", seed=0)  # fmt: skip
     model.learn(total_timesteps=16)
     vec.close()
+    remote = SB3VecEnv(AsyncBatchedEnv(ENV_ID, 2, workers=2, max_episode_steps=4,
+                                       autoreset_mode=AutoresetMode.SAME_STEP))  # fmt: skip
+    try:
+        assert remote.render_mode is None  # answered by the vector env
+        remote.reset()
+        remote.step_async(np.zeros((2, 6), dtype=np.float32))
+        assert remote.step_wait()[0].shape == first.shape
+        with pytest.raises(ConfigurationError, match="other processes"):
+            remote.get_attr("action_mode")
+    finally:
+        remote.close()

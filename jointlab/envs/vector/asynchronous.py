@@ -1,16 +1,26 @@
-"""``AsyncBatchedEnv``: batched environments in several processes, observations shared.
+"""``AsyncBatchedEnv``: batched environments in several processes, results in shared memory.
 
 Each worker process holds one :class:`~jointlab.envs.vector.BatchedEnv` with its share of the
-sub-environments (sub-environment ``i`` lives in worker ``i * workers // num_envs``). A step
-sends each worker its rows of the actions through a pipe; the worker steps its batch and
-writes the observations straight into one shared-memory array, so only rewards, flags and
-info cross the pipe. Seeding, autoreset and observations are those of one ``BatchedEnv`` of
-``num_envs`` (sub-environment ``i`` is seeded ``s + i``).
+sub-environments (sub-environment ``i`` lives in worker ``i * workers // num_envs``).
+Seeding, autoreset and results are those of one ``BatchedEnv`` of ``num_envs``
+(sub-environment ``i`` is seeded ``s + i``).
+
+One step costs each worker one wake-up and as little else as possible, because the workers
+wait for the slowest of them and for this process (lock-step):
+
+* this process checks the actions, writes them into shared memory and sends each worker a
+  one-byte command through its pipe, then blocks in ``recv`` (no polling);
+* a worker steps its rows and writes observations, rewards and flags straight into shared
+  memory; its ``info`` (Gymnasium's dict of per-environment arrays) crosses the pipe as the
+  raw bytes of one structured array (:class:`_InfoCodec`; the layout is sent once, again
+  only when it changes, and an ``info`` that is not flat arrays is pickled);
+* this process joins the workers' records into one and returns fields of it.
 """
 
 from __future__ import annotations
 
 import multiprocessing
+import pickle
 from enum import Enum
 from typing import Any
 
@@ -20,44 +30,104 @@ from gymnasium.vector.utils import batch_space
 
 from jointlab.errors import ConfigurationError, JointLabError
 
-from .batched import BatchedEnv, sub_seeds
+from .batched import BatchedEnv, check_actions, sub_seeds
 
 __all__ = ["AsyncBatchedEnv"]
 
 
 class _Command(Enum):
-    RESET = "reset"
-    STEP = "step"
-    CLOSE = "close"
+    """What this process asks a worker (one byte through its pipe)."""
+
+    RESET = b"R"  # followed by a pickled (seeds, options)
+    STEP = b"S"  # the actions are in shared memory
+    CLOSE = b"C"
 
 
-def _worker(pipe: Any, env_id: str, count: int, options: dict[str, Any], buffer: Any,
-            rows: slice, shape: tuple[int, ...]) -> None:  # fmt: skip
-    """One worker: a BatchedEnv of ``count`` sub-environments; observations into ``buffer``."""
-    observations = np.frombuffer(buffer, dtype=np.float32).reshape(shape)[rows]
+class _Reply(Enum):
+    """What a worker answers (the first byte of its message; the payload follows)."""
+
+    READY = b"r"
+    RECORD = b"d"  # the info record's bytes, layout as last sent
+    LAYOUT = b"l"  # a pickled (dtype, bytes): a new layout and its record
+    INFO = b"i"  # a pickled info dict (not flat arrays)
+    ERROR = b"e"  # a pickled exception
+
+
+class _InfoCodec:
+    """A vector ``info`` of flat arrays as one structured array's bytes, and back.
+
+    Args:
+        count: Rows (sub-environments) of every array.
+    """
+
+    def __init__(self, count: int) -> None:
+        self.count = count
+        self.dtype: np.dtype | None = None
+
+    def encode(self, info: dict[str, Any]) -> bytes:
+        """One message (tag byte and payload) for ``info``."""
+        count, values = self.count, list(info.values())
+        if values and all(isinstance(v, np.ndarray) and v.shape == (count,)
+                          and v.dtype.kind in "biuf" for v in values):  # fmt: skip
+            dtype = np.dtype([(key, value.dtype) for key, value in info.items()])
+            record = np.empty(self.count, dtype=dtype)
+            for key, value in info.items():
+                record[key] = value
+            if dtype == self.dtype:
+                return _Reply.RECORD.value + record.tobytes()
+            self.dtype = dtype
+            return _Reply.LAYOUT.value + pickle.dumps((dtype, record.tobytes()), protocol=5)
+        return _Reply.INFO.value + pickle.dumps(info, protocol=5)
+
+    def decode(self, message: bytes) -> np.ndarray | dict[str, Any]:
+        """A worker's record (structured array) or info dict, from ``encode``'s message."""
+        tag, payload = _Reply(message[:1]), memoryview(message)[1:]
+        if tag is _Reply.RECORD:
+            return np.frombuffer(payload, dtype=self.dtype)
+        if tag is _Reply.LAYOUT:
+            self.dtype, data = pickle.loads(payload)
+            return np.frombuffer(data, dtype=self.dtype)
+        return pickle.loads(payload)
+
+
+def _worker(pipe: Any, env_id: str, count: int, options: dict[str, Any], shared: dict[str, Any],
+            rows: slice) -> None:  # fmt: skip
+    """One worker: a BatchedEnv of ``count`` sub-environments stepped on command."""
+    views = {name: view[rows] for name, view in _views(shared).items()}
+    observations, actions = views["observations"], views["actions"]
+    rewards, terminated, truncated = views["rewards"], views["terminated"], views["truncated"]
+    codec = _InfoCodec(count)
     try:
         env = BatchedEnv(env_id, count, **options)
     except BaseException as exc:  # reported to the parent, which raises it
-        pipe.send(("error", exc))
+        pipe.send_bytes(_Reply.ERROR.value + pickle.dumps(exc))
         return
-    pipe.send(("ready", None))
+    pipe.send_bytes(_Reply.READY.value)
     try:
         while True:
-            command, payload = pipe.recv()
+            command = _Command(pipe.recv_bytes())
             if command is _Command.CLOSE:
                 break
             try:
-                if command is _Command.RESET:
-                    observations[:], info = env.reset(**payload)
-                    pipe.send(("ok", info))
+                if command is _Command.STEP:
+                    observations[:], rewards[:], terminated[:], truncated[:], info = env.step(
+                        actions)
                 else:
-                    observations[:], *result = env.step(payload)
-                    pipe.send(("ok", result))
+                    seeds, reset_options = pipe.recv()
+                    observations[:], info = env.reset(seed=seeds, options=reset_options)
+                message = codec.encode(info)
             except Exception as exc:  # sent to the parent, which raises it
-                pipe.send(("error", exc))
+                message = _Reply.ERROR.value + pickle.dumps(exc)
+            pipe.send_bytes(message)
     finally:
         env.close()
         pipe.close()
+
+
+def _views(shared: dict[str, Any]) -> dict[str, np.ndarray]:
+    """Views of the shared arrays (``shared`` maps name to (buffer, dtype, shape))."""
+    return {name: np.frombuffer(buffer, dtype=dtype).reshape(shape)
+            for name, (buffer, dtype, shape) in shared.items()}  # fmt: skip
 
 
 def _merge(parts: list[dict[str, Any]], sizes: list[int]) -> dict[str, Any]:
@@ -84,7 +154,7 @@ class AsyncBatchedEnv(VectorEnv):
     Args:
         env_id: A JointLab id (``"jointlab/Reach-v0"``).
         num_envs: Number of sub-environments in all.
-        workers: Number of worker processes (at most ``num_envs``).
+        workers: Number of worker processes (at most ``num_envs``); one per free core.
         context: ``multiprocessing`` start method (default: the platform's).
         **options: Keywords of :class:`BatchedEnv` (``autoreset_mode``, ``max_episode_steps``)
             and of every environment (``robot``, ``action_mode``...).
@@ -102,19 +172,30 @@ class AsyncBatchedEnv(VectorEnv):
         self.single_action_space = probe.single_action_space
         self.metadata = probe.metadata
         self.render_mode = None
+        self._action_mode = probe.envs[0].action_mode
         probe.close()
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        shape = (self.num_envs, *self.single_observation_space.shape)
+        self._action_shape = (self.num_envs, *self.single_action_space.shape)
         ctx = multiprocessing.get_context(context)
-        self._buffer = ctx.RawArray("f", int(np.prod(shape)))
-        self._observations = np.frombuffer(self._buffer, dtype=np.float32).reshape(shape)
+        n = self.num_envs
+        layout = {
+            "observations": (np.float32, (n, *self.single_observation_space.shape)),
+            "actions": (np.float64, self._action_shape),
+            "rewards": (np.float64, (n,)),
+            "terminated": (np.bool_, (n,)),
+            "truncated": (np.bool_, (n,)),
+        }
+        shared = {name: (ctx.RawArray("b", int(np.prod(shape)) * np.dtype(dtype).itemsize),
+                         dtype, shape) for name, (dtype, shape) in layout.items()}  # fmt: skip
+        self._shared = _views(shared)
+        self._codecs = [_InfoCodec(size) for size in self._sizes]
         self._pipes, self._processes = [], []
         start = 0
         for size in self._sizes:
             parent, child = ctx.Pipe()
             process = ctx.Process(target=_worker, daemon=True, args=(
-                child, env_id, size, options, self._buffer, slice(start, start + size), shape))
+                child, env_id, size, options, shared, slice(start, start + size)))
             process.start()
             child.close()
             self._pipes.append(parent)
@@ -122,18 +203,31 @@ class AsyncBatchedEnv(VectorEnv):
             start += size
         self._gather()
 
-    def _gather(self) -> list[Any]:
+    def _gather(self) -> list[np.ndarray | dict[str, Any]]:
+        """Every worker's answer, decoded; a worker's error is raised (after closing)."""
         results, error = [], None
-        for pipe in self._pipes:
-            status, payload = pipe.recv()
-            if status == "error" and error is None:
-                error = payload
-            results.append(payload)
+        for pipe, codec in zip(self._pipes, self._codecs, strict=True):
+            message = pipe.recv_bytes()
+            if message[:1] == _Reply.ERROR.value:
+                error = error or pickle.loads(message[1:])
+            elif message[:1] != _Reply.READY.value:
+                results.append(codec.decode(message))
         if error is not None:
             self.close()
             raise error if isinstance(error, JointLabError) else JointLabError(
                 f"a worker of AsyncBatchedEnv failed: {error!r}") from error  # fmt: skip
         return results
+
+    def _info(self, parts: list[np.ndarray | dict[str, Any]]) -> dict[str, Any]:
+        """One vector info from the workers' records (fields of their join) or dicts."""
+        first = parts[0]
+        if isinstance(first, np.ndarray) and all(
+            isinstance(p, np.ndarray) and p.dtype == first.dtype for p in parts
+        ):
+            record = np.concatenate(parts)
+            return {name: record[name] for name in record.dtype.names}
+        dicts = [p if isinstance(p, dict) else {k: p[k] for k in p.dtype.names} for p in parts]
+        return _merge(dicts, self._sizes)
 
     def reset(
         self, *, seed: int | list[int | None] | None = None, options: dict[str, Any] | None = None
@@ -142,30 +236,28 @@ class AsyncBatchedEnv(VectorEnv):
         seeds = sub_seeds(seed, self.num_envs)
         start = 0
         for pipe, size in zip(self._pipes, self._sizes, strict=True):
-            pipe.send((_Command.RESET, {"seed": seeds[start:start + size], "options": options}))
+            pipe.send_bytes(_Command.RESET.value)
+            pipe.send((seeds[start:start + size], options))
             start += size
-        infos = self._gather()
-        return self._observations.copy(), _merge(infos, self._sizes)
+        info = self._info(self._gather())
+        return self._shared["observations"].copy(), info
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
                                           dict[str, Any]]:  # fmt: skip
         """Step every worker's batch with its rows of ``actions``."""
-        array = np.asarray(actions)
-        start = 0
-        for pipe, size in zip(self._pipes, self._sizes, strict=True):
-            pipe.send((_Command.STEP, array[start:start + size]))
-            start += size
-        results = self._gather()
-        rewards, terminated, truncated = (np.concatenate([r[k] for r in results])
-                                          for k in range(3))  # fmt: skip
-        info = _merge([r[3] for r in results], self._sizes)
-        return self._observations.copy(), rewards, terminated, truncated, info
+        shared = self._shared
+        shared["actions"][:] = check_actions(actions, self._action_shape, self._action_mode)
+        for pipe in self._pipes:
+            pipe.send_bytes(_Command.STEP.value)
+        info = self._info(self._gather())
+        return (shared["observations"].copy(), shared["rewards"].copy(),
+                shared["terminated"].copy(), shared["truncated"].copy(), info)  # fmt: skip
 
     def close_extras(self, **kwargs: Any) -> None:
         """Stop the workers (they close their environments)."""
         for pipe in getattr(self, "_pipes", []):
             try:
-                pipe.send((_Command.CLOSE, None))
+                pipe.send_bytes(_Command.CLOSE.value)
             except (BrokenPipeError, OSError):
                 pass
         for process in getattr(self, "_processes", []):

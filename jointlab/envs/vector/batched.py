@@ -21,6 +21,7 @@ the episode; the last observation and info are in ``info["final_obs"]`` and
 
 from __future__ import annotations
 
+from itertools import repeat
 from typing import Any
 
 import numpy as np
@@ -94,10 +95,14 @@ class BatchedEnv(VectorEnv):
         adapter = first.actions
         self._fields, self._dof = adapter.fields, adapter.dof
         self._low, self._half_span = adapter.low, adapter._half_span
-        self._nan = np.full(self._dof, np.nan)
-        self._nan.flags.writeable = False
-        self._zeros = np.zeros(self._dof)
-        self._zeros.flags.writeable = False
+        nan, zeros = np.full(self._dof, np.nan), np.zeros(self._dof)
+        nan.flags.writeable = zeros.flags.writeable = False
+        #: Per NJointAction field: its index in the action's fields (or None) and default.
+        self._columns = [
+            (self._fields.index(name) if name in self._fields else None, default)
+            for name, default in (("torque", zeros), ("position", nan), ("position_kp", nan),
+                                  ("position_kd", nan), ("velocity", nan))
+        ]  # fmt: skip
         self._layout = first.observation_layout
         self._batch_outcome = getattr(type(first.task), "batch_outcome", None)
         self._simple_observation = not (first._observe_torque or first._observe_previous_action)
@@ -139,9 +144,10 @@ class BatchedEnv(VectorEnv):
             self._elapsed[i] = 0
         info: dict[str, Any] = {}
         if stepping.size:
-            self._step_some(stepping, array[stepping], observations, rewards, terminated, info)
-            self._elapsed[stepping] += 1
-            truncated[stepping] = self._elapsed[stepping] >= self.max_episode_steps
+            rows = slice(None) if stepping.size == n else stepping  # a slice is cheaper
+            self._step_some(stepping, rows, array[rows], observations, rewards, terminated, info)
+            self._elapsed[rows] += 1
+            truncated[rows] = self._elapsed[rows] >= self.max_episode_steps
         done = terminated | truncated
         if self.autoreset_mode is AutoresetMode.SAME_STEP and done.any():
             final_obs = np.empty(n, dtype=object)
@@ -171,52 +177,59 @@ class BatchedEnv(VectorEnv):
 
     # ------------------------------------------------------------------ the batch
     def _check(self, actions: Any) -> np.ndarray:
-        array = _real_array(actions, self.envs[0].action_mode)  # no text, complex, objects
-        expected = (self.num_envs, *self.single_action_space.shape)
-        if array.shape != expected:
-            raise ActionError(f"actions have shape {array.shape}, expected {expected} "
-                              f"(one row per environment)")  # fmt: skip
-        return array
+        return check_actions(actions, (self.num_envs, *self.single_action_space.shape),
+                             self.envs[0].action_mode)  # fmt: skip
+
+    def _to_actions(self, values: np.ndarray) -> list[NJointAction]:
+        """One action per row of physical ``values`` (``(n, len(fields) * dof)``).
+
+        Position mode builds plain ``Position(q)`` actions, as a single environment does
+        (the drive's one-multiplication path); other modes fill absent fields with the
+        ``NJointAction`` defaults.
+        """
+        if self._fields == ("position",):
+            return [NJointAction.Position(row) for row in values]
+        dof = self._dof
+        columns = [values[:, k * dof:(k + 1) * dof] if k is not None else repeat(default)
+                   for k, default in self._columns]  # fmt: skip
+        # strict=False: repeat() is endless
+        return [NJointAction.from_validated(*parts) for parts in zip(*columns, strict=False)]
 
     def _step_some(
-        self, which: np.ndarray, actions: np.ndarray, observations: np.ndarray,
-        rewards: np.ndarray, terminated: np.ndarray, info: dict[str, Any],
+        self, which: np.ndarray, rows: np.ndarray | slice, actions: np.ndarray,
+        observations: np.ndarray, rewards: np.ndarray, terminated: np.ndarray,
+        info: dict[str, Any],
     ) -> None:  # fmt: skip
-        """Apply, step and observe the sub-environments ``which`` (rows of ``actions``)."""
+        """Apply, step and observe the sub-environments ``which`` (rows of ``actions``).
+
+        ``rows`` indexes them in the batch arrays: ``which`` itself, or ``slice(None)`` when
+        ``which`` is every sub-environment.
+        """
         clipped = np.zeros(self.num_envs, dtype=np.int64)
-        if not np.abs(actions).max() <= 1.0:
-            if not np.all(np.isfinite(actions)):
-                bad = sorted({int(which[r]) for r in np.argwhere(~np.isfinite(actions))[:, 0]})
-                raise ActionError(f"actions of environments {bad} are NaN or infinite")
+        if not np.abs(actions).max() <= 1.0:  # NaN and inf were refused by check_actions
             limited = np.minimum(np.maximum(actions, -1.0), 1.0)
-            clipped[which] = np.count_nonzero(limited != actions, axis=1)
+            clipped[rows] = np.count_nonzero(limited != actions, axis=1)
             actions = limited
         values = self._low + (actions + 1.0) * self._half_span
         envs = [self.envs[i] for i in which]
-        dof, fields = self._dof, self._fields
-        for env, row in zip(envs, values, strict=True):
-            parts = {name: row[k * dof:(k + 1) * dof] for k, name in enumerate(fields)}
-            action = NJointAction.from_validated(
-                parts.get("torque", self._zeros), parts.get("position", self._nan),
-                parts.get("position_kp", self._nan), parts.get("position_kd", self._nan),
-                parts.get("velocity", self._nan),
-            )  # fmt: skip
+        for env, action in zip(envs, self._to_actions(values), strict=True):
             env.task.before_step(env.np_random)
             env.robot.apply(action)
             env._last_action = action
-        self.stepper(which)
+        stacked = self.stepper(which)
         states = [env.robot.read() for env in envs]
-        for env, state, count in zip(envs, states, clipped[which], strict=True):
+        for env, state, count in zip(envs, states, clipped[rows].tolist(), strict=True):
             env.state = state
-            env._clipped_total += int(count)
+            env._clipped_total += count
         if self._batch_outcome is not None and self._simple_observation:
-            rows = self._batch_outcome([env.task for env in envs], states)
-            observations[which] = self._layout.build_batch(
-                [np.array([s.position for s in states]), np.array([s.velocity for s in states]),
-                 *rows.parts])  # fmt: skip
-            rewards[which] = rows.reward
-            terminated[which] = rows.terminated
-            details = rows.info
+            outcome = self._batch_outcome([env.task for env in envs], states)
+            if stacked is None:
+                stacked = (np.array([s.position for s in states]),
+                           np.array([s.velocity for s in states]))  # fmt: skip
+            observations[rows] = self._layout.build_batch([*stacked, *outcome.parts])
+            rewards[rows] = outcome.reward
+            terminated[rows] = outcome.terminated
+            details = outcome.info
         else:
             details = {}
             for k, (i, env, state) in enumerate(zip(which, envs, states, strict=True)):
@@ -228,12 +241,31 @@ class BatchedEnv(VectorEnv):
                     details.setdefault(key, [None] * len(which))[k] = value
             details = {key: np.array(values) for key, values in details.items()}
         mask = np.zeros(self.num_envs, dtype=bool)
-        mask[which] = True
+        mask[rows] = True
         for key, values in details.items():
-            full = np.zeros(self.num_envs, dtype=np.asarray(values).dtype)
-            full[which] = values
-            info[key], info[f"_{key}"] = full, mask
+            if isinstance(rows, np.ndarray):
+                full = np.zeros(self.num_envs, dtype=np.asarray(values).dtype)
+                full[rows] = values
+                values = full
+            info[key], info[f"_{key}"] = values, mask
         info["action_clipped"], info["_action_clipped"] = clipped, mask
+
+
+def check_actions(actions: Any, shape: tuple[int, ...], mode: str) -> np.ndarray:
+    """``actions`` as a float64 array of ``shape`` (one row per environment), all finite.
+
+    Raises:
+        ActionError: text, complex numbers or objects; another shape; NaN or infinite values
+            (naming the environments).
+    """
+    array = _real_array(actions, mode)  # no text, complex, objects
+    if array.shape != shape:
+        raise ActionError(f"actions have shape {array.shape}, expected {shape} "
+                          f"(one row per environment)")  # fmt: skip
+    if not np.isfinite(array).all():
+        bad = np.flatnonzero(~np.isfinite(array).reshape(shape[0], -1).all(axis=1)).tolist()
+        raise ActionError(f"actions of environments {bad} are NaN or infinite")
+    return array
 
 
 def sub_seeds(seed: int | list[int | None] | None, count: int) -> list[int | None]:
@@ -247,27 +279,32 @@ def sub_seeds(seed: int | list[int | None] | None, count: int) -> list[int | Non
 
 
 def _stepper(robots: list[Any]) -> Any:
-    """``step(which)`` for these robots: batched on simulated robots, one by one otherwise."""
+    """``step(which)`` for these robots: batched on simulated robots, one by one otherwise.
+
+    ``step`` returns what :meth:`BatchStepper.step` returns (stacked positions and
+    velocities, or ``None``).
+    """
     from jointlab.sim import SimRobot
     from jointlab.sim.batch import BatchStepper
 
     if all(isinstance(robot, SimRobot) for robot in robots):
         steppers: dict[tuple[int, ...], BatchStepper] = {}
 
-        def step(which: np.ndarray) -> None:
+        def step(which: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
             key = tuple(which.tolist())
             stepper = steppers.get(key)
             if stepper is None:
                 if len(steppers) > 64:  # subsets vary only while episodes end out of step
                     steppers.clear()
                 stepper = steppers[key] = BatchStepper([robots[i] for i in key])
-            stepper.step()
+            return stepper.step()
 
         return step
 
     def step_each(which: np.ndarray) -> None:
         for i in which:
             robots[i].step()
+        return None
 
     return step_each
 

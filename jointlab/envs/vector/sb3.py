@@ -80,7 +80,14 @@ class SB3VecEnv(VecEnv):
         return [envs[i] for i in self._get_indices(indices)]
 
     def get_attr(self, attr_name: str, indices: VecEnvIndices = None) -> list[Any]:
-        """An attribute of each sub-environment (in-process vector environments only)."""
+        """An attribute of each sub-environment.
+
+        Sub-environments in other processes (``AsyncBatchedEnv``) answer only for what the
+        vector environment holds for all of them (``render_mode``, ``metadata``...).
+        """
+        if getattr(self.vector_env, "envs", None) is None and hasattr(self.vector_env,
+                                                                      attr_name):  # fmt: skip
+            return [getattr(self.vector_env, attr_name) for _ in self._get_indices(indices)]
         return [getattr(env, attr_name) for env in self._targets(indices)]
 
     def set_attr(self, attr_name: str, value: Any, indices: VecEnvIndices = None) -> None:

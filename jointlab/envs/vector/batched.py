@@ -183,12 +183,13 @@ class BatchedEnv(VectorEnv):
     def _to_actions(self, values: np.ndarray) -> list[NJointAction]:
         """One action per row of physical ``values`` (``(n, len(fields) * dof)``).
 
-        Position mode builds plain ``Position(q)`` actions, as a single environment does
-        (the drive's one-multiplication path); other modes fill absent fields with the
-        ``NJointAction`` defaults.
+        Position mode builds plain ``Position(q)`` actions through the trusted factory, as a
+        single environment's ``ActionAdapter.convert`` does (the rows were checked and mapped
+        into the joints' bounds already; the drive takes its one-multiplication path); other
+        modes fill absent fields with the ``NJointAction`` defaults.
         """
         if self._fields == ("position",):
-            return [NJointAction.Position(row) for row in values]
+            return [NJointAction.position_from_validated(row) for row in values]
         dof = self._dof
         columns = [values[:, k * dof:(k + 1) * dof] if k is not None else repeat(default)
                    for k, default in self._columns]  # fmt: skip

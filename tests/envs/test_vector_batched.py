@@ -18,6 +18,12 @@ def _singles(count, **kwargs):
     return [gymnasium.make(ENV_ID, max_episode_steps=12, **kwargs) for _ in range(count)]
 
 
+def _reset_alike(vec, singles, seed):
+    """Reset the batch with ``seed`` and single env ``i`` with ``seed + i`` (the contract)."""
+    observations, _ = vec.reset(seed=seed)
+    return observations, np.array([env.reset(seed=seed + i)[0] for i, env in enumerate(singles)])
+
+
 def _actions(vec, steps, seed=0):
     rng = np.random.default_rng(seed)
     shape = (steps, vec.num_envs, *vec.single_action_space.shape)
@@ -30,8 +36,7 @@ def test_next_step_autoreset_equals_single_envs_with_the_same_seeds(engine):
     vec = BatchedEnv(ENV_ID, count, max_episode_steps=12, engine=engine)
     singles = _singles(count, engine=engine)
     try:
-        observations, _ = vec.reset(seed=11)
-        expected = np.array([env.reset(seed=11 + i)[0] for i, env in enumerate(singles)])
+        observations, expected = _reset_alike(vec, singles, 11)
         np.testing.assert_array_equal(observations, expected)
         ended = np.zeros(count, dtype=bool)
         truncations = 0
@@ -63,9 +68,7 @@ def test_same_step_autoreset_reports_the_final_observation():
     vec = BatchedEnv(ENV_ID, 2, max_episode_steps=5, autoreset_mode=AutoresetMode.SAME_STEP)
     singles = _singles(2)
     try:
-        vec.reset(seed=4)
-        for i, env in enumerate(singles):
-            env.reset(seed=4 + i)
+        _reset_alike(vec, singles, 4)
         for actions in _actions(vec, 5):
             observations, _, _, truncated, info = vec.step(actions)
             last = [env.step(a)[0] for env, a in zip(singles, actions, strict=True)]
@@ -108,9 +111,7 @@ def test_other_tasks_are_evaluated_env_by_env_with_the_same_results():
     vec = BatchedEnv("jointlab/Hold-v0", 2, max_episode_steps=6)
     singles = [gymnasium.make("jointlab/Hold-v0", max_episode_steps=6) for _ in range(2)]
     try:
-        vec.reset(seed=2)
-        for i, env in enumerate(singles):
-            env.reset(seed=2 + i)
+        _reset_alike(vec, singles, 2)
         for actions in _actions(vec, 4):
             observations, rewards, _, _, _ = vec.step(actions)
             for i, env in enumerate(singles):

@@ -12,7 +12,9 @@ For every built-in robot, run on PyBullet and on MuJoCo (same description, ``dt`
 
 It prints a Markdown table of the joint-space differences between the engines (RMS over
 time and joints, and the largest), in rad (or m for linear joints, mixed as they come), and
-each engine's closed-loop tracking error; ``docs/simulation.md`` holds its output::
+each engine's closed-loop tracking error. Then, for contacts: how far the box of
+``jointlab/Push-v0`` (planar2) ends from its start after 150 uniformly random actions, over
+10 seeds per engine. ``docs/simulation.md`` holds its output::
 
     python examples/04_engine_parity.py
 
@@ -24,8 +26,10 @@ report, not a tolerance.
 
 from __future__ import annotations
 
+import gymnasium
 import numpy as np
 
+import jointlab.envs  # noqa: F401  (registers the jointlab/ environments)
 from jointlab.controllers import Commander
 from jointlab.interface import NJointAction
 from jointlab.robots import builtin_robots, load_robot
@@ -33,6 +37,9 @@ from jointlab.sim import SimRobot
 
 ENGINES = ("pybullet", "mujoco")
 CONTROL_DT = 0.01
+#: Seeds (0, 1, ...) and random actions per seed of the Push box comparison.
+PUSH_SEEDS = 10
+PUSH_ACTIONS = 150
 
 
 def open_loop(name: str, engine: str, seconds: float = 1.0) -> np.ndarray:
@@ -98,6 +105,27 @@ def parity_row(name: str) -> dict[str, float]:
     }
 
 
+def push_displacement(engine: str, seed: int) -> float:
+    """Horizontal distance (m) the Push box ends from its start after random actions.
+
+    ``jointlab/Push-v0`` (planar2) is reset with ``seed`` and its action space seeded with it,
+    then runs :data:`PUSH_ACTIONS` uniformly random actions (or until the episode ends).
+    """
+    env = gymnasium.make("jointlab/Push-v0", engine=engine)
+    try:
+        env.reset(seed=seed)
+        env.action_space.seed(seed)
+        task = env.unwrapped.task
+        start = task.box_start.copy()
+        for _ in range(PUSH_ACTIONS):
+            _, _, terminated, truncated, _ = env.step(env.action_space.sample())
+            if terminated or truncated:
+                break
+        return float(np.linalg.norm((task.box_position - start)[:2]))
+    finally:
+        env.close()
+
+
 def main() -> None:
     print("| robot | open loop: RMS / max difference | closed loop: RMS / max difference "
           "| tracking error RMS, PyBullet / MuJoCo |")  # fmt: skip
@@ -107,6 +135,13 @@ def main() -> None:
         print(f"| {name} | {row['open_rms']:.2e} / {row['open_max']:.2e} "
               f"| {row['closed_rms']:.2e} / {row['closed_max']:.2e} "
               f"| {row['track_pybullet']:.2e} / {row['track_mujoco']:.2e} |", flush=True)
+    print(f"\n| engine | Push box displacement, m: median [min-max] over {PUSH_SEEDS} seeds "
+          "| mean |")  # fmt: skip
+    print("|---|---|---|")
+    for engine in ENGINES:
+        moved = np.array([push_displacement(engine, seed) for seed in range(PUSH_SEEDS)])
+        print(f"| {engine} | {np.median(moved):.2f} [{moved.min():.2f}-{moved.max():.2f}] "
+              f"| {moved.mean():.2f} |", flush=True)  # fmt: skip
 
 
 if __name__ == "__main__":

@@ -2,10 +2,11 @@
 
 Every built-in robot and every robot file the docs show runs one ``set_positions`` move (each
 independent joint 15 % of its soft range away from home, at most 0.5 rad or 0.1 m) through the
-Commander. The robot must reach the target within 2e-3 rad (or m); on a fixed base it must also
-follow the planned motion within 2e-3 all the way (the floating ``ssl_robot`` pushes its puck
-around, so it is only held to the target). The geometry-only robot of docs/robot-files.md
-reaches its targets through the emulated device too. ``pytest -s`` prints the errors.
+Commander. The robot must reach the target within 2e-3 rad (or m); on a fixed base (every
+built-in robot) it must also follow the planned motion within 2e-3 all the way (a floating base
+moves in reaction, so such a robot is only held to the target). The geometry-only robot of
+docs/robot-files.md reaches its targets through the emulated device too. ``pytest -s`` prints
+the errors.
 
 The servo arms (``so101``, ``koch``: robots with a ``bus`` section) have their servos' gains,
 soft by design, and no friction compensation: a joint stops where Coulomb friction balances

@@ -13,7 +13,9 @@ import jointlab
 from jointlab.hardware import SSLRobotLink
 
 
-@pytest.mark.parametrize("url", ["sim://ssl_robot", "emulated://ssl_robot?lockstep=1"])
+@pytest.mark.parametrize(
+    "url", ["sim://ssl_robot", "sim://ssl_robot?engine=mujoco", "emulated://ssl_robot?lockstep=1"]
+)
 def test_dribbler_turns_at_the_commanded_speed(url: str) -> None:
     options = PATIENT if url.startswith("emulated") else {}
     with jointlab.connect(url, **options) as robot:

@@ -14,9 +14,9 @@ from jointlab.hardware import ControlMessage, SSLRobotLink, Team, TriggerMode
 from jointlab.interface import Robot
 
 
-@pytest.fixture
-def sim() -> Iterator[Robot]:
-    with jointlab.connect("sim://ssl_robot") as robot:
+@pytest.fixture(params=["pybullet", "mujoco"])
+def sim(request: pytest.FixtureRequest) -> Iterator[Robot]:
+    with jointlab.connect(f"sim://ssl_robot?engine={request.param}") as robot:
         yield robot
 
 
@@ -33,7 +33,12 @@ def mean_velocity(link: SSLRobotLink, steps: int, window: int) -> np.ndarray:
 def test_body_velocity_is_tracked_in_sim(sim: Robot) -> None:
     link = SSLRobotLink(sim)
     link.drive(0.5, -0.25, 0.0)
-    np.testing.assert_allclose(mean_velocity(link, 600, 300), [0.5, -0.25, 0.0], atol=0.03)
+    velocity = mean_velocity(link, 1000, 500)
+    np.testing.assert_allclose(velocity[:2], [0.5, -0.25], atol=0.01)
+    # Driving diagonally it does not turn: nothing but the drive joints touches the field
+    # (a floating puck base dragged its tipped chassis and turned at 0.1 rad/s with mu = 1).
+    assert abs(velocity[2]) < 1e-3
+    assert abs(sim.read().position[2]) < 1e-3
 
 
 def test_body_frame_is_rotated_by_the_measured_yaw(sim: Robot) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from floating_robot import puck
 from identify_helpers import DT, multisine_motion, synthetic_log, truth_for
 
 from jointlab.identify import IdentificationError, fit
@@ -184,4 +185,4 @@ def test_bad_arguments_are_named(arm6, motion):
     with pytest.raises(IdentificationError, match="dependent"):
         fit(log, "coupled_gripper", joints=["right_finger"])
     with pytest.raises(IdentificationError, match="floating base"):
-        fit(log, "ssl_robot")
+        fit(log, puck())

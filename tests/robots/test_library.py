@@ -132,7 +132,7 @@ def test_coupled_gripper() -> None:
 
 def test_ssl_robot() -> None:
     d = load_robot("ssl_robot")
-    assert not d.base.fixed  # a floating base
+    assert d.base.fixed  # a planar mechanism: the drive joints stand for the wheels
     assert d.joint_names == ("base_x", "base_y", "base_w", "dribbler", "kicker")
     types = {a.name: a.type for a in d.joints}
     assert types == {

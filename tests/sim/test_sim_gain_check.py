@@ -6,11 +6,12 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from floating_robot import BASE_MASS, SLIDER_MASS, puck
 
 import jointlab
 from jointlab.errors import ConfigurationError, DescriptionError
 from jointlab.interface import NJointAction
-from jointlab.robots import RobotDescription, load_robot
+from jointlab.robots import RobotDescription
 from jointlab.robots.dynamics import DynamicsModel
 from jointlab.robots.gains import UnstableGainsWarning, effective_inertia
 from jointlab.sim import SimRobot, World
@@ -94,11 +95,11 @@ def test_a_closed_world_is_left_behind_by_a_refused_robot(light_file: Path) -> N
 
 
 def test_floating_base_inertia_matches_the_description_model() -> None:
-    with SimRobot("ssl_robot") as robot:
+    with SimRobot(puck()) as robot:
         description = robot.description
         home = description.apply_coupling(description.home)
         ours = effective_inertia(description, DynamicsModel(description).joint_inertia(home))
         engine = effective_inertia(description, robot._body.home_mass_matrix)
-    # the engine's URDF adds 0.1 g tool links; the free base makes both ~5x the fixed value
+    # the engine's URDF adds a 0.1 g tool link; the free base makes both the reduced mass
     np.testing.assert_allclose(engine, ours, rtol=2e-3, atol=1e-6)
-    assert ours[0] < 0.3 * load_robot("ssl_robot").joints[2].link.mass
+    assert ours[0] == pytest.approx(BASE_MASS * SLIDER_MASS / (BASE_MASS + SLIDER_MASS))

@@ -5,7 +5,9 @@ from __future__ import annotations
 import numpy as np
 import pybullet
 import pytest
+from floating_robot import puck
 
+from jointlab.hardware import SSLRobotLink
 from jointlab.robots import load_robot
 from jointlab.sim import SimRobot
 from jointlab.sim.scene import mounted_elements
@@ -33,7 +35,8 @@ def test_mounted_elements_are_fixed_to_the_base_or_turn_about_its_origin():
     assert mounted_elements(load_robot("arm6")) == ["shoulder_pan"]
     # the fingers' first joints sit at the end of their mounts, well above the floor
     assert mounted_elements(load_robot("trifinger")) == [f"finger{i}_mount" for i in range(3)]
-    assert mounted_elements(load_robot("ssl_robot")) == []  # a floating base rests on the floor
+    assert mounted_elements(load_robot("ssl_robot")) == ["base_x"]  # slides along the mount
+    assert mounted_elements(puck()) == []  # a floating base rests on the floor
 
 
 @pytest.mark.parametrize("name", ["arm6", "gantry3", "trifinger"])
@@ -52,3 +55,23 @@ def test_links_beyond_the_mount_still_hit_the_ground(engine):
         robot.step()
         touching = ground_contacts(robot)
     assert touching and not touching & {"base", "shoulder_pan"}
+
+
+def test_the_ssl_robot_drives_over_the_field_without_touching_it(engine):
+    # Its drive joints stand for the wheels: the chassis clears the ground by 35 mm and the
+    # drive links by 5 mm, so ground friction never drags or turns it.
+    with SimRobot("ssl_robot", engine=engine) as robot:
+        link = SSLRobotLink(robot)
+        link.drive(0.5, -0.25, 1.0)
+        for _ in range(500):
+            link.step()
+            assert ground_contacts(robot) == set()
+        moved = robot.link_pose("base_w")[:3, 3] - robot.link_pose("base")[:3, 3]
+    assert moved[0] > 0.1 and moved[1] < -0.05
+
+
+def test_a_floating_base_stands_on_the_ground(engine):
+    with SimRobot(puck(), engine=engine) as robot:
+        for _ in range(50):
+            robot.step()
+        assert "base" in ground_contacts(robot)

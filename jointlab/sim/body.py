@@ -24,7 +24,7 @@ from jointlab.errors import SimulationError
 from jointlab.robots.description import BASE, JointType, RobotDescription
 from jointlab.robots.kinematics import forward_kinematics
 from jointlab.robots.transforms import homogeneous, quaternion_matrix
-from jointlab.sim.scene import mounted_elements
+from jointlab.sim.scene import CONTACT_FRICTION, mounted_elements
 from jointlab.sim.world import World, quaternion_from_rpy
 
 __all__ = ["RobotBody"]
@@ -108,8 +108,9 @@ class RobotBody:
         self.nominal_inertia = []
         for link in self.link_indices:
             pybullet.changeDynamics(
-                body, link, linearDamping=0.0, angularDamping=0.0, physicsClientId=cid
-            )
+                body, link, linearDamping=0.0, angularDamping=0.0,
+                lateralFriction=CONTACT_FRICTION, physicsClientId=cid,
+            )  # fmt: skip
             info = pybullet.getDynamicsInfo(body, link, physicsClientId=cid)
             self.nominal_mass.append(info[0])
             self.nominal_inertia.append(info[2])

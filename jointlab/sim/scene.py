@@ -26,10 +26,17 @@ if TYPE_CHECKING:
     from jointlab.robots.description import RobotDescription
     from jointlab.sim.robot import SimRobot
 
-__all__ = ["DEFAULT_RGBA", "Camera", "Scene", "mounted_elements", "vector"]
+__all__ = ["CONTACT_FRICTION", "DEFAULT_RGBA", "Camera", "Scene", "mounted_elements", "vector"]
 
 #: Default RGBA colour of objects added without one.
 DEFAULT_RGBA = (0.8, 0.5, 0.2, 1.0)
+
+#: Sliding friction coefficient of every contact between robot links, objects and the ground,
+#: equal on both engines. MuJoCo takes the larger of two geoms' coefficients and defaults to
+#: 1.0; Bullet multiplies the two bodies' coefficients, ``plane.urdf`` has 1.0 and a body
+#: defaults to 0.5, so PyBullet's robot links and objects are set to this value (at its
+#: default a pushed box slid 2.3 m on PyBullet where it slid 0.5 m on MuJoCo).
+CONTACT_FRICTION = 1.0
 
 
 @dataclass(frozen=True)

@@ -27,7 +27,7 @@ from jointlab.robots.transforms import matrix_to_rpy, quaternion_matrix
 from jointlab.sim.client import connect_client
 from jointlab.sim.engines import DEFAULT_ENGINE, check_engine
 from jointlab.sim.markers import MarkerSet
-from jointlab.sim.scene import DEFAULT_RGBA, Camera, Scene, check_dt
+from jointlab.sim.scene import CONTACT_FRICTION, DEFAULT_RGBA, Camera, Scene, check_dt
 from jointlab.sim.scene import vector as _vector
 
 if TYPE_CHECKING:
@@ -37,6 +37,7 @@ if TYPE_CHECKING:
     from jointlab.sim.robot import SimRobot
 
 __all__ = ["DEFAULT_RGBA", "Camera", "World"]
+
 
 
 def quaternion_from_rpy(rpy: Sequence[float]) -> tuple[float, float, float, float]:
@@ -175,7 +176,7 @@ class World(Scene):
         position: tuple[float, ...],
         orientation: tuple[float, ...],
     ) -> int:
-        return pybullet.createMultiBody(
+        body = pybullet.createMultiBody(
             baseMass=mass,
             baseCollisionShapeIndex=shape,
             baseVisualShapeIndex=visual,
@@ -183,6 +184,9 @@ class World(Scene):
             baseOrientation=quaternion_from_rpy(orientation),
             physicsClientId=self.client_id,
         )
+        pybullet.changeDynamics(body, -1, lateralFriction=CONTACT_FRICTION,
+                                physicsClientId=self.client_id)  # fmt: skip
+        return body
 
     def remove(self, body_id: int) -> None:
         """Remove a body added to this world."""

@@ -94,3 +94,23 @@ def test_each_world_is_its_own_client():
             b.step()
         assert b.body_pose(ball)[0][2] == pytest.approx(1.0)  # b has no gravity
         assert a.client.getPhysicsEngineParameters()["fixedTimeStep"] == 0.001
+
+
+@pytest.mark.parametrize(("slope_deg", "slides"), [(40.0, False), (50.0, True)])
+def test_a_box_on_a_slope_holds_below_45_degrees_on_both_engines(engine, slope_deg, slides):
+    # Contact friction is mu = 1 on both engines (CONTACT_FRICTION): a box at rest on a
+    # slope holds while tan(slope) < 1 and slides beyond (PyBullet's default 0.5 per body
+    # made it 0.25 box on box: a 20 degree slope slid).
+    slope = np.radians(slope_deg)
+    down = np.array([np.cos(slope), 0.0, -np.sin(slope)])  # along the slope, downhill
+    normal = np.array([np.sin(slope), 0.0, np.cos(slope)])
+    with World(ground=False, engine=engine) as world:
+        world.add_box([0.5, 0.5, 0.05], [0.0, 0.0, 0.0], (0.0, slope, 0.0))
+        start = normal * (0.05 + 0.05)
+        box = world.add_box([0.05, 0.05, 0.05], start, (0.0, slope, 0.0), mass=0.5)
+        for _ in range(500):
+            world.step()
+        moved = float(np.dot(world.body_pose(box)[0] - start, down))
+    assert (moved > 0.05) == slides, f"{engine}: moved {moved:.4f} m down a {slope_deg} deg slope"
+    if not slides:  # MuJoCo's soft contact creeps a few millimetres; PyBullet's holds
+        assert abs(moved) < 0.02

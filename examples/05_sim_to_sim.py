@@ -186,6 +186,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         "experiment's)")
     parser.add_argument("--log-std-init", type=float, default=None,
                         help="initial log std of the exploration noise")
+    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
+                        help="override an environment keyword (JSON value), e.g. "
+                        "reach_weight=1.0; training and evaluation")  # fmt: skip
     parser.add_argument("--net", type=int, nargs="+", default=[64, 64], help="hidden layers")
     parser.add_argument("--episodes", type=int, default=None, help="evaluation episodes")
     parser.add_argument("--out", type=Path, default=None,
@@ -204,6 +207,15 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
             parser.error(f"--{flag.replace('_', '-')} must be >= 1, got {value}")
     if args.max_minutes is not None and not args.max_minutes > 0:
         parser.error(f"--max-minutes must be > 0, got {args.max_minutes}")
+    args.overrides = {}
+    for item in args.set:
+        key, sep, value = item.partition("=")
+        try:
+            args.overrides[key] = json.loads(value)
+        except json.JSONDecodeError:
+            sep = ""
+        if not (sep and key):
+            parser.error(f"--set {item!r}: expected KEY=VALUE with a JSON value")
     args.steps = args.steps or experiment.steps
     args.episodes = args.episodes or experiment.episodes
     suffix = "" if args.experiment == "reach" else f"_{args.experiment}"
@@ -218,6 +230,8 @@ def main(argv: list[str] | None = None) -> None:
         experiment = replace(experiment, gamma=args.gamma)
     if args.log_std_init is not None:
         experiment = replace(experiment, log_std_init=args.log_std_init)
+    if args.overrides:
+        experiment = replace(experiment, env_kwargs={**experiment.env_kwargs, **args.overrides})
     torch.set_num_threads(1)
     models = {}
     for name in policy_names(experiment):

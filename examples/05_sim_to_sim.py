@@ -154,7 +154,11 @@ def train(experiment: Experiment, name: str, steps: int, net: tuple[int, ...], o
 
 def success_table(experiment: Experiment, models: dict[str, Path], episodes: int,
                   seed: int = 1000) -> dict:  # fmt: skip
-    """Success rate, its Wilson 95 % interval and mean return of each policy on each engine."""
+    """Success rate, its Wilson 95 % interval and returns of each policy on each engine.
+
+    Every cell also keeps its episodes' returns and successes: the engines see the same
+    starts and goals (the same ``seed``), so the gap can be taken episode by episode.
+    """
     table: dict[str, dict[str, dict[str, Any]]] = {}
     for name, path in models.items():
         table[name] = {}
@@ -165,7 +169,9 @@ def success_table(experiment: Experiment, models: dict[str, Path], episodes: int
             low, high = result.success_interval
             table[name][engine] = {"success": result.success_rate,
                                    "interval": [round(low, 4), round(high, 4)],
-                                   "return": result.mean_return}  # fmt: skip
+                                   "return": result.mean_return,
+                                   "returns": [round(float(r), 3) for r in result.returns],
+                                   "successes": result.successes.astype(int).tolist()}  # fmt: skip
             print(f"  {name:22s} on {engine:8s}: success {result.success_rate:4.0%} "
                   f"[{low:.0%}-{high:.0%}], return {result.mean_return:7.2f}",
                   flush=True)  # fmt: skip

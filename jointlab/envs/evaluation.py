@@ -53,6 +53,7 @@ __all__ = [
     "open_backend",
     "policy_env",
     "record_video",
+    "wilson_interval",
 ]
 
 _DEFAULT_ENV = "jointlab/Reach-v0"
@@ -61,6 +62,36 @@ _TASKS = {entry.id: entry.task for entry in ENV_SPECS}
 #: configure the backend (``control_dt``, ``dt``) or are checked against it (``robot``).
 #: The training ``engine`` is dropped: the URL chooses the engine the policy is tried on.
 _BACKEND_KEYS = ("robot", "control_dt", "dt", "backend", "engine")
+
+
+#: Normal quantile of a two-sided 95 % interval.
+Z_95 = 1.959963984540054
+
+
+def wilson_interval(successes: int, trials: int, z: float = Z_95) -> tuple[float, float]:
+    """Wilson score interval of a success probability from ``successes`` of ``trials``.
+
+    Args:
+        successes: Number of successes, 0..trials.
+        trials: Number of trials; 0 gives ``(0.0, 1.0)`` (nothing is known).
+        z: Normal quantile; the default gives a 95 % interval.
+
+    Raises:
+        ConfigurationError: counts out of range.
+    """
+    if trials < 0 or not 0 <= successes <= trials:
+        raise ConfigurationError(
+            f"wilson_interval needs 0 <= successes <= trials, got {successes} of {trials}"
+        )
+    if trials == 0:
+        return 0.0, 1.0
+    p = successes / trials
+    z2 = z * z
+    centre = (p + z2 / (2 * trials)) / (1 + z2 / trials)
+    half = z / (1 + z2 / trials) * np.sqrt(p * (1 - p) / trials + z2 / (4 * trials * trials))
+    low = 0.0 if successes == 0 else max(0.0, float(centre - half))
+    high = 1.0 if successes == trials else min(1.0, float(centre + half))
+    return low, high
 
 
 @dataclass(frozen=True)
@@ -82,6 +113,15 @@ class EvaluationResult:
     def success_rate(self) -> float:
         """Fraction of successful episodes, 0..1."""
         return float(np.mean(self.successes)) if self.successes.size else 0.0
+
+    @property
+    def success_interval(self) -> tuple[float, float]:
+        """Wilson score 95 % interval of the success rate, ``(low, high)`` in 0..1.
+
+        Unlike ``rate ± 1.96·√(rate(1-rate)/n)`` it stays inside 0..1 and is not empty at 0 %
+        or 100 % (0 of 100 successes gives 0 to 3.7 %); no episodes gives ``(0, 1)``.
+        """
+        return wilson_interval(int(np.count_nonzero(self.successes)), int(self.successes.size))
 
     @property
     def mean_return(self) -> float:

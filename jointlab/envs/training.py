@@ -57,7 +57,8 @@ VECTOR_KINDS = ("dummy", "subprocess", "batched", "async")
 
 
 def make_training_env(env_id: str, env_kwargs: dict[str, Any], envs: int = 8, seed: int = 0,
-                      subprocess: bool = False, vector: str | None = None) -> Any:  # fmt: skip
+                      subprocess: bool = False, vector: str | None = None,
+                      gamma: float = GAMMA) -> Any:  # fmt: skip
     """``envs`` monitored copies of the env behind ``VecNormalize`` (observations, rewards).
 
     Args:
@@ -70,6 +71,7 @@ def make_training_env(env_id: str, env_kwargs: dict[str, Any], envs: int = 8, se
             (``SubprocVecEnv``), ``"batched"`` (:class:`jointlab.envs.vector.BatchedEnv` in
             this process) or ``"async"`` (:class:`~jointlab.envs.vector.AsyncBatchedEnv`, two
             worker processes).
+        gamma: Discount of the normalised rewards' running return (use the PPO's).
     """
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import (
@@ -99,16 +101,20 @@ def make_training_env(env_id: str, env_kwargs: dict[str, Any], envs: int = 8, se
         vec_cls = SubprocVecEnv if kind == "subprocess" and envs > 1 else DummyVecEnv
         vec = make_vec_env(env_id, n_envs=envs, seed=seed, env_kwargs=env_kwargs,
                            vec_env_cls=vec_cls)  # fmt: skip
-    return VecNormalize(vec, norm_obs=True, norm_reward=True, gamma=GAMMA)
+    return VecNormalize(vec, norm_obs=True, norm_reward=True, gamma=gamma)
 
 
-def make_ppo(env: Any, seed: int = 0, net_arch: tuple[int, ...] = (256, 256)) -> Any:
+def make_ppo(env: Any, seed: int = 0, net_arch: tuple[int, ...] = (256, 256), *,
+             gamma: float = GAMMA, log_std_init: float = -2.0) -> Any:  # fmt: skip
     """A Stable-Baselines3 PPO with the tuned Reach settings, on the CPU.
 
     Args:
         env: The (normalised, vectorised) training environment.
         seed: Seed of the policy and of SB3's own randomness.
         net_arch: Hidden layer sizes of the policy and value networks.
+        gamma: Discount and GAE factor (longer tasks than Reach want it closer to 1).
+        log_std_init: Initial log standard deviation of the exploration noise (normalised
+            action units).
     """
     from stable_baselines3 import PPO
 
@@ -119,13 +125,13 @@ def make_ppo(env: Any, seed: int = 0, net_arch: tuple[int, ...] = (256, 256)) ->
         batch_size=256,
         n_epochs=10,
         learning_rate=lambda remaining: 1e-3 * remaining,  # linear decay to 0
-        gamma=GAMMA,
+        gamma=gamma,
         gae_lambda=0.9,
         ent_coef=0.0,
         clip_range=0.2,
         # Position targets are absolute, so exploration noise moves the whole arm: start it
         # small (std 0.135 of the half range, about 0.38 rad on the base joint).
-        policy_kwargs={"net_arch": list(net_arch), "log_std_init": -2.0},
+        policy_kwargs={"net_arch": list(net_arch), "log_std_init": float(log_std_init)},
         seed=seed,
         device="cpu",
         verbose=0,

@@ -11,7 +11,12 @@
 
 from jointlab.sim.actuators import ActuatorArray, DelayLine, coulomb_friction
 from jointlab.sim.client import quiet_output  # before anything imports PyBullet: no banner
-from jointlab.sim.randomization import EpisodeParameters, Randomization
+from jointlab.sim.randomization import (
+    EpisodeParameters,
+    ObjectDynamics,
+    ObjectRandomization,
+    Randomization,
+)
 from jointlab.sim.robot import SimRobot
 from jointlab.sim.sensors import SensorModel
 from jointlab.sim.world import Camera, World
@@ -21,6 +26,8 @@ __all__ = [
     "Camera",
     "DelayLine",
     "EpisodeParameters",
+    "ObjectDynamics",
+    "ObjectRandomization",
     "Randomization",
     "SensorModel",
     "SimRobot",

@@ -4,6 +4,10 @@ A :class:`Randomization` holds ranges; :meth:`Randomization.sample` draws one
 :class:`EpisodeParameters` from a seeded :class:`numpy.random.Generator` (uniformly, each
 link and joint independently). ``SimRobot.reset(randomize=True)`` applies a fresh draw;
 ``reset()`` restores the nominal parameters of the description.
+
+:class:`ObjectRandomization` does the same for a scene object (a pushed box): its mass and
+sliding friction, drawn as an :class:`ObjectDynamics` and applied with
+``World.set_object_dynamics``.
 """
 
 from __future__ import annotations
@@ -15,7 +19,7 @@ import numpy as np
 from jointlab.errors import ConfigurationError, quote
 from jointlab.robots.description import RobotDescription
 
-__all__ = ["EpisodeParameters", "Randomization"]
+__all__ = ["EpisodeParameters", "ObjectDynamics", "ObjectRandomization", "Randomization"]
 
 Range = tuple[float, float]
 
@@ -126,3 +130,51 @@ class Randomization:
             else:
                 values[f.name] = rng.uniform(float(span[0]), float(span[1]), size=base.shape)
         return EpisodeParameters(**values)
+
+
+@dataclass(frozen=True)
+class ObjectDynamics:
+    """Mass and sliding friction of a scene object in one episode."""
+
+    #: Mass in kg.
+    mass: float
+    #: Sliding friction coefficient of its contacts.
+    friction: float
+
+
+def _check_positive_range(name: str, value: object) -> None:
+    try:
+        low, high = value  # type: ignore[misc]
+        low_f, high_f = float(low), float(high)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ConfigurationError(
+            f"ObjectRandomization.{name} must be a (low, high) pair, got {quote(value)}"
+        ) from exc
+    if not (np.isfinite(low_f) and np.isfinite(high_f)) or not 0 < low_f <= high_f:
+        raise ConfigurationError(
+            f"ObjectRandomization.{name} = {quote(value)}: expected finite 0 < low <= high"
+        )
+
+
+@dataclass(frozen=True)
+class ObjectRandomization:
+    """Per-episode ranges of a scene object's mass (kg) and sliding friction coefficient.
+
+    Both are drawn uniformly in ``[low, high]`` (mass first, then friction) from the
+    environment's seeded generator, so the same seed gives the same objects.
+    """
+
+    #: Mass range in kg.
+    mass: Range
+    #: Sliding friction coefficient range (1 is ``CONTACT_FRICTION``, the default).
+    friction: Range
+
+    def __post_init__(self) -> None:
+        for f in fields(self):
+            _check_positive_range(f.name, getattr(self, f.name))
+
+    def sample(self, rng: np.random.Generator) -> ObjectDynamics:
+        """Draw one episode's mass and friction."""
+        mass = float(rng.uniform(float(self.mass[0]), float(self.mass[1])))
+        friction = float(rng.uniform(float(self.friction[0]), float(self.friction[1])))
+        return ObjectDynamics(mass=mass, friction=friction)

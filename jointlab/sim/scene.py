@@ -184,6 +184,40 @@ class Scene(abc.ABC):
         return self._add_urdf(found, vector("add_urdf position", position),
                               vector("add_urdf orientation", orientation), bool(fixed))  # fmt: skip
 
+    def set_object_dynamics(self, body_id: int, *, mass: float | None = None,
+                            friction: float | None = None) -> None:  # fmt: skip
+        """Change the mass and sliding friction of an object added to this world.
+
+        Both engines give the object's contacts (with the ground and with robot links, both at
+        ``CONTACT_FRICTION`` = 1) the coefficient ``friction``: PyBullet multiplies the two
+        bodies' coefficients; on MuJoCo the object's geoms get a higher contact priority, so
+        theirs is used. Inertia scales with the mass (same shape, uniform density).
+
+        Args:
+            body_id: An object from ``add_box``/``add_sphere`` with a mass > 0.
+            mass: New mass in kg (> 0), or None to keep it.
+            friction: New sliding friction coefficient (> 0), or None to keep it.
+
+        Raises:
+            ConfigurationError: a mass or friction that is not a finite number > 0 (named).
+            SimulationError: no such object, a static one, or a robot.
+        """
+        self._check_open()
+        for name, value in (("mass", mass), ("friction", friction)):
+            if value is not None and not (np.isfinite(value) and value > 0):
+                raise ConfigurationError(
+                    f"set_object_dynamics {name} must be a finite number > 0, got {value!r}"
+                )
+        if any(robot.body_id == body_id for robot in self._robots):
+            raise SimulationError(f"body {body_id} is a SimRobot, not an object")
+        self._set_object_dynamics(int(body_id), None if mass is None else float(mass),
+                                  None if friction is None else float(friction))  # fmt: skip
+
+    @abc.abstractmethod
+    def _set_object_dynamics(self, body_id: int, mass: float | None,
+                             friction: float | None) -> None:
+        """Engine part of :meth:`set_object_dynamics` (arguments checked)."""  # fmt: skip
+
     @staticmethod
     def _mass(mass: float) -> float:
         if not np.isfinite(mass) or mass < 0:

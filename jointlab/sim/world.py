@@ -188,6 +188,22 @@ class World(Scene):
                                 physicsClientId=self.client_id)  # fmt: skip
         return body
 
+    def _set_object_dynamics(self, body_id: int, mass: float | None,
+                             friction: float | None) -> None:  # fmt: skip
+        cid = self.client_id
+        try:
+            if mass is not None and pybullet.getDynamicsInfo(body_id, -1,
+                                                             physicsClientId=cid)[0] <= 0:
+                raise SimulationError(f"body {body_id} is static (mass 0); it keeps mass 0")
+            options: dict[str, float] = {}
+            if mass is not None:
+                options["mass"] = mass  # Bullet recomputes the inertia from the shape
+            if friction is not None:
+                options["lateralFriction"] = friction
+            pybullet.changeDynamics(body_id, -1, physicsClientId=cid, **options)
+        except pybullet.error as exc:
+            raise SimulationError(f"no object {body_id} in this world: {exc}") from exc
+
     def remove(self, body_id: int) -> None:
         """Remove a body added to this world."""
         self._check_open()

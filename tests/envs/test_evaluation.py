@@ -6,6 +6,8 @@
 import gymnasium
 import numpy as np
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 import jointlab
 import jointlab.envs  # registers the ids
@@ -168,3 +170,43 @@ def test_a_recorded_episode_replays_exactly_in_simulation(sb3_model, tmp_path):
             replay(robot, log, recorder=recorder)
     again = load_log(tmp_path / "replay.npz")
     assert np.array_equal(again["state.position"], log["state.position"])
+
+
+# Newcombe (1998), "Two-sided confidence intervals for the single proportion", Table I,
+# method 3 (Wilson score interval without continuity correction).
+@pytest.mark.parametrize(
+    ("successes", "trials", "low", "high"),
+    [(81, 263, 0.2553, 0.3662), (15, 148, 0.0624, 0.1605), (0, 20, 0.0, 0.1611),
+     (1, 29, 0.0061, 0.1718)],
+)  # fmt: skip
+def test_wilson_interval_matches_published_values(successes, trials, low, high):
+    from jointlab.envs.evaluation import wilson_interval
+
+    assert wilson_interval(successes, trials) == pytest.approx((low, high), abs=1e-4)
+
+
+@given(trials=st.integers(1, 2000), data=st.data())
+def test_wilson_interval_matches_scipy(trials, data):
+    stats = pytest.importorskip("scipy.stats")
+    from jointlab.envs.evaluation import wilson_interval
+
+    successes = data.draw(st.integers(0, trials))
+    expected = stats.binomtest(successes, trials).proportion_ci(method="wilson")
+    low, high = wilson_interval(successes, trials)
+    assert (low, high) == pytest.approx((expected.low, expected.high), abs=1e-9)
+    assert 0.0 <= low <= successes / trials <= high <= 1.0
+
+
+def test_success_interval_of_a_result_and_bad_counts():
+    from jointlab.envs.evaluation import wilson_interval
+
+    result = EvaluationResult("jointlab/Push-v0", "sim://planar2", np.zeros(100),
+                              np.arange(100) < 92, np.full(100, 150))  # fmt: skip
+    assert result.success_rate == pytest.approx(0.92)
+    assert result.success_interval == pytest.approx(wilson_interval(92, 100))
+    assert result.success_interval == pytest.approx((0.8500, 0.9589), abs=1e-4)
+    empty = EvaluationResult("jointlab/Push-v0", "sim://planar2", np.zeros(0), np.zeros(0, bool),
+                             np.zeros(0, int))  # fmt: skip
+    assert empty.success_interval == (0.0, 1.0)
+    with pytest.raises(ConfigurationError, match="successes"):
+        wilson_interval(5, 4)

@@ -237,3 +237,50 @@ def test_observation_build_clips_as_float64_then_casts(values):
     built = layout.build([values[:9], values[9:]])
     assert built.dtype == np.float32
     np.testing.assert_array_equal(built, expected)
+
+
+@pytest.mark.parametrize("engine", ["pybullet", "mujoco"])
+def test_push_box_randomization_is_seeded_and_reaches_the_world(engine):
+    from jointlab.sim import ObjectRandomization
+
+    randomization = ObjectRandomization(mass=(0.1, 0.6), friction=(0.3, 1.5))
+    draws = []
+    for _ in range(2):
+        env = JointLabEnv("push", engine=engine, box_randomization=randomization)
+        env.reset(seed=3)
+        first = env.task.box_dynamics
+        env.reset()
+        draws.append((first, env.task.box_dynamics))
+        world, box = env.task.world, env.task.box
+        if engine == "pybullet":
+            import pybullet
+
+            info = pybullet.getDynamicsInfo(box, -1, physicsClientId=world.client_id)
+            applied = (info[0], info[1])  # mass, lateral friction
+        else:
+            body = world._body(box)
+            applied = (world.model.body_mass[body.id],
+                       world.model.geom_friction[body.geomadr[0], 0])  # fmt: skip
+        assert applied == pytest.approx((env.task.box_dynamics.mass,
+                                         env.task.box_dynamics.friction))  # fmt: skip
+        env.close()
+    assert draws[0] == draws[1]  # the same seed, the same boxes
+    assert draws[0][0] != draws[0][1]  # a new box every episode
+    assert 0.1 <= draws[0][0].mass <= 0.6 and 0.3 <= draws[0][0].friction <= 1.5
+
+
+def test_push_without_randomization_keeps_the_episodes_of_before():
+    from jointlab.sim import ObjectRandomization
+
+    nominal = JointLabEnv("push")
+    randomised = JointLabEnv("push", box_randomization=ObjectRandomization((0.2, 0.2), (1, 1)))
+    try:
+        nominal.reset(seed=5)
+        randomised.reset(seed=5)  # the draw comes after the start and goal
+        np.testing.assert_array_equal(nominal.task.goal, randomised.task.goal)
+        np.testing.assert_array_equal(nominal.task.box_start, randomised.task.box_start)
+        with pytest.raises(ConfigurationError, match="box_randomization"):
+            JointLabEnv("push", box_randomization=(0.1, 0.2))
+    finally:
+        nominal.close()
+        randomised.close()

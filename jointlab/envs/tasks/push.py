@@ -9,6 +9,7 @@ import numpy as np
 from jointlab.errors import ConfigurationError
 from jointlab.interface import ArrayState, NJointAction
 from jointlab.robots.kinematics import forward_kinematics
+from jointlab.sim.randomization import ObjectDynamics, ObjectRandomization
 
 from ..observations import ObservationPart
 from .base import Marker, Outcome, Task, effort_penalty, option_vector
@@ -72,6 +73,9 @@ class Push(Task):
         goal_distance: ``(low, high)`` start-to-goal distance, metres. Defaults to (0.1, 0.2).
         tool: Tool frame (a name from ``description.tool_names``); None means the first.
             Defaults to None.
+        box_randomization: Ranges of the box's mass and sliding friction, drawn at every
+            reset from the environment's seeded generator (after the start and goal); None
+            keeps ``box_mass`` and friction 1. Defaults to None.
     """
 
     default_robot: ClassVar[str] = "planar2"
@@ -89,6 +93,7 @@ class Push(Task):
         box_mass: float = 0.2,
         goal_distance: tuple[float, float] = (0.1, 0.2),
         tool: str | None = None,
+        box_randomization: ObjectRandomization | None = None,
     ) -> None:
         if box_size <= 0 or box_mass <= 0:
             raise ConfigurationError(
@@ -97,6 +102,12 @@ class Push(Task):
         if len(goal_distance) != 2 or not 0.0 <= goal_distance[0] <= goal_distance[1]:
             raise ConfigurationError(
                 f"Push goal_distance must be (low, high) with 0 <= low <= high, got {goal_distance}"
+            )
+        if box_randomization is not None and not isinstance(box_randomization,
+                                                            ObjectRandomization):  # fmt: skip
+            raise ConfigurationError(
+                "Push box_randomization must be an ObjectRandomization or None, got "
+                f"{type(box_randomization).__name__}"
             )
         self.goal_weight = float(goal_weight)
         self.reach_weight = float(reach_weight)
@@ -107,6 +118,9 @@ class Push(Task):
         self.box_mass = float(box_mass)
         self.goal_distance = (float(goal_distance[0]), float(goal_distance[1]))
         self.tool_name = tool
+        self.box_randomization = box_randomization
+        #: The box's mass and friction in the current episode.
+        self.box_dynamics = ObjectDynamics(mass=self.box_mass, friction=1.0)
         self.box: Any = None
         self.goal = np.zeros(3)
         self.box_start = np.zeros(3)
@@ -204,10 +218,15 @@ class Push(Task):
         given_goal = option_vector(options, "goal", 3)
         self.box_start = start if box is None else box
         self.goal = goal if given_goal is None else given_goal
+        if self.box_randomization is not None:
+            self.box_dynamics = self.box_randomization.sample(rng)
         return q0, np.zeros(d.dof)
 
     def after_reset(self, state: ArrayState) -> None:
-        """Put the box at its start, at rest and upright."""
+        """Put the box at its start, at rest and upright (with this episode's dynamics)."""
+        if self.box_randomization is not None:
+            self.world.set_object_dynamics(self.box, mass=self.box_dynamics.mass,
+                                           friction=self.box_dynamics.friction)  # fmt: skip
         self.world.reset_body(self.box, position=self.box_start, orientation=(0.0, 0.0, 0.0))
 
     def markers(self) -> list[Marker]:

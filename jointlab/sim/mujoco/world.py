@@ -225,6 +225,30 @@ class MujocoWorld(Scene):
             raise SimulationError(f"{path}: {exc}") from exc
         return self._new_handle(attached.name)
 
+    def _set_object_dynamics(self, body_id: int, mass: float | None,
+                             friction: float | None) -> None:  # fmt: skip
+        """Changes the compiled model in place and the spec alike (kept on a recompile)."""
+        body = self._body(body_id)
+        geoms = self.spec.body(self._bodies[body_id]).geoms
+        model = self.model
+        if mass is not None:
+            if self._free_joint(body) is None or len(geoms) != 1:
+                raise SimulationError(
+                    f"body {body_id} is not a movable box or sphere; its mass stays as it is"
+                )
+            model.body_inertia[body.id] *= mass / model.body_mass[body.id]
+            model.body_mass[body.id] = mass
+            geoms[0].mass = mass
+            self._mujoco.mj_setConst(model, self.data)
+        if friction is not None:
+            first = int(body.geomadr[0])
+            ids = slice(first, first + int(body.geomnum[0]))
+            model.geom_friction[ids, 0] = friction
+            model.geom_priority[ids] = 1  # this geom's coefficient wins over the other's
+            for geom in geoms:
+                geom.friction[0] = friction
+                geom.priority = 1
+
     def remove(self, body_id: int) -> None:
         """Remove an object added to this world."""
         self._check_open()

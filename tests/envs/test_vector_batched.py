@@ -136,11 +136,14 @@ def _assert_same_info(a, b):
             np.testing.assert_array_equal(a[key], b[key])
 
 
-@pytest.mark.slow  # starts two worker processes
+@pytest.mark.slow  # starts worker processes
 @pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
-def test_async_batched_env_equals_one_batched_env(mode):
+@pytest.mark.parametrize("local", [True, False], ids=["local", "children"])
+def test_async_batched_env_equals_one_batched_env(mode, local):
     options = {"max_episode_steps": 7, "autoreset_mode": mode}
-    parallel = AsyncBatchedEnv(ENV_ID, 5, workers=2, **options)  # 3 + 2 environments
+    # 3 + 2 environments: this process and one child (local), or two children
+    parallel = AsyncBatchedEnv(ENV_ID, 5, workers=2, local=local, **options)
+    assert len(parallel._processes) == (1 if local else 2)
     local = BatchedEnv(ENV_ID, 5, **options)
     try:
         a, _ = parallel.reset(seed=5)

@@ -69,7 +69,7 @@ def make_training_env(env_id: str, env_kwargs: dict[str, Any], envs: int = 8, se
         vector: ``"dummy"`` (SB3's ``DummyVecEnv``, the default), ``"subprocess"``
             (``SubprocVecEnv``), ``"batched"`` (:class:`jointlab.envs.vector.BatchedEnv` in
             this process) or ``"async"`` (:class:`~jointlab.envs.vector.AsyncBatchedEnv`, two
-            worker processes).
+            workers: this process and one child).
     """
     from stable_baselines3.common.env_util import make_vec_env
     from stable_baselines3.common.vec_env import (

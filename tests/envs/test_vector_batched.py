@@ -168,6 +168,26 @@ def test_async_batched_env_equals_one_batched_env(mode, local):
         local.close()
 
 
+def test_one_local_worker_starts_no_process_and_equals_one_batched_env():
+    options = {"max_episode_steps": 4, "autoreset_mode": AutoresetMode.SAME_STEP}
+    alone = AsyncBatchedEnv(ENV_ID, 3, workers=1, **options)  # local=True: this process only
+    local = BatchedEnv(ENV_ID, 3, **options)
+    try:
+        assert alone._processes == []
+        np.testing.assert_array_equal(alone.reset(seed=1)[0], local.reset(seed=1)[0])
+        for actions in _actions(local, 6):
+            a, ra, ta, tra, ia = alone.step(actions)
+            b, rb, tb, trb, ib = local.step(actions)
+            np.testing.assert_array_equal(a, b)
+            np.testing.assert_array_equal(ra, rb)
+            np.testing.assert_array_equal(ta | tra, tb | trb)
+            _assert_same_info(ia, ib)
+    finally:
+        alone.close()
+        alone.close()  # safe twice
+        local.close()
+
+
 @pytest.mark.slow  # imports Stable-Baselines3 and torch
 def test_sb3_adapter_follows_sb3_conventions_and_trains():
     sb3 = pytest.importorskip("stable_baselines3")

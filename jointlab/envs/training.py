@@ -70,7 +70,7 @@ def make_training_env(env_id: str, env_kwargs: dict[str, Any], envs: int = 8, se
         vector: ``"dummy"`` (SB3's ``DummyVecEnv``, the default), ``"subprocess"``
             (``SubprocVecEnv``), ``"batched"`` (:class:`jointlab.envs.vector.BatchedEnv` in
             this process) or ``"async"`` (:class:`~jointlab.envs.vector.AsyncBatchedEnv`, two
-            worker processes).
+            workers: this process and one child).
         gamma: Discount of the normalised rewards' running return (use the PPO's).
     """
     from stable_baselines3.common.env_util import make_vec_env

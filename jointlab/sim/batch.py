@@ -22,7 +22,10 @@ queued external forces, a world shared with other robots) are stepped one by one
 from __future__ import annotations
 
 from array import array as doubles
+from collections import deque
 from collections.abc import Sequence
+from itertools import chain as flatten
+from itertools import repeat
 
 import numpy as np
 import pybullet
@@ -57,9 +60,9 @@ class BatchStepper:
         self.steps_per_period = first._k
         #: Whether ``read()`` reports the simulated joints as they are (no sensor model).
         self._exact = all(robot._reporter.sensors is None for robot in self.robots)
-        #: PyBullet body id, joint indices and client id of every robot (fixed for its life),
-        #: gathered on the first batched step.
-        self._targets: list[tuple[int, list[int], int]] | None = None
+        #: PyBullet body ids, joint indices and client ids of the robots (fixed for their
+        #: lives), gathered on the first batched step.
+        self._targets: tuple[list[int], list[list[int]], list[int]] | None = None
         loop = first._loop
         self._effort, self._neg_effort = loop.effort, loop.neg_effort
         self._stall, self._neg_stall = loop.stall, loop.neg_stall
@@ -111,7 +114,7 @@ class BatchStepper:
         kp = np.array([p[2] for p in params])
         kd = np.array([p[3] for p in params])
         off = None if on.all() else ~on[:, None]
-        n = len(loops)
+        n, dof = kd.shape
         speed_dependent, friction = self._speed_dependent, any(loop.friction for loop in loops)
         # Every product with qd in one multiplication: kd, then the motors' torque drop per
         # unit speed, then friction's braking stiffness (rows present when used).
@@ -124,50 +127,64 @@ class BatchStepper:
             static = np.array([loop.static for loop in loops])
             static_bounds = np.array([-static, static])
         coefficients = np.array(coefficients)
+        # The law's arrays, allocated once per period and written in place (out=) at every
+        # physics step: the same operations in the same order as the single robot's law
+        # (bit-identical), without a temporary per operation. The loops keep rows of the
+        # last step's arrays, which no later period writes.
+        products = np.empty(coefficients.shape)
+        kd_qd, friction_torque = products[0], products[-1]
+        cmd, tau = np.empty((n, dof)), np.empty((n, dof))
+        # The lower and upper bounds of a clip: the motors' (speed-dependent), then friction's
+        bounds = np.empty((2, n, dof))
+        low, high = bounds
+        total = np.empty((n, dof)) if friction else tau
         targets = self._targets
         if targets is None:
             bodies = [loop.body for loop in loops]
-            targets = self._targets = [(b.body_id, b.indices, b.client_id) for b in bodies]
+            targets = self._targets = (
+                [b.body_id for b in bodies], [b.indices for b in bodies],
+                [b.client_id for b in bodies],
+            )  # fmt: skip
+        body_ids, indices, clients = targets
         q = np.array([loop.q for loop in loops])
-        qd = np.array([loop.qd for loop in loops])
-        qd_prev = tau = cmd = qd
+        qd = qd_prev = np.array([loop.qd for loop in loops])
         send, simulate = pybullet.setJointMotorControlArray, pybullet.stepSimulation
         states, mode = pybullet.getJointStates, pybullet.TORQUE_CONTROL
-        clip = _clip
+        multiply, subtract, add, clip, copyto = np.multiply, np.subtract, np.add, _clip, np.copyto
         effort, neg_effort = self._effort, self._neg_effort
-        unused = [0.0] * kd.shape[1]
-        frombuffer, shape = np.frombuffer, (2 * n, kd.shape[1])
+        # PyBullet's arguments by position: its keyword parsing costs more than the zero
+        # targets and gains, which torque control ignores (bit-identical results)
+        unused = repeat([0.0] * dof)
+        modes = repeat(mode)
+        frombuffer, shape, chain = np.frombuffer, (2 * n, dof), flatten.from_iterable
         for _ in range(steps):
-            products = coefficients * qd
-            cmd = c - kp * q - products[0]
+            multiply(coefficients, qd, out=products)
+            multiply(kp, q, out=cmd)
+            subtract(c, cmd, out=cmd)  # cmd = c - kp*q - kd*qd
+            subtract(cmd, kd_qd, out=cmd)
             if speed_dependent:  # clip(cmd, -stall - drop, stall - drop), drop = slope * qd
-                bounds = stall_bounds - products[1]
-                tau = clip(clip(cmd, bounds[0], bounds[1]), neg_effort, effort)
+                subtract(stall_bounds, products[1], out=bounds)
+                clip(cmd, low, high, out=tau)
+                clip(tau, neg_effort, effort, out=tau)
             else:
-                tau = clip(cmd, neg_effort, effort)
+                clip(cmd, neg_effort, effort, out=tau)
             if off is not None:
-                tau = np.where(off, 0.0, tau)
-                cmd = np.where(off, 0.0, cmd)
+                copyto(tau, 0.0, where=off)
+                copyto(cmd, 0.0, where=off)
             if friction:  # clip(neg_stiffness * qd, tau - static, tau + static)
-                limits = tau + static_bounds
-                total = clip(products[-1], limits[0], limits[1])
-            else:
-                total = tau
-            positions, velocities = [], []
-            # strict=False: the lengths are right by construction, and this is the hot loop
-            # PyBullet's arguments by position: its keyword parsing costs more than the
-            # zero targets and gains, which torque control ignores (bit-identical results)
-            for (body_id, indices, cid), row in zip(targets, total.tolist(), strict=False):
-                send(body_id, indices, mode, unused, unused, row, unused, unused, cid)
-                simulate(cid)
-                joint_positions, joint_velocities, _, _ = zip(
-                    *states(body_id, indices, cid), strict=False
-                )
-                positions.extend(joint_positions)
-                velocities.extend(joint_velocities)
+                add(tau, static_bounds, out=bounds)
+                clip(friction_torque, low, high, out=total)
+            # Each PyBullet call for every robot through map (no bytecode per robot), the
+            # worlds one after the other: separate clients, so the order changes nothing
+            deque(map(send, body_ids, indices, modes, unused, unused, total.tolist(), unused,
+                      unused, clients), 0)  # fmt: skip
+            deque(map(simulate, clients), 0)
+            # Every robot's joint states gathered at once, then one conversion of the flat
+            # floats through a C double buffer (half the work of np.array over the nested
+            # tuples, counted with callgrind)
+            positions, velocities, _, _ = zip(*chain(map(states, body_ids, indices, clients)),
+                                              strict=False)  # fmt: skip
             qd_prev = qd
-            # One conversion of flat floats through a C double buffer: half the work of
-            # np.array over the nested tuples (counted with callgrind)
             joints = frombuffer(doubles("d", positions + velocities)).reshape(shape)
             q, qd = joints[:n], joints[n:]
         for i, (robot, loop) in enumerate(zip(robots, loops, strict=True)):

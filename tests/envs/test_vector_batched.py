@@ -136,11 +136,14 @@ def _assert_same_info(a, b):
             np.testing.assert_array_equal(a[key], b[key])
 
 
-@pytest.mark.slow  # starts two worker processes
+@pytest.mark.slow  # starts worker processes
 @pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
-def test_async_batched_env_equals_one_batched_env(mode):
+@pytest.mark.parametrize("local", [True, False], ids=["local", "children"])
+def test_async_batched_env_equals_one_batched_env(mode, local):
     options = {"max_episode_steps": 7, "autoreset_mode": mode}
-    parallel = AsyncBatchedEnv(ENV_ID, 5, workers=2, **options)  # 3 + 2 environments
+    # 3 + 2 environments: this process and one child (local), or two children
+    parallel = AsyncBatchedEnv(ENV_ID, 5, workers=2, local=local, **options)
+    assert len(parallel._processes) == (1 if local else 2)
     local = BatchedEnv(ENV_ID, 5, **options)
     try:
         a, _ = parallel.reset(seed=5)
@@ -162,6 +165,26 @@ def test_async_batched_env_equals_one_batched_env(mode):
             parallel.step(np.zeros((4, 6)))
     finally:
         parallel.close()
+        local.close()
+
+
+def test_one_local_worker_starts_no_process_and_equals_one_batched_env():
+    options = {"max_episode_steps": 4, "autoreset_mode": AutoresetMode.SAME_STEP}
+    alone = AsyncBatchedEnv(ENV_ID, 3, workers=1, **options)  # local=True: this process only
+    local = BatchedEnv(ENV_ID, 3, **options)
+    try:
+        assert alone._processes == []
+        np.testing.assert_array_equal(alone.reset(seed=1)[0], local.reset(seed=1)[0])
+        for actions in _actions(local, 6):
+            a, ra, ta, tra, ia = alone.step(actions)
+            b, rb, tb, trb, ib = local.step(actions)
+            np.testing.assert_array_equal(a, b)
+            np.testing.assert_array_equal(ra, rb)
+            np.testing.assert_array_equal(ta | tra, tb | trb)
+            _assert_same_info(ia, ib)
+    finally:
+        alone.close()
+        alone.close()  # safe twice
         local.close()
 
 

@@ -2,8 +2,8 @@
 
 * :class:`BatchedEnv`: a Gymnasium 1.x ``VectorEnv`` stepping N environments in one process
   with the action mapping, torque law, observation and reward in numpy across them;
-* :class:`AsyncBatchedEnv`: several ``BatchedEnv`` processes (one per core), observations in
-  shared memory;
+* :class:`AsyncBatchedEnv`: several ``BatchedEnv`` processes (one per core, this process
+  one of them by default), observations in shared memory;
 * :class:`SB3VecEnv`: either one as a Stable-Baselines3 ``VecEnv`` (needs the ``rl`` extra;
   imported on first use).
 """

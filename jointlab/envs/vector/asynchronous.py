@@ -1,20 +1,29 @@
 """``AsyncBatchedEnv``: batched environments in several processes, results in shared memory.
 
-Each worker process holds one :class:`~jointlab.envs.vector.BatchedEnv` with its share of the
-sub-environments (sub-environment ``i`` lives in worker ``i * workers // num_envs``).
-Seeding, autoreset and results are those of one ``BatchedEnv`` of ``num_envs``
+The sub-environments are split into ``workers`` consecutive shares (``numpy.array_split``),
+each stepped by one :class:`~jointlab.envs.vector.BatchedEnv`. With ``local=True`` (the
+default) this process steps the first share itself and starts ``workers - 1`` child
+processes for the others, so two workers are this process and one child; with
+``local=False`` every share has its own child and this process only waits. Seeding,
+autoreset and results are those of one ``BatchedEnv`` of ``num_envs`` either way
 (sub-environment ``i`` is seeded ``s + i``).
 
-One step costs each worker one wake-up and as little else as possible, because the workers
+One step costs each child one wake-up and as little else as possible, because the workers
 wait for the slowest of them and for this process (lock-step):
 
-* this process checks the actions, writes them into shared memory and sends each worker a
-  one-byte command through its pipe, then blocks in ``recv`` (no polling);
+* this process checks the actions, writes them into shared memory and sends each child a
+  one-byte command through its pipe, steps its own share (``local=True``; its results go
+  into the same shared arrays), then blocks in ``recv`` (no polling);
 * a worker steps its rows and writes observations, rewards and flags straight into shared
   memory; its ``info`` (Gymnasium's dict of per-environment arrays) crosses the pipe as the
   raw bytes of one structured array (:class:`_InfoCodec`; the layout is sent once, again
   only when it changes, and an ``info`` that is not flat arrays is pickled);
-* this process joins the workers' records into one and returns fields of it.
+* this process joins the workers' records into one and returns fields of it (its own
+  share's ``info`` goes through the same record, so both modes return the same ``info``).
+
+Stepping a share locally is what makes two processes worth two cores: this process would
+otherwise spend its core waiting, and on a two-core machine the two children and this
+process's bookkeeping compete for the same two cores.
 """
 
 from __future__ import annotations
@@ -154,19 +163,26 @@ class AsyncBatchedEnv(VectorEnv):
     Args:
         env_id: A JointLab id (``"jointlab/Reach-v0"``).
         num_envs: Number of sub-environments in all.
-        workers: Number of worker processes (at most ``num_envs``); one per free core.
+        workers: Number of processes stepping environments (at most ``num_envs``); one per
+            free core. With ``local=True`` this process is one of them.
+        local: Step the first share in this process (``workers - 1`` children) rather than
+            in a child of its own (``workers`` children).
         context: ``multiprocessing`` start method (default: the platform's).
         **options: Keywords of :class:`BatchedEnv` (``autoreset_mode``, ``max_episode_steps``)
             and of every environment (``robot``, ``action_mode``...).
     """
 
     def __init__(self, env_id: str = "jointlab/Reach-v0", num_envs: int = 16, workers: int = 2,
-                 *, context: str | None = None, **options: Any) -> None:  # fmt: skip
+                 *, local: bool = True, context: str | None = None,
+                 **options: Any) -> None:  # fmt: skip
         if not 1 <= int(workers) <= int(num_envs):
             raise ConfigurationError(f"workers must be in [1, num_envs={num_envs}], got {workers}")
         self.num_envs, self.env_id = int(num_envs), env_id
         self.autoreset_mode = AutoresetMode(options.get("autoreset_mode", AutoresetMode.NEXT_STEP))
+        self.local = bool(local)
         self._sizes = [len(part) for part in np.array_split(np.arange(self.num_envs), workers)]
+        self._local_env: BatchedEnv | None = None
+        self._pipes, self._processes = [], []
         probe = BatchedEnv(env_id, 1, **options)  # spaces, and options checked here first
         self.single_observation_space = probe.single_observation_space
         self.single_action_space = probe.single_action_space
@@ -190,9 +206,9 @@ class AsyncBatchedEnv(VectorEnv):
                          dtype, shape) for name, (dtype, shape) in layout.items()}  # fmt: skip
         self._shared = _views(shared)
         self._codecs = [_InfoCodec(size) for size in self._sizes]
-        self._pipes, self._processes = [], []
-        start = 0
-        for size in self._sizes:
+        start, remote = (self._sizes[0], self._sizes[1:]) if self.local else (0, self._sizes)
+        self._local_views = {name: view[:start] for name, view in self._shared.items()}
+        for size in remote:
             parent, child = ctx.Pipe()
             process = ctx.Process(target=_worker, daemon=True, args=(
                 child, env_id, size, options, shared, slice(start, start + size)))
@@ -201,12 +217,29 @@ class AsyncBatchedEnv(VectorEnv):
             self._pipes.append(parent)
             self._processes.append(process)
             start += size
+        if self.local:  # built after the children start: they inherit no PyBullet client
+            try:
+                self._local_env = BatchedEnv(env_id, self._sizes[0], **options)
+            except BaseException:
+                self.close()
+                raise
         self._gather()
 
-    def _gather(self) -> list[np.ndarray | dict[str, Any]]:
-        """Every worker's answer, decoded; a worker's error is raised (after closing)."""
+    def _gather(self, local: Any = None) -> list[np.ndarray | dict[str, Any]]:
+        """Every worker's answer, decoded; a worker's error is raised (after closing).
+
+        ``local`` is this process's own share's answer (an ``info`` or the exception its
+        step raised), or ``None`` when there is none; it comes first.
+        """
         results, error = [], None
-        for pipe, codec in zip(self._pipes, self._codecs, strict=True):
+        codecs = self._codecs
+        if self.local:
+            if isinstance(local, BaseException):
+                error = local
+            elif local is not None:
+                results.append(codecs[0].decode(codecs[0].encode(local)))
+            codecs = codecs[1:]
+        for pipe, codec in zip(self._pipes, codecs, strict=True):
             message = pipe.recv_bytes()
             if message[:1] == _Reply.ERROR.value:
                 error = error or pickle.loads(message[1:])
@@ -234,12 +267,19 @@ class AsyncBatchedEnv(VectorEnv):
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Reset every sub-environment; sub-environment ``i`` gets seed ``seed + i``."""
         seeds = sub_seeds(seed, self.num_envs)
-        start = 0
-        for pipe, size in zip(self._pipes, self._sizes, strict=True):
+        start, sizes = (self._sizes[0], self._sizes[1:]) if self.local else (0, self._sizes)
+        for pipe, size in zip(self._pipes, sizes, strict=True):
             pipe.send_bytes(_Command.RESET.value)
             pipe.send((seeds[start:start + size], options))
             start += size
-        info = self._info(self._gather())
+        local = None
+        if self._local_env is not None:
+            try:
+                self._local_views["observations"][:], local = self._local_env.reset(
+                    seed=seeds[:self._sizes[0]], options=options)
+            except Exception as exc:  # raised once the children have answered
+                local = exc
+        info = self._info(self._gather(local))
         return self._shared["observations"].copy(), info
 
     def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
@@ -249,12 +289,23 @@ class AsyncBatchedEnv(VectorEnv):
         shared["actions"][:] = check_actions(actions, self._action_shape, self._action_mode)
         for pipe in self._pipes:
             pipe.send_bytes(_Command.STEP.value)
-        info = self._info(self._gather())
+        local = None
+        if self._local_env is not None:
+            views = self._local_views
+            try:
+                (views["observations"][:], views["rewards"][:], views["terminated"][:],
+                 views["truncated"][:], local) = self._local_env.step(views["actions"])
+            except Exception as exc:  # raised once the children have answered
+                local = exc
+        info = self._info(self._gather(local))
         return (shared["observations"].copy(), shared["rewards"].copy(),
                 shared["terminated"].copy(), shared["truncated"].copy(), info)  # fmt: skip
 
     def close_extras(self, **kwargs: Any) -> None:
-        """Stop the workers (they close their environments)."""
+        """Stop the children (they close their environments) and close this process's share."""
+        if getattr(self, "_local_env", None) is not None:
+            self._local_env.close()
+            self._local_env = None
         for pipe in getattr(self, "_pipes", []):
             try:
                 pipe.send_bytes(_Command.CLOSE.value)

@@ -19,11 +19,12 @@ the clock starts:
 * **ceiling**: two independent processes, each stepping its own ``BatchedEnv`` (no IPC,
   started together at a barrier): what two processes can give on this machine.
 
-``--ppo`` instead trains PPO on Reach with ``examples/02_train_reach.py --stop-at 0.9`` once
-per vectorisation (``dummy``: SB3's ``DummyVecEnv`` of 8; ``batched``: ``BatchedEnv(8)``;
-``async``: ``AsyncBatchedEnv`` of 8 in 2 workers) and prints the environment steps and the
-training wall time (evaluations excluded) each needed to reach 90 % success; the three
-learn the same curve (the environments are bit-identical), so only the time differs.
+``--ppo`` instead trains PPO on Reach with ``examples/02_train_reach.py --stop-at 0.9``, in
+the earlier default configuration (``--vector dummy --epochs 10``: SB3's ``DummyVecEnv`` of
+8, 10 passes per rollout) and in the current one (``AsyncBatchedEnv`` of 8 in 2 workers, 5
+passes), one after the other, ``--ppo-runs`` times (1), and prints for each the training
+wall time (evaluations excluded) to 90 % success, median [lowest - highest], the
+environment steps it took and the CPU time of the whole run (all its processes).
 
 Ratios are paired within a round: batched / single (target >= 1.3) and async / batched
 (target >= 1.8 on two free cores), in environment steps per wall-clock second. Because
@@ -42,6 +43,7 @@ import argparse
 import json
 import multiprocessing
 import os
+import resource
 import subprocess
 import sys
 import tempfile
@@ -143,31 +145,50 @@ def ceiling(envs: int, steps: int) -> float:
     return sum(rates)
 
 
-def ppo(stop_at: float, steps: int) -> None:
-    """Time PPO on Reach to ``stop_at`` success with each vectorisation (module docstring)."""
+#: ``--ppo``'s configurations: the earlier default and the current one (examples/02 options).
+PPO_CONFIGS = {
+    "old (dummy, 10 epochs)": ["--vector", "dummy", "--epochs", "10"],
+    "new (async, 5 epochs)": [],
+}
+
+
+def ppo(stop_at: float, steps: int, runs: int) -> None:
+    """Time PPO on Reach to ``stop_at`` success, old and new default (module docstring)."""
     script = Path(__file__).resolve().parents[1] / "examples" / "02_train_reach.py"
-    reached: dict[str, dict[str, float] | None] = {}
-    curves: dict[str, list[float]] = {}
+    minutes: dict[str, list[float]] = {name: [] for name in PPO_CONFIGS}
+    cpu: dict[str, list[float]] = {name: [] for name in PPO_CONFIGS}
+    reached_at: dict[str, list[int]] = {name: [] for name in PPO_CONFIGS}
     with tempfile.TemporaryDirectory(prefix="jointlab-ppo-") as folder:
-        for kind in ("dummy", "batched", "async"):
-            out = Path(folder) / kind
-            print(f"{kind}: {load()}", flush=True)
-            subprocess.run([sys.executable, str(script), "--vector", kind, "--steps", str(steps),
-                            "--stop-at", str(stop_at), "--out", str(out)], check=True)  # fmt: skip
-            results = json.loads((out / "results.json").read_text())
-            reached[kind] = results["final"]["reached"]
-            curves[kind] = [point["success_rate"] for point in results["curve"]]
-    print(f"PPO on {ENV_ID} (arm6, position mode, 8 envs) to {stop_at:.0%} success:")
-    base = reached["dummy"]
-    for kind, point in reached.items():
-        if point is None:
-            print(f"  {kind:8s} not reached in {steps} steps")
-            continue
-        ratio = f", {base['train_seconds'] / point['train_seconds']:.2f}x dummy" if base else ""
-        print(f"  {kind:8s} {point['steps']:>7} steps, {point['train_seconds'] / 60:.2f} min of "
-              f"training (evaluations excluded){ratio}")  # fmt: skip
-    same = all(curve == curves["dummy"] for curve in curves.values())
-    print(f"  learning curves identical: {'yes' if same else 'no'}")
+        for run in range(runs):
+            for index, (name, options) in enumerate(PPO_CONFIGS.items()):
+                out = Path(folder) / f"run{run}-config{index}"
+                print(f"run {run + 1}, {name}: {load()}", flush=True)
+                before = resource.getrusage(resource.RUSAGE_CHILDREN)
+                command = [sys.executable, str(script), *options, "--steps", str(steps),
+                           "--stop-at", str(stop_at), "--out", str(out)]  # fmt: skip
+                subprocess.run(command, check=True)
+                after = resource.getrusage(resource.RUSAGE_CHILDREN)
+                point = json.loads((out / "results.json").read_text())["final"]["reached"]
+                cpu[name].append(after.ru_utime + after.ru_stime - before.ru_utime
+                                 - before.ru_stime)  # fmt: skip
+                if point is not None:
+                    minutes[name].append(point["train_seconds"] / 60)
+                    reached_at[name].append(int(point["steps"]))
+    print(f"PPO on {ENV_ID} (arm6, position mode, 8 envs, seed 0) to {stop_at:.0%} success, "
+          f"{runs} run(s) each:")  # fmt: skip
+    for name in PPO_CONFIGS:
+        if len(minutes[name]) < runs:
+            print(f"  {name:24s} not reached in {steps} steps in {runs - len(minutes[name])} runs")
+        if minutes[name]:
+            print(f"  {name:24s} {np.median(minutes[name]):.2f} min "
+                  f"[{min(minutes[name]):.2f}-{max(minutes[name]):.2f}] of training "
+                  f"(evaluations excluded) at {sorted(set(reached_at[name]))} steps; "
+                  f"CPU of the whole run (all processes, evaluations included) "
+                  f"{np.median(cpu[name]) / 60:.2f} min")  # fmt: skip
+    old, new = (minutes[name] for name in PPO_CONFIGS)
+    if old and new:
+        print(f"  new / old wall time: {np.median(new) / np.median(old):.2f} "
+              f"({np.median(old) / np.median(new):.2f}x faster)")
     print(f"end {load()}")
 
 
@@ -179,12 +200,14 @@ def main() -> None:
     parser.add_argument("--quick", action="store_true", help="400 steps, 3 rounds")
     parser.add_argument("--ppo", action="store_true",
                         help="time PPO on Reach to 90 %% success instead (minutes per run)")
+    parser.add_argument("--ppo-runs", type=int, default=1,
+                        help="runs of each PPO configuration (median, spread)")
     args = parser.parse_args()
     if args.quick:
         args.steps, args.rounds = 400, 3
     header("vector_env")
     if args.ppo:
-        ppo(0.9, 300_000)
+        ppo(0.9, 300_000, args.ppo_runs)
         return
     n = args.envs
     one, one_cpu, two, two_max, estimate, main_share, children = [], [], [], [], [], [], []

@@ -11,11 +11,13 @@ curve (success rate and mean return against environment steps) to ``--out``::
 The trained model and the observation statistics are saved in the output folder too; they
 are results, not source, so keep them out of the repository.
 
-``--vector batched`` (or ``async``) trains on JointLab's batched vector environment: the same
-episodes as ``dummy`` (bit-identical observations), so the same learning curve, sooner.
-``--stop-at 0.9`` ends training at the first curve point with 90 % success and reports the
-training wall time it took (evaluations excluded); ``benchmarks/vector_env.py --ppo`` runs
-that for ``dummy``, ``batched`` and ``async`` and compares them.
+The environments are stepped by JointLab's ``AsyncBatchedEnv`` (two worker processes) by
+default; ``--vector dummy`` (SB3's ``DummyVecEnv``) or ``batched`` give the same episodes
+(bit-identical observations), so the same learning curve, later. ``--epochs`` sets PPO's
+passes over each rollout (5; the earlier default was 10). ``--stop-at 0.9`` ends training
+at the first curve point with 90 % success and reports the training wall time it took
+(evaluations excluded); ``benchmarks/vector_env.py --ppo`` runs that for the earlier
+default (``--vector dummy --epochs 10``) and the current one and compares them.
 """
 
 from __future__ import annotations
@@ -40,7 +42,13 @@ from stable_baselines3.common.vec_env import (
 )
 
 import jointlab.envs  # noqa: F401  (registers the ids)
-from jointlab.envs.training import VECTOR_KINDS, make_ppo, make_training_env
+from jointlab.envs.training import (
+    DEFAULT_VECTOR,
+    N_EPOCHS,
+    VECTOR_KINDS,
+    make_ppo,
+    make_training_env,
+)
 
 ENV_ID = "jointlab/Reach-v0"
 ENV_KWARGS = {"robot": "arm6", "action_mode": "position"}
@@ -146,7 +154,8 @@ def main() -> None:
     parser.add_argument("--envs", type=int, default=8, help="parallel environments")
     parser.add_argument("--subprocess", action="store_true", help="use SubprocVecEnv")
     parser.add_argument("--vector", choices=VECTOR_KINDS, default=None,
-                        help="vectorisation (default dummy; batched: JointLab's BatchedEnv)")
+                        help=f"vectorisation (default {DEFAULT_VECTOR})")
+    parser.add_argument("--epochs", type=int, default=N_EPOCHS, help="PPO passes per rollout")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eval-every", type=int, default=25_000, help="curve resolution")
     parser.add_argument("--curve-episodes", type=int, default=50, help="episodes per point")
@@ -159,9 +168,9 @@ def main() -> None:
     args.out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(1)
 
-    env = make_env(args.envs, args.seed, args.vector or ("subprocess" if args.subprocess
-                                                          else "dummy"))
-    model = make_ppo(env, seed=args.seed)
+    vector = args.vector or ("subprocess" if args.subprocess else DEFAULT_VECTOR)
+    env = make_env(args.envs, args.seed, vector)
+    model = make_ppo(env, seed=args.seed, n_epochs=args.epochs)
     callback = CurveCallback(args.eval_every, args.curve_episodes, args.stop_at)
     model.learn(total_timesteps=args.steps, callback=callback)
     train_seconds = callback.train_seconds()
@@ -169,7 +178,7 @@ def main() -> None:
 
     final = evaluate(model, env, args.episodes, seed=1_000_000)
     final.update(steps=model.num_timesteps, train_seconds=train_seconds, episodes=args.episodes,
-                 vector=args.vector or ("subprocess" if args.subprocess else "dummy"))  # fmt: skip
+                 vector=vector, epochs=args.epochs)  # fmt: skip
     if args.stop_at is not None:
         reached = [c for c in callback.curve if c["success_rate"] >= args.stop_at]
         final["reached"] = reached[0] if reached else None

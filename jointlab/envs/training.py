@@ -1,9 +1,10 @@
 """PPO training set-up shared by ``examples/02_train_reach.py`` and ``jointlab train``.
 
 The settings are the ones that reach >= 90 % success on ``jointlab/Reach-v0`` (arm6, position
-mode) within 300k environment steps (docs/environments.md): 8 environments, normalised
-observations and rewards, a linearly decaying learning rate and a small initial
-exploration noise. Needs the ``rl`` extra (stable-baselines3, torch).
+mode) within 300k environment steps (docs/environments.md): 8 environments stepped by
+:class:`~jointlab.envs.vector.AsyncBatchedEnv` (two worker processes), rollouts of 2048
+steps, normalised observations and rewards, a linearly decaying learning rate and a small
+initial exploration noise. Needs the ``rl`` extra (stable-baselines3, torch).
 """
 
 from __future__ import annotations
@@ -54,6 +55,14 @@ def resolve_task(task: str) -> tuple[str, dict[str, Any]]:
 
 #: How ``make_training_env`` vectorises: SB3's own vector envs, or JointLab's batched ones.
 VECTOR_KINDS = ("dummy", "subprocess", "batched", "async")
+#: The default: two worker processes step the environments while this one runs the policy
+#: (the same episodes as ``dummy``, bit for bit, in less time; docs/benchmarks.md).
+DEFAULT_VECTOR = "async"
+#: Environment steps per PPO rollout, across all environments (``n_steps = 2048 // envs``).
+ROLLOUT_STEPS = 2048
+#: Passes over each rollout: 5 (was 10) halves the gradient updates, which took 40 % of the
+#: training time, for about 10 % more environment steps to 90 % success (docs/benchmarks.md).
+N_EPOCHS = 5
 
 
 def make_training_env(env_id: str, env_kwargs: dict[str, Any], envs: int = 8, seed: int = 0,
@@ -67,10 +76,10 @@ def make_training_env(env_id: str, env_kwargs: dict[str, Any], envs: int = 8, se
         envs: Number of environments.
         seed: Environment ``i`` is seeded ``seed + i``.
         subprocess: Shorthand for ``vector="subprocess"``.
-        vector: ``"dummy"`` (SB3's ``DummyVecEnv``, the default), ``"subprocess"``
-            (``SubprocVecEnv``), ``"batched"`` (:class:`jointlab.envs.vector.BatchedEnv` in
-            this process) or ``"async"`` (:class:`~jointlab.envs.vector.AsyncBatchedEnv`, two
-            workers: this process and one child).
+        vector: ``"dummy"`` (SB3's ``DummyVecEnv``), ``"subprocess"`` (``SubprocVecEnv``),
+            ``"batched"`` (:class:`jointlab.envs.vector.BatchedEnv` in this process) or
+            ``"async"`` (:class:`~jointlab.envs.vector.AsyncBatchedEnv`, two workers: this
+            process and one child; the default).
         gamma: Discount of the normalised rewards' running return (use the PPO's).
     """
     from stable_baselines3.common.env_util import make_vec_env
@@ -83,7 +92,7 @@ def make_training_env(env_id: str, env_kwargs: dict[str, Any], envs: int = 8, se
 
     import jointlab.envs  # noqa: F401  (registers the ids)
 
-    kind = vector or ("subprocess" if subprocess else "dummy")
+    kind = vector or ("subprocess" if subprocess else DEFAULT_VECTOR)
     if kind not in VECTOR_KINDS:
         raise ConfigurationError(f"unknown vector {kind!r}; expected one of {list(VECTOR_KINDS)}")
     if kind in ("batched", "async"):
@@ -104,14 +113,16 @@ def make_training_env(env_id: str, env_kwargs: dict[str, Any], envs: int = 8, se
     return VecNormalize(vec, norm_obs=True, norm_reward=True, gamma=gamma)
 
 
-def make_ppo(env: Any, seed: int = 0, net_arch: tuple[int, ...] = (256, 256), *,
-             gamma: float = GAMMA, log_std_init: float = -2.0) -> Any:  # fmt: skip
+def make_ppo(env: Any, seed: int = 0, net_arch: tuple[int, ...] = (256, 256),
+             n_epochs: int = N_EPOCHS, *, gamma: float = GAMMA,
+             log_std_init: float = -2.0) -> Any:  # fmt: skip
     """A Stable-Baselines3 PPO with the tuned Reach settings, on the CPU.
 
     Args:
         env: The (normalised, vectorised) training environment.
         seed: Seed of the policy and of SB3's own randomness.
         net_arch: Hidden layer sizes of the policy and value networks.
+        n_epochs: Passes over each rollout of ``ROLLOUT_STEPS`` (minibatches of 256).
         gamma: Discount and GAE factor (longer tasks than Reach want it closer to 1).
         log_std_init: Initial log standard deviation of the exploration noise (normalised
             action units).
@@ -121,9 +132,9 @@ def make_ppo(env: Any, seed: int = 0, net_arch: tuple[int, ...] = (256, 256), *,
     return PPO(
         "MlpPolicy",
         env,
-        n_steps=256,
+        n_steps=max(1, ROLLOUT_STEPS // env.num_envs),
         batch_size=256,
-        n_epochs=10,
+        n_epochs=n_epochs,
         learning_rate=lambda remaining: 1e-3 * remaining,  # linear decay to 0
         gamma=gamma,
         gae_lambda=0.9,

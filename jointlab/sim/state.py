@@ -64,8 +64,11 @@ class StateReporter:
         self._timing = False  # some timer runs
         self._checked = steps
 
-    def end_period(self, loop: DriveLoop, steps: int, rng: np.random.Generator) -> None:
-        """Update stall timers and draw sensor readings at the end of a control period."""
+    def end_period(self, loop: DriveLoop, steps: int, rng: np.random.Generator | None) -> None:
+        """Update stall timers and draw sensor readings at the end of a control period.
+
+        ``rng`` draws the sensor noise (None is allowed when the reporter has no sensors).
+        """
         if self.stall_time is not None and steps - self._checked >= self._check_every:
             elapsed = (steps - self._checked) * self.dt
             tau = loop.tau

@@ -41,6 +41,7 @@ _CONTRACT = ("REFUSAL_ORDER", "Readiness", "Robot", "given_fields")
 _GAINS = ("position_kp", "position_kd")
 
 __all__ = [
+    "ARRAY_FIELDS",
     "ActuatorState",
     "ActuatorType",
     "ArrayState",
@@ -335,6 +336,10 @@ class NJointAction:
         return f"NJointAction({parts})"
 
 
+#: The float ``ArrayState`` fields, in the row order of :meth:`ArrayState.arrays`.
+ARRAY_FIELDS: tuple[str, ...] = ("position", "velocity", "acceleration", "torque", "current")
+
+
 @dataclass(frozen=True, eq=False)
 class ArrayState:
     """The state of an actuator array at one instant (Player's DATA STATE, extended).
@@ -373,6 +378,21 @@ class ArrayState:
     def dof(self) -> int:
         """Number of joints."""
         return int(self.position.shape[0])
+
+    def arrays(self) -> np.ndarray:
+        """The five float fields as one read-only snapshot, shape ``(5, dof)``, float64.
+
+        Rows, in :data:`ARRAY_FIELDS` order: position (rad or m), velocity (rad/s or m/s),
+        acceleration (rad/s² or m/s²), torque (N·m or N), current (A). Built once per state
+        (later calls return the same block); it copies the fields, so a backend that reuses
+        its arrays cannot change it.
+        """
+        block = self.__dict__.get("_arrays")
+        if block is None:
+            block = np.array([getattr(self, name) for name in ARRAY_FIELDS], dtype=np.float64)
+            block.flags.writeable = False
+            self.__dict__["_arrays"] = block
+        return block
 
     def get_name(self) -> list[str]:
         """Field names, in the order of :meth:`get_data` (Loggable)."""

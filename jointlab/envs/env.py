@@ -33,11 +33,9 @@ from .rendering import default_camera, draw_markers
 from .tasks import TASKS, Task, task_class
 from .tasks.base import option_vector
 
-__all__ = ["ENV_PARAMETERS", "RENDER_MODES", "TASKS", "JointLabEnv"]
+__all__ = ["ENV_PARAMETERS", "RENDER_MODES", "TASKS", "JointLabEnv", "state_info"]
 
 RENDER_MODES = ("human", "rgb_array")
-#: The ``ArrayState`` arrays reported in ``info["state"]``, in order.
-_STATE_ARRAYS = ("position", "velocity", "acceleration", "torque", "current", "actuator_state")
 #: ``info`` keys of the common reward terms (built once, not at every step).
 _REWARD_KEYS = {name: f"reward_{name}" for name in ("distance", "success", "effort", "sparse",
                                                     "position", "velocity", "goal", "reach")}
@@ -259,7 +257,8 @@ class JointLabEnv(gymnasium.Env):
         if self.render_mode == "human":
             self._draw_markers()
             self._last_frame_time = _time.perf_counter()
-        return self._observation(state), self._info(state)
+        info = self._info(state)
+        return self._observation(state), info
 
     def step(
         self, action: Any
@@ -277,10 +276,10 @@ class JointLabEnv(gymnasium.Env):
         state = self.state = robot.read()
         if self._observe_previous_action:
             self._previous_action = np.clip(np.asarray(action, dtype=np.float32), -1.0, 1.0)
+        info = {"state": state_info(state)}  # first: the observation reuses its block's rows
         observation = self._observation(state)
         outcome = self.task.evaluate(state, njoint)
         self._clipped_total += clipped
-        info = self._info(state)
         info.update(outcome.info)
         for name, value in outcome.terms.items():
             info[_REWARD_KEYS.get(name) or f"reward_{name}"] = value
@@ -330,14 +329,8 @@ class JointLabEnv(gymnasium.Env):
 
     @staticmethod
     def _info(state: ArrayState) -> dict[str, Any]:
-        # Copies of what the robot may reuse or what a user could modify; read-only arrays
-        # (a simulated robot's) are never reused, so they are passed as they are.
-        fields = {}
-        for name in _STATE_ARRAYS:
-            array = getattr(state, name)
-            fields[name] = array.copy() if array.flags.writeable else array
-        return {"state": {"time": state.time, **fields, "motor_power": state.motor_power,
-                          "armed": state.armed}}  # fmt: skip
+        """The ``info`` of a reset: ``{"state": state_info(state)}``."""
+        return {"state": state_info(state)}
 
     def _check_open(self) -> None:
         if self._closed:
@@ -393,3 +386,23 @@ class JointLabEnv(gymnasium.Env):
         return (f"JointLabEnv(task={type(self.task).__name__}, robot={self.description.name!r}, "
                 f"action_mode={self.action_mode!r})")  # fmt: skip
 
+
+
+def state_info(state: ArrayState) -> dict[str, Any]:
+    """``info["state"]``: the fields of ``state`` as a dict of read-only snapshots.
+
+    ``time`` (s), ``position``, ``velocity``, ``acceleration``, ``torque``, ``current`` (rows
+    of :meth:`ArrayState.arrays`, one block, shape ``(dof,)`` each), ``actuator_state``
+    (uint8 flags), ``motor_power`` and ``armed``. No array changes after later steps: the
+    block is a copy (or, in sim, built from arrays the robot replaces rather than writes),
+    and writable flags are copied.
+    """
+    position, velocity, acceleration, torque, current = state.arrays()
+    flags = state.actuator_state
+    if flags.flags.writeable:
+        flags = flags.copy()
+        flags.flags.writeable = False
+    return {"time": state.time, "position": position, "velocity": velocity,
+            "acceleration": acceleration, "torque": torque, "current": current,
+            "actuator_state": flags, "motor_power": state.motor_power,
+            "armed": state.armed}  # fmt: skip

@@ -26,6 +26,11 @@ from gymnasium import spaces
 
 from jointlab.robots.description import RobotDescription
 
+try:  # np.clip's ufunc without the wrapper (about 1 µs a call)
+    from numpy._core.umath import clip as _clip
+except ImportError:  # numpy < 2
+    from numpy.core.umath import clip as _clip  # type: ignore[no-redef]
+
 __all__ = ["ObservationLayout", "ObservationPart", "joint_parts"]
 
 #: Margin added to each side of the joint position range, as a fraction of the range.
@@ -122,11 +127,10 @@ class ObservationLayout:
         """
         # Cast, then clip against the float32 bounds: the same values as clipping in float64
         # against the same bounds and casting (they are float32 numbers and rounding is
-        # monotonic), one array fewer. The ufuncs: np.clip's wrapper costs ~2 µs.
+        # monotonic), one array fewer. The clip ufunc (NaN stays NaN, as with maximum and
+        # minimum): np.clip's wrapper costs ~1 µs.
         flat = np.concatenate(values, dtype=np.float32)
-        np.maximum(flat, self._low32, out=flat)
-        np.minimum(flat, self._high32, out=flat)
-        return flat
+        return _clip(flat, self._low32, self._high32, out=flat)
 
     def build_batch(self, values: Sequence[np.ndarray]) -> np.ndarray:
         """:meth:`build` for N environments at once: parts of shape ``(N, part.size)``.

@@ -264,13 +264,23 @@ class SimRobot(Robot):
     @property
     def np_random(self) -> np.random.Generator:
         """Generator of the randomisation draws (seeded by ``seed``)."""
-        return self._np_random
+        return self._generators()[0]
 
     def seed(self, seed: int) -> None:
-        """Reseed the randomisation and sensor-noise generators (independent streams)."""
-        randomization, noise = np.random.SeedSequence(int(seed)).spawn(2)
-        self._np_random = np.random.default_rng(randomization)
-        self._noise_rng = np.random.default_rng(noise)
+        """Reseed the randomisation and sensor-noise generators (independent streams).
+
+        The generators are made when first used (an environment reseeds its robot at every
+        reset, and a robot without randomisation or sensor noise never draws).
+        """
+        self._seed = int(seed)
+        self._rngs: tuple[np.random.Generator, np.random.Generator] | None = None
+
+    def _generators(self) -> tuple[np.random.Generator, np.random.Generator]:
+        """The randomisation and sensor-noise generators of the last :meth:`seed`."""
+        if self._rngs is None:
+            randomization, noise = np.random.SeedSequence(self._seed).spawn(2)
+            self._rngs = (np.random.default_rng(randomization), np.random.default_rng(noise))
+        return self._rngs
 
     # ================================================================ commands
     def _readiness(self) -> Readiness:
@@ -404,7 +414,9 @@ class SimRobot(Robot):
         self._state = None
 
     def _end_period(self) -> None:
-        self._reporter.end_period(self._loop, self._world.steps, self._noise_rng)
+        reporter = self._reporter
+        noise = None if reporter.sensors is None else self._generators()[1]
+        reporter.end_period(self._loop, self._world.steps, noise)
         self._state = None
 
     # ================================================================ state
@@ -446,7 +458,7 @@ class SimRobot(Robot):
             q = description.apply_coupling(q)
             qd = np.where(description.dependent, qd @ matrix.T, qd)
         if randomize and self._randomization is not None:
-            self._episode = self._randomization.sample(description, self._np_random)
+            self._episode = self._randomization.sample(description, self._generators()[0])
             self._episode_changed = True
             self._loop.set_episode(self._episode)
         elif self._episode_changed:

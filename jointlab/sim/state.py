@@ -20,7 +20,7 @@ from typing import Any
 
 import numpy as np
 
-from jointlab.interface import ActuatorState, ArrayState
+from jointlab.interface import ARRAY_FIELDS, ActuatorState, ArrayState
 from jointlab.sim.law import DriveLoop
 from jointlab.sim.sensors import SensorModel
 
@@ -64,8 +64,11 @@ class StateReporter:
         self._timing = False  # some timer runs
         self._checked = steps
 
-    def end_period(self, loop: DriveLoop, steps: int, rng: np.random.Generator) -> None:
-        """Update stall timers and draw sensor readings at the end of a control period."""
+    def end_period(self, loop: DriveLoop, steps: int, rng: np.random.Generator | None) -> None:
+        """Update stall timers and draw sensor readings at the end of a control period.
+
+        ``rng`` draws the sensor noise (None is allowed when the reporter has no sensors).
+        """
         if self.stall_time is not None and steps - self._checked >= self._check_every:
             elapsed = (steps - self._checked) * self.dt
             tau = loop.tau
@@ -102,8 +105,8 @@ class StateReporter:
     def flags(self, qd: np.ndarray, braked: np.ndarray | None, stalled: np.ndarray | None
               ) -> np.ndarray:  # fmt: skip
         """Actuator flags for joint velocities ``qd`` (see the module docstring)."""
-        # IDLE (1) or MOVING (2) is 1 + (|qd| > threshold).
-        flags = np.greater(np.abs(qd), self._threshold).view(np.uint8) + self._idle
+        # IDLE (1) or MOVING (2) is 1 + (|qd| > threshold), as uint8 (bool + uint8).
+        flags = np.add(np.greater(np.abs(qd), self._threshold), self._idle)
         if braked is not None:
             flags[braked] = _BRAKED
         if stalled is not None:
@@ -185,6 +188,28 @@ class SimState(ArrayState):
     torque = _Derived(_torque)
     current = _Derived(_current)
     actuator_state = _Derived(_flags)
+
+    def arrays(self) -> np.ndarray:
+        """:meth:`ArrayState.arrays` in one concatenation of the captured inputs.
+
+        The five fields become row views of the block (equal to what they held if read
+        before), so reading them afterwards costs a dictionary lookup: an environment step
+        builds its ``info`` and observation from one block instead of five derived arrays.
+        """
+        fields = self.__dict__
+        block = fields.get("_arrays")
+        if block is not None:
+            return block
+        if "_inputs" not in fields:  # built by dataclasses.replace: the fields are plain
+            return super().arrays()
+        reporter, loop, q, qd, qd_prev, tau, measured = fields["_inputs"][:7]
+        position, velocity = (q, qd) if measured is None else measured
+        flat = np.concatenate((position, velocity, (qd - qd_prev) * reporter._inv_dt, tau,
+                               loop.current(tau)))  # fmt: skip
+        flat.flags.writeable = False
+        block = fields["_arrays"] = flat.reshape(5, -1)
+        fields.update(zip(ARRAY_FIELDS, block, strict=True))  # read before: equal rows
+        return block
 
     def __reduce__(self) -> tuple:
         """Pickle and copy as the plain ``ArrayState`` it stands for (without the loop)."""

@@ -107,6 +107,7 @@ class ChainKinematics:
         self._mats = np.zeros((n, 4, 4))
         self._mats[:, 3, 3] = 1.0
         self._tops = self._mats.reshape(n, 16)[:, None, :12]
+        self._plan = _Plan(self._mats, self._coeffs) if n and not self._any_linear else None
 
     def _elements(self, values: np.ndarray, coeffs: np.ndarray, mats: np.ndarray,
                   tops: np.ndarray) -> None:  # fmt: skip
@@ -138,11 +139,25 @@ class ChainKinematics:
         for the n element transforms, then their chain in a tree of batched products.
         """
         values = q if self._all_joints else np.asarray(q, dtype=np.float64)[self._joints]
-        if not values.shape[0]:
-            return self._base[:3, 3].copy()
-        mats = self._mats
-        self._elements(values, self._coeffs, mats, self._tops)
-        return _translation(mats)
+        plan = self._plan
+        if plan is None:  # linear elements, or no element at all
+            if not values.shape[0]:
+                return self._base[:3, 3].copy()
+            self._elements(values, self._coeffs, self._mats, self._tops)
+            return _translation(self._mats)
+        # _elements and _translation for rotary and fixed elements, on precomputed views.
+        angle = values if self._all_rotary else values * self._rotary
+        np.sin(angle, out=plan.sin)
+        np.cos(angle, out=plan.cos)
+        np.matmul(self._coeffs, self._blocks, out=self._tops)
+        for left, right, out, rest in plan.stages:
+            np.matmul(left, right, out=out)
+            if rest is not None:
+                np.copyto(*rest)
+        column = plan.column
+        for matrix, out in plan.chain:
+            column = np.dot(matrix, column, out=out)
+        return column[:3].copy() if plan.first is None else np.dot(plan.first, column)[:3]
 
     def positions(self, q: np.ndarray) -> np.ndarray:
         """World positions of the frame for N configurations: ``q`` ``(N, dof)``, result ``(N, 3)``.
@@ -159,6 +174,37 @@ class ChainKinematics:
         mats[..., 3, 3] = 1.0
         self._elements(values, coeffs, mats, mats.reshape(count, n, 16)[..., None, :12])
         return _translation(mats)
+
+
+class _Plan:
+    """Preallocated views for :meth:`ChainKinematics.position` (no slicing per call).
+
+    The same products as :func:`_translation` of the element matrices ``mats`` (``(n, 4,
+    4)``), in the same order and on operands of the same shapes, so the result is the same
+    to the bit: ``stages`` are the pairwise products of :func:`_reduce` (``(left, right,
+    out, rest)``, ``rest`` the ``copyto`` arguments of an odd matrix carried over), then
+    ``chain`` multiplies the last matrix's translation column by the others from the last
+    backwards (``(matrix, out)``), the first of them (``first``) into a new array. Those
+    matrix-vector products use ``np.dot`` (half the call cost of ``matmul``; the same
+    arithmetic: tests compare them with :meth:`ChainKinematics.positions`, which uses
+    ``matmul``, bit for bit).
+    """
+
+    def __init__(self, mats: np.ndarray, coeffs: np.ndarray) -> None:
+        self.sin = coeffs[:, 0, 1]
+        self.cos = coeffs[:, 0, 2]
+        self.stages: list[tuple[np.ndarray, np.ndarray, np.ndarray, tuple | None]] = []
+        while mats.shape[0] > 3:
+            k = mats.shape[0]
+            even = k - k % 2
+            reduced = np.zeros((even // 2 + k - even, 4, 4))
+            rest = (reduced[even // 2 :], mats[even:]) if k > even else None
+            self.stages.append((mats[0:even:2], mats[1:even:2], reduced[: even // 2], rest))
+            mats = reduced
+        k = mats.shape[0]
+        self.column = mats[k - 1, :, 3]
+        self.chain = [(mats[i], np.zeros(4)) for i in range(k - 2, 0, -1)]
+        self.first = mats[0] if k > 1 else None
 
 
 def _reduce(mats: np.ndarray) -> np.ndarray:

@@ -201,7 +201,7 @@ class Reach(Task):
     def evaluate(self, state: ArrayState, action: NJointAction) -> Outcome:
         """Reward terms, ``is_success`` and ``distance`` for the step ending in ``state``."""
         to_goal = self._parts(state)[1]
-        distance = math.sqrt(float(to_goal @ to_goal))  # |goal - tool| = |tool - goal|
+        distance = math.sqrt(float(np.dot(to_goal, to_goal)))  # |goal - tool| = |tool - goal|
         effort = effort_penalty(state, self.description.effort_limit) if self.effort_weight else 0.0
         terms = self.reward_terms(distance, effort)
         success = distance < self.success_threshold

@@ -62,16 +62,19 @@ MAX_LATENCY = 1000
 MAX_SCALE = 1000.0
 
 
+def _range_pair(field: str, value: object, what: str) -> tuple[float, float]:
+    """``value`` as a ``(low, high)`` pair of floats; ``field`` and ``what`` name it in errors."""
+    try:
+        low, high = value  # type: ignore[misc]
+        return float(low), float(high)
+    except (TypeError, ValueError, OverflowError) as exc:
+        raise ConfigurationError(f"{field} must be {what}, got {quote(value)}") from exc
+
+
 def _check_range(name: str, value: object, integer: bool) -> None:
     if value is None:
         return
-    try:
-        low, high = value  # type: ignore[misc]
-        low_f, high_f = float(low), float(high)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise ConfigurationError(
-            f"Randomization.{name} must be a (low, high) pair or None, got {quote(value)}"
-        ) from exc
+    low_f, high_f = _range_pair(f"Randomization.{name}", value, "a (low, high) pair or None")
     if not (np.isfinite(low_f) and np.isfinite(high_f)) or low_f > high_f:
         raise ConfigurationError(
             f"Randomization.{name} = {quote(value)}: expected finite low <= high"
@@ -143,13 +146,7 @@ class ObjectDynamics:
 
 
 def _check_positive_range(name: str, value: object) -> None:
-    try:
-        low, high = value  # type: ignore[misc]
-        low_f, high_f = float(low), float(high)
-    except (TypeError, ValueError, OverflowError) as exc:
-        raise ConfigurationError(
-            f"ObjectRandomization.{name} must be a (low, high) pair, got {quote(value)}"
-        ) from exc
+    low_f, high_f = _range_pair(f"ObjectRandomization.{name}", value, "a (low, high) pair")
     if not (np.isfinite(low_f) and np.isfinite(high_f)) or not 0 < low_f <= high_f:
         raise ConfigurationError(
             f"ObjectRandomization.{name} = {quote(value)}: expected finite 0 < low <= high"

@@ -112,8 +112,11 @@ def train(experiment: Experiment, name: str, steps: int, net: tuple[int, ...], o
     kwargs = {**experiment.env_kwargs, "engine": engine}
     if physics == "randomised":
         kwargs.update(experiment.randomised_kwargs)
-    env = make_training_env(experiment.env_id, kwargs, envs=8, seed=seed, gamma=experiment.gamma)
-    model = make_ppo(env, seed=seed, net_arch=net, gamma=experiment.gamma,
+    # The settings the saved policies were trained with (SB3's DummyVecEnv, 10 epochs per
+    # rollout), not the newer training defaults, so that this command reproduces them.
+    env = make_training_env(experiment.env_id, kwargs, envs=8, seed=seed, vector="dummy",
+                            gamma=experiment.gamma)  # fmt: skip
+    model = make_ppo(env, seed=seed, net_arch=net, n_epochs=10, gamma=experiment.gamma,
                      log_std_init=experiment.log_std_init)  # fmt: skip
     start = time.perf_counter()
     limit = min(steps, stop_at) if stop_at is not None else steps

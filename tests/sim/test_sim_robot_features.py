@@ -106,6 +106,14 @@ def test_a_saturated_joint_against_a_stop_reports_stalled(zero_g):
     for _ in range(5):
         robot.step()
     assert not robot.read().actuator_state[0] & ActuatorState.STALLED
+    # Released, the timer starts again from zero: the full stall_time before the next report
+    robot.apply(NJointAction.Position([1.0]))
+    for _ in range(15):
+        robot.step()
+    assert not robot.read().actuator_state[0] & ActuatorState.STALLED
+    for _ in range(20):
+        robot.step()
+    assert robot.read().actuator_state[0] & ActuatorState.STALLED
 
 
 def test_sensor_quantisation_and_noise_change_readings_not_physics(zero_g):

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 
-from jointlab.errors import ConfigurationError, SimulationError
+from jointlab.errors import ConfigurationError, SimulationError, quote
 from jointlab.robots.description import BASE
 
 if TYPE_CHECKING:
@@ -204,9 +204,15 @@ class Scene(abc.ABC):
         """
         self._check_open()
         for name, value in (("mass", mass), ("friction", friction)):
-            if value is not None and not (np.isfinite(value) and value > 0):
+            if value is None:
+                continue
+            try:
+                number = float(value)
+            except (TypeError, ValueError):
+                number = float("nan")
+            if isinstance(value, (str, bytes)) or not (np.isfinite(number) and number > 0):
                 raise ConfigurationError(
-                    f"set_object_dynamics {name} must be a finite number > 0, got {value!r}"
+                    f"set_object_dynamics {name} must be a finite number > 0, got {quote(value)}"
                 )
         if any(robot.body_id == body_id for robot in self._robots):
             raise SimulationError(f"body {body_id} is a SimRobot, not an object")

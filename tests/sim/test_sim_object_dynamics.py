@@ -72,7 +72,7 @@ def test_mujoco_keeps_the_dynamics_when_the_model_is_recompiled():
 
 
 @pytest.mark.parametrize("field", ["mass", "friction"])
-@pytest.mark.parametrize("value", [0.0, -1.0, float("nan"), float("inf")])
+@pytest.mark.parametrize("value", [0.0, -1.0, float("nan"), float("inf"), "0.5", [0.5], 1j])
 def test_bad_dynamics_are_refused_naming_the_field(engine, field, value):
     world = World(engine=engine)
     try:

@@ -66,6 +66,23 @@ def vector(name: str, value: Sequence[float], size: int = 3) -> tuple[float, ...
     return tuple(float(v) for v in array)
 
 
+def _positive(name: str, value: object) -> float | None:
+    """``value`` as a finite float > 0 (None stays None), or a ConfigurationError naming it."""
+    if value is None:
+        return None
+    number = float("nan")
+    if not isinstance(value, (str, bytes)):
+        try:
+            number = float(value)  # type: ignore[arg-type]
+        except (TypeError, ValueError):
+            pass
+    if not (np.isfinite(number) and number > 0):
+        raise ConfigurationError(
+            f"set_object_dynamics {name} must be a finite number > 0, got {quote(value)}"
+        )
+    return number
+
+
 def mounted_elements(description: RobotDescription) -> list[str]:
     """Elements of a fixed-base robot that do not collide with the ground plane.
 
@@ -203,21 +220,10 @@ class Scene(abc.ABC):
             SimulationError: no such object, a static one, or a robot.
         """
         self._check_open()
-        for name, value in (("mass", mass), ("friction", friction)):
-            if value is None:
-                continue
-            try:
-                number = float(value)
-            except (TypeError, ValueError):
-                number = float("nan")
-            if isinstance(value, (str, bytes)) or not (np.isfinite(number) and number > 0):
-                raise ConfigurationError(
-                    f"set_object_dynamics {name} must be a finite number > 0, got {quote(value)}"
-                )
+        mass_kg, coefficient = _positive("mass", mass), _positive("friction", friction)
         if any(robot.body_id == body_id for robot in self._robots):
             raise SimulationError(f"body {body_id} is a SimRobot, not an object")
-        self._set_object_dynamics(int(body_id), None if mass is None else float(mass),
-                                  None if friction is None else float(friction))  # fmt: skip
+        self._set_object_dynamics(int(body_id), mass_kg, coefficient)
 
     @abc.abstractmethod
     def _set_object_dynamics(self, body_id: int, mass: float | None,

@@ -276,7 +276,7 @@ class JointLabEnv(gymnasium.Env):
         state = self.state = robot.read()
         if self._observe_previous_action:
             self._previous_action = np.clip(np.asarray(action, dtype=np.float32), -1.0, 1.0)
-        info = {"state": state_info(state)}  # first: the observation reuses its block's rows
+        info = self._info(state)  # first: the observation reuses its block's rows
         observation = self._observation(state)
         outcome = self.task.evaluate(state, njoint)
         self._clipped_total += clipped
@@ -329,7 +329,7 @@ class JointLabEnv(gymnasium.Env):
 
     @staticmethod
     def _info(state: ArrayState) -> dict[str, Any]:
-        """The ``info`` of a reset: ``{"state": state_info(state)}``."""
+        """The ``info`` of a reset or step before the task's entries: ``{"state": ...}``."""
         return {"state": state_info(state)}
 
     def _check_open(self) -> None:
@@ -385,7 +385,6 @@ class JointLabEnv(gymnasium.Env):
     def __repr__(self) -> str:
         return (f"JointLabEnv(task={type(self.task).__name__}, robot={self.description.name!r}, "
                 f"action_mode={self.action_mode!r})")  # fmt: skip
-
 
 
 def state_info(state: ArrayState) -> dict[str, Any]:

@@ -39,7 +39,6 @@ if TYPE_CHECKING:
 __all__ = ["DEFAULT_RGBA", "Camera", "World"]
 
 
-
 def quaternion_from_rpy(rpy: Sequence[float]) -> tuple[float, float, float, float]:
     """PyBullet quaternion ``(x, y, z, w)`` of roll-pitch-yaw ``Rz(y)·Ry(p)·Rx(r)`` (rad)."""
     r, p, y = (0.5 * float(v) for v in rpy)

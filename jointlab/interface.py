@@ -26,7 +26,7 @@ a gain is NaN and treating a NaN ``velocity`` as 0.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from typing import Any
 
@@ -394,6 +394,25 @@ class ArrayState:
             self.__dict__["_arrays"] = block
         return block
 
+    def frozen(self) -> ArrayState:
+        """This state with every array read-only: ``self`` when they already are, else a copy.
+
+        A simulated robot's states are read-only already (they cost nothing here); a device's
+        decoded arrays are copied once, so nothing the backend or a caller writes later can
+        change the returned value.
+        """
+        arrays = [getattr(self, name) for name in (*ARRAY_FIELDS, "actuator_state")]
+        extras = self.extras or {}
+        if not any(a.flags.writeable for a in (*arrays, *extras.values())):
+            return self
+        copies = {
+            name: _read_only_copy(a)
+            for name, a in zip((*ARRAY_FIELDS, "actuator_state"), arrays, strict=True)
+        }
+        if self.extras is not None:
+            copies["extras"] = {key: _read_only_copy(a) for key, a in extras.items()}
+        return replace(self, **copies)
+
     def get_name(self) -> list[str]:
         """Field names, in the order of :meth:`get_data` (Loggable)."""
         return [
@@ -438,3 +457,10 @@ def __getattr__(name: str) -> Any:
 
         return getattr(contract, name)
     raise AttributeError(f"module 'jointlab.interface' has no attribute {name!r}")
+
+
+def _read_only_copy(array: np.ndarray) -> np.ndarray:
+    """A read-only copy of ``array``."""
+    copy = np.array(array)
+    copy.flags.writeable = False
+    return copy

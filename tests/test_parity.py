@@ -120,10 +120,13 @@ def assert_same_state(a: ArrayState, b: ArrayState, where: str) -> None:
 def assert_close(a: Any, b: Any, where: str, atol: float = 3e-5) -> None:
     """Numbers (also inside lists, tuples, dicts, arrays) within float32 rounding.
 
-    Inside a dict, the values of a state field (``position``, ``acceleration`` ...) get that
-    field's tolerance.
+    States compare as :func:`assert_same_state`; inside a dict, the values of a state field
+    (``position``, ``acceleration`` ...) get that field's tolerance.
     """
-    if isinstance(a, dict):
+    if isinstance(a, ArrayState):  # an env's info["state"]
+        assert isinstance(b, ArrayState), f"{where}: {b!r}"
+        assert_same_state(a, b, where)
+    elif isinstance(a, dict):
         assert a.keys() == b.keys(), where
         for key in a:
             assert_close(a[key], b[key], f"{where}.{key}", TOLERANCE.get(key, atol))

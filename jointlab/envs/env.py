@@ -33,7 +33,7 @@ from .rendering import default_camera, draw_markers
 from .tasks import TASKS, Task, task_class
 from .tasks.base import option_vector
 
-__all__ = ["ENV_PARAMETERS", "RENDER_MODES", "TASKS", "JointLabEnv", "state_info"]
+__all__ = ["ENV_PARAMETERS", "RENDER_MODES", "TASKS", "JointLabEnv"]
 
 RENDER_MODES = ("human", "rgb_array")
 #: ``info`` keys of the common reward terms (built once, not at every step).
@@ -276,7 +276,7 @@ class JointLabEnv(gymnasium.Env):
         state = self.state = robot.read()
         if self._observe_previous_action:
             self._previous_action = np.clip(np.asarray(action, dtype=np.float32), -1.0, 1.0)
-        info = self._info(state)  # first: the observation reuses its block's rows
+        info = self._info(state)
         observation = self._observation(state)
         outcome = self.task.evaluate(state, njoint)
         self._clipped_total += clipped
@@ -329,8 +329,13 @@ class JointLabEnv(gymnasium.Env):
 
     @staticmethod
     def _info(state: ArrayState) -> dict[str, Any]:
-        """The ``info`` of a reset or step before the task's entries: ``{"state": ...}``."""
-        return {"state": state_info(state)}
+        """The ``info`` of a reset or step before the task's entries: ``{"state": ...}``.
+
+        The robot's :class:`ArrayState` itself, read-only (:meth:`ArrayState.frozen`): a
+        simulated robot's state derives its fields when they are first read, so a step pays
+        for ``info["state"]`` only when someone looks at it.
+        """
+        return {"state": state.frozen()}
 
     def _check_open(self) -> None:
         if self._closed:
@@ -385,23 +390,3 @@ class JointLabEnv(gymnasium.Env):
     def __repr__(self) -> str:
         return (f"JointLabEnv(task={type(self.task).__name__}, robot={self.description.name!r}, "
                 f"action_mode={self.action_mode!r})")  # fmt: skip
-
-
-def state_info(state: ArrayState) -> dict[str, Any]:
-    """``info["state"]``: the fields of ``state`` as a dict of read-only snapshots.
-
-    ``time`` (s), ``position``, ``velocity``, ``acceleration``, ``torque``, ``current`` (rows
-    of :meth:`ArrayState.arrays`, one block, shape ``(dof,)`` each), ``actuator_state``
-    (uint8 flags), ``motor_power`` and ``armed``. No array changes after later steps: the
-    block is a copy (or, in sim, built from arrays the robot replaces rather than writes),
-    and writable flags are copied.
-    """
-    position, velocity, acceleration, torque, current = state.arrays()
-    flags = state.actuator_state
-    if flags.flags.writeable:
-        flags = flags.copy()
-        flags.flags.writeable = False
-    return {"time": state.time, "position": position, "velocity": velocity,
-            "acceleration": acceleration, "torque": torque, "current": current,
-            "actuator_state": flags, "motor_power": state.motor_power,
-            "armed": state.armed}  # fmt: skip

@@ -216,6 +216,10 @@ class SimState(ArrayState):
         fields.update(zip(ARRAY_FIELDS, block, strict=True))  # read before: equal rows
         return block
 
+    def frozen(self) -> ArrayState:
+        """``self``: every field it derives is read-only (:meth:`ArrayState.frozen`)."""
+        return self if "_inputs" in self.__dict__ else super().frozen()
+
     def __reduce__(self) -> tuple:
         """Pickle and copy as the plain ``ArrayState`` it stands for (without the loop)."""
         return ArrayState, tuple(getattr(self, f.name) for f in dataclasses.fields(ArrayState))

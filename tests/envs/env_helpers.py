@@ -13,12 +13,12 @@ def rollout(env, seed, steps, action_seed=0):
     """Observations, rewards and positions of ``steps`` seeded random steps."""
     env.action_space.seed(action_seed)
     observation, info = env.reset(seed=seed)
-    observations, rewards, positions = [observation], [], [info["state"]["position"]]
+    observations, rewards, positions = [observation], [], [info["state"].position]
     for _ in range(steps):
         observation, reward, terminated, truncated, info = env.step(env.action_space.sample())
         observations.append(observation)
         rewards.append(reward)
-        positions.append(info["state"]["position"])
+        positions.append(info["state"].position)
         if terminated or truncated:
             break
     return np.array(observations), np.array(rewards), np.array(positions)

@@ -11,6 +11,7 @@ from gymnasium.utils.env_checker import check_env
 import jointlab
 from jointlab.envs import ACTION_MODES, JointLabEnv
 from jointlab.errors import ActionError, ConfigurationError, JointLabError
+from jointlab.interface import ArrayState
 from jointlab.sim import SimRobot
 
 
@@ -86,16 +87,16 @@ def test_observation_order_and_info(make):
     )  # fmt: skip
     observation, info = env.reset(seed=0)
     parts = base.observation_layout.split(observation)
-    np.testing.assert_allclose(parts["position"], info["state"]["position"], rtol=1e-6)
+    np.testing.assert_allclose(parts["position"], info["state"].position, rtol=1e-6)
     np.testing.assert_allclose(parts["goal"], base.task.goal, rtol=1e-6)
     np.testing.assert_allclose(parts["to_goal"], parts["goal"] - parts["tool"], atol=1e-6)
     action = env.action_space.sample()
     observation, reward, _terminated, _truncated, info = env.step(action)
     parts = base.observation_layout.split(observation)
     np.testing.assert_allclose(parts["previous_action"], action)
-    assert set(info["state"]) >= {"time", "position", "velocity", "acceleration", "torque",
-                                  "current", "actuator_state", "motor_power", "armed"}  # fmt: skip
-    assert info["state"]["time"] == pytest.approx(0.02)
+    assert isinstance(info["state"], ArrayState)
+    np.testing.assert_array_equal(info["state"].position, base.robot.read().position)
+    assert info["state"].time == pytest.approx(0.02)
     terms = {k: v for k, v in info.items() if k.startswith("reward_")}
     assert set(terms) == {"reward_distance", "reward_success", "reward_effort"}
     assert sum(terms.values()) == pytest.approx(reward)
@@ -146,7 +147,7 @@ def test_reset_options(make):
     env = make("jointlab/Reach-v0")
     q = np.array([0.1, 0.2, 0.3, 0.0, 0.1, 0.0])
     _, info = env.reset(seed=0, options={"q": q, "goal": [0.3, 0.2, 0.4]})
-    np.testing.assert_allclose(info["state"]["position"], q, atol=1e-9)
+    np.testing.assert_allclose(info["state"].position, q, atol=1e-9)
     np.testing.assert_array_equal(env.unwrapped.task.goal, [0.3, 0.2, 0.4])
     with pytest.raises(ConfigurationError, match="did you mean 'goal'"):
         env.reset(options={"gaol": [0, 0, 0]})
@@ -226,7 +227,7 @@ def test_control_dt_sets_physics_steps_per_env_step(make):
     env = make("jointlab/JointTracking-v0", control_dt=0.05)
     _, info = env.reset(seed=0)
     _, _, _, _, info = env.step(env.action_space.sample())
-    assert info["state"]["time"] == pytest.approx(0.05)
+    assert info["state"].time == pytest.approx(0.05)
 
 
 def test_previous_action_needs_a_flat_mode():

@@ -29,7 +29,7 @@ def test_domain_randomization_changes_the_physics(make):
         torque = np.full(6, 0.3, np.float32)
         for _ in range(10):
             _, _, _, _, info = env.step(torque)
-        return info["state"]["position"]
+        return info["state"].position
 
     nominal = final_positions(make("jointlab/Reach-v0", action_mode="torque"))
     randomized = final_positions(

@@ -19,7 +19,7 @@ from __future__ import annotations
 import itertools
 import math
 from collections import deque
-from collections.abc import Callable, Hashable, Iterable
+from collections.abc import Callable, Hashable, Iterable, Iterator
 from dataclasses import replace
 from typing import Any
 
@@ -55,6 +55,8 @@ class CommandDispatcher:
         gravity_compensation: Add the gravity torque to joints under PD.
         model_feedforward: Add ``M(q)·q̈_ref + damping·q̇_ref`` to joints under PD.
         inertia_period: Seconds between refreshes of ``M(q)`` (it changes slowly with ``q``).
+            When it spans 3 control ticks or more, a refresh reads ``q`` on one tick and
+            computes ``M`` over the next two (the worst tick stays cheap).
         kp: PD gains for every action (N·m/rad), ``(dof,)``; ``None``: the description's.
         kd: D gains (N·m·s/rad), likewise.
         tolerances: When a target counts as reached / a joint as still.
@@ -103,6 +105,9 @@ class CommandDispatcher:
         self._inertia_period = float(inertia_period)
         self._inertia_from = math.inf  # time of the current M(q); inf: compute at the next tick
         self._mass = np.zeros((desc.dof, desc.dof))
+        self._refresh: Iterator[None] | None = None  # a refresh of M(q) under way
+        # Spread over the two ticks after the refresh tick when a period holds 3 ticks or more
+        self._staged_refresh = self._inertia_period >= 3 * robot.control_dt
         self._damping = desc.damping
         # [diag(damping) | M(q)] @ [ref_v, ref_a]: the model feed-forward as one product
         self._inertia_map = np.hstack([np.diag(self._damping), self._mass])
@@ -385,14 +390,35 @@ class CommandDispatcher:
         if not self._model_ff:  # then gravity compensation is on (or there is no model)
             return dynamics.gravity_torque(state.position)
         if 0.0 <= state.time - self._inertia_from < self._inertia_period:
+            if self._refresh is not None:  # a refresh under way: its next stage
+                next(self._refresh, None)
             gravity = dynamics.gravity_torque(state.position) if self._gravity else 0.0
-        else:  # refresh M(q) every inertia_period, from the same kinematics as g(q)
-            gravity, self._mass = dynamics.gravity_and_mass_matrix(state.position)
-            self._inertia_map[:, self.dof:] = self._mass
+        elif self._staged_refresh and self._inertia_from != math.inf:
+            # refresh M(q) every inertia_period, from the same kinematics as g(q)
+            gravity, kinematics = dynamics.gravity_and_kinematics(state.position)
+            self._refresh = self._refresh_inertia(kinematics)
             self._inertia_from = state.time
-            if not self._gravity:
-                gravity = 0.0
+        else:  # the first tick (no M yet), or a period too short to spread: all at once
+            gravity, self._mass = dynamics.gravity_and_mass_matrix(state.position)
+            self._inertia_map[:, self.dof :] = self._mass
+            self._inertia_from = state.time
+        if not self._gravity:
+            gravity = 0.0
         return gravity + self._inertia_map.dot(out.ref_va)
+
+    def _refresh_inertia(self, kinematics: tuple[np.ndarray, np.ndarray]) -> Iterator[None]:
+        """``M(q)`` of a refresh tick, computed over the two ticks after it.
+
+        No tick pays for the whole matrix (the worst tick, not the average, decides whether
+        a 1 kHz loop keeps its deadline): the Jacobians on the first, ``M`` on the second,
+        which the feed-forward uses from then on (the ``q`` of two ticks before; ``M``
+        changes slowly, and it is refreshed every ``inertia_period`` anyway).
+        """
+        terms = self.dynamics.inertia_terms(kinematics)
+        yield
+        self._mass = self.dynamics.mass_matrix_from(terms)
+        self._inertia_map[:, self.dof :] = self._mass
+        self._refresh = None
 
     def _offset_targets(self, pd: np.ndarray, extra: np.ndarray, out: Outputs) -> np.ndarray:
         """PD targets with the feed-forward of position-only servos as an offset.

@@ -222,6 +222,24 @@ class DynamicsModel:
         rows = self._rows(frames_t)
         return self._gravity(rows), self._joint_space(*self._jacobians_from(frames_t, rows))
 
+    def gravity_and_kinematics(self, q: Any) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """:meth:`gravity_torque` at ``q``, and the kinematics :meth:`mass_matrix_from` needs.
+
+        For a controller that spreads ``M(q)`` over later control ticks: the kinematics
+        (opaque arrays, not changed later) is what this tick computed for gravity anyway.
+        """
+        frames_t = self._frames_t(q)
+        rows = self._rows(frames_t)
+        return self._gravity(rows), (frames_t, rows)
+
+    def inertia_terms(self, kinematics: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, ...]:
+        """The first half of :meth:`mass_matrix_from`: world inertias and CoG Jacobians."""
+        return self._jacobians_from(*kinematics)
+
+    def mass_matrix_from(self, terms: tuple[np.ndarray, ...]) -> np.ndarray:
+        """The second half: ``M(q)`` (as :meth:`mass_matrix`) from :meth:`inertia_terms`."""
+        return self._joint_space(*terms)
+
     def _rows(self, frames_t: np.ndarray) -> np.ndarray:
         """Each element's centre of gravity, joint origin and joint axis in the world frame.
 

@@ -255,3 +255,65 @@ def test_dependent_joints_follow_their_leaders(gripper):
     assert np.isnan(commander.last_desired.position[dependent]).all()
     expected = description.apply_coupling(np.nan_to_num(target))  # dependent from the leader
     np.testing.assert_allclose(gripper.read().position, expected, atol=1e-3)
+
+
+class _CallLog:
+    """Delegates to a DynamicsModel and records, per control tick, which parts it computed."""
+
+    def __init__(self, model):
+        self.model = model
+        self.ticks = []
+
+    def __getattr__(self, name):
+        attribute = getattr(self.model, name)
+        if not callable(attribute):
+            return attribute
+
+        def call(*args):
+            result = attribute(*args)
+            self.ticks[-1].append((name, result))
+            return result
+
+        return call
+
+
+def test_model_feedforward_spreads_each_inertia_refresh_over_the_next_two_ticks(arm):
+    commander = Commander(arm, model_feedforward=True, inertia_period=0.01)
+    model = commander.dynamics
+    log = commander.dynamics = _CallLog(model)
+    target = np.array(arm.description.home) + 0.3
+    handle = commander.set_positions(target)
+    positions = []
+    for _ in range(40):
+        log.ticks.append([])
+        positions.append(arm.read().position)
+        commander.update()
+        arm.step()
+    assert not handle.done
+    names = [[name for name, _ in tick] for tick in log.ticks]
+    assert names[0] == ["gravity_and_mass_matrix"]  # the first tick: all at once
+    refresh_ticks = [i for i, tick in enumerate(names) if "gravity_and_kinematics" in tick]
+    # every inertia_period: 10 ticks of 1 ms (11 where the float sum of times falls short)
+    gaps = np.diff([0, *refresh_ticks])
+    assert len(refresh_ticks) == 3 and ((gaps == 10) | (gaps == 11)).all(), refresh_ticks
+    for i in refresh_ticks:
+        assert names[i + 1] == ["inertia_terms", "gravity_torque"]
+        assert names[i + 2] == ["mass_matrix_from", "gravity_torque"]
+        # M of the refresh tick's position, whole, only from the second tick after it on
+        mass = log.ticks[i + 2][0][1]
+        np.testing.assert_array_equal(mass, model.mass_matrix(positions[i]))
+    heavy = {"gravity_and_mass_matrix", "inertia_terms", "mass_matrix_from"}
+    assert all(len(heavy.intersection(tick)) <= 1 for tick in names)
+
+
+def test_model_feedforward_refreshes_at_once_when_the_period_is_under_three_ticks(arm):
+    commander = Commander(arm, model_feedforward=True, inertia_period=0.002)
+    log = commander.dynamics = _CallLog(commander.dynamics)
+    commander.set_positions(np.array(arm.description.home) + 0.3)
+    for _ in range(6):
+        log.ticks.append([])
+        commander.update()
+        arm.step()
+    names = [[name for name, _ in tick] for tick in log.ticks]
+    assert names[0::2] == [["gravity_and_mass_matrix"]] * 3
+    assert names[1::2] == [["gravity_torque"]] * 3

@@ -113,3 +113,7 @@ def test_gravity_and_mass_matrix_is_both_from_one_pass(name):
         gravity, mass = model.gravity_and_mass_matrix(q)
         np.testing.assert_array_equal(gravity, model.gravity_torque(q))
         np.testing.assert_array_equal(mass, model.mass_matrix(q))
+        halves = model.gravity_and_kinematics(q)
+        np.testing.assert_array_equal(halves[0], gravity)
+        terms = model.inertia_terms(halves[1])
+        np.testing.assert_array_equal(model.mass_matrix_from(terms), mass)

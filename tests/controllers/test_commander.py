@@ -317,3 +317,18 @@ def test_model_feedforward_refreshes_at_once_when_the_period_is_under_three_tick
     names = [[name for name, _ in tick] for tick in log.ticks]
     assert names[0::2] == [["gravity_and_mass_matrix"]] * 3
     assert names[1::2] == [["gravity_torque"]] * 3
+
+
+def test_model_feedforward_refreshes_at_once_on_ticks_longer_than_two_milliseconds():
+    sim = pytest.importorskip("jointlab.sim")
+    with sim.SimRobot("arm6", dt=0.001, control_dt=0.005, seed=0) as robot:
+        commander = Commander(robot, model_feedforward=True, inertia_period=0.02)
+        log = commander.dynamics = _CallLog(commander.dynamics)
+        commander.set_positions(np.array(robot.description.home) + 0.3)
+        for _ in range(9):
+            log.ticks.append([])
+            commander.update()
+            robot.step()
+        names = [[name for name, _ in tick] for tick in log.ticks]
+        assert names[0::4] == [["gravity_and_mass_matrix"]] * 3  # every 4 ticks of 5 ms
+        assert all(tick == ["gravity_torque"] for i, tick in enumerate(names) if i % 4)

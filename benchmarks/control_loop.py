@@ -12,7 +12,8 @@ at the start and end. Targets: median <= 5 %, p99 <= 10 % of the period.
 ``--breakdown`` adds one instrumented round that times the parts of each tick (microseconds
 of CPU, median over the ticks): the state fields the simulated robot derives on first
 access (``SimState``), the commands (trajectory sampling, stall check), the gravity torque
-(most ticks) or gravity plus ``M(q)`` (the refresh every 20 ms), the safety layer, and the
+(most ticks), the refresh of ``M(q)`` every 20 ms (gravity and kinematics on the refresh
+tick, then the Jacobians, the world inertias and ``M`` on the next three), the safety layer, and the
 rest of ``compute`` (model feed-forward product, building the action, bookkeeping). Each
 timer adds a fraction of a microsecond; the timed rounds above carry no such timers.
 
@@ -123,7 +124,8 @@ def breakdown(robot_name: str, seconds: float, control_dt: float) -> dict[str, f
     """One instrumented run: median CPU time of each part of a tick, in microseconds."""
     url = f"sim://{robot_name}?dt={control_dt}&control_dt={control_dt}"
     parts: dict[str, list[float]] = {name: [] for name in (
-        "state", "commands", "gravity", "gravity_mass", "safety", "tick")}  # fmt: skip
+        "state", "commands", "gravity", "gravity_mass", "gravity_kinematics", "cog_jacobians",
+        "world_inertias", "mass_matrix", "safety", "tick")}  # fmt: skip
     with jointlab.connect(url) as robot:
         commander = follow(robot)
         dynamics = commander.dynamics
@@ -131,6 +133,10 @@ def breakdown(robot_name: str, seconds: float, control_dt: float) -> dict[str, f
         with (timing(ActiveCommand, "tick", parts["commands"]),
               timing(dynamics, "gravity_torque", parts["gravity"]),
               timing(dynamics, "gravity_and_mass_matrix", parts["gravity_mass"]),
+              timing(dynamics, "gravity_and_kinematics", parts["gravity_kinematics"]),
+              timing(dynamics, "cog_jacobians", parts["cog_jacobians"]),
+              timing(dynamics, "world_inertias", parts["world_inertias"]),
+              timing(dynamics, "mass_matrix_from", parts["mass_matrix"]),
               timing(commander.safety, "filter", parts["safety"])):  # fmt: skip
             for _ in range(round(seconds / robot.control_dt)):
                 state = robot.read()
@@ -146,11 +152,13 @@ def breakdown(robot_name: str, seconds: float, control_dt: float) -> dict[str, f
     skip = 50  # the first ticks (imports, caches), as in the timed rounds
     medians = {name: 1e6 * float(np.median(times[skip:] if len(times) > 10 * skip else times))
                for name, times in parts.items()}  # fmt: skip
-    gravity_share = len(parts["gravity"]) / max(1, len(parts["tick"]))
-    refresh_share = len(parts["gravity_mass"]) / max(1, len(parts["tick"]))
-    medians["rest"] = medians["tick"] - medians["commands"] - medians["safety"] - (
-        gravity_share * medians["gravity"] + refresh_share * medians["gravity_mass"])
-    medians["refresh_share"] = refresh_share
+    ticks = max(1, len(parts["tick"]))
+    model = sum(len(parts[name]) / ticks * medians[name] for name in (
+        "gravity", "gravity_mass", "gravity_kinematics", "cog_jacobians", "world_inertias",
+        "mass_matrix"))
+    medians["rest"] = medians["tick"] - medians["commands"] - medians["safety"] - model
+    medians["refresh_share"] = (len(parts["gravity_mass"])
+                                + len(parts["gravity_kinematics"])) / ticks  # fmt: skip
     return medians
 
 
@@ -161,8 +169,12 @@ def print_breakdown(parts: dict[str, float]) -> None:
     for label, key in (
         ("state fields the sim derives on first access", "state"),
         ("commands (trajectory sampling, stall check)", "commands"),
-        (f"gravity g(q) ({1 - refresh:.0%} of ticks)", "gravity"),
-        (f"gravity + M(q) refresh ({refresh:.0%} of ticks)", "gravity_mass"),
+        ("gravity g(q), every tick but the refresh ticks", "gravity"),
+        (f"refresh tick ({refresh:.0%} of ticks): g(q) and kinematics", "gravity_kinematics"),
+        ("  next tick: M(q)'s CoG Jacobians (besides g(q))", "cog_jacobians"),
+        ("  the tick after: the links' world inertias", "world_inertias"),
+        ("  the third tick: M(q) from them", "mass_matrix"),
+        ("gravity + M(q) at once (first tick only)", "gravity_mass"),
         ("safety layer", "safety"),
         ("rest: feed-forward product, action, bookkeeping", "rest"),
         ("Commander.compute (state fields derived before)", "tick"),

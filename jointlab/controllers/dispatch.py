@@ -47,7 +47,7 @@ from jointlab.joint_vectors import check_gains, check_torque, constants
 __all__ = ["CommandDispatcher"]
 
 
-#: Longest control tick (s) at which an ``M(q)`` refresh is spread over three ticks: at 1 kHz
+#: Longest control tick (s) at which an ``M(q)`` refresh is spread over four ticks: at 1 kHz
 #: the whole refresh is about 5 % of the period; at 200 Hz it is 1 % and ``M`` stays fresher
 #: computed at once.
 STAGED_REFRESH_TICK = 0.002
@@ -60,9 +60,9 @@ class CommandDispatcher:
         gravity_compensation: Add the gravity torque to joints under PD.
         model_feedforward: Add ``M(q)·q̈_ref + damping·q̇_ref`` to joints under PD.
         inertia_period: Seconds between refreshes of ``M(q)`` (it changes slowly with ``q``).
-            With control ticks of at most :data:`STAGED_REFRESH_TICK` and a period of 3
+            With control ticks of at most :data:`STAGED_REFRESH_TICK` and a period of 4
             ticks or more, a refresh reads ``q`` on one tick and computes ``M`` over the next
-            two (the worst tick stays cheap); otherwise on the tick itself.
+            three (the worst tick stays cheap); otherwise on the tick itself.
         kp: PD gains for every action (N·m/rad), ``(dof,)``; ``None``: the description's.
         kd: D gains (N·m·s/rad), likewise.
         tolerances: When a target counts as reached / a joint as still.
@@ -112,10 +112,10 @@ class CommandDispatcher:
         self._inertia_from = math.inf  # time of the current M(q); inf: compute at the next tick
         self._mass = np.zeros((desc.dof, desc.dof))
         self._refresh: Iterator[None] | None = None  # a refresh of M(q) under way
-        # Spread over the two ticks after the refresh tick where ticks are short (a 1 kHz
-        # loop's budget is what the whole refresh would strain) and a period holds 3 or more
+        # Spread over the three ticks after the refresh tick where ticks are short (a 1 kHz
+        # loop's budget is what the whole refresh would strain) and a period holds 4 or more
         self._staged_refresh = (robot.control_dt <= STAGED_REFRESH_TICK
-                                and self._inertia_period >= 3 * robot.control_dt)  # fmt: skip
+                                and self._inertia_period >= 4 * robot.control_dt)  # fmt: skip
         self._damping = desc.damping
         # [diag(damping) | M(q)] @ [ref_v, ref_a]: the model feed-forward as one product
         self._inertia_map = np.hstack([np.diag(self._damping), self._mass])
@@ -415,16 +415,20 @@ class CommandDispatcher:
         return gravity + self._inertia_map.dot(out.ref_va)
 
     def _refresh_inertia(self, kinematics: tuple[np.ndarray, np.ndarray]) -> Iterator[None]:
-        """``M(q)`` of a refresh tick, computed over the two ticks after it.
+        """``M(q)`` of a refresh tick, computed over the three ticks after it.
 
         No tick pays for the whole matrix (the worst tick, not the average, decides whether
-        a 1 kHz loop keeps its deadline): the Jacobians on the first, ``M`` on the second,
-        which the feed-forward uses from then on (the ``q`` of two ticks before; ``M``
-        changes slowly, and it is refreshed every ``inertia_period`` anyway).
+        a 1 kHz loop keeps its deadline): the Jacobians on the first, the world inertias on
+        the second, ``M`` on the third, which the feed-forward uses from then on (the ``q``
+        of three ticks before; ``M`` changes slowly, and it is refreshed every
+        ``inertia_period`` anyway).
         """
-        terms = self.dynamics.inertia_terms(kinematics)
+        dynamics = self.dynamics
+        jacobians = dynamics.cog_jacobians(kinematics)
         yield
-        self._mass = self.dynamics.mass_matrix_from(terms)
+        inertias = dynamics.world_inertias(kinematics)
+        yield
+        self._mass = dynamics.mass_matrix_from(inertias, jacobians)
         self._inertia_map[:, self.dof :] = self._mass
         self._refresh = None
 

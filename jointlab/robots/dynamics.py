@@ -223,7 +223,7 @@ class DynamicsModel:
         return self._gravity(rows), self._joint_space(*self._jacobians_from(frames_t, rows))
 
     def gravity_and_kinematics(self, q: Any) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
-        """:meth:`gravity_torque` at ``q``, and the kinematics :meth:`mass_matrix_from` needs.
+        """:meth:`gravity_torque` at ``q``, and the kinematics ``M(q)``'s parts are built from.
 
         For a controller that spreads ``M(q)`` over later control ticks: the kinematics
         (opaque arrays, not changed later) is what this tick computed for gravity anyway.
@@ -232,13 +232,23 @@ class DynamicsModel:
         rows = self._rows(frames_t)
         return self._gravity(rows), (frames_t, rows)
 
-    def inertia_terms(self, kinematics: tuple[np.ndarray, np.ndarray]) -> tuple[np.ndarray, ...]:
-        """The first half of :meth:`mass_matrix_from`: world inertias and CoG Jacobians."""
-        return self._jacobians_from(*kinematics)
+    def cog_jacobians(self, kinematics: tuple[np.ndarray, np.ndarray]
+                      ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+        """A part of :meth:`mass_matrix_from`: the links' CoG Jacobians ``Jv``, ``Jω``."""
+        return self._cog_jacobians(kinematics[1])
 
-    def mass_matrix_from(self, terms: tuple[np.ndarray, ...]) -> np.ndarray:
-        """The second half: ``M(q)`` (as :meth:`mass_matrix`) from :meth:`inertia_terms`."""
-        return self._joint_space(*terms)
+    def world_inertias(self, kinematics: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
+        """A part of :meth:`mass_matrix_from`: the links' inertias in the world frame."""
+        return self._world_inertias(kinematics[0])
+
+    def mass_matrix_from(self, inertias: np.ndarray, jacobians: tuple[np.ndarray, np.ndarray]
+                         ) -> np.ndarray:  # fmt: skip
+        """``M(q)`` (as :meth:`mass_matrix`) from the two parts of one kinematics.
+
+        ``inertias`` and ``jacobians``: :meth:`world_inertias` and :meth:`cog_jacobians` of
+        the kinematics :meth:`gravity_and_kinematics` returned.
+        """
+        return self._joint_space(inertias, *jacobians)
 
     def _rows(self, frames_t: np.ndarray) -> np.ndarray:
         """Each element's centre of gravity, joint origin and joint axis in the world frame.
@@ -270,6 +280,10 @@ class DynamicsModel:
     def _jacobians_from(self, frames_t: np.ndarray,
                         rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """World inertias ``(n, 3, 3)`` and the CoG Jacobians ``Jv``, ``Jω`` ``(n, dof, 3)``."""
+        return (self._world_inertias(frames_t), *self._cog_jacobians(rows))
+
+    def _cog_jacobians(self, rows: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """The CoG Jacobians ``Jv``, ``Jω`` ``(n, dof, 3)`` from the world rows."""
         com = rows[0::3, :3]
         origin = rows[self._origin_rows, :3]
         axis = rows[self._axis_rows, :3]
@@ -279,14 +293,15 @@ class DynamicsModel:
         cross = (r @ skew_t).transpose(1, 0, 2)  # (n, dof, 3)
         moves = self._moves
         if self._all_rotary:
-            jv = cross * moves
-            jw = axis[None] * moves
-        else:
-            jv = np.where(self._rotary_3, cross, axis[None]) * moves
-            jw = self._rotary_3 * axis[None] * moves
+            return cross * moves, axis[None] * moves
+        jv = np.where(self._rotary_3, cross, axis[None]) * moves
+        jw = self._rotary_3 * axis[None] * moves
+        return jv, jw
+
+    def _world_inertias(self, frames_t: np.ndarray) -> np.ndarray:
+        """Each element's inertia tensor in the world frame, ``(n, 3, 3)``."""
         rotation = frames_t[:, :3, :3].transpose(0, 2, 1) @ self._offsets_inv_rotation
-        inertia = rotation @ self._inertia @ np.swapaxes(rotation, 1, 2)
-        return inertia, jv, jw
+        return rotation @ self._inertia @ np.swapaxes(rotation, 1, 2)
 
     def mass_matrix(self, q: Any) -> np.ndarray:
         """Joint-space inertia matrix ``M(q)``, shape ``(dof, dof)`` (kg·m², kg, kg·m).

@@ -277,7 +277,7 @@ class _CallLog:
         return call
 
 
-def test_model_feedforward_spreads_each_inertia_refresh_over_the_next_two_ticks(arm):
+def test_model_feedforward_spreads_each_inertia_refresh_over_the_next_three_ticks(arm):
     commander = Commander(arm, model_feedforward=True, inertia_period=0.01)
     model = commander.dynamics
     log = commander.dynamics = _CallLog(model)
@@ -297,17 +297,18 @@ def test_model_feedforward_spreads_each_inertia_refresh_over_the_next_two_ticks(
     gaps = np.diff([0, *refresh_ticks])
     assert len(refresh_ticks) == 3 and ((gaps == 10) | (gaps == 11)).all(), refresh_ticks
     for i in refresh_ticks:
-        assert names[i + 1] == ["inertia_terms", "gravity_torque"]
-        assert names[i + 2] == ["mass_matrix_from", "gravity_torque"]
-        # M of the refresh tick's position, whole, only from the second tick after it on
-        mass = log.ticks[i + 2][0][1]
+        assert names[i + 1] == ["cog_jacobians", "gravity_torque"]
+        assert names[i + 2] == ["world_inertias", "gravity_torque"]
+        assert names[i + 3] == ["mass_matrix_from", "gravity_torque"]
+        # M of the refresh tick's position, whole, only from the third tick after it on
+        mass = log.ticks[i + 3][0][1]
         np.testing.assert_array_equal(mass, model.mass_matrix(positions[i]))
-    heavy = {"gravity_and_mass_matrix", "inertia_terms", "mass_matrix_from"}
+    heavy = {"gravity_and_mass_matrix", "cog_jacobians", "world_inertias", "mass_matrix_from"}
     assert all(len(heavy.intersection(tick)) <= 1 for tick in names)
 
 
-def test_model_feedforward_refreshes_at_once_when_the_period_is_under_three_ticks(arm):
-    commander = Commander(arm, model_feedforward=True, inertia_period=0.002)
+def test_model_feedforward_refreshes_at_once_when_the_period_is_under_four_ticks(arm):
+    commander = Commander(arm, model_feedforward=True, inertia_period=0.0025)
     log = commander.dynamics = _CallLog(commander.dynamics)
     commander.set_positions(np.array(arm.description.home) + 0.3)
     for _ in range(6):
@@ -315,8 +316,8 @@ def test_model_feedforward_refreshes_at_once_when_the_period_is_under_three_tick
         commander.update()
         arm.step()
     names = [[name for name, _ in tick] for tick in log.ticks]
-    assert names[0::2] == [["gravity_and_mass_matrix"]] * 3
-    assert names[1::2] == [["gravity_torque"]] * 3
+    assert names[0::3] == [["gravity_and_mass_matrix"]] * 2
+    assert all(tick == ["gravity_torque"] for i, tick in enumerate(names) if i % 3)
 
 
 def test_model_feedforward_refreshes_at_once_on_ticks_longer_than_two_milliseconds():

@@ -98,6 +98,8 @@ class MujocoLoop(DriveLoop):
         self._ctrl_offset = np.concatenate((np.zeros(dof), stall, -stall))
         self._b2_offset = np.concatenate((np.zeros(dof), -slope, -slope))
         self._block_zeros = np.zeros(dof + 2 * joints.size)
+        #: The actuators' ``ctrl`` entries (a view of MuJoCo's array; rebuilt by ``rebind``).
+        self._ctrl = body.data.ctrl[body.actuator_block]
 
     def _push(self) -> None:
         """Write the law's arrays into the robot's actuators (``ctrl`` and ``biasprm``)."""
@@ -105,11 +107,11 @@ class MujocoLoop(DriveLoop):
         block = body.actuator_block
         self.native = self.delay is None
         if not (self.native and self.drive_on):
-            body.data.ctrl[block] = self._block_zeros
+            self._ctrl[:] = self._block_zeros
             body.model.actuator_biasprm[block, 1:3] = 0.0
             self._bias_gains = None
             return
-        body.data.ctrl[block] = self.c @ self._to_ctrl + self._ctrl_offset
+        np.add(self.c.dot(self._to_ctrl), self._ctrl_offset, out=self._ctrl)
         gains = self._bias_gains
         if gains is None or gains[0] is not self.kp or gains[1] is not self.kd:
             # New gain arrays (the loop replaces them, never writes into them): a plain

@@ -108,6 +108,8 @@ class ChainKinematics:
         self._mats[:, 3, 3] = 1.0
         self._tops = self._mats.reshape(n, 16)[:, None, :12]
         self._plan = _Plan(self._mats, self._coeffs) if n and not self._any_linear else None
+        #: :meth:`positions`' buffers by batch size: coefficients, matrices, their top rows.
+        self._batch_buffers: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
     def _elements(self, values: np.ndarray, coeffs: np.ndarray, mats: np.ndarray,
                   tops: np.ndarray) -> None:  # fmt: skip
@@ -165,14 +167,23 @@ class ChainKinematics:
         The same arithmetic as :meth:`position`, each product done for the N at once, so each
         row equals :meth:`position` of that configuration exactly.
         """
-        values = np.asarray(q, dtype=np.float64)[:, self._joints]  # (N, n)
+        values = np.asarray(q, dtype=np.float64)
+        if not self._all_joints:
+            values = values[:, self._joints]  # (N, n)
         count, n = values.shape
         if not n:
             return np.repeat(self._base[None, :3, 3], count, axis=0)
-        coeffs = np.tile(_AT_ZERO, (count, n, 1, 1))
-        mats = np.zeros((count, n, 4, 4))
-        mats[..., 3, 3] = 1.0
-        self._elements(values, coeffs, mats, mats.reshape(count, n, 16)[..., None, :12])
+        buffers = self._batch_buffers.get(count)
+        if buffers is None:  # per batch size, as the single-configuration buffers
+            if len(self._batch_buffers) >= 8:  # sizes vary while episodes end out of step
+                self._batch_buffers.clear()
+            coeffs = np.tile(_AT_ZERO, (count, n, 1, 1))
+            mats = np.zeros((count, n, 4, 4))
+            mats[..., 3, 3] = 1.0
+            buffers = coeffs, mats, mats.reshape(count, n, 16)[..., None, :12]
+            self._batch_buffers[count] = buffers
+        coeffs, mats, tops = buffers
+        self._elements(values, coeffs, mats, tops)
         return _translation(mats)
 
 

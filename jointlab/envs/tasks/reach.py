@@ -211,15 +211,19 @@ class Reach(Task):
         )  # fmt: skip
 
     @staticmethod
-    def batch_outcome(tasks: Sequence[Reach], states: Sequence[ArrayState]) -> BatchOutcome:
+    def batch_outcome(tasks: Sequence[Reach], states: Sequence[ArrayState],
+                      positions: np.ndarray | None = None) -> BatchOutcome:  # fmt: skip
         """:meth:`observe` and :meth:`evaluate` of N tasks (one robot description) at once.
 
         The same values as asking each task, computed with one forward kinematics over the N
-        configurations (batched environments, :mod:`jointlab.envs.vector`).
+        configurations (batched environments, :mod:`jointlab.envs.vector`). ``positions``:
+        the states' joint positions stacked, ``(N, dof)``, when the caller has them.
         """
         first = tasks[0]
         goal = np.array([task.goal for task in tasks])
-        tool = first.kinematics.positions(np.array([state.position for state in states]))
+        if positions is None:
+            positions = np.array([state.position for state in states])
+        tool = first.kinematics.positions(positions)
         for task, state, point in zip(tasks, states, tool, strict=True):
             task._cache = (state, point)
         offset = tool - goal
@@ -237,7 +241,10 @@ class Reach(Task):
                 "success": np.where(success, first.success_bonus, 0.0),
                 "effort": -first.effort_weight * effort,
             }
-        reward = np.sum(list(terms.values()), axis=0)
+        values = iter(terms.values())
+        reward = next(values).copy()
+        for value in values:  # left to right, as sum() over one task's terms
+            reward += value
         info = {"is_success": success, "distance": distance,
                 **{f"reward_{name}": value for name, value in terms.items()}}  # fmt: skip
         return BatchOutcome(parts=[goal, tool, goal - tool], reward=reward,

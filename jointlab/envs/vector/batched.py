@@ -223,10 +223,10 @@ class BatchedEnv(VectorEnv):
             env.state = state
             env._clipped_total += count
         if self._batch_outcome is not None and self._simple_observation:
-            outcome = self._batch_outcome([env.task for env in envs], states)
             if stacked is None:
                 stacked = (np.array([s.position for s in states]),
                            np.array([s.velocity for s in states]))  # fmt: skip
+            outcome = self._batch_outcome([env.task for env in envs], states, stacked[0])
             observations[rows] = self._layout.build_batch([*stacked, *outcome.parts])
             rewards[rows] = outcome.reward
             terminated[rows] = outcome.terminated

@@ -63,6 +63,7 @@ class BatchStepper:
         #: PyBullet body ids, joint indices and client ids of the robots (fixed for their
         #: lives), gathered on the first batched step.
         self._targets: tuple[list[int], list[list[int]], list[int]] | None = None
+        self._torque: np.ndarray | None = None
         loop = first._loop
         self._effort, self._neg_effort = loop.effort, loop.neg_effort
         self._stall, self._neg_stall = loop.stall, loop.neg_stall
@@ -93,6 +94,7 @@ class BatchStepper:
             (two ``(N, dof)`` arrays, rad or m and rad/s or m/s; read-only) when the robots
             were stepped together and have no sensor model; otherwise ``None``.
         """
+        self._torque = None
         if not self.batchable():
             for robot in self.robots:
                 robot.step()
@@ -104,6 +106,15 @@ class BatchStepper:
             return None
         q.flags.writeable = qd.flags.writeable = False
         return q, qd
+
+    @property
+    def torque(self) -> np.ndarray | None:
+        """The applied torques every robot's ``read()`` now reports, stacked ``(N, dof)``.
+
+        N·m (N for linear joints), read-only; None before the first batched step and after a
+        period stepped robot by robot.
+        """
+        return self._torque
 
     def _run(self, steps: int) -> tuple[np.ndarray, np.ndarray]:
         robots = self.robots
@@ -194,4 +205,6 @@ class BatchStepper:
             else:
                 loop.tau = loop.cmd = loop.zeros
             robot._world.steps += steps
+        tau.flags.writeable = False  # the loops keep its rows; no later period writes it
+        self._torque = tau
         return q, qd

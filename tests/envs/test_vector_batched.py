@@ -226,3 +226,19 @@ def test_sb3_adapter_follows_sb3_conventions_and_trains():
             remote.get_attr("action_mode")
     finally:
         remote.close()
+
+
+def test_a_sub_environments_task_observes_its_own_state_after_a_batched_step():
+    vec = BatchedEnv(ENV_ID, 2)
+    try:
+        observations, _ = vec.reset(seed=0)
+        for actions in _actions(vec, 3):
+            observations, *_ = vec.step(actions)
+        for i, env in enumerate(vec.envs):
+            goal, tool, to_goal = env.task.observe(env.state)
+            np.testing.assert_array_equal(tool, env.task.kinematics.position(env.state.position))
+            np.testing.assert_array_equal(to_goal, goal - tool)
+            parts = env.observation_layout.split(observations[i])
+            np.testing.assert_allclose(parts["tool"], tool, atol=1e-6)
+    finally:
+        vec.close()

@@ -43,6 +43,9 @@ def test_batched_steps_equal_single_steps_bit_for_bit(name):
                 assert a.read() == b.read()
                 assert a.time == b.time
             assert held[:3] == held[3:]
+            torque = stepper.torque
+            np.testing.assert_array_equal(torque, [robot.read().torque for robot in alone])
+            assert not torque.flags.writeable
     finally:
         for robot in together + alone:
             robot.close()
@@ -56,6 +59,7 @@ def test_robots_it_cannot_batch_are_stepped_one_by_one(engine):
         alone[0].apply_external_force("base", [0.0, 0.0, 1.0], duration=0.01)
         assert not stepper.batchable()
         stepper.step()
+        assert stepper.torque is None  # stepped one by one: no stacked torques
         for robot in alone:
             robot.step()
         for a, b in zip(together, alone, strict=True):

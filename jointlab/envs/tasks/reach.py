@@ -212,20 +212,20 @@ class Reach(Task):
 
     @staticmethod
     def batch_outcome(tasks: Sequence[Reach], states: Sequence[ArrayState],
-                      positions: np.ndarray | None = None) -> BatchOutcome:  # fmt: skip
+                      positions: np.ndarray | None = None,
+                      torques: np.ndarray | None = None) -> BatchOutcome:  # fmt: skip
         """:meth:`observe` and :meth:`evaluate` of N tasks (one robot description) at once.
 
         The same values as asking each task, computed with one forward kinematics over the N
-        configurations (batched environments, :mod:`jointlab.envs.vector`). ``positions``:
-        the states' joint positions stacked, ``(N, dof)``, when the caller has them.
+        configurations (batched environments, :mod:`jointlab.envs.vector`). ``positions``
+        and ``torques``: the states' joint positions and torques stacked, ``(N, dof)`` each,
+        when the caller has them.
         """
         first = tasks[0]
         goal = np.array([task.goal for task in tasks])
         if positions is None:
             positions = np.array([state.position for state in states])
         tool = first.kinematics.positions(positions)
-        for task, state, point in zip(tasks, states, tool, strict=True):
-            task._cache = (state, point)
         offset = tool - goal
         distance = np.sqrt(np.einsum("ij,ij->i", offset, offset))
         success = distance < first.success_threshold
@@ -235,7 +235,9 @@ class Reach(Task):
             effort = np.zeros(len(tasks))
             if first.effort_weight:
                 limit = first.description.effort_limit
-                effort = np.mean(np.square(np.array([s.torque for s in states]) / limit), axis=1)
+                if torques is None:
+                    torques = np.array([s.torque for s in states])
+                effort = np.mean(np.square(torques / limit), axis=1)
             terms = {
                 "distance": -first.distance_weight * distance,
                 "success": np.where(success, first.success_bonus, 0.0),

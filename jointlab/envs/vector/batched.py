@@ -107,6 +107,11 @@ class BatchedEnv(VectorEnv):
         self._batch_outcome = getattr(type(first.task), "batch_outcome", None)
         self._simple_observation = not (first._observe_torque or first._observe_previous_action)
         self._elapsed = np.zeros(self.num_envs, dtype=np.int64)
+        self._actions_shape = (self.num_envs, *self.single_action_space.shape)
+        #: Whether the actions of the step under way are all within [-1, 1] (set by _check).
+        self._within = True
+        #: Whether the task does something before each step (Task.before_step overridden).
+        self._before_step = first._task_before_step
         self._needs_reset = np.zeros(self.num_envs, dtype=bool)
         self._started = False
 
@@ -177,8 +182,16 @@ class BatchedEnv(VectorEnv):
 
     # ------------------------------------------------------------------ the batch
     def _check(self, actions: Any) -> np.ndarray:
-        return check_actions(actions, (self.num_envs, *self.single_action_space.shape),
-                             self.envs[0].action_mode)  # fmt: skip
+        """``actions`` checked (:func:`check_actions`); notes whether all are in ``[-1, 1]``."""
+        array = _real_array(actions, self.envs[0].action_mode)  # no text, complex, objects
+        if array.shape != self._actions_shape:
+            raise ActionError(f"actions have shape {array.shape}, expected "
+                              f"{self._actions_shape} (one row per environment)")  # fmt: skip
+        # One reduction answers both questions in the common case: finite and within bounds
+        self._within = bool(np.abs(array).max() <= 1.0)
+        if not self._within:
+            check_finite(array)
+        return array
 
     def _to_actions(self, values: np.ndarray) -> list[NJointAction]:
         """One action per row of physical ``values`` (``(n, len(fields) * dof)``).
@@ -207,27 +220,34 @@ class BatchedEnv(VectorEnv):
         ``which`` is every sub-environment.
         """
         clipped = np.zeros(self.num_envs, dtype=np.int64)
-        if not np.abs(actions).max() <= 1.0:  # NaN and inf were refused by check_actions
+        if not self._within:  # NaN and inf were refused by check_actions
             limited = np.minimum(np.maximum(actions, -1.0), 1.0)
             clipped[rows] = np.count_nonzero(limited != actions, axis=1)
             actions = limited
         values = self._low + (actions + 1.0) * self._half_span
         envs = [self.envs[i] for i in which]
+        before_step = self._before_step
         for env, action in zip(envs, self._to_actions(values), strict=True):
-            env.task.before_step(env.np_random)
+            if before_step:
+                env.task.before_step(env.np_random)
             env.robot.apply(action)
             env._last_action = action
         stacked = self.stepper(which)
         states = [env.robot.read() for env in envs]
-        for env, state, count in zip(envs, states, clipped[rows].tolist(), strict=True):
-            env.state = state
-            env._clipped_total += count
+        if self._within:
+            for env, state in zip(envs, states, strict=True):
+                env.state = state
+        else:
+            for env, state, count in zip(envs, states, clipped[rows].tolist(), strict=True):
+                env.state = state
+                env._clipped_total += count
         if self._batch_outcome is not None and self._simple_observation:
             if stacked is None:
                 stacked = (np.array([s.position for s in states]),
-                           np.array([s.velocity for s in states]))  # fmt: skip
-            outcome = self._batch_outcome([env.task for env in envs], states, stacked[0])
-            observations[rows] = self._layout.build_batch([*stacked, *outcome.parts])
+                           np.array([s.velocity for s in states]),
+                           np.array([s.torque for s in states]))  # fmt: skip
+            outcome = self._batch_outcome([env.task for env in envs], states, *stacked[::2])
+            observations[rows] = self._layout.build_batch([*stacked[:2], *outcome.parts])
             rewards[rows] = outcome.reward
             terminated[rows] = outcome.terminated
             details = outcome.info
@@ -263,10 +283,19 @@ def check_actions(actions: Any, shape: tuple[int, ...], mode: str) -> np.ndarray
     if array.shape != shape:
         raise ActionError(f"actions have shape {array.shape}, expected {shape} "
                           f"(one row per environment)")  # fmt: skip
-    if not np.isfinite(array).all():
-        bad = np.flatnonzero(~np.isfinite(array).reshape(shape[0], -1).all(axis=1)).tolist()
-        raise ActionError(f"actions of environments {bad} are NaN or infinite")
+    check_finite(array)
     return array
+
+
+def check_finite(array: np.ndarray) -> None:
+    """Refuse NaN or infinite actions (``(N, ...)``), naming the environments.
+
+    Raises:
+        ActionError: the rows with NaN or infinite values.
+    """
+    if not np.isfinite(array).all():
+        bad = np.flatnonzero(~np.isfinite(array).reshape(array.shape[0], -1).all(axis=1))
+        raise ActionError(f"actions of environments {bad.tolist()} are NaN or infinite")
 
 
 def sub_seeds(seed: int | list[int | None] | None, count: int) -> list[int | None]:
@@ -282,8 +311,9 @@ def sub_seeds(seed: int | list[int | None] | None, count: int) -> list[int | Non
 def _stepper(robots: list[Any]) -> Any:
     """``step(which)`` for these robots: batched on simulated robots, one by one otherwise.
 
-    ``step`` returns what :meth:`BatchStepper.step` returns (stacked positions and
-    velocities, or ``None``).
+    ``step`` returns the stacked positions, velocities and torques the robots' states now
+    report (three ``(N, dof)`` arrays, from :meth:`BatchStepper.step` and
+    :attr:`BatchStepper.torque`), or ``None``.
     """
     from jointlab.sim import SimRobot
     from jointlab.sim.batch import BatchStepper
@@ -291,14 +321,15 @@ def _stepper(robots: list[Any]) -> Any:
     if all(isinstance(robot, SimRobot) for robot in robots):
         steppers: dict[tuple[int, ...], BatchStepper] = {}
 
-        def step(which: np.ndarray) -> tuple[np.ndarray, np.ndarray] | None:
+        def step(which: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray] | None:
             key = tuple(which.tolist())
             stepper = steppers.get(key)
             if stepper is None:
                 if len(steppers) > 64:  # subsets vary only while episodes end out of step
                     steppers.clear()
                 stepper = steppers[key] = BatchStepper([robots[i] for i in key])
-            return stepper.step()
+            stacked = stepper.step()
+            return None if stacked is None else (*stacked, stepper.torque)
 
         return step
 

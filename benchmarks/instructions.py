@@ -1,0 +1,172 @@
+"""Instructions per environment step, counted by callgrind: figures that do not move with load.
+
+Usage::
+
+    PYTHONPATH=. .venv/bin/python benchmarks/instructions.py [--steps 400]
+
+The script runs itself under valgrind's callgrind (``valgrind`` must be installed; without it
+the script says so and stops) and splits the count at each phase boundary with
+``callgrind_control --dump``, so setup and warm-up are left out. Phases, each ``--steps`` env
+steps of ``jointlab/Reach-v0`` (arm6, position mode, 20 physics steps of 1 ms, the same
+random actions and episode resets as ``env_throughput.py`` and ``engines.py``):
+
+* ``env``: the env through ``gymnasium.make`` (wrappers included), on PyBullet;
+* ``robot``: its robot alone fed the same NJointActions (apply + step, a reset every 50);
+* ``batched``: :class:`~jointlab.envs.vector.BatchedEnv` of 8, per sub-environment step;
+* ``env-mujoco`` and ``raw-mujoco``: Reach on MuJoCo and ``engines.py``'s hand-written MuJoCo
+  loop (physics, observation and reward); ``raw-pybullet`` likewise on PyBullet.
+
+It prints instructions per env step and the ratios: the env layer's share of a step
+(``1 - robot / env``), one env / BatchedEnv(8), raw MuJoCo / JointLab on MuJoCo. The counts
+repeat to the instruction between runs on one machine, busy or idle. They are not time: a
+cache miss costs one instruction and a hundred cycles, and Python's small numpy calls after
+20 physics steps miss more than the physics does, so an env layer of 4 % of the
+instructions is about 10 % of the time (``env_throughput.py`` measures that, with its
+spread). Use these figures to compare two versions of the code on a shared machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from collections.abc import Callable
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
+
+from _report import header, load, row, write_summary  # noqa: E402
+
+PHASES = ("env", "robot", "batched", "env-mujoco", "raw-mujoco", "raw-pybullet")
+
+
+def _dump(label: str) -> None:
+    """End a phase: callgrind writes the instructions counted since the last dump."""
+    subprocess.run(["callgrind_control", "--dump=" + label, str(os.getpid())], check=True,
+                   stdout=subprocess.DEVNULL)  # fmt: skip
+
+
+def child(steps: int) -> None:
+    """The measured program (runs under callgrind)."""
+    import engines
+    import gymnasium
+    import numpy as np
+
+    import jointlab.envs  # noqa: F401  (registers the ids)
+    from jointlab.envs.vector import BatchedEnv
+
+    actions = np.random.default_rng(0).uniform(-1, 1, (4096, 6)).astype(np.float32)
+    env = gymnasium.make("jointlab/Reach-v0", robot="arm6", action_mode="position")
+    base = env.unwrapped
+    robot = base.robot
+    njoint = [base.actions.to_njoint(a).action for a in actions[:steps]]
+    batch = BatchedEnv("jointlab/Reach-v0", 8, robot="arm6", action_mode="position")
+    batch.reset(seed=0)
+    rows = actions[: 8 * (steps // 8)].reshape(-1, 8, 6)
+    env.reset(seed=0)
+    for i in range(20):  # warm-up
+        env.step(actions[i])
+        batch.step(rows[0])
+    env.reset(seed=0)
+    _dump("setup")
+    for i in range(steps):
+        _, _, terminated, truncated, _ = env.step(actions[i])
+        if terminated or truncated:
+            env.reset()
+    _dump("env")
+    robot.reset()
+    _dump("setup")
+    for i in range(steps):
+        robot.apply(njoint[i])
+        robot.step()
+        if i % 50 == 49:
+            robot.reset()
+    _dump("robot")
+    for block in rows:
+        batch.step(block)
+    _dump("batched")
+    env.close()
+    batch.close()
+
+    def counted(label: str) -> Callable[..., float]:
+        def loop(step: Callable[[], None], seconds: float, warmup: int = 20) -> float:
+            for _ in range(warmup):
+                step()
+            _dump("setup")
+            for _ in range(steps):
+                step()
+            _dump(label)
+            return 1.0
+
+        return loop
+
+    for label, measure in (("env-mujoco", lambda: engines.bench_env("mujoco", 0.0)),
+                           ("raw-mujoco", lambda: engines.bench_raw_mujoco(0.0)),
+                           ("raw-pybullet", lambda: engines.bench_raw_pybullet(0.0))):
+        engines._timed_loop = counted(label)
+        measure()
+
+
+def counts(folder: Path) -> dict[str, int]:
+    """Instructions per phase label from the callgrind dump files in ``folder``."""
+    totals: dict[str, int] = {}
+    for path in folder.iterdir():
+        text = path.read_text(errors="replace")
+        trigger = re.search(r"^desc: Trigger: (?:Client Request: )?dump (\S+)", text, re.M)
+        summary = re.search(r"^summary: (\d+)", text, re.M)
+        if trigger and summary:
+            totals[trigger.group(1)] = totals.get(trigger.group(1), 0) + int(summary.group(1))
+    return totals
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--steps", type=int, default=400, help="env steps per phase")
+    parser.add_argument("--quick", action="store_true", help="80 steps per phase")
+    parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.quick:
+        args.steps = 80
+    args.steps = max(8, args.steps - args.steps % 8)  # whole batched steps
+    if args.child:
+        child(args.steps)
+        return
+    header("instructions")
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        print("  skipped: valgrind (callgrind) is not installed")
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        command = ["valgrind", "--tool=callgrind", "-q",
+                   f"--callgrind-out-file={folder}/callgrind.%p", sys.executable, __file__,
+                   "--child", "--steps", str(args.steps)]  # fmt: skip
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env={
+            **os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get(
+                "PYTHONPATH", "")])})  # fmt: skip
+        totals = counts(Path(folder))
+    per_step = {name: totals[name] / args.steps for name in PHASES}
+    layer = 100 * (1 - per_step["robot"] / per_step["env"])
+    batched = per_step["env"] / per_step["batched"]
+    mujoco = per_step["env-mujoco"] / per_step["raw-mujoco"]
+    print(f"jointlab/Reach-v0 (arm6, position mode), {args.steps} env steps per phase, "
+          "instructions counted by callgrind (load-independent, not time):")
+    print(f"  env layer, share of a Reach-v0 step      {layer:.1f} %")
+    print(f"  one env / BatchedEnv(8), per env step    {batched:.3f}x")
+    print(f"  JointLab on MuJoCo / raw MuJoCo loop     {mujoco:.3f}x")
+    print("  millions of instructions per env step:")
+    for name in PHASES:
+        print(f"    {name:14s} {per_step[name] / 1e6:8.3f}")
+    print(f"end {load()}")
+    write_summary([
+        row("Reach-v0 env layer, % of instructions", [layer], "%"),
+        row("one env / BatchedEnv(8), instructions", [batched], "x"),
+        row("JointLab on MuJoCo / raw MuJoCo, instructions", [mujoco], "x"),
+    ])  # fmt: skip
+
+
+if __name__ == "__main__":
+    main()

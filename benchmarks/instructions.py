@@ -48,7 +48,7 @@ PHASES = ("env", "robot", "batched", "env-mujoco", "raw-mujoco", "raw-pybullet")
 def _dump(label: str) -> None:
     """End a phase: callgrind writes the instructions counted since the last dump."""
     subprocess.run(["callgrind_control", "--dump=" + label, str(os.getpid())], check=True,
-                   stdout=subprocess.DEVNULL)  # fmt: skip
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
 
 
 def child(steps: int) -> None:

@@ -52,6 +52,7 @@ __all__ = ["CommandDispatcher"]
 #: computed at once.
 STAGED_REFRESH_TICK = 0.002
 
+
 class CommandDispatcher:
     """Runs commands on a robot: ownership, events, checks and the control tick.
 

@@ -220,7 +220,7 @@ class BatchedEnv(VectorEnv):
         ``which`` is every sub-environment.
         """
         clipped = np.zeros(self.num_envs, dtype=np.int64)
-        if not self._within:  # NaN and inf were refused by check_actions
+        if not self._within:  # NaN and inf were refused by _check
             limited = np.minimum(np.maximum(actions, -1.0), 1.0)
             clipped[rows] = np.count_nonzero(limited != actions, axis=1)
             actions = limited

@@ -277,6 +277,18 @@ class _CallLog:
         return call
 
 
+def _model_calls(robot, ticks, **options):
+    """The DynamicsModel calls of each of ``ticks`` Commander ticks toward home + 0.3 rad."""
+    commander = Commander(robot, model_feedforward=True, **options)
+    log = commander.dynamics = _CallLog(commander.dynamics)
+    commander.set_positions(np.array(robot.description.home) + 0.3)
+    for _ in range(ticks):
+        log.ticks.append([])
+        commander.update()
+        robot.step()
+    return [[name for name, _ in tick] for tick in log.ticks]
+
+
 def test_model_feedforward_spreads_each_inertia_refresh_over_the_next_three_ticks(arm):
     commander = Commander(arm, model_feedforward=True, inertia_period=0.01)
     model = commander.dynamics
@@ -308,14 +320,7 @@ def test_model_feedforward_spreads_each_inertia_refresh_over_the_next_three_tick
 
 
 def test_model_feedforward_refreshes_at_once_when_the_period_is_under_four_ticks(arm):
-    commander = Commander(arm, model_feedforward=True, inertia_period=0.0025)
-    log = commander.dynamics = _CallLog(commander.dynamics)
-    commander.set_positions(np.array(arm.description.home) + 0.3)
-    for _ in range(6):
-        log.ticks.append([])
-        commander.update()
-        arm.step()
-    names = [[name for name, _ in tick] for tick in log.ticks]
+    names = _model_calls(arm, 6, inertia_period=0.0025)
     assert names[0::3] == [["gravity_and_mass_matrix"]] * 2
     assert all(tick == ["gravity_torque"] for i, tick in enumerate(names) if i % 3)
 
@@ -323,13 +328,6 @@ def test_model_feedforward_refreshes_at_once_when_the_period_is_under_four_ticks
 def test_model_feedforward_refreshes_at_once_on_ticks_longer_than_two_milliseconds():
     sim = pytest.importorskip("jointlab.sim")
     with sim.SimRobot("arm6", dt=0.001, control_dt=0.005, seed=0) as robot:
-        commander = Commander(robot, model_feedforward=True, inertia_period=0.02)
-        log = commander.dynamics = _CallLog(commander.dynamics)
-        commander.set_positions(np.array(robot.description.home) + 0.3)
-        for _ in range(9):
-            log.ticks.append([])
-            commander.update()
-            robot.step()
-        names = [[name for name, _ in tick] for tick in log.ticks]
-        assert names[0::4] == [["gravity_and_mass_matrix"]] * 3  # every 4 ticks of 5 ms
-        assert all(tick == ["gravity_torque"] for i, tick in enumerate(names) if i % 4)
+        names = _model_calls(robot, 9, inertia_period=0.02)
+    assert names[0::4] == [["gravity_and_mass_matrix"]] * 3  # every 4 ticks of 5 ms
+    assert all(tick == ["gravity_torque"] for i, tick in enumerate(names) if i % 4)

@@ -402,15 +402,17 @@ class CommandDispatcher:
             if self._refresh is not None:  # a refresh under way: its next stage
                 next(self._refresh, None)
             gravity = dynamics.gravity_torque(state.position) if self._gravity else 0.0
-        elif self._staged_refresh and self._inertia_from != math.inf:
+        elif self._staged_refresh and state.time >= self._inertia_from:
             # refresh M(q) every inertia_period, from the same kinematics as g(q)
             gravity, kinematics = dynamics.gravity_and_kinematics(state.position)
             self._refresh = self._refresh_inertia(kinematics)
             self._inertia_from = state.time
-        else:  # the first tick (no M yet), or a period too short to spread: all at once
+        else:  # the first tick (no M yet), time gone back (a reset: q may have jumped), or
+            # a period too short to spread: all at once
             gravity, self._mass = dynamics.gravity_and_mass_matrix(state.position)
             self._inertia_map[:, self.dof :] = self._mass
             self._inertia_from = state.time
+            self._refresh = None  # a staged refresh under way would bring back an older M
         if not self._gravity:
             gravity = 0.0
         return gravity + self._inertia_map.dot(out.ref_va)

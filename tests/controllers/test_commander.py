@@ -331,3 +331,21 @@ def test_model_feedforward_refreshes_at_once_on_ticks_longer_than_two_millisecon
         names = _model_calls(robot, 9, inertia_period=0.02)
     assert names[0::4] == [["gravity_and_mass_matrix"]] * 3  # every 4 ticks of 5 ms
     assert all(tick == ["gravity_torque"] for i, tick in enumerate(names) if i % 4)
+
+
+def test_model_feedforward_refreshes_at_once_after_the_robot_is_reset(arm):
+    commander = Commander(arm, model_feedforward=True, inertia_period=0.01)
+    log = commander.dynamics = _CallLog(commander.dynamics)
+    commander.set_positions(np.array(arm.description.home) + 0.3)
+    for _ in range(11):  # a staged refresh began on tick 10 and is under way
+        log.ticks.append([])
+        commander.update()
+        arm.step()
+    arm.reset(np.array(arm.description.home) - 0.2)  # time back to 0, q jumps
+    for _ in range(4):
+        log.ticks.append([])
+        commander.update()
+        arm.step()
+    names = [[name for name, _ in tick] for tick in log.ticks[-4:]]
+    assert names[0] == ["gravity_and_mass_matrix"]  # at once, at the new q
+    assert names[1:] == [["gravity_torque"]] * 3  # the earlier refresh's stages are dropped

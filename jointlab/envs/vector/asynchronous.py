@@ -286,7 +286,7 @@ class AsyncBatchedEnv(VectorEnv):
                                           dict[str, Any]]:  # fmt: skip
         """Step every worker's batch with its rows of ``actions``."""
         shared = self._shared
-        shared["actions"][:] = check_actions(actions, self._action_shape, self._action_mode)
+        shared["actions"][:] = check_actions(actions, self._action_shape, self._action_mode)[0]
         for pipe in self._pipes:
             pipe.send_bytes(_Command.STEP.value)
         local = None

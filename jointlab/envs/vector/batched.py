@@ -108,8 +108,6 @@ class BatchedEnv(VectorEnv):
         self._simple_observation = not (first._observe_torque or first._observe_previous_action)
         self._elapsed = np.zeros(self.num_envs, dtype=np.int64)
         self._actions_shape = (self.num_envs, *self.single_action_space.shape)
-        #: Whether the actions of the step under way are all within [-1, 1] (set by _check).
-        self._within = True
         #: Whether the task does something before each step (Task.before_step overridden).
         self._before_step = first._task_before_step
         self._needs_reset = np.zeros(self.num_envs, dtype=bool)
@@ -136,7 +134,7 @@ class BatchedEnv(VectorEnv):
         """Step every sub-environment with its row of ``actions`` (autoreset as documented)."""
         if not self._started:
             raise ConfigurationError("call reset() before step()")
-        array = self._check(actions)
+        array, within = check_actions(actions, self._actions_shape, self.envs[0].action_mode)
         n = self.num_envs
         observations = np.empty((n, *self.single_observation_space.shape), dtype=np.float32)
         rewards = np.zeros(n)
@@ -150,7 +148,8 @@ class BatchedEnv(VectorEnv):
         info: dict[str, Any] = {}
         if stepping.size:
             rows = slice(None) if stepping.size == n else stepping  # a slice is cheaper
-            self._step_some(stepping, rows, array[rows], observations, rewards, terminated, info)
+            self._step_some(stepping, rows, array[rows], within, observations, rewards,
+                            terminated, info)  # fmt: skip
             self._elapsed[rows] += 1
             truncated[rows] = self._elapsed[rows] >= self.max_episode_steps
         done = terminated | truncated
@@ -181,18 +180,6 @@ class BatchedEnv(VectorEnv):
         return tuple(env.render() for env in self.envs)
 
     # ------------------------------------------------------------------ the batch
-    def _check(self, actions: Any) -> np.ndarray:
-        """``actions`` checked (:func:`check_actions`); notes whether all are in ``[-1, 1]``."""
-        array = _real_array(actions, self.envs[0].action_mode)  # no text, complex, objects
-        if array.shape != self._actions_shape:
-            raise ActionError(f"actions have shape {array.shape}, expected "
-                              f"{self._actions_shape} (one row per environment)")  # fmt: skip
-        # One reduction answers both questions in the common case: finite and within bounds
-        self._within = bool(np.abs(array).max() <= 1.0)
-        if not self._within:
-            check_finite(array)
-        return array
-
     def _to_actions(self, values: np.ndarray) -> list[NJointAction]:
         """One action per row of physical ``values`` (``(n, len(fields) * dof)``).
 
@@ -210,17 +197,18 @@ class BatchedEnv(VectorEnv):
         return [NJointAction.from_validated(*parts) for parts in zip(*columns, strict=False)]
 
     def _step_some(
-        self, which: np.ndarray, rows: np.ndarray | slice, actions: np.ndarray,
+        self, which: np.ndarray, rows: np.ndarray | slice, actions: np.ndarray, within: bool,
         observations: np.ndarray, rewards: np.ndarray, terminated: np.ndarray,
         info: dict[str, Any],
     ) -> None:  # fmt: skip
         """Apply, step and observe the sub-environments ``which`` (rows of ``actions``).
 
         ``rows`` indexes them in the batch arrays: ``which`` itself, or ``slice(None)`` when
-        ``which`` is every sub-environment.
+        ``which`` is every sub-environment. ``within``: every action of the batch is in
+        ``[-1, 1]`` (:func:`check_actions`), so none is clipped.
         """
         clipped = np.zeros(self.num_envs, dtype=np.int64)
-        if not self._within:  # NaN and inf were refused by _check
+        if not within:  # NaN and inf were refused by check_actions
             limited = np.minimum(np.maximum(actions, -1.0), 1.0)
             clipped[rows] = np.count_nonzero(limited != actions, axis=1)
             actions = limited
@@ -234,7 +222,7 @@ class BatchedEnv(VectorEnv):
             env._last_action = action
         stacked = self.stepper(which)
         states = [env.robot.read() for env in envs]
-        if self._within:
+        if within:
             for env, state in zip(envs, states, strict=True):
                 env.state = state
         else:
@@ -272,8 +260,12 @@ class BatchedEnv(VectorEnv):
         info["action_clipped"], info["_action_clipped"] = clipped, mask
 
 
-def check_actions(actions: Any, shape: tuple[int, ...], mode: str) -> np.ndarray:
+def check_actions(actions: Any, shape: tuple[int, ...], mode: str) -> tuple[np.ndarray, bool]:
     """``actions`` as a float64 array of ``shape`` (one row per environment), all finite.
+
+    Returns:
+        The array, and whether every value lies in ``[-1, 1]`` (one reduction answers both
+        questions in the common case; the finiteness check runs only when it does not).
 
     Raises:
         ActionError: text, complex numbers or objects; another shape; NaN or infinite values
@@ -283,19 +275,11 @@ def check_actions(actions: Any, shape: tuple[int, ...], mode: str) -> np.ndarray
     if array.shape != shape:
         raise ActionError(f"actions have shape {array.shape}, expected {shape} "
                           f"(one row per environment)")  # fmt: skip
-    check_finite(array)
-    return array
-
-
-def check_finite(array: np.ndarray) -> None:
-    """Refuse NaN or infinite actions (``(N, ...)``), naming the environments.
-
-    Raises:
-        ActionError: the rows with NaN or infinite values.
-    """
-    if not np.isfinite(array).all():
-        bad = np.flatnonzero(~np.isfinite(array).reshape(array.shape[0], -1).all(axis=1))
-        raise ActionError(f"actions of environments {bad.tolist()} are NaN or infinite")
+    within = bool(np.abs(array).max() <= 1.0)  # False for NaN and inf too
+    if not within and not np.isfinite(array).all():
+        bad = np.flatnonzero(~np.isfinite(array).reshape(shape[0], -1).all(axis=1)).tolist()
+        raise ActionError(f"actions of environments {bad} are NaN or infinite")
+    return array, within
 
 
 def sub_seeds(seed: int | list[int | None] | None, count: int) -> list[int | None]:

@@ -222,18 +222,13 @@ class BatchedEnv(VectorEnv):
             env._last_action = action
         stacked = self.stepper(which)
         states = [env.robot.read() for env in envs]
-        if within:
-            for env, state in zip(envs, states, strict=True):
-                env.state = state
-        else:
-            for env, state, count in zip(envs, states, clipped[rows].tolist(), strict=True):
-                env.state = state
-                env._clipped_total += count
+        for env, state, count in zip(envs, states, clipped[rows].tolist(), strict=True):
+            env.state = state
+            env._clipped_total += count
         if self._batch_outcome is not None and self._simple_observation:
-            if stacked is None:
+            if stacked is None:  # torques: stacked by batch_outcome if its reward needs them
                 stacked = (np.array([s.position for s in states]),
-                           np.array([s.velocity for s in states]),
-                           np.array([s.torque for s in states]))  # fmt: skip
+                           np.array([s.velocity for s in states]), None)  # fmt: skip
             outcome = self._batch_outcome([env.task for env in envs], states, *stacked[::2])
             observations[rows] = self._layout.build_batch([*stacked[:2], *outcome.parts])
             rewards[rows] = outcome.reward

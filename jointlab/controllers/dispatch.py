@@ -409,8 +409,8 @@ class CommandDispatcher:
             self._inertia_from = state.time
         else:  # the first tick (no M yet), time gone back (a reset: q may have jumped), or
             # a period too short to spread: all at once
-            gravity, self._mass = dynamics.gravity_and_mass_matrix(state.position)
-            self._inertia_map[:, self.dof :] = self._mass
+            gravity, mass = dynamics.gravity_and_mass_matrix(state.position)
+            self._use_mass(mass)
             self._inertia_from = state.time
             self._refresh = None  # a staged refresh under way would bring back an older M
         if not self._gravity:
@@ -431,9 +431,13 @@ class CommandDispatcher:
         yield
         inertias = dynamics.world_inertias(kinematics)
         yield
-        self._mass = dynamics.mass_matrix_from(inertias, jacobians)
-        self._inertia_map[:, self.dof :] = self._mass
+        self._use_mass(dynamics.mass_matrix_from(inertias, jacobians))
         self._refresh = None
+
+    def _use_mass(self, mass: np.ndarray) -> None:
+        """Make ``mass`` (``M(q)``, ``(dof, dof)``) the one the model feed-forward uses."""
+        self._mass = mass
+        self._inertia_map[:, self.dof :] = mass
 
     def _offset_targets(self, pd: np.ndarray, extra: np.ndarray, out: Outputs) -> np.ndarray:
         """PD targets with the feed-forward of position-only servos as an offset.

@@ -13,7 +13,9 @@ the clock starts:
   this process (action mapping, law, observation and reward in numpy across them);
 * **async**: :class:`jointlab.envs.vector.AsyncBatchedEnv` of ``2 x --envs`` environments in
   two processes (``local=True``, the default): this process steps the first ``--envs``
-  while one worker process steps the others;
+  while one worker process steps the others; both spin for up to ``DEFAULT_SPIN`` (2 ms)
+  waiting for each other before they block (the default on two cores);
+* **blocking**: the same with ``spin=0``: a waiting process blocks in ``recv`` at once;
 * **children**: the same with ``local=False``: two worker processes, this process sleeping
   in ``recv`` while they step (the layout before ``local=True``);
 * **ceiling**: two independent processes, each stepping its own ``BatchedEnv`` (no IPC,
@@ -28,13 +30,9 @@ environment steps it took and the CPU time of the whole run (all its processes).
 
 Ratios are paired within a round: batched / single (target >= 1.3) and async / batched
 (target >= 1.8 on two free cores), in environment steps per wall-clock second. Because
-wall-clock figures on a busy machine measure the load, the script also prints what the
-processes cost in CPU time: batched / single per CPU second, and for the async env the CPU
-each worker and this process spend per call. ``idle estimate`` is the async / batched ratio
-those costs allow on two free cores: ``2 x batched CPU per call`` over the longer of the
-two processes' CPU per call (this process's, which includes its own share, or the
-worker's), wake-up latency left out. Medians [lowest - highest] over the rounds, ratios
-first, load average at the start and end.
+wall-clock figures on a busy machine measure the load, the script also prints batched /
+single per CPU second (the async envs' CPU time counts their spinning, so it is not shown).
+Medians [lowest - highest] over the rounds, ratios first, load average at the start and end.
 """
 
 from __future__ import annotations
@@ -210,39 +208,40 @@ def main() -> None:
         ppo(0.9, 300_000, args.ppo_runs)
         return
     n = args.envs
-    one, one_cpu, two, two_max, estimate, main_share, children = [], [], [], [], [], [], []
-    rates: dict[str, list[float]] = {"single": [], "batched": [], "async": [], "children": [],
-                                     "ceiling": []}  # fmt: skip
+    one, one_cpu, two, two_max, blocking, children = [], [], [], [], [], []
+    rates: dict[str, list[float]] = {"single": [], "batched": [], "async": [], "blocking": [],
+                                     "children": [], "ceiling": []}  # fmt: skip
     for _ in range(args.rounds):
         single_rate, single_cpu = single(args.steps // 2)
         batched_rate, batched_call, _ = vector(BatchedEnv(ENV_ID, n, **KWARGS), args.steps)
-        async_rate, main_call, worker_calls = vector(
+        async_rate, _, _ = vector(
             AsyncBatchedEnv(ENV_ID, 2 * n, workers=2, **KWARGS), 2 * args.steps)
+        blocking_rate, _, _ = vector(
+            AsyncBatchedEnv(ENV_ID, 2 * n, workers=2, spin=0, **KWARGS), 2 * args.steps)
         children_rate, _, _ = vector(
             AsyncBatchedEnv(ENV_ID, 2 * n, workers=2, local=False, **KWARGS), 2 * args.steps)
         both = ceiling(n, args.steps)
-        for name, value in zip(rates, (single_rate, batched_rate, async_rate, children_rate,
-                                       both), strict=True):  # fmt: skip
+        for name, value in zip(rates, (single_rate, batched_rate, async_rate, blocking_rate,
+                                       children_rate, both), strict=True):  # fmt: skip
             rates[name].append(value)
         one.append(batched_rate / single_rate)
         one_cpu.append(n / batched_call / single_cpu)
         two.append(async_rate / batched_rate)
+        blocking.append(blocking_rate / batched_rate)
         children.append(children_rate / batched_rate)
         two_max.append(both / batched_rate)
-        estimate.append(2 * batched_call / max(*worker_calls, main_call))
-        main_share.append(main_call / max(worker_calls))
     print(f"{ENV_ID}, {args.rounds} rounds; ratios paired within rounds, median [min-max]:")
     print(f"  BatchedEnv({n}) / one env, one process      {spread(one)}x  (target >= 1.3)")
     print(f"    the same in CPU time                   {spread(one_cpu)}x")
     print(f"  2 processes of {n} / one process             {spread(two)}x  (target >= 1.8)")
+    print(f"    spin=0 (waits block at once)           {spread(blocking)}x")
     print(f"    local=False (2 workers, this one idle) {spread(children)}x")
     print(f"    ceiling: 2 independent processes       {spread(two_max)}x")
-    print(f"    idle estimate from CPU time            {spread(estimate)}x")
-    print(f"    this process's CPU per call / worker's {spread(main_share, 100, 1)} %")
     print("  this machine, env steps per wall-clock second:")
     print(f"    one env                      {spread(rates['single'], 1, 0)}")
     print(f"    BatchedEnv({n})                {spread(rates['batched'], 1, 0)}")
     print(f"    AsyncBatchedEnv(2 x {n})       {spread(rates['async'], 1, 0)}")
+    print(f"      spin=0                     {spread(rates['blocking'], 1, 0)}")
     print(f"      local=False                {spread(rates['children'], 1, 0)}")
     print(f"    2 independent BatchedEnv({n})  {spread(rates['ceiling'], 1, 0)}")
     write_summary([

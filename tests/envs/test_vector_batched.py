@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+
 import gymnasium
 import numpy as np
 import pytest
@@ -9,6 +11,7 @@ from gymnasium.vector import AutoresetMode
 
 import jointlab.envs  # noqa: F401  (registers the ids)
 from jointlab.envs.vector import AsyncBatchedEnv, BatchedEnv
+from jointlab.envs.vector.asynchronous import DEFAULT_SPIN
 from jointlab.errors import ActionError, ConfigurationError
 
 ENV_ID = "jointlab/Reach-v0"
@@ -138,12 +141,16 @@ def _assert_same_info(a, b):
 
 @pytest.mark.slow  # starts worker processes
 @pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
-@pytest.mark.parametrize("local", [True, False], ids=["local", "children"])
-def test_async_batched_env_equals_one_batched_env(mode, local):
+@pytest.mark.parametrize(("local", "spin"), [(True, None), (False, None), (False, 0.001)],
+                         ids=["local", "children", "children-spinning"])
+def test_async_batched_env_equals_one_batched_env(mode, local, spin):
     options = {"max_episode_steps": 7, "autoreset_mode": mode}
     # 3 + 2 environments: this process and one child (local), or two children
-    parallel = AsyncBatchedEnv(ENV_ID, 5, workers=2, local=local, **options)
+    parallel = AsyncBatchedEnv(ENV_ID, 5, workers=2, local=local, spin=spin, **options)
     assert len(parallel._processes) == (1 if local else 2)
+    processes = 2 if local else 3  # by default they spin only if each has a core
+    default = DEFAULT_SPIN if processes <= len(os.sched_getaffinity(0)) else 0.0
+    assert parallel.spin == (default if spin is None else spin)
     local = BatchedEnv(ENV_ID, 5, **options)
     try:
         a, _ = parallel.reset(seed=5)
@@ -166,6 +173,25 @@ def test_async_batched_env_equals_one_batched_env(mode, local):
     finally:
         parallel.close()
         local.close()
+
+
+@pytest.mark.parametrize("spin", [-0.001, float("nan"), float("inf"), True, "0.002"])
+def test_async_spin_must_be_a_finite_non_negative_number_of_seconds(spin):
+    with pytest.raises(ConfigurationError, match="spin must be"):
+        AsyncBatchedEnv(ENV_ID, 2, workers=1, spin=spin)
+
+
+@pytest.mark.slow  # starts worker processes
+def test_async_workers_do_not_spin_when_they_outnumber_the_cores():
+    workers = len(os.sched_getaffinity(0)) + 1  # this process and `cores` children
+    parallel = AsyncBatchedEnv(ENV_ID, workers, workers=workers, max_episode_steps=3)
+    try:
+        assert parallel.spin == 0.0
+        parallel.reset(seed=0)
+        observations, *_ = parallel.step(np.zeros((workers, 6)))
+        assert observations.shape == (workers, *parallel.single_observation_space.shape)
+    finally:
+        parallel.close()
 
 
 def test_one_local_worker_starts_no_process_and_equals_one_batched_env():

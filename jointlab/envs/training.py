@@ -128,8 +128,9 @@ def make_ppo(env: Any, seed: int = 0, net_arch: tuple[int, ...] = (256, 256),
             action units).
     """
     from stable_baselines3 import PPO
+    from stable_baselines3.common.logger import Logger
 
-    return PPO(
+    model = PPO(
         "MlpPolicy",
         env,
         n_steps=max(1, ROLLOUT_STEPS // env.num_envs),
@@ -147,6 +148,10 @@ def make_ppo(env: Any, seed: int = 0, net_arch: tuple[int, ...] = (256, 256),
         device="cpu",
         verbose=0,
     )
+    # A logger that writes nowhere: SB3's default one makes an empty /tmp/SB3-<time> folder
+    # at every learn(). model.set_logger(...) installs another (e.g. for TensorBoard).
+    model.set_logger(Logger(folder=None, output_formats=[]))
+    return model
 
 
 def train(task: str, steps: int, out: Path, *, envs: int = 8, seed: int = 0,

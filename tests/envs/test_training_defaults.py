@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -51,6 +52,10 @@ def test_the_default_training_env_and_ppo_are_the_documented_ones(envs) -> None:
         assert model.gamma == model.gae_lambda == 0.9
         assert model.learning_rate(1.0) == pytest.approx(1e-3)
         assert model.learning_rate(0.0) == 0.0
+        before = set(Path(tempfile.gettempdir()).glob("SB3-*"))
+        model.learn(total_timesteps=ROLLOUT_STEPS)  # one rollout and update
+        assert model.num_timesteps >= ROLLOUT_STEPS
+        assert set(Path(tempfile.gettempdir()).glob("SB3-*")) == before  # no log folder
     finally:
         vec.close()
 

@@ -10,7 +10,8 @@ Two experiments (``--experiment``):
   trained on MuJoCo with the nominal box and with its mass and friction randomised per
   episode (``Push(box_randomization=...)``). The engines' contacts differ (a hit sends the
   box further on PyBullet), so a policy that is good on one engine loses success on the
-  other, and randomisation should narrow that.
+  other, and randomisation should narrow that (for the policies of notebook
+  ``05_sim_to_sim``, 3 M steps each, it does not: see the notebook's 1,000-episode table).
 
 Every policy then runs on both engines through :func:`jointlab.envs.evaluation.evaluate_policy`
 (what ``jointlab eval POLICY URL`` runs); success rates with Wilson 95 % intervals are

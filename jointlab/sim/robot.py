@@ -30,7 +30,7 @@ constraints; couplings with several leaders are a stiff PD on the constraint.
 from __future__ import annotations
 
 import warnings
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -387,6 +387,30 @@ class SimRobot(Robot):
         """World pose (4x4) of an element's moving frame, ``<leaf>_tool`` or ``"base"``."""
         self._check_open("link_pose")
         return self._body.link_pose(name)
+
+    def frame_locator(self, name: str) -> Callable[[ArrayState], np.ndarray | None] | None:
+        """A function giving tool frame ``name``'s world position (m, ``(3,)``) at a state.
+
+        For tasks that observe a tool at every step: the engine's own kinematics replaces the
+        numpy forward kinematics of ``state.position`` where that is exact and cheaper. The
+        function returns the position when ``state`` is this robot's latest ``read()`` (the
+        engine holds that configuration), and None for any other state (compute it from
+        ``state.position`` then). ``frame_locator`` itself returns None when the engine's
+        position would not be the one of the reported joints (a sensor model: ``read()``
+        reports quantised, noisy positions), when the engine's kinematics is not cheaper
+        (PyBullet), or when ``name`` is not one of ``description.tool_names``.
+        """
+        self._check_open("frame_locator")
+        body = self._body
+        if (name not in self._description.tool_names or not body.cheap_kinematics
+                or self._reporter.sensors is not None):
+            return None
+        frame_position = body.frame_position
+
+        def locate(state: ArrayState) -> np.ndarray | None:
+            return frame_position(name) if state is self._state else None
+
+        return locate
 
     # ================================================================ stepping
     def _step(self) -> None:

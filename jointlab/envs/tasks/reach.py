@@ -117,6 +117,7 @@ class Reach(Task):
         self._cache: tuple[ArrayState | None, np.ndarray] = (None, np.zeros(3))
         self._cache_goal: np.ndarray | None = None
         self._to_goal = np.zeros(3)
+        self._locate: Any = None
 
     def bind(self, robot: Any) -> None:
         """Attach to the robot and compile the tool's kinematics."""
@@ -127,6 +128,10 @@ class Reach(Task):
         self.radius = workspace_radius(d)
         self._origin = np.asarray(d.base.position, dtype=np.float64)
         self.goal = self.kinematics.position(d.home)
+        locator = getattr(robot, "frame_locator", None)  # a simulated robot's engine
+        #: The engine's position of the tool at the robot's latest state, where it is exact
+        #: and cheaper than the kinematics (:meth:`SimRobot.frame_locator`), else None.
+        self._locate = None if locator is None else locator(self.tool_name)
 
     def observation_parts(self) -> list[ObservationPart]:
         """``goal``, ``tool`` and ``to_goal``, each 3 values in metres."""
@@ -177,7 +182,9 @@ class Reach(Task):
         """Tool position and goal - tool (m, ``(3,)`` each) for ``state``, memoised."""
         cached_state, tool = self._cache
         if cached_state is not state or self._cache_goal is not self.goal:
-            tool = self.kinematics.position(state.position)
+            tool = None if self._locate is None else self._locate(state)
+            if tool is None:
+                tool = self.kinematics.position(state.position)
             self._cache = (state, tool)
             self._cache_goal, self._to_goal = self.goal, self.goal - tool
         return tool, self._to_goal
@@ -223,9 +230,15 @@ class Reach(Task):
         """
         first = tasks[0]
         goal = np.array([task.goal for task in tasks])
-        if positions is None:
-            positions = np.array([state.position for state in states])
-        tool = first.kinematics.positions(positions)
+        tool = None
+        if first._locate is not None:  # each robot's engine, as each task's observe() does
+            located = [task._locate(state) for task, state in zip(tasks, states, strict=True)]
+            if all(point is not None for point in located):
+                tool = np.array(located)
+        if tool is None:
+            if positions is None:
+                positions = np.array([state.position for state in states])
+            tool = first.kinematics.positions(positions)
         offset = tool - goal
         distance = np.sqrt(np.einsum("ij,ij->i", offset, offset))
         success = distance < first.success_threshold

@@ -42,6 +42,9 @@ class MujocoBody:
 
     #: No explicit coupling torques: couplings are exact MuJoCo equality constraints.
     soft_coupling = None
+    #: :meth:`frame_position` is cheaper than the numpy kinematics of the same frame
+    #: (``mj_kinematics`` in C: about 1 µs for arm6 against 6.5 µs, warm).
+    cheap_kinematics = True
 
     def __init__(self, world: MujocoWorld, description: RobotDescription, prefix: str) -> None:
         self.world = world
@@ -249,6 +252,20 @@ class MujocoBody:
             pose[:3, :3] = data.site_xmat[ref.site].reshape(3, 3)
             pose[:3, 3] = data.site_xpos[ref.site]
         return pose
+
+    def frame_position(self, name: str) -> np.ndarray:
+        """World position (m, ``(3,)``) of an element's moving frame, a tool frame or the base.
+
+        From the model's own kinematics of the current ``qpos`` (``mj_kinematics``: ``mj_step``
+        leaves the poses of the last step's start). The frame is looked up at every call, so
+        it stays right after the world recompiles.
+        """
+        ref = self.links[name]
+        data = self.data
+        self._mujoco.mj_kinematics(self.model, data)
+        if ref.site is None:
+            return data.xpos[ref.body].copy()
+        return data.site_xpos[ref.site].copy()
 
     def remove(self) -> None:
         """Remove the robot (bodies, joints, actuators, constraints) from the world."""

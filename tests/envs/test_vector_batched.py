@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import multiprocessing
 import os
 
 import gymnasium
@@ -268,3 +269,20 @@ def test_a_sub_environments_task_observes_its_own_state_after_a_batched_step():
             np.testing.assert_allclose(parts["tool"], tool, atol=1e-6)
     finally:
         vec.close()
+
+
+@pytest.mark.skipif(not os.path.exists("/proc/loadavg"), reason="Linux's /proc/loadavg")
+def test_a_waiter_spins_only_while_the_machine_has_a_core_for_it():
+    from jointlab.envs.vector.asynchronous import _Waiter
+
+    busy, free = _Waiter(0.001, cores=0), _Waiter(0.001, cores=10**6)  # this process runs
+    try:
+        assert not busy._core_free() and free._core_free()
+        sender, receiver = multiprocessing.Pipe()
+        sender.send_bytes(b"S")
+        assert busy.receive(receiver) == b"S" and not receiver.poll(0)
+    finally:
+        busy.close()
+        free.close()
+    blocking = _Waiter(0.0, cores=1)  # spin 0: /proc/loadavg is not even opened
+    assert blocking._loadavg is None and blocking._core_free()

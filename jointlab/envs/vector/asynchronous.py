@@ -32,7 +32,9 @@ in ``recv`` only when nothing came within ``spin`` seconds. A process that slept
 and on cold caches (on the 2-core machine of docs/benchmarks.md a sleeping worker spent
 about a fifth more CPU per step than the same env stepped without pauses); a short spin
 keeps the core and its caches while the other side is busy for a fraction of a millisecond,
-and gives the core back when it is busy for longer (a PPO update, a slow policy).
+and gives the core back when it is busy for longer (a PPO update, a slow policy). A waiter
+spins only while the machine has a core for it (:class:`_Waiter`): on a machine busy with
+other work it blocks at once, as with ``spin=0``.
 """
 
 from __future__ import annotations
@@ -60,13 +62,56 @@ __all__ = ["DEFAULT_SPIN", "AsyncBatchedEnv"]
 DEFAULT_SPIN = 0.002
 
 
-def _receive(pipe: Any, spin: float) -> bytes:
-    """The next message of ``pipe``: polled without blocking for ``spin`` seconds, then awaited."""
-    if spin > 0.0 and not pipe.poll(0):
-        deadline = time.perf_counter() + spin
-        while not pipe.poll(0) and time.perf_counter() < deadline:
-            pass
-    return pipe.recv_bytes()
+def usable_cores() -> int:
+    """The number of cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except AttributeError:  # not Linux
+        return os.cpu_count() or 1
+
+
+class _Waiter:
+    """Receives a pipe's next message, spinning for up to ``spin`` seconds first.
+
+    It spins only while the machine has a core for it: when the tasks ready to run (Linux's
+    ``/proc/loadavg``, one ``pread`` of about 2 µs per wait) are at most ``cores``. On a
+    machine busy with other work a spinning process would take the core that the process it
+    waits for needs (with one busy loop beside two workers on two cores, the async env ran
+    25 % slower spinning than blocking), so there it blocks at once. Without
+    ``/proc/loadavg`` it spins as asked.
+    """
+
+    def __init__(self, spin: float, cores: int) -> None:
+        self.spin, self.cores = spin, cores
+        self._loadavg: int | None = None
+        if spin > 0.0:
+            try:
+                self._loadavg = os.open("/proc/loadavg", os.O_RDONLY)
+            except OSError:
+                pass
+
+    def receive(self, pipe: Any) -> bytes:
+        """The next message of ``pipe`` (polled without blocking first, if a core is free)."""
+        if self.spin > 0.0 and not pipe.poll(0) and self._core_free():
+            deadline = time.perf_counter() + self.spin
+            while not pipe.poll(0) and time.perf_counter() < deadline:
+                pass
+        return pipe.recv_bytes()
+
+    def _core_free(self) -> bool:
+        if self._loadavg is None:
+            return True
+        try:  # "0.52 0.58 0.59 2/467 12345": the tasks ready to run, this one included
+            return int(os.pread(self._loadavg, 64, 0).split()[3].split(b"/")[0]) <= self.cores
+        except (OSError, ValueError, IndexError):
+            self.close()  # an unexpected format: spin as asked from now on
+            return True
+
+    def close(self) -> None:
+        """Release ``/proc/loadavg``."""
+        if self._loadavg is not None:
+            os.close(self._loadavg)
+            self._loadavg = None
 
 
 class _Command(Enum):
@@ -128,7 +173,7 @@ def _worker(pipe: Any, env_id: str, count: int, options: dict[str, Any], shared:
             rows: slice, spin: float) -> None:  # fmt: skip
     """One worker: a BatchedEnv of ``count`` sub-environments stepped on command.
 
-    ``spin``: seconds it polls for the next command before it blocks (see :func:`_receive`).
+    ``spin``: seconds it polls for the next command before it blocks (see :class:`_Waiter`).
     """
     views = {name: view[rows] for name, view in _views(shared).items()}
     observations, actions = views["observations"], views["actions"]
@@ -140,9 +185,10 @@ def _worker(pipe: Any, env_id: str, count: int, options: dict[str, Any], shared:
         pipe.send_bytes(_Reply.ERROR.value + pickle.dumps(exc))
         return
     pipe.send_bytes(_Reply.READY.value)
+    waiter = _Waiter(spin, usable_cores())
     try:
         while True:
-            command = _Command(_receive(pipe, spin))
+            command = _Command(waiter.receive(pipe))
             if command is _Command.CLOSE:
                 break
             try:
@@ -157,6 +203,7 @@ def _worker(pipe: Any, env_id: str, count: int, options: dict[str, Any], shared:
                 message = _Reply.ERROR.value + pickle.dumps(exc)
             pipe.send_bytes(message)
     finally:
+        waiter.close()
         env.close()
         pipe.close()
 
@@ -212,12 +259,13 @@ class AsyncBatchedEnv(VectorEnv):
             raise ConfigurationError(f"workers must be in [1, num_envs={num_envs}], got {workers}")
         if spin is None:  # a process per worker, and this one if it does not step a share
             processes = int(workers) + (0 if local else 1)
-            spin = DEFAULT_SPIN if processes <= len(os.sched_getaffinity(0)) else 0.0
+            spin = DEFAULT_SPIN if processes <= usable_cores() else 0.0
         if (isinstance(spin, bool) or not isinstance(spin, numbers.Real)
                 or not math.isfinite(spin) or spin < 0.0):
             raise ConfigurationError(f"spin must be a finite number of seconds >= 0, got {spin!r}")
         #: Seconds a waiting process polls its pipe before it blocks.
         self.spin = float(spin)
+        self._waiter: _Waiter | None = None
         self.num_envs, self.env_id = int(num_envs), env_id
         self.autoreset_mode = AutoresetMode(options.get("autoreset_mode", AutoresetMode.NEXT_STEP))
         self.local = bool(local)
@@ -264,6 +312,7 @@ class AsyncBatchedEnv(VectorEnv):
             except BaseException:
                 self.close()
                 raise
+        self._waiter = _Waiter(self.spin, usable_cores())  # after the children, like the env
         self._gather()
 
     def _gather(self, local: Any = None) -> list[np.ndarray | dict[str, Any]]:
@@ -281,7 +330,7 @@ class AsyncBatchedEnv(VectorEnv):
                 results.append(codecs[0].decode(codecs[0].encode(local)))
             codecs = codecs[1:]
         for pipe, codec in zip(self._pipes, codecs, strict=True):
-            message = _receive(pipe, self.spin)
+            message = self._waiter.receive(pipe)
             if message[:1] == _Reply.ERROR.value:
                 error = error or pickle.loads(message[1:])
             elif message[:1] != _Reply.READY.value:
@@ -357,3 +406,5 @@ class AsyncBatchedEnv(VectorEnv):
             if process.is_alive():
                 process.terminate()
         self._pipes, self._processes = [], []
+        if getattr(self, "_waiter", None) is not None:
+            self._waiter.close()

@@ -308,7 +308,7 @@ class Robot(abc.ABC):
         if array.dtype.kind not in "biuf":
             raise ConfigurationError(f"{problem} {array.dtype.name} values {quote(value)}")
         array = array.astype(np.float64).reshape(-1)
-        if array.shape != (dof,) or not np.all(np.isfinite(array)):
+        if array.shape != (dof,) or not np.isfinite(array).all():
             raise ConfigurationError(f"{problem} {quote(value)}")
         return array
 

@@ -468,8 +468,9 @@ class SimRobot(Robot):
         restored.
         """
         description = self._description
-        q = self._vector("q", description.home if q is None else q)
-        qd = self._vector("qd", np.zeros(description.dof) if qd is None else qd)
+        # q and qd were checked by Robot.reset (dof finite numbers, new float64 arrays)
+        q = np.array(description.home) if q is None else q
+        qd = np.zeros(description.dof) if qd is None else qd
         outside = (q < description.lower - 1e-9) | (q > description.upper + 1e-9)
         if outside.any():
             i = int(np.flatnonzero(outside)[0])
@@ -498,14 +499,6 @@ class SimRobot(Robot):
         self._configure_drive(reconfigure=True)
         self._end_period()
         return self.read()
-
-    def _vector(self, name: str, value: object) -> np.ndarray:
-        array = np.array(value, dtype=np.float64).reshape(-1)
-        if array.shape != (self._description.dof,) or not np.all(np.isfinite(array)):
-            raise ConfigurationError(
-                f"reset: {name} must be {self._description.dof} finite numbers, got {value!r}"
-            )
-        return array
 
     def _update_brakes(self) -> None:
         engaged = self._brakes_requested or not self._powered

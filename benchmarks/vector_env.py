@@ -14,7 +14,8 @@ the clock starts:
 * **async**: :class:`jointlab.envs.vector.AsyncBatchedEnv` of ``2 x --envs`` environments in
   two processes (``local=True``, the default): this process steps the first ``--envs``
   while one worker process steps the others; both spin for up to ``DEFAULT_SPIN`` (2 ms)
-  waiting for each other before they block (the default on two cores);
+  waiting for each other before they block, while the machine has a core free for it
+  (the default on two cores);
 * **blocking**: the same with ``spin=0``: a waiting process blocks in ``recv`` at once;
 * **children**: the same with ``local=False``: two worker processes, this process sleeping
   in ``recv`` while they step (the layout before ``local=True``);

@@ -331,14 +331,11 @@ class RobotBody:
             )
         return self.links[name]
 
-    #: :meth:`frame_position` costs about what the numpy kinematics of the frame does
-    #: (``getLinkState`` 3-4 µs against 6.5 µs for arm6, warm, plus the tuple it builds), and
-    #: its positions come from the URDF's rounded numbers (1e-8 m off the description's).
+    #: No engine frame positions for tasks (``SimRobot.frame_locator``): ``getLinkState``
+    #: costs about what the numpy kinematics of a tool does (3-4 µs against 6.5 µs for arm6,
+    #: warm, before the tuple it returns is read), and its positions come from the URDF's
+    #: rounded numbers (1e-8 m off the description's).
     cheap_kinematics = False
-
-    def frame_position(self, name: str) -> np.ndarray:
-        """World position (m, ``(3,)``) of an element's moving frame, a tool frame or the base."""
-        return self.link_pose(name)[:3, 3].copy()
 
     def link_pose(self, name: str) -> np.ndarray:
         """World pose (4x4) of an element's moving frame, a tool frame or the base frame."""

@@ -12,8 +12,6 @@ from jointlab.interface import NJointAction
 from jointlab.robots import builtin_robots, load_robot
 from jointlab.sim import SensorModel, SimRobot, World
 
-pytest.importorskip("mujoco")
-
 TOOLS = [(name, tool) for name in builtin_robots() for tool in load_robot(name).tool_names]
 
 

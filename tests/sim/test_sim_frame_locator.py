@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import warnings
+from pathlib import Path
+
 import gymnasium
 import numpy as np
 import pytest
@@ -95,3 +98,25 @@ def test_reach_on_mujoco_observes_the_kinematics_of_its_states_old_and_new():
         np.testing.assert_array_equal(task.tool_position(first), chain.position(first.position))
     finally:
         env.close()
+
+
+@pytest.mark.parametrize("urdf", ["kuka_iiwa/model.urdf", "franka_panda/panda.urdf",
+                                  "xarm/xarm6_robot.urdf", "r2d2.urdf"])  # fmt: skip
+def test_other_peoples_urdfs_are_located_where_their_kinematics_puts_them(urdf):
+    """Imported URDFs (pybullet_data), every tool, on MuJoCo: their files, not ours."""
+    pybullet_data = pytest.importorskip("pybullet_data")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # their default gains and limits are not ours to judge
+        description = load_robot(Path(pybullet_data.getDataPath()) / urdf)
+        sim = SimRobot(description, engine="mujoco", control_dt=0.01, gain_check="warn")
+    with sim:
+        rng = np.random.default_rng(11)
+        for tool in description.tool_names:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                sim.reset(rng.uniform(description.soft_lower, description.soft_upper))
+                sim.step()
+            state = sim.read()
+            np.testing.assert_allclose(sim.frame_locator(tool)(state),
+                                       ChainKinematics(description, tool).position(state.position),
+                                       rtol=0, atol=1e-12)  # fmt: skip

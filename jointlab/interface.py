@@ -394,6 +394,15 @@ class ArrayState:
             self.__dict__["_arrays"] = block
         return block
 
+    def stalled(self) -> np.ndarray | None:
+        """The joints whose flags include ``STALLED``: a boolean mask ``(dof,)``, or None.
+
+        None when no joint is stalled (the common case; on a simulated robot's state decided
+        without building the flags), so a controller can check every tick cheaply.
+        """
+        mask = (self.actuator_state & np.uint8(ActuatorState.STALLED)) != 0
+        return mask if True in mask.tolist() else None
+
     def frozen(self) -> ArrayState:
         """This state with every array read-only: ``self`` when they already are, else a copy.
 

@@ -438,3 +438,18 @@ def test_length_errors_name_the_field_the_caller_gave() -> None:
     assert given_fields(NJointAction.Zero(5)) == ["torque"]
     both = NJointAction.TorqueAndPosition(np.ones(2), np.zeros(2), position_kp=[1.0, 2.0])
     assert given_fields(both) == ["torque", "position", "position_kp"]
+
+
+@settings(max_examples=60)
+@given(flags=hnp.arrays(np.uint8, st.integers(1, 8)))
+def test_stalled_is_the_stalled_bit_of_the_flags_or_none(flags) -> None:
+    dof = flags.shape[0]
+    state = dataclasses.replace(_state(1), position=np.zeros(dof), velocity=np.zeros(dof),
+                                acceleration=np.zeros(dof), torque=np.zeros(dof),
+                                current=np.zeros(dof), actuator_state=flags)  # fmt: skip
+    expected = (flags & int(ActuatorState.STALLED)) != 0
+    stalled = state.stalled()
+    if expected.any():
+        np.testing.assert_array_equal(stalled, expected)
+    else:
+        assert stalled is None

@@ -24,7 +24,7 @@ from jointlab.controllers.motion import (
     stopping_distance,
 )
 from jointlab.controllers.polynomial import PiecewisePolynomial
-from jointlab.interface import ActuatorState, ArrayState
+from jointlab.interface import ArrayState
 
 __all__ = [
     "ActiveCommand",
@@ -37,7 +37,6 @@ __all__ = [
 ]
 
 Report = tuple[CommandEventKind, "CommandStatus | None", str, dict[str, Any]]
-_STALLED = int(ActuatorState.STALLED)  # a plain int: no enum machinery in the tick
 
 
 class Motion(Protocol):
@@ -219,9 +218,9 @@ class MotionCommand(ActiveCommand):
             out.pd[joints] = True
             self._configured = True
         out.refs[:, joints] = self.motion.sample_rows(t)[:, own]
-        stalled = state.actuator_state[joints] & _STALLED
-        if np.count_nonzero(stalled):  # a C call: cheaper than .any() on a few joints
-            bad = self.joints[own][stalled.astype(bool)].tolist()
+        stalled = state.stalled()  # None when no joint is: no flags built (simulation)
+        if stalled is not None and np.count_nonzero(stalled := stalled[joints]):
+            bad = self.joints[own][stalled].tolist()
             out.hold(joints, state.position[joints])
             reports.append((CommandEventKind.STALLED, CommandStatus.STALLED,
                             f"the robot reports joints {bad} stalled",

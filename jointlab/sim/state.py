@@ -216,6 +216,18 @@ class SimState(ArrayState):
         fields.update(zip(ARRAY_FIELDS, block, strict=True))  # read before: equal rows
         return block
 
+    def stalled(self) -> np.ndarray | None:
+        """:meth:`ArrayState.stalled` from the stall detector's mask, without the flags."""
+        inputs = self.__dict__.get("_inputs")
+        if inputs is None:  # built by dataclasses.replace: the fields are plain
+            return super().stalled()
+        mask = inputs[8]  # the detector's mask when a joint is stalled, else None
+        if mask is None:
+            return None
+        view = mask.view()
+        view.flags.writeable = False
+        return view
+
     def frozen(self) -> ArrayState:
         """``self``: every field it derives is read-only (:meth:`ArrayState.frozen`)."""
         return self if "_inputs" in self.__dict__ else super().frozen()

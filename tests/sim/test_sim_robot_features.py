@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import numpy as np
 import pytest
 from floating_robot import puck
 from sim_helpers import one_joint
 
 from jointlab.interface import ActuatorState, NJointAction
-from jointlab.robots import forward_kinematics, load_robot
+from jointlab.robots import RobotDescription, forward_kinematics, load_robot
 from jointlab.sim import SensorModel, SimRobot
 
 
@@ -178,3 +180,28 @@ def test_close_is_safe_twice_and_blocks_further_use(engine):
     assert robot.world.closed
     with pytest.raises(Exception, match="closed"):
         robot.step()
+
+
+def test_stalled_joints_are_the_stalled_flags_without_building_them(zero_g):
+    """``state.stalled()``: None until a joint stalls, then the flags' STALLED bits."""
+    free = one_joint().to_dict()["actuators"][0]
+    stuck = {**free, "name": "stuck", "parent": "j", "min": -0.1, "max": 0.1,
+             "limits": {"effort": 2.0, "velocity": 50.0}}
+    description = RobotDescription.from_dict({"name": "two", "actuators": [free, stuck]})
+    with SimRobot(description, world=zero_g, stall_time=0.2, control_dt=0.01) as robot:
+        robot.apply(NJointAction.Position([0.3, 1.0]))  # the second pushes into its stop
+        seen = []
+        for _ in range(40):
+            robot.step()
+            stalled = robot.read().stalled()  # before anything derived the flags
+            flags = robot.read().actuator_state & ActuatorState.STALLED
+            if stalled is None:
+                assert not flags.any()
+            else:
+                np.testing.assert_array_equal(stalled, flags != 0)
+                assert not stalled.flags.writeable
+            seen.append(stalled is not None)
+        assert not seen[0] and seen[-1]  # it stalled on the way
+        state = robot.read()
+        plain = dataclasses.replace(state, time=state.time)  # plain fields: from the flags
+        np.testing.assert_array_equal(plain.stalled(), [False, True])

@@ -10,8 +10,9 @@ each round's median and 99th percentile, ratios to the budget first, then the lo
 at the start and end. Targets: median <= 5 %, p99 <= 10 % of the period.
 
 ``--breakdown`` adds one instrumented round that times the parts of each tick (microseconds
-of CPU, median over the ticks): the state fields the simulated robot derives on first
-access (``SimState``), the commands (trajectory sampling, stall check), the gravity torque
+of CPU, median over the ticks): the state's position, which the simulated robot derives
+on first access (``SimState``; the stall check asks ``state.stalled()``, which builds no
+flags), the commands (trajectory sampling, stall check), the gravity torque
 (most ticks), the refresh of ``M(q)`` every 20 ms (gravity and kinematics on the refresh
 tick, then the Jacobians, the world inertias and ``M`` on the next three), the safety layer, and the
 rest of ``compute`` (model feed-forward product, building the action, bookkeeping). Each
@@ -141,7 +142,7 @@ def breakdown(robot_name: str, seconds: float, control_dt: float) -> dict[str, f
             for _ in range(round(seconds / robot.control_dt)):
                 state = robot.read()
                 start = time.thread_time()
-                _ = (state.position, state.velocity, state.actuator_state)  # derived here
+                _ = state.position  # derived here: the one field compute reads every tick
                 derived = time.thread_time()
                 action = commander.compute(state)
                 end = time.thread_time()
@@ -167,7 +168,7 @@ def print_breakdown(parts: dict[str, float]) -> None:
     refresh = parts["refresh_share"]
     print("per-part CPU time of a tick, us (median over one instrumented round's ticks):")
     for label, key in (
-        ("state fields the sim derives on first access", "state"),
+        ("state.position, derived on first access", "state"),
         ("commands (trajectory sampling, stall check)", "commands"),
         ("gravity g(q), every tick but the refresh ticks", "gravity"),
         (f"refresh tick ({refresh:.0%} of ticks): g(q) and kinematics", "gravity_kinematics"),
@@ -177,7 +178,7 @@ def print_breakdown(parts: dict[str, float]) -> None:
         ("gravity + M(q) at once (first tick only)", "gravity_mass"),
         ("safety layer", "safety"),
         ("rest: feed-forward product, action, bookkeeping", "rest"),
-        ("Commander.compute (state fields derived before)", "tick"),
+        ("Commander.compute (position derived before)", "tick"),
     ):
         print(f"  {label:50s} {parts[key]:6.1f}")
 

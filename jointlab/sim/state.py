@@ -79,8 +79,9 @@ class StateReporter:
                     timer = self._timer + (steps - self._checked) * self.dt
                     timer *= stuck  # 0 where not stuck (timers are finite and >= 0)
                     self._timer = timer
-                    self.stalled = timer >= self.stall_time
-                    self._stall_any = True in self.stalled.tolist()
+                    stalled = self.stalled = timer >= self.stall_time
+                    stalled.flags.writeable = False  # states capture it; never written
+                    self._stall_any = True in stalled.tolist()
                     self._timing = True
                 elif self._timing:  # every timer stops
                     self.reset(steps)
@@ -221,12 +222,7 @@ class SimState(ArrayState):
         inputs = self.__dict__.get("_inputs")
         if inputs is None:  # built by dataclasses.replace: the fields are plain
             return super().stalled()
-        mask = inputs[8]  # the detector's mask when a joint is stalled, else None
-        if mask is None:
-            return None
-        view = mask.view()
-        view.flags.writeable = False
-        return view
+        return inputs[8]  # the detector's (read-only) mask when a joint is stalled, else None
 
     def frozen(self) -> ArrayState:
         """``self``: every field it derives is read-only (:meth:`ArrayState.frozen`)."""

@@ -13,8 +13,8 @@ at the start and end. Targets: median <= 5 %, p99 <= 10 % of the period.
 of CPU, median over the ticks): the state's position, which the simulated robot derives
 on first access (``SimState``; the stall check asks ``state.stalled()``, which builds no
 flags), the commands (trajectory sampling, stall check), the gravity torque
-(most ticks), the refresh of ``M(q)`` every 20 ms (gravity and kinematics on the refresh
-tick, then the Jacobians, the world inertias and ``M`` on the next three), the safety layer, and the
+(most ticks), the refresh of ``g(q)`` and ``M(q)`` every 20 ms (both from Bullet's
+rigid-body algorithms, see ``jointlab.robots.bullet_dynamics``), the safety layer, and the
 rest of ``compute`` (model feed-forward product, building the action, bookkeeping). Each
 timer adds a fraction of a microsecond; the timed rounds above carry no such timers.
 
@@ -125,8 +125,7 @@ def breakdown(robot_name: str, seconds: float, control_dt: float) -> dict[str, f
     """One instrumented run: median CPU time of each part of a tick, in microseconds."""
     url = f"sim://{robot_name}?dt={control_dt}&control_dt={control_dt}"
     parts: dict[str, list[float]] = {name: [] for name in (
-        "state", "commands", "gravity", "gravity_mass", "gravity_kinematics", "cog_jacobians",
-        "world_inertias", "mass_matrix", "safety", "tick")}  # fmt: skip
+        "state", "commands", "gravity", "gravity_mass", "safety", "tick")}  # fmt: skip
     with jointlab.connect(url) as robot:
         commander = follow(robot)
         dynamics = commander.dynamics
@@ -134,10 +133,6 @@ def breakdown(robot_name: str, seconds: float, control_dt: float) -> dict[str, f
         with (timing(ActiveCommand, "tick", parts["commands"]),
               timing(dynamics, "gravity_torque", parts["gravity"]),
               timing(dynamics, "gravity_and_mass_matrix", parts["gravity_mass"]),
-              timing(dynamics, "gravity_and_kinematics", parts["gravity_kinematics"]),
-              timing(dynamics, "cog_jacobians", parts["cog_jacobians"]),
-              timing(dynamics, "world_inertias", parts["world_inertias"]),
-              timing(dynamics, "mass_matrix_from", parts["mass_matrix"]),
               timing(commander.safety, "filter", parts["safety"])):  # fmt: skip
             for _ in range(round(seconds / robot.control_dt)):
                 state = robot.read()
@@ -154,12 +149,9 @@ def breakdown(robot_name: str, seconds: float, control_dt: float) -> dict[str, f
     medians = {name: 1e6 * float(np.median(times[skip:] if len(times) > 10 * skip else times))
                for name, times in parts.items()}  # fmt: skip
     ticks = max(1, len(parts["tick"]))
-    model = sum(len(parts[name]) / ticks * medians[name] for name in (
-        "gravity", "gravity_mass", "gravity_kinematics", "cog_jacobians", "world_inertias",
-        "mass_matrix"))
+    model = sum(len(parts[name]) / ticks * medians[name] for name in ("gravity", "gravity_mass"))
     medians["rest"] = medians["tick"] - medians["commands"] - medians["safety"] - model
-    medians["refresh_share"] = (len(parts["gravity_mass"])
-                                + len(parts["gravity_kinematics"])) / ticks  # fmt: skip
+    medians["refresh_share"] = len(parts["gravity_mass"]) / ticks
     return medians
 
 
@@ -171,11 +163,7 @@ def print_breakdown(parts: dict[str, float]) -> None:
         ("state.position, derived on first access", "state"),
         ("commands (trajectory sampling, stall check)", "commands"),
         ("gravity g(q), every tick but the refresh ticks", "gravity"),
-        (f"refresh tick ({refresh:.0%} of ticks): g(q) and kinematics", "gravity_kinematics"),
-        ("  next tick: M(q)'s CoG Jacobians (besides g(q))", "cog_jacobians"),
-        ("  the tick after: the links' world inertias", "world_inertias"),
-        ("  the third tick: M(q) from them", "mass_matrix"),
-        ("gravity + M(q) at once (first tick only)", "gravity_mass"),
+        (f"refresh tick ({refresh:.0%} of ticks): g(q) and M(q)", "gravity_mass"),
         ("safety layer", "safety"),
         ("rest: feed-forward product, action, bookkeeping", "rest"),
         ("Commander.compute (position derived before)", "tick"),

@@ -1,4 +1,4 @@
-"""Gravity compensation as a controller (the rigid-body model is :mod:`jointlab.robots.dynamics`).
+"""Gravity compensation as a controller (the model: :mod:`jointlab.robots.bullet_dynamics`).
 
 * :class:`GravityCompensation` — a controller returning ``Torque(gravity compensation)``,
   composable with any other controller (see :func:`jointlab.controllers.base.with_feedforward`).
@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from jointlab.interface import ArrayState, NJointAction
+from jointlab.robots.bullet_dynamics import rigid_body_model
 from jointlab.robots.description import RobotDescription
 from jointlab.robots.dynamics import GRAVITY, DynamicsModel
 
@@ -32,7 +33,7 @@ class GravityCompensation:
     def __init__(
         self, description: RobotDescription, gravity: Any = GRAVITY, scale: float = 1.0
     ) -> None:
-        self.model = DynamicsModel(description, gravity)
+        self.model = rigid_body_model(description, gravity)
         self.scale = float(scale)
 
     def reset(self, state: ArrayState) -> None:

@@ -222,34 +222,6 @@ class DynamicsModel:
         rows = self._rows(frames_t)
         return self._gravity(rows), self._joint_space(*self._jacobians_from(frames_t, rows))
 
-    def gravity_and_kinematics(self, q: Any) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
-        """:meth:`gravity_torque` at ``q``, and the kinematics ``M(q)``'s parts are built from.
-
-        For a controller that spreads ``M(q)`` over later control ticks: the kinematics
-        (opaque arrays, not changed later) is what this tick computed for gravity anyway.
-        """
-        frames_t = self._frames_t(q)
-        rows = self._rows(frames_t)
-        return self._gravity(rows), (frames_t, rows)
-
-    def cog_jacobians(self, kinematics: tuple[np.ndarray, np.ndarray]
-                      ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
-        """A part of :meth:`mass_matrix_from`: the links' CoG Jacobians ``Jv``, ``Jω``."""
-        return self._cog_jacobians(kinematics[1])
-
-    def world_inertias(self, kinematics: tuple[np.ndarray, np.ndarray]) -> np.ndarray:
-        """A part of :meth:`mass_matrix_from`: the links' inertias in the world frame."""
-        return self._world_inertias(kinematics[0])
-
-    def mass_matrix_from(self, inertias: np.ndarray, jacobians: tuple[np.ndarray, np.ndarray]
-                         ) -> np.ndarray:  # fmt: skip
-        """``M(q)`` (as :meth:`mass_matrix`) from the two parts of one kinematics.
-
-        ``inertias`` and ``jacobians``: :meth:`world_inertias` and :meth:`cog_jacobians` of
-        the kinematics :meth:`gravity_and_kinematics` returned.
-        """
-        return self._joint_space(inertias, *jacobians)
-
     def _rows(self, frames_t: np.ndarray) -> np.ndarray:
         """Each element's centre of gravity, joint origin and joint axis in the world frame.
 

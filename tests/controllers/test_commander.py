@@ -289,12 +289,11 @@ def _model_calls(robot, ticks, **options):
     return [[name for name, _ in tick] for tick in log.ticks]
 
 
-def test_model_feedforward_spreads_each_inertia_refresh_over_the_next_three_ticks(arm):
+def test_model_feedforward_refreshes_the_inertia_every_period_at_that_ticks_position(arm):
     commander = Commander(arm, model_feedforward=True, inertia_period=0.01)
     model = commander.dynamics
     log = commander.dynamics = _CallLog(model)
-    target = np.array(arm.description.home) + 0.3
-    handle = commander.set_positions(target)
+    handle = commander.set_positions(np.array(arm.description.home) + 0.3)
     positions = []
     for _ in range(40):
         log.ticks.append([])
@@ -303,29 +302,26 @@ def test_model_feedforward_spreads_each_inertia_refresh_over_the_next_three_tick
         arm.step()
     assert not handle.done
     names = [[name for name, _ in tick] for tick in log.ticks]
-    assert names[0] == ["gravity_and_mass_matrix"]  # the first tick: all at once
-    refresh_ticks = [i for i, tick in enumerate(names) if "gravity_and_kinematics" in tick]
-    # every inertia_period: 10 ticks of 1 ms (11 where the float sum of times falls short)
-    gaps = np.diff([0, *refresh_ticks])
-    assert len(refresh_ticks) == 3 and ((gaps == 10) | (gaps == 11)).all(), refresh_ticks
+    refresh_ticks = [i for i, tick in enumerate(names) if tick == ["gravity_and_mass_matrix"]]
+    # the first tick, then every inertia_period: 10 ticks of 1 ms (11 where the float sum of
+    # times falls short); gravity alone on every other tick
+    gaps = np.diff(refresh_ticks)
+    assert refresh_ticks[0] == 0 and len(refresh_ticks) == 4, refresh_ticks
+    assert ((gaps == 10) | (gaps == 11)).all(), refresh_ticks
+    assert all(tick == ["gravity_torque"] for i, tick in enumerate(names)
+               if i not in refresh_ticks)
     for i in refresh_ticks:
-        assert names[i + 1] == ["cog_jacobians", "gravity_torque"]
-        assert names[i + 2] == ["world_inertias", "gravity_torque"]
-        assert names[i + 3] == ["mass_matrix_from", "gravity_torque"]
-        # M of the refresh tick's position, whole, only from the third tick after it on
-        mass = log.ticks[i + 3][0][1]
+        gravity, mass = log.ticks[i][0][1]
         np.testing.assert_array_equal(mass, model.mass_matrix(positions[i]))
-    heavy = {"gravity_and_mass_matrix", "cog_jacobians", "world_inertias", "mass_matrix_from"}
-    assert all(len(heavy.intersection(tick)) <= 1 for tick in names)
+        np.testing.assert_array_equal(gravity, model.gravity_torque(positions[i]))
 
 
-def test_model_feedforward_refreshes_at_once_when_the_period_is_under_four_ticks(arm):
-    names = _model_calls(arm, 6, inertia_period=0.0025)
-    assert names[0::3] == [["gravity_and_mass_matrix"]] * 2
-    assert all(tick == ["gravity_torque"] for i, tick in enumerate(names) if i % 3)
+def test_model_feedforward_refreshes_the_inertia_every_tick_with_a_zero_period(arm):
+    names = _model_calls(arm, 5, inertia_period=0.0)
+    assert names == [["gravity_and_mass_matrix"]] * 5
 
 
-def test_model_feedforward_refreshes_at_once_on_ticks_longer_than_two_milliseconds():
+def test_model_feedforward_refreshes_every_period_on_slower_ticks():
     sim = pytest.importorskip("jointlab.sim")
     with sim.SimRobot("arm6", dt=0.001, control_dt=0.005, seed=0) as robot:
         names = _model_calls(robot, 9, inertia_period=0.02)
@@ -337,7 +333,7 @@ def test_model_feedforward_refreshes_at_once_after_the_robot_is_reset(arm):
     commander = Commander(arm, model_feedforward=True, inertia_period=0.01)
     log = commander.dynamics = _CallLog(commander.dynamics)
     commander.set_positions(np.array(arm.description.home) + 0.3)
-    for _ in range(11):  # a staged refresh began on tick 10 and is under way
+    for _ in range(11):  # the last refresh was on tick 10
         log.ticks.append([])
         commander.update()
         arm.step()
@@ -348,4 +344,4 @@ def test_model_feedforward_refreshes_at_once_after_the_robot_is_reset(arm):
         arm.step()
     names = [[name for name, _ in tick] for tick in log.ticks[-4:]]
     assert names[0] == ["gravity_and_mass_matrix"]  # at once, at the new q
-    assert names[1:] == [["gravity_torque"]] * 3  # the earlier refresh's stages are dropped
+    assert names[1:] == [["gravity_torque"]] * 3

@@ -113,8 +113,3 @@ def test_gravity_and_mass_matrix_is_both_from_one_pass(name):
         gravity, mass = model.gravity_and_mass_matrix(q)
         np.testing.assert_array_equal(gravity, model.gravity_torque(q))
         np.testing.assert_array_equal(mass, model.mass_matrix(q))
-        halves = model.gravity_and_kinematics(q)
-        np.testing.assert_array_equal(halves[0], gravity)
-        kinematics = halves[1]
-        inertias, jacobians = model.world_inertias(kinematics), model.cog_jacobians(kinematics)
-        np.testing.assert_array_equal(model.mass_matrix_from(inertias, jacobians), mass)

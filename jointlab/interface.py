@@ -245,7 +245,7 @@ class NJointAction:
             ("position_kd", position_kd),
             ("velocity", velocity),
         ):
-            value.flags.writeable = False
+            value.setflags(write=False)
             fields[name] = value
         return action
 
@@ -258,7 +258,7 @@ class NJointAction:
         within :data:`~jointlab.joint_vectors.MAX_TARGET`. It is made read-only, not copied;
         the result equals ``NJointAction.Position(position)`` (a plain position action).
         """
-        position.flags.writeable = False
+        position.setflags(write=False)
         return cls._plain_position(position, True)
 
     @staticmethod
@@ -390,7 +390,7 @@ class ArrayState:
         block = self.__dict__.get("_arrays")
         if block is None:
             block = np.array([getattr(self, name) for name in ARRAY_FIELDS], dtype=np.float64)
-            block.flags.writeable = False
+            block.setflags(write=False)
             self.__dict__["_arrays"] = block
         return block
 
@@ -471,5 +471,5 @@ def __getattr__(name: str) -> Any:
 def _read_only_copy(array: np.ndarray) -> np.ndarray:
     """A read-only copy of ``array``."""
     copy = np.array(array)
-    copy.flags.writeable = False
+    copy.setflags(write=False)
     return copy

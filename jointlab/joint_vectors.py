@@ -54,7 +54,7 @@ def constants(dof: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]
     except KeyError:
         vectors = (np.zeros(dof), np.full(dof, np.nan), np.ones(dof, bool), np.zeros(dof, bool))
         for vector in vectors:
-            vector.flags.writeable = False
+            vector.setflags(write=False)
         return _CONSTANTS.setdefault(dof, vectors)
 
 
@@ -107,7 +107,7 @@ def as_vector(name: str, value: Any, dof: int | None) -> np.ndarray:
         array = _read_only_copy(value.tobytes())  # half the cost of copy() + setflags()
     else:
         array = _convert(name, value, dof)
-        array.flags.writeable = False
+        array.setflags(write=False)
     shape = array.shape
     if len(shape) != 1 or (dof is not None and shape[0] != dof):
         raise ActionError(f"NJointAction.{name} has shape {shape}, expected {_expected(dof)}")

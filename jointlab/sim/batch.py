@@ -104,7 +104,8 @@ class BatchStepper:
             robot._end_period()
         if not self._exact:
             return None
-        q.flags.writeable = qd.flags.writeable = False
+        q.setflags(write=False)
+        qd.setflags(write=False)
         return q, qd
 
     @property
@@ -205,6 +206,6 @@ class BatchStepper:
             else:
                 loop.tau = loop.cmd = loop.zeros
             robot._world.steps += steps
-        tau.flags.writeable = False  # the loops keep its rows; no later period writes it
+        tau.setflags(write=False)  # the loops keep its rows; no later period writes it
         self._torque = tau
         return q, qd

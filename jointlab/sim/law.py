@@ -56,7 +56,7 @@ class DriveLoop:
         description = body.description
         dof = description.dof
         self.zeros = np.zeros(dof)
-        self.zeros.flags.writeable = False
+        self.zeros.setflags(write=False)
         self.actuators = ActuatorArray.from_description(description)
         self.effort = self.actuators.effort
         self.neg_effort = -self.effort

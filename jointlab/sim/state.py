@@ -80,7 +80,7 @@ class StateReporter:
                     timer *= stuck  # 0 where not stuck (timers are finite and >= 0)
                     self._timer = timer
                     stalled = self.stalled = timer >= self.stall_time
-                    stalled.flags.writeable = False  # states capture it; never written
+                    stalled.setflags(write=False)  # states capture it; never written
                     self._stall_any = True in stalled.tolist()
                     self._timing = True
                 elif self._timing:  # every timer stops
@@ -173,7 +173,7 @@ class _Derived:
         if "_inputs" not in fields:
             raise AttributeError(f"{type(state).__name__!r} object has no attribute {self.name!r}")
         value = fields[self.name] = self.derive(fields["_inputs"])
-        value.flags.writeable = False  # views of the loop's arrays, or new arrays
+        value.setflags(write=False)  # views of the loop's arrays, or new arrays
         return value
 
 
@@ -212,7 +212,7 @@ class SimState(ArrayState):
         position, velocity = (q, qd) if measured is None else measured
         flat = np.concatenate((position, velocity, (qd - qd_prev) * reporter._inv_dt, tau,
                                loop.current(tau)))  # fmt: skip
-        flat.flags.writeable = False
+        flat.setflags(write=False)
         block = fields["_arrays"] = flat.reshape(5, -1)
         fields.update(zip(ARRAY_FIELDS, block, strict=True))  # read before: equal rows
         return block

@@ -96,7 +96,8 @@ class BatchedEnv(VectorEnv):
         self._fields, self._dof = adapter.fields, adapter.dof
         self._low, self._half_span = adapter.low, adapter._half_span
         nan, zeros = np.full(self._dof, np.nan), np.zeros(self._dof)
-        nan.flags.writeable = zeros.flags.writeable = False
+        nan.setflags(write=False)
+        zeros.setflags(write=False)
         #: Per NJointAction field: its index in the action's fields (or None) and default.
         self._columns = [
             (self._fields.index(name) if name in self._fields else None, default)

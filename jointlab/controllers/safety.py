@@ -23,6 +23,12 @@ Checks, per joint, in order:
    limit is below the system limit (which the backend enforces itself) the torque predicted
    at the measured state, PD included, is clipped too, by adjusting the feed-forward term.
 
+An action none of these checks would change — a controller's usual tick, every joint under
+PD — is recognised by one vectorised comparison of target, step, velocity target and torque
+against their bounds, and passes as it is (the result the checks give it, tested).
+Anything else, a NaN or a value within rounding of a limit included, takes the checks one
+by one.
+
 State between ticks (the previous target) is passed in and returned explicitly as a
 :class:`SafetyMemory`, so :func:`enforce` stays a pure function; :class:`SafetyLayer` keeps it
 for you.
@@ -142,8 +148,50 @@ class SafetyLimits:
                 cache.clear()
             step = self.velocity * dt * (1 + _REL) + _ABS
             bounds = cache[dt] = np.concatenate([step, self.velocity, self.effort])
-            bounds.flags.writeable = False
+            bounds.setflags(write=False)
             return bounds
+
+    @cached_property
+    def _position_gate(self) -> tuple[np.ndarray, np.ndarray]:
+        """Centre and half-width, ``(dof,)`` each, inside which a target is surely in range.
+
+        ``|target − centre| <= half`` implies ``lower <= target <= upper`` despite rounding:
+        the half-width is shrunk by 1e-12 of the limits' size (a target that close to a
+        limit takes the full checks). A joint with an infinite limit is gated by the finite
+        one's distance from zero, or not at all.
+        """
+        lower, upper = self.lower, self.upper
+        finite = np.isfinite(lower) & np.isfinite(upper)
+        with np.errstate(invalid="ignore"):
+            centre = np.where(finite, 0.5 * (lower + upper), 0.0)
+            half = np.where(finite, 0.5 * (upper - lower),
+                            np.minimum(np.maximum(-lower, 0.0), np.maximum(upper, 0.0)))
+            slack = 1e-12 * (np.abs(np.where(finite, lower, 0.0))
+                             + np.abs(np.where(finite, upper, 0.0)) + half)
+        half = half - np.where(np.isfinite(half), slack, 0.0) - 1e-300
+        return centre, half
+
+    def untouched_bounds(self, dt: float) -> tuple[np.ndarray, np.ndarray]:
+        """Offsets and bounds of :func:`enforce`'s check that an action passes untouched.
+
+        ``|[target, step, velocity, torque] − offsets| <= bounds`` (each ``(4 · dof,)``,
+        flattened) means no check would change the action: the target inside the position
+        gate (:attr:`_position_gate`), then :meth:`tick_bounds` of ``dt``. Kept per ``dt``.
+        """
+        cache = self.__dict__.setdefault("_untouched_bounds", {})
+        try:
+            return cache[dt]
+        except KeyError:
+            if len(cache) >= 16:
+                cache.clear()
+            centre, half = self._position_gate
+            zeros = np.zeros(3 * self.dof)
+            offsets = np.concatenate([centre, zeros])
+            bounds = np.concatenate([half, self.tick_bounds(dt)])
+            offsets.setflags(write=False)
+            bounds.setflags(write=False)
+            cache[dt] = offsets, bounds
+            return offsets, bounds
 
 
 @dataclass(frozen=True)
@@ -284,6 +332,48 @@ def enforce(
         CommandRefused: with ``policy=REFUSE``, when any check fails (reason
             ``"out_of_limits"``), listing every violation.
     """
+    if (check_mode is not DynamicLimitsCheckMode.CHECK_JOINT_ACCELERATION
+            and not limits.has_soft_effort):  # fmt: skip
+        untouched = _untouched(action, state, limits, dt, memory)
+        if untouched is not None:
+            return untouched
+    return _checked(action, state, limits, dt, memory, policy, check_mode)
+
+
+def _untouched(action: NJointAction, state: ArrayState, limits: SafetyLimits, dt: float,
+               memory: SafetyMemory | None) -> SafetyResult | None:
+    """:func:`enforce`'s result for an action no check changes, or None (then check it).
+
+    The common tick of a controller, decided by one vectorised comparison: every joint
+    under PD, the previous target known everywhere, and the target, its step, the velocity
+    target and the torque within their bounds (a NaN anywhere, e.g. a velocity target left
+    out, takes the full checks). The result is the one :func:`_checked` returns then.
+    """
+    mask = action.pd_mask
+    dof = mask.shape[0]
+    if np.count_nonzero(mask) != dof:
+        return None
+    if memory is None:
+        prev_p, step_dt = state.position, dt
+    else:
+        prev_p = memory.position  # a NaN (the PD was off there) fails the comparison below
+        elapsed = state.time - memory.time
+        step_dt = elapsed if elapsed > 0.5 * dt else dt
+    target = action.position
+    step = target - prev_p
+    offsets, bounds = limits.untouched_bounds(step_dt)
+    values = np.concatenate((target, step, action.velocity, action.torque))
+    np.subtract(values, offsets, out=values)
+    if np.count_nonzero(np.abs(values, out=values) <= bounds) != 4 * dof:
+        return None
+    return SafetyResult(action, action, (), SafetyMemory(target, step / step_dt, state.time,
+                                                         target))
+
+
+def _checked(action: NJointAction, state: ArrayState, limits: SafetyLimits, dt: float,
+             memory: SafetyMemory | None, policy: SafetyPolicy,
+             check_mode: DynamicLimitsCheckMode) -> SafetyResult:
+    """:func:`enforce`'s checks, one by one (see the module docstring)."""
     q = state.position
     mask = action.pd_mask
     target = action.position

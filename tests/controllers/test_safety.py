@@ -190,3 +190,116 @@ def test_tick_bounds_per_period_are_the_step_velocity_and_effort_bounds():
     assert len(limits.__dict__["_tick_bounds"]) <= 16
     with pytest.raises(ValueError):
         limits.tick_bounds(DT)[0] = 1.0  # shared between ticks: read-only
+
+
+# --------------------------------------------------------------------------- untouched path
+# enforce() decides the common tick (an action no check changes) with one comparison; the
+# result must be exactly the full checks' (_checked), on limits, rounding and NaN included.
+from jointlab.controllers.safety import _checked, _untouched  # noqa: E402
+
+UNBOUNDED = SafetyLimits(
+    lower=np.array([-np.inf, -1.0, -np.inf]), upper=np.array([np.inf, np.inf, 2.0]),
+    velocity=LIMITS.velocity, acceleration=LIMITS.acceleration, effort=LIMITS.effort,
+    system_effort=LIMITS.system_effort, kp=LIMITS.kp, kd=LIMITS.kd, names=LIMITS.names)
+
+
+def _near(values, rng_choice, scale):
+    """``values`` moved by one of: nothing, an ulp either way, a tiny or a small step."""
+    offsets = {0: 0.0, 1: 1e-9, 2: -1e-9, 3: 1e-13, 4: -1e-13, 5: scale, 6: -scale}
+    return np.array([np.nextafter(v, np.inf) if c == 7 else np.nextafter(v, -np.inf)
+                     if c == 8 else v + offsets[c]
+                     for v, c in zip(values, rng_choice, strict=True)])
+
+
+@settings(max_examples=400, deadline=None)
+@given(
+    limits=st.sampled_from([LIMITS, UNBOUNDED]),
+    anchor=st.lists(st.sampled_from(["lower", "upper", *["home"] * 6]), min_size=3,
+                    max_size=3),
+    moves=st.lists(st.sampled_from([*[0] * 6, 1, 2, 3, 4, 5, 6, 7, 8]), min_size=3,
+                   max_size=3),
+    step=st.sampled_from([0.0, 1e-4, 1e-4, 1e-3, 0.05]),
+    pd=st.sampled_from([[True] * 3] * 3 + [[True, False, True], [False] * 3]),
+    velocity=st.sampled_from(["nan", "zero", "fast", "some", "some"]),
+    torque=st.sampled_from([0.0, 0.5, 0.5, 1.2]),
+    memory_kind=st.sampled_from(["none", "previous", "previous", "nan", "late"]),
+    check_mode=st.sampled_from([DynamicLimitsCheckMode.CHECK_NONE,
+                                DynamicLimitsCheckMode.TYPE_UNSPECIFIED]),
+    policy=st.sampled_from(list(SafetyPolicy)),
+)
+def test_an_untouched_action_gives_exactly_the_full_checks_result(
+        limits, anchor, moves, step, pd, velocity, torque, memory_kind, check_mode, policy):
+    finite = lambda a, b: np.where(np.isfinite(a), a, b)  # noqa: E731
+    base = {"lower": finite(limits.lower, -3.0), "upper": finite(limits.upper, 3.0),
+            "home": GANTRY.home}
+    target = _near(np.array([base[a][j] for j, a in enumerate(anchor)]), moves, step)
+    position = np.where(pd, target, np.nan)
+    velocities = {"nan": np.full(3, np.nan), "zero": np.zeros(3),
+                  "fast": 1.5 * limits.velocity, "some": 0.3 * limits.velocity}[velocity]
+    action = NJointAction(torque * limits.effort * np.array([1, -1, 1]), position,
+                          velocity=velocities)
+    q = target - np.array([step, -step, 0.0])
+    s = state(q=q, time=0.01)
+    memory = {"none": None,
+              "previous": SafetyMemory(q, np.zeros(3), 0.009, q),
+              "nan": SafetyMemory(np.array([q[0], np.nan, q[2]]), np.zeros(3), 0.009, None),
+              "late": SafetyMemory(q - step, np.full(3, 0.1), 0.0097, q)}[memory_kind]
+
+    def outcome(function):
+        try:
+            return function()
+        except CommandRefused as error:
+            return str(error)
+
+    fast = outcome(lambda: enforce(action, s, limits, dt=DT, memory=memory, policy=policy,
+                                   check_mode=check_mode))
+    full = outcome(lambda: _checked(action, s, limits, DT, memory, policy, check_mode))
+    if isinstance(full, str):
+        assert fast == full
+        return
+    assert fast.events == full.events
+    assert (fast.applied is action) == (full.applied is action)
+    for name in ("torque", "position", "position_kp", "position_kd", "velocity"):
+        np.testing.assert_array_equal(getattr(fast.applied, name), getattr(full.applied, name))
+    np.testing.assert_array_equal(fast.memory.position, full.memory.position)
+    np.testing.assert_array_equal(fast.memory.velocity, full.memory.velocity)
+    np.testing.assert_array_equal(fast.memory.request, full.memory.request)
+    assert fast.memory.time == full.memory.time
+
+
+def test_a_planned_motion_inside_the_limits_takes_the_untouched_path():
+    # the point of the path: a controller's usual tick is decided by one comparison
+    layer = SafetyLayer(LIMITS, DT, check_mode=DynamicLimitsCheckMode.CHECK_NONE)
+    for k in range(200):
+        target = GANTRY.home + np.array([1e-4 * k, 0.0, 0.0])
+        action = NJointAction(np.zeros(3), target, velocity=np.array([0.1, 0.0, 0.0]))
+        s = state(q=target, time=k * DT)
+        assert _untouched(action, s, LIMITS, DT, layer.memory) is not None
+        result = layer.filter(action, s)
+        assert result.applied is action and not result.events
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    lower=st.floats(-4.0, 4.0), width=st.floats(1e-3, 8.0),
+    side=st.sampled_from(["lower", "upper"]), ulps=st.integers(-3, 3),
+)
+def test_a_target_ulps_from_a_soft_limit_gets_the_full_checks_result(lower, width, side,
+                                                                      ulps):
+    # the untouched path's position test must not let rounding pass a target just outside
+    upper = lower + width
+    limits = SafetyLimits(
+        lower=np.full(3, lower), upper=np.full(3, upper), velocity=np.full(3, 1e3),
+        acceleration=np.full(3, 1e4), effort=np.full(3, 10.0), system_effort=np.full(3, 10.0),
+        kp=LIMITS.kp, kd=LIMITS.kd, names=LIMITS.names)
+    target = lower if side == "lower" else upper
+    for _ in range(abs(ulps)):
+        target = np.nextafter(target, np.inf if ulps > 0 else -np.inf)
+    action = NJointAction(np.zeros(3), np.full(3, target), velocity=np.zeros(3))
+    s = state(q=np.full(3, target), time=0.0)
+    mode = DynamicLimitsCheckMode.CHECK_NONE
+    fast = enforce(action, s, limits, dt=DT, check_mode=mode)
+    full = _checked(action, s, limits, DT, None, SafetyPolicy.CLAMP, mode)
+    np.testing.assert_array_equal(fast.applied.position, full.applied.position)
+    assert (fast.applied is action) == (full.applied is action)
+    assert lower <= fast.applied.position.min() and fast.applied.position.max() <= upper

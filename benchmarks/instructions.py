@@ -14,7 +14,9 @@ random actions and episode resets as ``env_throughput.py`` and ``engines.py``):
 * ``robot``: its robot alone fed the same NJointActions (apply + step, a reset every 50);
 * ``batched``: :class:`~jointlab.envs.vector.BatchedEnv` of 8, per sub-environment step;
 * ``env-mujoco`` and ``raw-mujoco``: Reach on MuJoCo and ``engines.py``'s hand-written MuJoCo
-  loop (physics, observation and reward); ``raw-pybullet`` likewise on PyBullet.
+  loop (physics, observation and reward); ``raw-pybullet`` likewise on PyBullet;
+* ``commander``: ``Commander.compute`` of ``control_loop.py``'s arm6 program at 1 kHz, replayed
+  on the states of a recorded run (so no physics is counted), per tick.
 
 It prints instructions per env step and the ratios: the env layer's share of a step
 (``1 - robot / env``), one env / BatchedEnv(8), raw MuJoCo / JointLab on MuJoCo. The counts
@@ -43,12 +45,41 @@ sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 from _report import header, load, row, write_summary  # noqa: E402
 
 PHASES = ("env", "robot", "batched", "env-mujoco", "raw-mujoco", "raw-pybullet")
+#: Commander ticks counted per env step of ``--steps`` (2,000 ticks, 2 s at 1 kHz, by default).
+TICKS_PER_STEP = 5
 
 
 def _dump(label: str) -> None:
     """End a phase: callgrind writes the instructions counted since the last dump."""
     subprocess.run(["callgrind_control", "--dump=" + label, str(os.getpid())], check=True,
                    stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+
+
+def commander_ticks(ticks: int) -> None:
+    """Count ``Commander.compute`` alone: record a 1 kHz run's states, replay them."""
+    import control_loop
+
+    import jointlab
+
+    with jointlab.connect("sim://arm6?dt=0.001&control_dt=0.001") as robot:
+        states = []
+        commander = control_loop.follow(robot)
+        commander.reset(robot.read())
+        for _ in range(ticks + 50):
+            state = robot.read()
+            _ = state.position  # derived outside the count (control_loop.py times it apart)
+            states.append(state)
+            robot.apply(commander.compute(state))
+            robot.step()
+        robot.reset()  # the same start: a second Commander plans the same trajectory
+        replay = control_loop.follow(robot)
+        replay.reset(states[0])
+        for state in states[:50]:  # warm-up
+            replay.compute(state)
+        _dump("setup")
+        for state in states[50:]:
+            replay.compute(state)
+        _dump("commander")
 
 
 def child(steps: int) -> None:
@@ -110,6 +141,7 @@ def child(steps: int) -> None:
                            ("raw-pybullet", lambda: engines.bench_raw_pybullet(0.0))):
         engines._timed_loop = counted(label)
         measure()
+    commander_ticks(TICKS_PER_STEP * steps)
 
 
 def counts(folder: Path) -> dict[str, int]:
@@ -152,11 +184,13 @@ def main() -> None:
     layer = 100 * (1 - per_step["robot"] / per_step["env"])
     batched = per_step["env"] / per_step["batched"]
     mujoco = per_step["env-mujoco"] / per_step["raw-mujoco"]
+    tick = totals["commander"] / (TICKS_PER_STEP * args.steps)
     print(f"jointlab/Reach-v0 (arm6, position mode), {args.steps} env steps per phase, "
           "instructions counted by callgrind (load-independent, not time):")
     print(f"  env layer, share of a Reach-v0 step      {layer:.1f} %")
     print(f"  one env / BatchedEnv(8), per env step    {batched:.3f}x")
     print(f"  JointLab on MuJoCo / raw MuJoCo loop     {mujoco:.3f}x")
+    print(f"  Commander.compute, arm6 at 1 kHz         {tick / 1e3:.1f} thousand per tick")
     print("  millions of instructions per env step:")
     for name in PHASES:
         print(f"    {name:14s} {per_step[name] / 1e6:8.3f}")
@@ -165,6 +199,7 @@ def main() -> None:
         row("Reach-v0 env layer, % of instructions", [layer], "%"),
         row("one env / BatchedEnv(8), instructions", [batched], "x"),
         row("JointLab on MuJoCo / raw MuJoCo, instructions", [mujoco], "x"),
+        row("Commander.compute, thousand instructions per tick", [tick / 1e3], ""),
     ])  # fmt: skip
 
 

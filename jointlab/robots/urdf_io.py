@@ -31,6 +31,7 @@ __all__ = [
     "TINY_MASS",
     "description_from_urdf",
     "description_to_urdf",
+    "inertia_with_margin",
     "realised_inertial",
 ]
 
@@ -74,6 +75,19 @@ def _offset_origin(length: float, orientation: Any) -> dict[str, str]:
     return {"xyz": _fmt(rotation @ np.array([length, 0.0, 0.0])), "rpy": _fmt(orientation)}
 
 
+def inertia_with_margin(inertia: np.ndarray) -> np.ndarray:
+    """``inertia`` (kg·m²), moved :data:`REALISED_SLACK` inside the triangle inequality.
+
+    Adds the smallest ``c·1`` giving ``I1 + I2 >= I3 + slack/2`` (the armature case's test);
+    a tensor already that far inside is returned as it is. Both engines load link tensors
+    through it: PyBullet zeroes a tensor it finds non-physical and MuJoCo refuses to compile
+    one, while a description may lie within 1e-9 of the inequality.
+    """
+    eigen = np.linalg.eigvalsh(inertia)
+    short = eigen[2] + REALISED_SLACK * eigen[2] / 2.0 - eigen[0] - eigen[1]
+    return inertia if short <= 0.0 else inertia + short * np.eye(3)  # c·1 adds c to each side
+
+
 def realised_inertial(spec: ActuatorSpec) -> tuple[float, Any, np.ndarray]:
     """Mass (kg), centre of gravity (m) and inertia (kg·m²) of a link with its armature.
 
@@ -89,6 +103,13 @@ def realised_inertial(spec: ActuatorSpec) -> tuple[float, Any, np.ndarray]:
     * linear: ``A`` kg added to the link's mass at its centre of gravity (no rotational
       inertia). The simulator cancels this mass's weight every physics step (see
       ``jointlab.sim``), so it adds inertia and no load.
+
+    Either way the tensor keeps a margin :data:`REALISED_SLACK` inside the triangle
+    inequality: PyBullet sets the inertia of a link whose diagonalised tensor it finds
+    non-physical to zero, and a description may lie within 1e-9 of the inequality (what its
+    check allows). Such a tensor gets the smallest isotropic ``c·1`` that restores the
+    margin (at most ``REALISED_SLACK`` of its largest principal moment); any other is
+    unchanged.
     """
     if spec.link is None:
         raise DescriptionError(f"actuator {spec.name!r} has no link inertial")
@@ -96,9 +117,9 @@ def realised_inertial(spec: ActuatorSpec) -> tuple[float, Any, np.ndarray]:
     inertia = np.array(spec.link.inertia, dtype=np.float64)
     armature = spec.dynamics.armature if spec.is_joint else 0.0
     if armature <= 0.0:
-        return mass, spec.link.center_of_gravity, inertia
+        return mass, spec.link.center_of_gravity, inertia_with_margin(inertia)
     if spec.type is JointType.LINEAR:
-        return mass + armature, spec.link.center_of_gravity, inertia
+        return mass + armature, spec.link.center_of_gravity, inertia_with_margin(inertia)
     u = np.array(spec.axis, dtype=np.float64)
     along = np.outer(u, u)
     across = np.eye(3) - along

@@ -104,3 +104,36 @@ def test_horizontal_linear_armature_needs_no_cancelling():
         assert body.weightless == [] and len(body.weightless_torque) == 3
         lift = robot._loop.lift_torque
         np.testing.assert_allclose(lift, [0.0, 0.0, 0.5 * 9.81], atol=1e-12)
+
+
+def _edge_of_the_triangle_inequality(armature: bool) -> RobotDescription:
+    """arm6 with the elbow's tensor within the description check's 1e-9 of I1 + I2 >= I3."""
+    from jointlab.robots import load_robot
+
+    data = load_robot("arm6").to_dict()
+    data["actuators"][2]["link"]["inertia"] = np.diag([1e-3, 1e-3, 2e-3 * (1 + 5e-10)]).tolist()
+    if not armature:
+        for entry in data["actuators"]:
+            entry.setdefault("dynamics", {})["armature"] = 0.0
+    return RobotDescription.from_dict(data)
+
+
+def test_a_tensor_at_the_edge_of_the_triangle_inequality_keeps_its_inertia():
+    # past PyBullet's own test: it would set the link's inertia to zero; the simulator moves
+    # the tensor 1e-4 inside instead (here on the path without armature)
+    description = _edge_of_the_triangle_inequality(armature=False)
+    with SimRobot(description, gain_check="warn") as robot:
+        robot.reset(description.home)
+        simulated = mass_matrix(robot)
+    expected = DynamicsModel(description).mass_matrix(description.home)
+    # zeroed, the elbow's tensor would be missing by about 2e-3 kg·m²; the margin adds 2e-7,
+    # the URDF's 1e-4 kg tool mass about 4e-5
+    np.testing.assert_allclose(simulated, expected, rtol=0, atol=3e-4)
+
+
+def test_a_tensor_at_the_edge_of_the_triangle_inequality_compiles_on_mujoco():
+    # MuJoCo refused it ("inertia must satisfy A + B >= C"); it gets the same margin
+    description = _edge_of_the_triangle_inequality(armature=True)
+    with SimRobot(description, engine="mujoco", gain_check="warn") as robot:
+        robot.step()
+        assert np.isfinite(robot.read().position).all()

@@ -23,7 +23,8 @@ the NJointAction law            ``general`` actuator ``<joint>``: ``ctrl + b1*q 
 ``has_brakes``                  joint equality ``<joint>/brake`` (off until engaged)
 coupling, one leader            joint equality ``<dep>/coupling``: ``q = a0 + a1*q_lead``
 coupling, several leaders       fixed tendon + tendon equality ``<dep>/coupling``
-``link``                        ``inertial`` (full tensor) and a capsule geom
+``link``                        ``inertial`` (full tensor, kept 1e-4 inside the triangle
+                                inequality) and a capsule geom
 ``base.fixed: false``           ``freejoint`` named ``base``
 ==============================  =========================================================
 
@@ -52,6 +53,7 @@ import numpy as np
 from jointlab.errors import DescriptionError
 from jointlab.robots.description import BASE, JointType, RobotDescription
 from jointlab.robots.transforms import rpy_matrix
+from jointlab.robots.urdf_io import inertia_with_margin
 from jointlab.sim.actuators import ActuatorArray
 
 __all__ = [
@@ -234,7 +236,8 @@ def description_to_mjcf(description: RobotDescription, dt: float = 0.001) -> str
                 actuatorfrclimited="true",
             )  # fmt: skip
         if spec.link is not None:
-            _inertial(body, spec.link.mass, spec.link.center_of_gravity, spec.link.inertia)
+            _inertial(body, spec.link.mass, spec.link.center_of_gravity,
+                      inertia_with_margin(np.array(spec.link.inertia)))
             _link_geom(body, spec.length, spec.orientation, spec.link.radius)
         if not children[spec.name]:
             ET.SubElement(body, "site", name=f"{spec.name}_tool", size="0.005",

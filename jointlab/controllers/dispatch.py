@@ -8,8 +8,8 @@ The feed-forward, on joints under PD, is the gravity torque ``g(q)`` (every tick
 ``M(q)·q̈_ref + damping·q̇_ref`` (inertia and viscous friction of the description, with the
 inertia matrix refreshed every ``inertia_period`` seconds), so the PD only corrects errors.
 The model is :func:`~jointlab.robots.bullet_dynamics.rigid_body_model`'s: Bullet's
-rigid-body algorithms where they agree with the numpy model (about 2 µs for ``g`` and 4 µs
-for ``M`` on arm6), else the numpy model.
+rigid-body algorithms where they agree with the numpy model (about a tenth of its time per
+``g`` or ``M``), else the numpy model.
 
 It keeps which command drives which joint (a newer command on a joint preempts the older
 one there), publishes feedback events to subscribers and a queue, and checks whether a new

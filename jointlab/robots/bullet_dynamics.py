@@ -8,10 +8,11 @@ model's time for ``g(q)`` and for ``g(q)`` with ``M(q)`` (every built-in robot, 
 side by side; the numpy model's cost is its many small array operations, not arithmetic).
 That is what lets a 1 kHz controller refresh its model within its budget.
 
-No world is stepped: the robot is a body in a private ``DIRECT`` PyBullet client, used only
-as a dynamics library. Bullet's inverse dynamics holds a fixed base at the origin unturned,
-so the body stands on its base frame with gravity turned into that frame (one client per
-such gravity vector; models of the same description share one body). It is loaded from the
+No world is stepped: the robot is a body in a private ``DIRECT`` PyBullet client (one per
+process, shared by the models), used only as a dynamics library. Bullet's inverse dynamics
+holds a fixed base at the origin unturned, so the body stands on its base frame with gravity
+turned into that frame (the client's gravity is set to a model's before its inverse dynamics
+when another model's is set; models of the same description share one body). It is loaded from the
 description's URDF with the file's inertials; tool frames and links without an inertial
 weigh nothing here (the simulator gives tools a tiny mass, the model does not).
 
@@ -25,7 +26,7 @@ otherwise or where PyBullet cannot be imported.
 from __future__ import annotations
 
 import xml.etree.ElementTree as ET
-from typing import Any
+from typing import Any, ClassVar
 
 import numpy as np
 
@@ -39,43 +40,50 @@ __all__ = ["BulletDynamics", "rigid_body_model"]
 #: largest entry of ``M`` (and of ``g``, plus 1e-9 N·m).
 AGREEMENT = 1e-5
 
-#: The clients, by gravity in the base frame (m/s²).
-_clients: dict[tuple[float, ...], int] = {}
-#: Bodies loaded so far, by gravity in the base frame and model URDF. None is ever removed:
-#: PyBullet reuses a removed body's id and keeps its inverse-dynamics tree under that id.
-_bodies: dict[tuple[tuple[float, ...], str], tuple[int, int]] = {}
+class _ModelClient:
+    """This process's PyBullet ``DIRECT`` client for the models, and what it holds."""
+
+    #: The client id, or None before the first model (or after it was disconnected).
+    client: ClassVar[int | None] = None
+    #: The gravity vector (base frame, m/s²) the client is set to: one of :attr:`keys`.
+    gravity: ClassVar[tuple[float, ...] | None] = None
+    #: Canonical gravity tuples, so that a model checks the one set by identity.
+    keys: ClassVar[dict[tuple[float, ...], tuple[float, ...]]] = {}
+    #: Body of each model URDF. None is ever removed: PyBullet reuses a removed body's id and
+    #: keeps its inverse-dynamics tree under that id.
+    bodies: ClassVar[dict[str, int]] = {}
 
 
-def _loaded(description: RobotDescription, gravity: np.ndarray) -> tuple[int, int]:
-    """The PyBullet client and body of ``description``'s model under ``gravity`` (world)."""
+def _loaded(description: RobotDescription, gravity: np.ndarray
+            ) -> tuple[int, int, tuple[float, ...]]:  # fmt: skip
+    """The client, ``description``'s body in it and the model's gravity key (base frame)."""
     import os
     import tempfile
 
     import pybullet
 
+    held = _ModelClient
+    if held.client is None or not pybullet.isConnected(physicsClientId=held.client):
+        # one client (about 28 MB) for every model of the process
+        held.client, held.gravity = pybullet.connect(pybullet.DIRECT), None
+        held.bodies.clear()
     # Bullet's inverse dynamics holds the base at the origin, unturned: the robot stands on
     # its base frame, with gravity turned into it (the base position does not matter)
     base_gravity = rpy_matrix(np.array(description.base.orientation)).T @ gravity
     key = tuple(float(g) for g in base_gravity)
+    key = held.keys.setdefault(key, key)
     urdf = _model_urdf(description)
-    entry = (key, urdf)
-    found = _bodies.get(entry)
-    if found is not None and pybullet.isConnected(physicsClientId=found[0]):
-        return found
-    client = _clients.get(key)
-    if client is None or not pybullet.isConnected(physicsClientId=client):
-        client = pybullet.connect(pybullet.DIRECT)
-        pybullet.setGravity(*key, physicsClientId=client)
-        _clients[key] = client
-    with tempfile.TemporaryDirectory(prefix="jointlab-model-") as folder:
-        path = os.path.join(folder, "model.urdf")
-        with open(path, "w") as handle:
-            handle.write(urdf)
-        body = pybullet.loadURDF(path, useFixedBase=True,
-                                 flags=pybullet.URDF_USE_INERTIA_FROM_FILE,
-                                 physicsClientId=client)  # fmt: skip
-    _bodies[entry] = (client, body)
-    return client, body
+    body = held.bodies.get(urdf)
+    if body is None:
+        with tempfile.TemporaryDirectory(prefix="jointlab-model-") as folder:
+            path = os.path.join(folder, "model.urdf")
+            with open(path, "w") as handle:
+                handle.write(urdf)
+            body = pybullet.loadURDF(path, useFixedBase=True,
+                                     flags=pybullet.URDF_USE_INERTIA_FROM_FILE,
+                                     physicsClientId=held.client)  # fmt: skip
+        held.bodies[urdf] = body
+    return held.client, body, key
 
 
 def _model_urdf(description: RobotDescription) -> str:
@@ -114,7 +122,9 @@ class BulletDynamics:
 
         self.description = description
         self.gravity = np.asarray(gravity, dtype=np.float64).reshape(3)
-        self._client, self._body = client, body = _loaded(description, self.gravity)
+        client, body, self._gravity_key = _loaded(description, self.gravity)
+        self._client, self._body = client, body
+        self._set_gravity = pybullet.setGravity
         infos = [pybullet.getJointInfo(body, j, physicsClientId=client)
                  for j in range(pybullet.getNumJoints(body, physicsClientId=client))]
         movable = [info[1].decode() for info in infos if info[2] != pybullet.JOINT_FIXED]
@@ -138,12 +148,19 @@ class BulletDynamics:
         result = np.array(values)
         return result if self._identity else result[self._inverse]
 
+    def _use_gravity(self) -> None:
+        """Set the shared client's gravity to this model's, if another model's is set."""
+        if _ModelClient.gravity is not self._gravity_key:
+            self._set_gravity(*self._gravity_key, physicsClientId=self._client)
+            _ModelClient.gravity = self._gravity_key
+
     def gravity_torque(self, q: Any) -> np.ndarray:
         """Torques (N·m, N for linear joints) that hold the robot still against gravity at ``q``.
 
         Args:
             q: Joint positions, rad or m, shape ``(dof,)``.
         """
+        self._use_gravity()
         zeros = self._zeros
         return self._joint_order(self._inverse_dynamics(
             self._body, self._positions(q), zeros, zeros, physicsClientId=self._client))
@@ -169,6 +186,7 @@ class BulletDynamics:
             qdd: Joint accelerations, rad/s² or m/s², shape ``(dof,)``.
         """
         qdd = np.asarray(qdd, dtype=np.float64)
+        self._use_gravity()
         rigid = self._joint_order(self._inverse_dynamics(
             self._body, self._positions(q), self._positions(qd), self._positions(qdd),
             physicsClientId=self._client))

@@ -169,3 +169,19 @@ def test_any_valid_robot_file_gets_bullets_model_and_it_equals_numpys(data, seed
         return  # Bullet may zero such a tensor; the fallback has its own test
     assert isinstance(model, BulletDynamics)
     assert_same_dynamics(description, seed=seed)
+
+
+def test_models_of_different_gravity_take_turns_on_the_shared_client():
+    # one client serves every model: each sets its own gravity before its inverse dynamics
+    description = _tree_breadth_first()
+    gravities = [(0.0, 0.0, -9.81), (1.0, -2.0, -9.0), (0.0, 0.0, -1.62)]
+    models = [rigid_body_model(description, g) for g in gravities]
+    references = [DynamicsModel(description, g) for g in gravities]
+    q = description.home + 0.1
+    qd = np.full(description.dof, 0.3)
+    for _ in range(2):
+        for model, reference in zip(models, references, strict=True):
+            np.testing.assert_allclose(model.gravity_torque(q), reference.gravity_torque(q),
+                                       rtol=0, atol=1e-10)
+            np.testing.assert_allclose(model.inverse_dynamics(q, qd, qd),
+                                       reference.inverse_dynamics(q, qd, qd), rtol=0, atol=1e-6)

@@ -40,6 +40,7 @@ __all__ = ["BulletDynamics", "rigid_body_model"]
 #: largest entry of ``M`` (and of ``g``, plus 1e-9 N·m).
 AGREEMENT = 1e-5
 
+
 class _ModelClient:
     """This process's PyBullet ``DIRECT`` client for the models, and what it holds."""
 

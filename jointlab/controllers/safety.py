@@ -136,9 +136,24 @@ class SafetyLimits:
 
         Three rows, flattened: the largest step of a position target (``velocity·dt·(1 +
         1e-6) + 1e-12``, rad or m, rate tolerance included), the velocity limit (rad/s or
-        m/s) and the effort limit (N·m or N). Kept for the last few values of ``dt``
-        (measured periods differ from the nominal one by rounding of the robot's clock, a
-        handful of distinct values at a time).
+        m/s) and the effort limit (N·m or N). Kept per ``dt`` (see :meth:`_bounds`).
+        """
+        return self._bounds(dt)[0]
+
+    def untouched_bounds(self, dt: float) -> tuple[np.ndarray, np.ndarray]:
+        """Offsets and bounds of :func:`enforce`'s check that an action passes untouched.
+
+        ``|[target, step, velocity, torque] − offsets| <= bounds`` (each ``(4 · dof,)``,
+        flattened) means no check would change the action: the target inside the position
+        gate (:attr:`_position_gate`), then :meth:`tick_bounds` of ``dt``. Kept per ``dt``.
+        """
+        return self._bounds(dt)[1]
+
+    def _bounds(self, dt: float) -> tuple[np.ndarray, tuple[np.ndarray, np.ndarray]]:
+        """:meth:`tick_bounds` and :meth:`untouched_bounds` of ``dt``, read-only.
+
+        Kept for the last few values of ``dt`` (measured periods differ from the nominal one
+        by rounding of the robot's clock, a handful of distinct values at a time).
         """
         cache = self.__dict__.setdefault("_tick_bounds", {})
         try:
@@ -147,18 +162,23 @@ class SafetyLimits:
             if len(cache) >= 16:
                 cache.clear()
             step = self.velocity * dt * (1 + _REL) + _ABS
-            bounds = cache[dt] = np.concatenate([step, self.velocity, self.effort])
-            bounds.setflags(write=False)
+            tick = np.concatenate([step, self.velocity, self.effort])
+            offsets, half = self._position_gate
+            untouched = np.concatenate([half, tick])
+            tick.setflags(write=False)
+            untouched.setflags(write=False)
+            bounds = cache[dt] = (tick, (offsets, untouched))
             return bounds
 
     @cached_property
     def _position_gate(self) -> tuple[np.ndarray, np.ndarray]:
-        """Centre and half-width, ``(dof,)`` each, inside which a target is surely in range.
+        """Offsets ``(4 · dof,)`` and half-widths ``(dof,)`` of the untouched check's target.
 
-        ``|target − centre| <= half`` implies ``lower <= target <= upper`` despite rounding:
-        the half-width is shrunk by 1e-12 of the limits' size (a target that close to a
-        limit takes the full checks). A joint with an infinite limit is gated by the finite
-        one's distance from zero, or not at all.
+        The offsets are each joint's centre, then zeros (step, velocity and torque are
+        compared as they are). ``|target − centre| <= half`` implies ``lower <= target <=
+        upper`` despite rounding: the half-width is shrunk by 1e-12 of the limits' size (a
+        target that close to a limit takes the full checks). A joint with an infinite limit
+        is gated by the finite one's distance from zero, or not at all.
         """
         lower, upper = self.lower, self.upper
         finite = np.isfinite(lower) & np.isfinite(upper)
@@ -169,29 +189,9 @@ class SafetyLimits:
             slack = 1e-12 * (np.abs(np.where(finite, lower, 0.0))
                              + np.abs(np.where(finite, upper, 0.0)) + half)
         half = half - np.where(np.isfinite(half), slack, 0.0) - 1e-300
-        return centre, half
-
-    def untouched_bounds(self, dt: float) -> tuple[np.ndarray, np.ndarray]:
-        """Offsets and bounds of :func:`enforce`'s check that an action passes untouched.
-
-        ``|[target, step, velocity, torque] − offsets| <= bounds`` (each ``(4 · dof,)``,
-        flattened) means no check would change the action: the target inside the position
-        gate (:attr:`_position_gate`), then :meth:`tick_bounds` of ``dt``. Kept per ``dt``.
-        """
-        cache = self.__dict__.setdefault("_untouched_bounds", {})
-        try:
-            return cache[dt]
-        except KeyError:
-            if len(cache) >= 16:
-                cache.clear()
-            centre, half = self._position_gate
-            zeros = np.zeros(3 * self.dof)
-            offsets = np.concatenate([centre, zeros])
-            bounds = np.concatenate([half, self.tick_bounds(dt)])
-            offsets.setflags(write=False)
-            bounds.setflags(write=False)
-            cache[dt] = offsets, bounds
-            return offsets, bounds
+        offsets = np.concatenate([centre, np.zeros(3 * self.dof)])
+        offsets.setflags(write=False)
+        return offsets, half
 
 
 @dataclass(frozen=True)

@@ -257,9 +257,10 @@ class AsyncBatchedEnv(VectorEnv):
                  **options: Any) -> None:  # fmt: skip
         if not 1 <= int(workers) <= int(num_envs):
             raise ConfigurationError(f"workers must be in [1, num_envs={num_envs}], got {workers}")
+        cores = usable_cores()
         if spin is None:  # a process per worker, and this one if it does not step a share
             processes = int(workers) + (0 if local else 1)
-            spin = DEFAULT_SPIN if processes <= usable_cores() else 0.0
+            spin = DEFAULT_SPIN if processes <= cores else 0.0
         if (isinstance(spin, bool) or not isinstance(spin, numbers.Real)
                 or not math.isfinite(spin) or spin < 0.0):
             raise ConfigurationError(f"spin must be a finite number of seconds >= 0, got {spin!r}")
@@ -312,7 +313,7 @@ class AsyncBatchedEnv(VectorEnv):
             except BaseException:
                 self.close()
                 raise
-        self._waiter = _Waiter(self.spin, usable_cores())  # after the children, like the env
+        self._waiter = _Waiter(self.spin, cores)  # after the children, like the env
         self._gather()
 
     def _gather(self, local: Any = None) -> list[np.ndarray | dict[str, Any]]:

@@ -1,21 +1,21 @@
 """Benchmark: Commander + trajectory on arm6 at 1 kHz control.
 
-Measures the controller's compute per tick (``Commander.compute``: command sampling,
-gravity compensation, the inertia feed-forward refreshed every 20 ms, action building,
-safety layer) as a fraction of the 1 ms control period. Each round runs ``--seconds`` of
-simulated time; the compute of each tick is timed in CPU time of this thread
-(``time.thread_time``, so other processes on a shared machine disturb it less than
-wall-clock time would). The report gives, over the rounds, the median [lowest - highest] of
-each round's median and 99th percentile, ratios to the budget first, then the load average
-at the start and end. Targets: median <= 5 %, p99 <= 10 % of the period.
+Measures the controller's compute per tick (``Commander.compute``: command sampling, gravity
+compensation and inertia feed-forward, action building, safety layer) as a fraction of the 1
+ms control period. Each round runs ``--seconds`` of simulated time; the compute of each tick
+is timed in CPU time of this thread (``time.thread_time``, so other processes on a shared
+machine disturb it less than wall-clock time would). The report gives, over the rounds, the
+median [lowest - highest] of each round's median and 99th percentile, ratios to the budget
+first, then the load average at the start and end. Targets: median <= 5 %, p99 <= 10 % of
+the period.
 
 ``--breakdown`` adds one instrumented round that times the parts of each tick (microseconds
 of CPU, median over the ticks): the state's position, which the simulated robot derives
 on first access (``SimState``; the stall check asks ``state.stalled()``, which builds no
-flags), the commands (trajectory sampling, stall check), the gravity torque
-(most ticks), the refresh of ``g(q)`` and ``M(q)`` every 20 ms (both from Bullet's
-rigid-body algorithms, see ``jointlab.robots.bullet_dynamics``), the safety layer, and the
-rest of ``compute`` (model feed-forward product, building the action, bookkeeping). Each
+flags), the commands (trajectory sampling, stall check), the model's ``g(q) + M(q)·q̈_ref``
+(one inverse dynamics by Bullet's rigid-body algorithms, see
+``jointlab.robots.bullet_dynamics``), the safety layer, and the rest of ``compute`` (the
+viscous and armature terms, building the action, bookkeeping). Each
 timer adds a fraction of a microsecond; the timed rounds above carry no such timers.
 
 Run::
@@ -125,14 +125,13 @@ def breakdown(robot_name: str, seconds: float, control_dt: float) -> dict[str, f
     """One instrumented run: median CPU time of each part of a tick, in microseconds."""
     url = f"sim://{robot_name}?dt={control_dt}&control_dt={control_dt}"
     parts: dict[str, list[float]] = {name: [] for name in (
-        "state", "commands", "gravity", "gravity_mass", "safety", "tick")}  # fmt: skip
+        "state", "commands", "model", "safety", "tick")}  # fmt: skip
     with jointlab.connect(url) as robot:
         commander = follow(robot)
         dynamics = commander.dynamics
         commander.reset(robot.read())
         with (timing(ActiveCommand, "tick", parts["commands"]),
-              timing(dynamics, "gravity_torque", parts["gravity"]),
-              timing(dynamics, "gravity_and_mass_matrix", parts["gravity_mass"]),
+              timing(dynamics, "rigid_torque_at_rest", parts["model"]),
               timing(commander.safety, "filter", parts["safety"])):  # fmt: skip
             for _ in range(round(seconds / robot.control_dt)):
                 state = robot.read()
@@ -148,22 +147,18 @@ def breakdown(robot_name: str, seconds: float, control_dt: float) -> dict[str, f
     skip = 50  # the first ticks (imports, caches), as in the timed rounds
     medians = {name: 1e6 * float(np.median(times[skip:] if len(times) > 10 * skip else times))
                for name, times in parts.items()}  # fmt: skip
-    ticks = max(1, len(parts["tick"]))
-    model = sum(len(parts[name]) / ticks * medians[name] for name in ("gravity", "gravity_mass"))
-    medians["rest"] = medians["tick"] - medians["commands"] - medians["safety"] - model
-    medians["refresh_share"] = len(parts["gravity_mass"]) / ticks
+    medians["rest"] = (medians["tick"] - medians["commands"] - medians["safety"]
+                       - medians["model"])
     return medians
 
 
 def print_breakdown(parts: dict[str, float]) -> None:
     """The per-part table of :func:`breakdown`."""
-    refresh = parts["refresh_share"]
     print("per-part CPU time of a tick, us (median over one instrumented round's ticks):")
     for label, key in (
         ("state.position, derived on first access", "state"),
         ("commands (trajectory sampling, stall check)", "commands"),
-        ("gravity g(q), every tick but the refresh ticks", "gravity"),
-        (f"refresh tick ({refresh:.0%} of ticks): g(q) and M(q)", "gravity_mass"),
+        ("model: g(q) + M(q)·q̈_ref, one inverse dynamics", "model"),
         ("safety layer", "safety"),
         ("rest: feed-forward product, action, bookkeeping", "rest"),
         ("Commander.compute (position derived before)", "tick"),

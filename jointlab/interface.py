@@ -227,6 +227,7 @@ class NJointAction:
         position_kp: np.ndarray,
         position_kd: np.ndarray,
         velocity: np.ndarray,
+        pd_mask: np.ndarray | None = None,
     ) -> NJointAction:
         """Build an action from arrays the caller has already validated (a hot-path escape).
 
@@ -234,7 +235,9 @@ class NJointAction:
         env's action space mapping). The arrays must be float64 of shape ``(dof,)`` within
         the bounds of :mod:`jointlab.joint_vectors` (finite torque, gains in ``[0, MAX_GAIN]``
         or NaN, targets within ``MAX_TARGET`` or NaN); they are made read-only, not copied.
-        Anything else must use the validating constructor or :meth:`Position`.
+        ``pd_mask``, when the caller knows it, must be ``~np.isnan(position)`` (a bool array,
+        also made read-only): :attr:`pd_mask` then costs nothing. Anything else must use the
+        validating constructor or :meth:`Position`.
         """
         action = object.__new__(cls)
         fields = action.__dict__
@@ -247,6 +250,9 @@ class NJointAction:
         ):
             value.setflags(write=False)
             fields[name] = value
+        if pd_mask is not None:  # the cached_property's own slot
+            pd_mask.setflags(write=False)
+            fields["pd_mask"] = pd_mask
         return action
 
     @classmethod

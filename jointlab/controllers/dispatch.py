@@ -4,12 +4,14 @@
 
     commands write references → + model feed-forward → NJointAction → safety layer
 
-The feed-forward, on joints under PD, is the gravity torque ``g(q)`` (every tick), plus
-``M(q)·q̈_ref + damping·q̇_ref`` (inertia and viscous friction of the description, with the
-inertia matrix refreshed every ``inertia_period`` seconds), so the PD only corrects errors.
-The model is :func:`~jointlab.robots.bullet_dynamics.rigid_body_model`'s: Bullet's
+The feed-forward, on joints under PD, is the gravity torque ``g(q)`` plus ``M(q)·q̈_ref +
+damping·q̇_ref`` (inertia and viscous friction of the description), so the PD only corrects
+errors. The model is :func:`~jointlab.robots.bullet_dynamics.rigid_body_model`'s: Bullet's
 rigid-body algorithms where they agree with the numpy model (about a tenth of its time per
-``g`` or ``M``), else the numpy model.
+``g`` or ``M``), else the numpy model. With Bullet's, ``g(q) + M(q)·q̈_ref`` is one inverse
+dynamics at the tick's ``q`` (at ``q̇ = 0``: no Coriolis term), as cheap as ``g(q)`` alone;
+with the numpy model, ``M(q)`` is refreshed every ``inertia_period`` seconds and ``g(q)``
+computed every tick.
 
 It keeps which command drives which joint (a newer command on a joint preempts the older
 one there), publishes feedback events to subscribers and a queue, and checks whether a new
@@ -58,7 +60,8 @@ class CommandDispatcher:
         gravity_compensation: Add the gravity torque to joints under PD.
         model_feedforward: Add ``M(q)·q̈_ref + damping·q̇_ref`` to joints under PD.
         inertia_period: Seconds between refreshes of ``M(q)`` (it changes slowly with ``q``);
-            0 refreshes it every tick.
+            0 refreshes it every tick. Used with the numpy model only: Bullet's gives
+            ``g(q) + M(q)·q̈_ref`` at every tick's ``q`` in one inverse dynamics.
         kp: PD gains for every action (N·m/rad), ``(dof,)``; ``None``: the description's.
         kd: D gains (N·m·s/rad), likewise.
         tolerances: When a target counts as reached / a joint as still.
@@ -110,6 +113,12 @@ class CommandDispatcher:
         self._damping = desc.damping
         # [diag(damping) | M(q)] @ [ref_v, ref_a]: the model feed-forward as one product
         self._inertia_map = np.hstack([np.diag(self._damping), self._mass])
+        #: Bullet's model: g(q) + M_rigid(q)·q̈ per tick from its inverse dynamics, the
+        #: viscous and armature terms as [diag(damping) | diag(armature)] @ [ref_v, ref_a].
+        self._at_rest = (self._gravity and self._model_ff
+                         and hasattr(self.dynamics, "rigid_torque_at_rest"))
+        if self._at_rest:
+            self._inertia_map[:, desc.dof :] = np.diag(self.dynamics.armature)
         self.kp = self._gains(kp, "kp")
         self.kd = self._gains(kd, "kd")
         # The P gain the robot uses (the description's where none or NaN is given).
@@ -137,6 +146,8 @@ class CommandDispatcher:
         self._free = np.flatnonzero(~desc.dependent)
         # dependent joints follow their leaders: never send them a PD target of their own
         self._independent = None if not desc.dependent.any() else ~desc.dependent
+        self._every_joint = np.ones(self.dof, dtype=bool)  # the PD mask of an all-PD tick
+        self._every_joint.setflags(write=False)
         #: The action the commands asked for on the last tick (before the safety layer).
         self.last_desired: NJointAction | None = None
         #: The action sent to the robot on the last tick.
@@ -343,20 +354,30 @@ class CommandDispatcher:
         if self._active:
             self._run_commands(state, out)
         pd = out.pd if self._independent is None else out.pd & self._independent
+        # Every joint under PD (the common tick): no masking, and the action's PD mask is the
+        # shared all-True one.
+        every = np.count_nonzero(pd) == self.dof
         torque = out.tau
         position = None
         if self.dynamics is not None:
             extra = self._feedforward(state, out)
-            capable = pd if self._all_torque_capable else pd & self._torque_capable
-            torque = torque + np.where(capable, extra, 0.0)
+            if every and self._all_torque_capable:
+                torque = torque + extra
+            else:
+                capable = pd if self._all_torque_capable else pd & self._torque_capable
+                torque = torque + np.where(capable, extra, 0.0)
             if self._offset_joints is not None:
                 position = self._offset_targets(pd, extra, out)
         # The references come from checked commands and planned motions, the gains were
         # checked once: only the torque (gravity of a diverged state) needs a check per tick.
         check_torque(torque)
-        targets = np.where(pd, out.refs[:2], np.nan)  # position and velocity, NaN without PD
+        if every:  # position and velocity references as they are
+            targets, mask = out.refs[:2].copy(), self._every_joint
+        else:  # NaN without PD
+            targets, mask = np.where(pd, out.refs[:2], np.nan), pd.copy()
         action = NJointAction.from_validated(
-            torque, targets[0] if position is None else position, self.kp, self.kd, targets[1])
+            torque, targets[0] if position is None else position, self.kp, self.kd, targets[1],
+            mask)
         result = self.safety.filter(action, state)
         for event in result.events:
             owner = self._owner[event.joints[0]] if event.joints else None
@@ -388,6 +409,9 @@ class CommandDispatcher:
         dynamics = self.dynamics
         if not self._model_ff:  # then gravity compensation is on (or there is no model)
             return dynamics.gravity_torque(state.position)
+        if self._at_rest:  # g(q) + M(q)·q̈_ref at this q, the armature's share in the map
+            return (dynamics.rigid_torque_at_rest(state.position, out.ref_a)
+                    + self._inertia_map.dot(out.ref_va))
         if 0.0 <= state.time - self._inertia_from < self._inertia_period:
             gravity = dynamics.gravity_torque(state.position) if self._gravity else 0.0
         else:  # every inertia_period, the first tick (no M yet), time gone back (a reset)

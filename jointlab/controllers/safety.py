@@ -39,12 +39,14 @@ from __future__ import annotations
 import enum
 from dataclasses import dataclass
 from functools import cached_property
-from typing import Any
+from typing import Any, TypeVar
 
 import numpy as np
 
 from jointlab.interface import ArrayState, NJointAction
 from jointlab.robots.description import RobotDescription
+
+_Value = TypeVar("_Value")
 
 __all__ = [
     "DynamicLimitsCheckMode",
@@ -366,8 +368,20 @@ def _untouched(action: NJointAction, state: ArrayState, limits: SafetyLimits, dt
     np.subtract(values, offsets, out=values)
     if np.count_nonzero(np.abs(values, out=values) <= bounds) != 4 * dof:
         return None
-    return SafetyResult(action, action, (), SafetyMemory(target, step / step_dt, state.time,
-                                                         target))
+    return _built(SafetyResult, desired=action, applied=action, events=(),
+                  memory=_built(SafetyMemory, position=target, velocity=step / step_dt,
+                                time=state.time, request=target))
+
+
+def _built(cls: type[_Value], **fields: Any) -> _Value:
+    """A frozen dataclass from fields of the right types, without its ``__init__``.
+
+    For the per-tick path: a frozen dataclass's ``__init__`` sets each field through
+    ``object.__setattr__`` (about 1 µs for four fields); the instance is the same.
+    """
+    value = object.__new__(cls)
+    value.__dict__.update(fields)
+    return value
 
 
 def _checked(action: NJointAction, state: ArrayState, limits: SafetyLimits, dt: float,

@@ -178,6 +178,22 @@ class BulletDynamics:
         """:meth:`gravity_torque` and :meth:`mass_matrix` at ``q``."""
         return self.gravity_torque(q), self.mass_matrix(q)
 
+    def rigid_torque_at_rest(self, q: Any, qdd: Any) -> np.ndarray:
+        """``g(q) + M_rigid(q)·q̈`` at ``q̇ = 0``: the links' torques, without the armature.
+
+        One inverse dynamics, about the cost of :meth:`gravity_torque` alone: a controller's
+        model feed-forward with ``M(q)`` at this very ``q`` (the armature's ``armature·q̈``
+        is the caller's, a product it can fold into its other per-joint terms).
+
+        Args:
+            q: Joint positions, rad or m, shape ``(dof,)``.
+            qdd: Joint accelerations, rad/s² or m/s², shape ``(dof,)``.
+        """
+        self._use_gravity()
+        return self._joint_order(self._inverse_dynamics(
+            self._body, self._positions(q), self._zeros, self._positions(qdd),
+            physicsClientId=self._client))
+
     def inverse_dynamics(self, q: Any, qd: Any, qdd: Any) -> np.ndarray:
         """Torques that produce ``qdd`` at ``(q, qd)`` (gravity and armature included).
 

@@ -3,8 +3,10 @@
 import numpy as np
 import pytest
 
-from jointlab.controllers import Commander, CommandStatus, from_milliseconds, run
+from jointlab.controllers import Commander, CommandStatus, dispatch, from_milliseconds, run
 from jointlab.errors import ConfigurationError
+from jointlab.robots.bullet_dynamics import BulletDynamics
+from jointlab.robots.dynamics import DynamicsModel
 
 
 def drive(robot, commander, handle, seconds=5.0):
@@ -271,10 +273,18 @@ class _CallLog:
 
         def call(*args):
             result = attribute(*args)
-            self.ticks[-1].append((name, result))
+            self.ticks[-1].append((name, result) if name != "rigid_torque_at_rest" else
+                                  (name, tuple(np.array(a) for a in args), result))
             return result
 
         return call
+
+
+@pytest.fixture
+def numpy_model(monkeypatch):
+    """Commanders made in the test get the numpy model (where Bullet's would not agree)."""
+    monkeypatch.setattr(dispatch, "rigid_body_model", DynamicsModel)
+    return DynamicsModel
 
 
 def _model_calls(robot, ticks, **options):
@@ -289,7 +299,8 @@ def _model_calls(robot, ticks, **options):
     return [[name for name, _ in tick] for tick in log.ticks]
 
 
-def test_model_feedforward_refreshes_the_inertia_every_period_at_that_ticks_position(arm):
+def test_model_feedforward_refreshes_the_inertia_every_period_at_that_ticks_position(arm,
+                                                                                      numpy_model):
     commander = Commander(arm, model_feedforward=True, inertia_period=0.01)
     model = commander.dynamics
     log = commander.dynamics = _CallLog(model)
@@ -316,12 +327,12 @@ def test_model_feedforward_refreshes_the_inertia_every_period_at_that_ticks_posi
         np.testing.assert_array_equal(gravity, model.gravity_torque(positions[i]))
 
 
-def test_model_feedforward_refreshes_the_inertia_every_tick_with_a_zero_period(arm):
+def test_model_feedforward_refreshes_the_inertia_every_tick_with_a_zero_period(arm, numpy_model):
     names = _model_calls(arm, 5, inertia_period=0.0)
     assert names == [["gravity_and_mass_matrix"]] * 5
 
 
-def test_model_feedforward_refreshes_every_period_on_slower_ticks():
+def test_model_feedforward_refreshes_every_period_on_slower_ticks(numpy_model):
     sim = pytest.importorskip("jointlab.sim")
     with sim.SimRobot("arm6", dt=0.001, control_dt=0.005, seed=0) as robot:
         names = _model_calls(robot, 9, inertia_period=0.02)
@@ -329,7 +340,7 @@ def test_model_feedforward_refreshes_every_period_on_slower_ticks():
     assert all(tick == ["gravity_torque"] for i, tick in enumerate(names) if i % 4)
 
 
-def test_model_feedforward_refreshes_at_once_after_the_robot_is_reset(arm):
+def test_model_feedforward_refreshes_at_once_after_the_robot_is_reset(arm, numpy_model):
     commander = Commander(arm, model_feedforward=True, inertia_period=0.01)
     log = commander.dynamics = _CallLog(commander.dynamics)
     commander.set_positions(np.array(arm.description.home) + 0.3)
@@ -345,3 +356,27 @@ def test_model_feedforward_refreshes_at_once_after_the_robot_is_reset(arm):
     names = [[name for name, _ in tick] for tick in log.ticks[-4:]]
     assert names[0] == ["gravity_and_mass_matrix"]  # at once, at the new q
     assert names[1:] == [["gravity_torque"]] * 3
+
+
+def test_bullet_models_feedforward_is_one_inverse_dynamics_at_every_ticks_position(arm):
+    """g(q) + M(q)·q̈_ref at each tick's own q (no period), plus the viscous term."""
+    commander = Commander(arm, model_feedforward=True, inertia_period=0.5)
+    model = commander.dynamics
+    assert isinstance(model, BulletDynamics)
+    log = commander.dynamics = _CallLog(model)
+    commander.set_positions(np.array(arm.description.home) + 0.3)
+    damping = np.asarray(arm.description.damping)
+    peak = 0.0
+    for _ in range(30):
+        log.ticks.append([])
+        state = arm.read()
+        action = commander.update()
+        arm.step()
+        (name, (q, acceleration), _), = log.ticks[-1]
+        assert name == "rigid_torque_at_rest"
+        np.testing.assert_array_equal(q, state.position)
+        peak = max(peak, np.abs(acceleration).max())
+        gravity, mass = model.gravity_and_mass_matrix(state.position)  # armature included
+        expected = gravity + mass @ acceleration + damping * action.velocity  # v: the reference
+        np.testing.assert_allclose(action.torque, expected, rtol=1e-9, atol=1e-12)
+    assert peak > 1.0  # rad/s²: the move's jerk-limited start, from 0

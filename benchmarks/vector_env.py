@@ -4,9 +4,11 @@ Usage::
 
     PYTHONPATH=. .venv/bin/python benchmarks/vector_env.py [--steps 2000] [--rounds 7]
 
-Each round measures, one after the other, on ``jointlab/Reach-v0`` (arm6, position mode,
-random actions in [-1, 1], autoreset), environments built, reset and stepped once before
-the clock starts:
+Each round builds these environments on ``jointlab/Reach-v0`` (arm6, position mode, random
+actions in [-1, 1], autoreset), resets and steps each once, then steps them in turns: each
+variant's steps are cut into ten chunks and the variants take turns chunk by chunk (about a
+tenth of a second each, the order reversed every chunk), so the machine's drift over a
+round reaches all of them alike:
 
 * **single**: ``gymnasium.make`` of one environment stepped in this process;
 * **batched**: :class:`jointlab.envs.vector.BatchedEnv` with ``--envs`` (8) environments in
@@ -20,7 +22,8 @@ the clock starts:
 * **children**: the same with ``local=False``: two worker processes, this process sleeping
   in ``recv`` while they step (the layout before ``local=True``);
 * **ceiling**: two independent processes, each stepping its own ``BatchedEnv`` (no IPC,
-  started together at a barrier): what two processes can give on this machine.
+  started together at a barrier): what two processes can give on this machine (measured
+  after the turns, on its own: it needs both cores).
 
 ``--ppo`` instead trains PPO on Reach with ``examples/02_train_reach.py --stop-at 0.9``, in
 the earlier default configuration (``--vector dummy --epochs 10``: SB3's ``DummyVecEnv`` of
@@ -64,56 +67,84 @@ KWARGS = {"robot": "arm6", "action_mode": "position"}
 TICKS = os.sysconf("SC_CLK_TCK")
 
 
-def single(steps: int) -> tuple[float, float]:
-    """Steps per wall-clock second and per CPU second of one environment."""
-    env = gymnasium.make(ENV_ID, **KWARGS)
-    env.reset(seed=0)
-    actions = np.random.default_rng(0).uniform(-1, 1, (steps, 6)).astype(np.float32)
-    try:
-        env.step(actions[0])  # warm-up
-        start, cpu = time.perf_counter(), time.thread_time()
-        for action in actions:
-            _, _, terminated, truncated, _ = env.step(action)
-            if terminated or truncated:
-                env.reset()
-        return steps / (time.perf_counter() - start), steps / (time.thread_time() - cpu)
-    finally:
-        env.close()
+#: Chunks each round's steps are split into; the variants take turns chunk by chunk.
+CHUNKS = 10
 
 
-def _actions(env: gymnasium.vector.VectorEnv, steps: int) -> np.ndarray:
-    calls = max(1, steps // env.num_envs)
-    rng = np.random.default_rng(0)
-    return rng.uniform(-1, 1, (calls, env.num_envs, 6)).astype(np.float32)
+class Stepper:
+    """Steps one variant's environment chunk by chunk and sums its wall and CPU time.
 
-
-def vector(env: gymnasium.vector.VectorEnv, steps: int) -> tuple[float, float, list[float]]:
-    """Env steps per wall-clock second of ``env`` (``steps`` in all, autoreset); CPU seconds.
-
-    Returns the rate, this thread's CPU seconds per call and each worker process's CPU
-    seconds per call (empty for an in-process env).
+    ``env`` is a single Gymnasium env (reset on episode end) or a vector env (autoreset);
+    ``steps`` env steps in all, over :data:`CHUNKS` chunks (whole vector calls).
     """
-    actions = _actions(env, steps)
-    workers = [process.pid for process in getattr(env, "_processes", [])]
-    try:
+
+    def __init__(self, env: Any, steps: int) -> None:
+        self.env = env
+        self.vector = isinstance(env, gymnasium.vector.VectorEnv)
+        width = env.num_envs if self.vector else 1
+        calls = max(CHUNKS, steps // width)
+        shape = (calls, width, 6) if self.vector else (calls, 6)
+        self.actions = np.random.default_rng(0).uniform(-1, 1, shape).astype(np.float32)
+        self.width, self.calls, self.done = width, calls, 0
+        self.wall = self.cpu = 0.0
+        self.workers = [process.pid for process in getattr(env, "_processes", [])]
         env.reset(seed=0)
-        env.step(actions[0])  # warm-up
-        before = [_cpu_seconds(pid) for pid in workers]
+        env.step(self.actions[0])  # warm-up
+
+    def chunk(self, index: int) -> None:
+        """Step the ``index``-th of :data:`CHUNKS` parts of the actions, timed."""
+        env, vector = self.env, self.vector
+        part = self.actions[index * self.calls // CHUNKS:(index + 1) * self.calls // CHUNKS]
         start, cpu = time.perf_counter(), time.thread_time()
-        for action in actions:
-            env.step(action)
-        wall, cpu = time.perf_counter() - start, time.thread_time() - cpu
-        spent = [_cpu_seconds(pid) - b for pid, b in zip(workers, before, strict=True)]
-        calls = len(actions)
-        return calls * env.num_envs / wall, cpu / calls, [s / calls for s in spent]
+        for action in part:
+            if vector:
+                env.step(action)
+            else:
+                _, _, terminated, truncated, _ = env.step(action)
+                if terminated or truncated:
+                    env.reset()
+        self.wall += time.perf_counter() - start
+        self.cpu += time.thread_time() - cpu
+        self.done += len(part)
+
+    @property
+    def rate(self) -> float:
+        """Env steps per wall-clock second over the chunks stepped."""
+        return self.done * self.width / self.wall
+
+    @property
+    def cpu_rate(self) -> float:
+        """Env steps per CPU second of this thread over the chunks stepped."""
+        return self.done * self.width / self.cpu
+
+
+def interleaved(steppers: dict[str, Stepper]) -> dict[str, Stepper]:
+    """Step every variant chunk by chunk, taking turns (reversing the order each chunk).
+
+    Machine speed drifts over seconds on a shared host; variants that take turns every
+    tenth of a second see the same drift, so their ratio does not carry it.
+    """
+    order = list(steppers)
+    try:
+        for index in range(CHUNKS):
+            for name in order if index % 2 == 0 else reversed(order):
+                steppers[name].chunk(index)
     finally:
-        env.close()
+        for stepper in steppers.values():
+            stepper.env.close()
+    return steppers
 
 
 def _cpu_seconds(pid: int) -> float:
     """User + system CPU seconds of process ``pid`` (Linux ``/proc``)."""
     fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
     return (int(fields[11]) + int(fields[12])) / TICKS
+
+
+def _actions(env: gymnasium.vector.VectorEnv, steps: int) -> np.ndarray:
+    calls = max(1, steps // env.num_envs)
+    rng = np.random.default_rng(0)
+    return rng.uniform(-1, 1, (calls, env.num_envs, 6)).astype(np.float32)
 
 
 def _independent(envs: int, steps: int, barrier: Any,
@@ -213,20 +244,25 @@ def main() -> None:
     rates: dict[str, list[float]] = {"single": [], "batched": [], "async": [], "blocking": [],
                                      "children": [], "ceiling": []}  # fmt: skip
     for _ in range(args.rounds):
-        single_rate, single_cpu = single(args.steps // 2)
-        batched_rate, batched_call, _ = vector(BatchedEnv(ENV_ID, n, **KWARGS), args.steps)
-        async_rate, _, _ = vector(
-            AsyncBatchedEnv(ENV_ID, 2 * n, workers=2, **KWARGS), 2 * args.steps)
-        blocking_rate, _, _ = vector(
-            AsyncBatchedEnv(ENV_ID, 2 * n, workers=2, spin=0, **KWARGS), 2 * args.steps)
-        children_rate, _, _ = vector(
-            AsyncBatchedEnv(ENV_ID, 2 * n, workers=2, local=False, **KWARGS), 2 * args.steps)
+        turns = interleaved({
+            "single": Stepper(gymnasium.make(ENV_ID, **KWARGS), args.steps // 2),
+            "batched": Stepper(BatchedEnv(ENV_ID, n, **KWARGS), args.steps),
+            "async": Stepper(AsyncBatchedEnv(ENV_ID, 2 * n, workers=2, **KWARGS),
+                             2 * args.steps),
+            "blocking": Stepper(AsyncBatchedEnv(ENV_ID, 2 * n, workers=2, spin=0, **KWARGS),
+                                2 * args.steps),
+            "children": Stepper(AsyncBatchedEnv(ENV_ID, 2 * n, workers=2, local=False,
+                                                **KWARGS), 2 * args.steps),
+        })  # fmt: skip
+        single_rate, batched_rate = turns["single"].rate, turns["batched"].rate
+        async_rate, blocking_rate = turns["async"].rate, turns["blocking"].rate
+        children_rate = turns["children"].rate
         both = ceiling(n, args.steps)
         for name, value in zip(rates, (single_rate, batched_rate, async_rate, blocking_rate,
                                        children_rate, both), strict=True):  # fmt: skip
             rates[name].append(value)
         one.append(batched_rate / single_rate)
-        one_cpu.append(n / batched_call / single_cpu)
+        one_cpu.append(turns["batched"].cpu_rate / turns["single"].cpu_rate)
         two.append(async_rate / batched_rate)
         blocking.append(blocking_rate / batched_rate)
         children.append(children_rate / batched_rate)

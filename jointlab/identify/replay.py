@@ -98,11 +98,14 @@ def search_delay(
 ) -> DelaySearch:
     """Choose ``motor.delay`` per joint by replaying the log with candidate delays.
 
-    With first guesses (see :func:`jointlab.identify.actuator.guess_delay`) each replay
-    shifts every joint's guess by the same ``s`` in ``-spread..spread``; without them every
-    joint tries ``0..max_delay`` together. Each joint keeps the candidate whose replay
-    tracks its recorded positions best (joints couple weakly through the PD, so one replay
-    scores every joint).
+    With first guesses (see :func:`jointlab.identify.actuator.guess_delay`) one replay has
+    every joint at its guess, and each other replay shifts one joint's guess by ``s`` in
+    ``-spread..spread`` with the rest at their guesses (``1 + 2·spread·n`` replays): a
+    joint pushed past the latency it tolerates shakes the others, so shifting every guess
+    at once scored a joint's right delay in a replay where its neighbours oscillated (and
+    chose its wrong guess when two candidates' torque matches were within 1 %). Without
+    guesses every joint tries ``0..max_delay`` together. Each joint keeps the candidate
+    whose replay tracks its recorded positions best.
 
     Args:
         data: The aligned log.
@@ -114,8 +117,9 @@ def search_delay(
     """
     names = description.joint_names
     if guesses and all(j in guesses for j in joints):
-        shifts = range(-spread, spread + 1)
-        plans = [{j: min(max(guesses[j] + s, 0), max_delay) for j in joints} for s in shifts]
+        base = {j: guesses[j] for j in joints}
+        plans = [base] + [{**base, j: min(max(guesses[j] + s, 0), max_delay)}
+                          for j in joints for s in range(-spread, spread + 1) if s]  # fmt: skip
     else:
         plans = [dict.fromkeys(joints, d) for d in range(max_delay + 1)]
     unique: list[dict[int, int]] = []

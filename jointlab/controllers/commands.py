@@ -59,8 +59,9 @@ class Motion(Protocol):
 class Tolerances:
     """When a command counts as done."""
 
-    #: ``|q − target|`` below which a target is reached, rad or m (at least twice the
-    #: robot's ``position_resolution``: two encoder ticks on a servo arm).
+    #: ``|q − target|`` below which a target is reached, rad or m (the Commander raises it to
+    #: twice the robot's ``position_resolution``, two encoder ticks on a servo arm, and to the
+    #: PD's friction deadband ``static_friction / kp`` plus one tick).
     position: float = 5e-4
     #: ``|q̇|`` below which a joint is at rest, rad/s or m/s.
     velocity: float = 0.02

@@ -94,10 +94,6 @@ class CommandDispatcher:
         desc = self.description
         self.dof = desc.dof
         tolerances = tolerances or Tolerances()
-        # A target counts as reached within two sensor steps at least: a servo reports whole
-        # encoder ticks and its position loop settles anywhere within ±1 tick of the goal.
-        resolution = 2.0 * float(np.max(robot.position_resolution, initial=0.0))
-        self.tolerances = replace(tolerances, position=max(tolerances.position, resolution))
         self.start_tolerance = float(start_tolerance)
         self.dynamics = (rigid_body_model(desc)
                          if gravity_compensation or model_feedforward else None)
@@ -124,6 +120,7 @@ class CommandDispatcher:
         # The P gain the robot uses (the description's where none or NaN is given).
         gain = desc.default_kp if self.kp is None else self.kp
         self._kp_in_use = np.where(np.isnan(gain), desc.default_kp, gain)
+        self.tolerances = replace(tolerances, position=self._reach_tolerance(tolerances.position))
         # Joints whose feed-forward becomes a target offset; None when there are none.
         offset = ~self._torque_capable & (self._kp_in_use > 0)
         self._offset_joints = offset if offset.any() else None
@@ -426,6 +423,22 @@ class CommandDispatcher:
         """Make ``mass`` (``M(q)``, ``(dof, dof)``) the one the model feed-forward uses."""
         self._mass = mass
         self._inertia_map[:, self.dof :] = mass
+
+    def _reach_tolerance(self, position: float) -> float:
+        """``Tolerances.position`` for this robot and gains, rad or m.
+
+        At least two sensor steps: a servo reports whole encoder ticks and its position loop
+        settles anywhere within ±1 tick of the goal. At least the friction deadband plus one
+        step: a joint under PD stops wherever its static friction holds the P term, within
+        ``static_friction / kp`` of the goal (koch's shoulder servos: 3.9 mrad at their
+        gains, more than two 1.5 mrad ticks), and is read to within a tick of that.
+        """
+        step = float(np.max(self.robot.position_resolution, initial=0.0))
+        kp = self._kp_in_use
+        friction = np.asarray(self.description.static_friction, dtype=np.float64)
+        held = kp > 0
+        deadband = float(np.max(friction[held] / kp[held], initial=0.0))
+        return max(position, 2.0 * step, deadband + step)
 
     def _offset_targets(self, pd: np.ndarray, extra: np.ndarray, out: Outputs) -> np.ndarray:
         """PD targets with the feed-forward of position-only servos as an offset.

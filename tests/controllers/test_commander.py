@@ -380,3 +380,25 @@ def test_bullet_models_feedforward_is_one_inverse_dynamics_at_every_ticks_positi
         expected = gravity + mass @ acceleration + damping * action.velocity  # v: the reference
         np.testing.assert_allclose(action.torque, expected, rtol=1e-9, atol=1e-12)
     assert peak > 1.0  # rad/s²: the move's jerk-limited start, from 0
+
+
+def test_a_servo_arm_reaches_its_targets_within_its_friction_deadband():
+    """koch's shoulder servos stop within static_friction / kp (3.9 mrad) of a goal.
+
+    Two encoder ticks (3.1 mrad) were the reach tolerance, so every such move ended
+    ``stalled``; the tolerance now covers the deadband plus a tick.
+    """
+    sim = pytest.importorskip("jointlab.sim")
+    with sim.SimRobot("koch", control_dt=0.005) as robot:
+        robot.arm()
+        commander = Commander(robot)
+        d = robot.description
+        deadband = d.static_friction[1] / d.default_kp[1]
+        tick = robot.position_resolution[1]
+        assert commander.tolerances.position == pytest.approx(deadband + tick)
+        target = d.home[1] - 0.2  # up, away from the table
+        handle = commander.set_position(1, target)
+        assert commander.wait(handle, timeout=5)
+        assert handle.status is CommandStatus.SUCCEEDED
+        error = abs(robot.read().position[1] - target)
+        assert 2 * tick < error <= deadband + tick  # stopped in the deadband, beyond 2 ticks

@@ -6,7 +6,7 @@ diagonal), computed by Bullet's Featherstone implementation in C++ through PyBul
 ``calculateInverseDynamics`` and ``calculateMassMatrix``, in about a tenth of the numpy
 model's time for ``g(q)`` and for ``g(q)`` with ``M(q)`` (every built-in robot, measured
 side by side; the numpy model's cost is its many small array operations, not arithmetic).
-That is what lets a 1 kHz controller refresh its model within its budget.
+That is what lets a 1 kHz controller evaluate its model at every tick within its budget.
 
 No world is stepped: the robot is a body in a private ``DIRECT`` PyBullet client (one per
 process, shared by the models), used only as a dynamics library. Bullet's inverse dynamics

@@ -95,8 +95,6 @@ class CommandDispatcher:
         self.dof = desc.dof
         tolerances = tolerances or Tolerances()
         self.start_tolerance = float(start_tolerance)
-        self.dynamics = (rigid_body_model(desc)
-                         if gravity_compensation or model_feedforward else None)
         self._gravity = bool(gravity_compensation)
         # Position-only actuators (servos without current control) take no feed-forward
         # torque; compute() turns theirs into a target offset.
@@ -109,12 +107,9 @@ class CommandDispatcher:
         self._damping = desc.damping
         # [diag(damping) | M(q)] @ [ref_v, ref_a]: the model feed-forward as one product
         self._inertia_map = np.hstack([np.diag(self._damping), self._mass])
-        #: Bullet's model: g(q) + M_rigid(q)·q̈ per tick from its inverse dynamics, the
-        #: viscous and armature terms as [diag(damping) | diag(armature)] @ [ref_v, ref_a].
-        self._at_rest = (self._gravity and self._model_ff
-                         and hasattr(self.dynamics, "rigid_torque_at_rest"))
-        if self._at_rest:
-            self._inertia_map[:, desc.dof :] = np.diag(self.dynamics.armature)
+        self._at_rest = False
+        self.dynamics = (rigid_body_model(desc)
+                         if gravity_compensation or model_feedforward else None)
         self.kp = self._gains(kp, "kp")
         self.kd = self._gains(kd, "kd")
         # The P gain the robot uses (the description's where none or NaN is given).
@@ -356,7 +351,7 @@ class CommandDispatcher:
         every = np.count_nonzero(pd) == self.dof
         torque = out.tau
         position = None
-        if self.dynamics is not None:
+        if self._dynamics is not None:
             extra = self._feedforward(state, out)
             if every and self._all_torque_capable:
                 torque = torque + extra
@@ -403,7 +398,7 @@ class CommandDispatcher:
 
     def _feedforward(self, state: ArrayState, out: Outputs) -> np.ndarray:
         """Model torques of this tick: ``g(q)``, plus ``M(q)·q̈_ref + damping·q̇_ref``."""
-        dynamics = self.dynamics
+        dynamics = self._dynamics
         if not self._model_ff:  # then gravity compensation is on (or there is no model)
             return dynamics.gravity_torque(state.position)
         if self._at_rest:  # g(q) + M(q)·q̈_ref at this q, the armature's share in the map
@@ -423,6 +418,27 @@ class CommandDispatcher:
         """Make ``mass`` (``M(q)``, ``(dof, dof)``) the one the model feed-forward uses."""
         self._mass = mass
         self._inertia_map[:, self.dof :] = mass
+
+    @property
+    def dynamics(self) -> Any:
+        """The rigid-body model of the feed-forward (``rigid_body_model``'s), or None.
+
+        Assignable (another model of the same robot): the feed-forward follows it from the
+        next tick.
+        """
+        return self._dynamics
+
+    @dynamics.setter
+    def dynamics(self, model: Any) -> None:
+        self._dynamics = model
+        # Bullet's model: g(q) + M_rigid(q)·q̈ per tick from its inverse dynamics, the
+        # viscous and armature terms as [diag(damping) | diag(armature)] @ [ref_v, ref_a];
+        # another model: M(q) from the next tick on, then every inertia_period.
+        self._at_rest = (self._gravity and self._model_ff
+                         and hasattr(model, "rigid_torque_at_rest"))
+        self._inertia_map[:, self.dof :] = (np.diag(model.armature) if self._at_rest
+                                            else self._mass)  # fmt: skip
+        self._inertia_from = math.inf
 
     def _reach_tolerance(self, position: float) -> float:
         """``Tolerances.position`` for this robot and gains, rad or m.

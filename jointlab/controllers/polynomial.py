@@ -127,7 +127,7 @@ class PiecewisePolynomial:
 
     # ------------------------------------------------------------------ evaluation
     def _evaluate(self, piece: int, tau: float) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-        values = (tau**_POWERS) @ self._all[piece]
+        values = np.dot(tau**_POWERS, self._all[piece])  # matmul's result, a third of its cost
         dof = self._coeffs.shape[2]
         return values[:dof], values[dof : 2 * dof], values[2 * dof :]
 
@@ -158,7 +158,7 @@ class PiecewisePolynomial:
         if t >= breaks[-1]:
             return self._end_rows
         piece = bisect.bisect_right(breaks, t) - 1
-        return ((t - breaks[piece]) ** _POWERS @ self._all[piece]).reshape(3, -1)
+        return np.dot((t - breaks[piece]) ** _POWERS, self._all[piece]).reshape(3, -1)
 
     def sample_many(self, times: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """Vectorised :meth:`sample`: ``times`` shape ``(n,)`` -> three arrays ``(n, dof)``."""

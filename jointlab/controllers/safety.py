@@ -368,8 +368,9 @@ def _untouched(action: NJointAction, state: ArrayState, limits: SafetyLimits, dt
     np.subtract(values, offsets, out=values)
     if np.count_nonzero(np.abs(values, out=values) <= bounds) != 4 * dof:
         return None
+    velocity = np.divide(step, step_dt, out=step)  # the step is in ``values`` now
     return _built(SafetyResult, desired=action, applied=action, events=(),
-                  memory=_built(SafetyMemory, position=target, velocity=step / step_dt,
+                  memory=_built(SafetyMemory, position=target, velocity=velocity,
                                 time=state.time, request=target))
 
 

@@ -402,3 +402,23 @@ def test_a_servo_arm_reaches_its_targets_within_its_friction_deadband():
         assert handle.status is CommandStatus.SUCCEEDED
         error = abs(robot.read().position[1] - target)
         assert 2 * tick < error <= deadband + tick  # stopped in the deadband, beyond 2 ticks
+
+
+def test_a_model_assigned_while_running_drives_the_feedforward_from_the_next_tick(arm):
+    """Bullet's model, then the numpy one (M at once, then every period), then Bullet's."""
+    commander = Commander(arm, model_feedforward=True, inertia_period=0.005)
+    bullet = commander.dynamics
+    commander.set_positions(np.array(arm.description.home) + 0.3)
+    calls = []
+    for model in (bullet, DynamicsModel(arm.description), bullet):
+        log = commander.dynamics = _CallLog(model)
+        for _ in range(8):
+            log.ticks.append([])
+            commander.update()
+            arm.step()
+        calls.append([[name for name, *_ in tick] for tick in log.ticks])
+    assert calls[0] == calls[2] == [["rigid_torque_at_rest"]] * 8
+    refreshes = [i for i, tick in enumerate(calls[1]) if tick == ["gravity_and_mass_matrix"]]
+    assert refreshes[:2] in ([0, 5], [0, 6])  # 5 ms of 1 ms ticks (6 where the sum rounds)
+    assert all(tick == ["gravity_torque"] for i, tick in enumerate(calls[1])
+               if i not in refreshes)

@@ -44,7 +44,6 @@ from __future__ import annotations
 import argparse
 import json
 import multiprocessing
-import os
 import resource
 import subprocess
 import sys
@@ -64,7 +63,6 @@ from jointlab.envs.vector import AsyncBatchedEnv, BatchedEnv
 
 ENV_ID = "jointlab/Reach-v0"
 KWARGS = {"robot": "arm6", "action_mode": "position"}
-TICKS = os.sysconf("SC_CLK_TCK")
 
 
 #: Chunks each round's steps are split into; the variants take turns chunk by chunk.
@@ -87,7 +85,6 @@ class Stepper:
         self.actions = np.random.default_rng(0).uniform(-1, 1, shape).astype(np.float32)
         self.width, self.calls, self.done = width, calls, 0
         self.wall = self.cpu = 0.0
-        self.workers = [process.pid for process in getattr(env, "_processes", [])]
         env.reset(seed=0)
         env.step(self.actions[0])  # warm-up
 
@@ -133,12 +130,6 @@ def interleaved(steppers: dict[str, Stepper]) -> dict[str, Stepper]:
         for stepper in steppers.values():
             stepper.env.close()
     return steppers
-
-
-def _cpu_seconds(pid: int) -> float:
-    """User + system CPU seconds of process ``pid`` (Linux ``/proc``)."""
-    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
-    return (int(fields[11]) + int(fields[12])) / TICKS
 
 
 def _actions(env: gymnasium.vector.VectorEnv, steps: int) -> np.ndarray:

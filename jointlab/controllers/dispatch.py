@@ -102,12 +102,10 @@ class CommandDispatcher:
         self._lower, self._upper = desc.lower, desc.upper
         self._model_ff = bool(model_feedforward)
         self._inertia_period = float(inertia_period)
-        self._inertia_from = math.inf  # time of the current M(q); inf: compute at the next tick
         self._mass = np.zeros((desc.dof, desc.dof))
         self._damping = desc.damping
         # [diag(damping) | M(q)] @ [ref_v, ref_a]: the model feed-forward as one product
         self._inertia_map = np.hstack([np.diag(self._damping), self._mass])
-        self._at_rest = False
         self.dynamics = (rigid_body_model(desc)
                          if gravity_compensation or model_feedforward else None)
         self.kp = self._gains(kp, "kp")
@@ -438,7 +436,7 @@ class CommandDispatcher:
                          and hasattr(model, "rigid_torque_at_rest"))
         self._inertia_map[:, self.dof :] = (np.diag(model.armature) if self._at_rest
                                             else self._mass)  # fmt: skip
-        self._inertia_from = math.inf
+        self._inertia_from = math.inf  # time of the current M(q); inf: compute at the next tick
 
     def _reach_tolerance(self, position: float) -> float:
         """``Tolerances.position`` for this robot and gains, rad or m.

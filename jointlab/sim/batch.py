@@ -21,6 +21,7 @@ queued external forces, a world shared with other robots) are stepped one by one
 
 from __future__ import annotations
 
+import operator
 from array import array as doubles
 from collections import deque
 from collections.abc import Sequence
@@ -34,8 +35,14 @@ from jointlab.errors import ConfigurationError
 from jointlab.sim.drive import TorqueLoop
 from jointlab.sim.law import _clip
 from jointlab.sim.robot import SimRobot
+from jointlab.sim.state import end_periods, stall_columns
 
 __all__ = ["BatchStepper"]
+
+
+#: :meth:`BatchStepper._episode`'s result: friction, coefficients, static_bounds, products,
+#: bounds, total.
+_EpisodeArrays = tuple[bool, np.ndarray, "np.ndarray | None", np.ndarray, np.ndarray, np.ndarray]
 
 
 class BatchStepper:
@@ -64,10 +71,22 @@ class BatchStepper:
         #: lives), gathered on the first batched step.
         self._targets: tuple[list[int], list[list[int]], list[int]] | None = None
         self._torque: np.ndarray | None = None
+        self._cmd: np.ndarray | None = None
         loop = first._loop
         self._effort, self._neg_effort = loop.effort, loop.neg_effort
         self._stall, self._neg_stall = loop.stall, loop.neg_stall
         self._slope, self._speed_dependent = loop.slope, loop.speed_dependent
+        self._stall_bounds = np.array([self._neg_stall, self._stall])[:, None, :]
+        #: The robots' torque loops and worlds (fixed for the robots' lives).
+        self._loops = [robot._loop for robot in self.robots]
+        self._worlds = [robot._world for robot in self.robots]
+        self._reporters = [robot._reporter for robot in self.robots]
+        self._stall_columns = stall_columns(self._reporters)
+        #: :meth:`_episode`'s cache: the ids of the friction arrays, the arrays, the result.
+        self._episode_arrays: tuple[list[int], list[np.ndarray], _EpisodeArrays] | None = None
+        #: The last batched period's q and qd (``(N, dof)`` each) and the rows of q the
+        #: loops were given, to reuse while they still hold them.
+        self._last_joints: tuple[np.ndarray, np.ndarray, list[np.ndarray]] | None = None
 
     def batchable(self) -> bool:
         """True when every robot can be stepped by the batched law (see the module doc)."""
@@ -100,8 +119,16 @@ class BatchStepper:
                 robot.step()
             return None
         q, qd = self._run(self.steps_per_period)
-        for robot in self.robots:
-            robot._end_period()
+        robots = self.robots
+        if self._exact:  # no sensor noise to draw: the stall timers of all at once
+            reporters = self._reporters
+            end_periods(reporters, [world.steps for world in self._worlds], self._torque,
+                        self._cmd, qd, self._stall_columns)  # fmt: skip
+            for robot in robots:
+                robot._state = None
+        else:
+            for robot in robots:
+                robot._end_period()
         if not self._exact:
             return None
         q.setflags(write=False)
@@ -117,39 +144,62 @@ class BatchStepper:
         """
         return self._torque
 
+    def _episode(self, loops: list[TorqueLoop]) -> _EpisodeArrays:
+        """The law's arrays that change only with the robots' episodes, and its work arrays.
+
+        Returns ``friction`` (some robot's law adds Coulomb friction), ``coefficients`` (the
+        rows that multiply ``qd``: kd, written every period, then the motors' torque drop per
+        unit speed and friction's braking stiffness where used), friction's ``static_bounds``
+        and the work arrays ``products``, ``bounds`` and ``total``, which no loop keeps.
+        Kept while every loop holds the same friction arrays (``DriveLoop.set_episode``
+        replaces them), so a period builds them only after a robot's episode changed.
+        """
+        held = [loop.static for loop in loops] + [loop.neg_stiffness for loop in loops]
+        key = list(map(id, held))
+        cached = self._episode_arrays
+        if cached is not None and cached[0] == key:
+            return cached[2]
+        n = len(loops)
+        statics, stiffness = held[:n], held[n:]
+        friction = any(loop.friction for loop in loops)
+        dof = self._slope.shape[0]
+        coefficients = np.empty((1 + self._speed_dependent + friction, n, dof))
+        if self._speed_dependent:
+            coefficients[1] = self._slope
+        static_bounds = None
+        if friction:
+            coefficients[-1] = stiffness
+            static = np.array(statics)
+            static_bounds = np.array([-static, static])
+        arrays = (friction, coefficients, static_bounds, np.empty(coefficients.shape),
+                  np.empty((2, n, dof)), np.empty((n, dof)))  # fmt: skip
+        self._episode_arrays = (key, held, arrays)  # held: the ids stay theirs while cached
+        return arrays
+
     def _run(self, steps: int) -> tuple[np.ndarray, np.ndarray]:
-        robots = self.robots
-        loops = [robot._loop for robot in robots]
+        loops = self._loops
         params = [loop.params for loop in loops]
-        on = np.array([p[0] for p in params])
+        on = [p[0] for p in params]
+        off = None if all(on) else ~np.array(on)[:, None]
         c = np.array([p[1] for p in params])
         kp = np.array([p[2] for p in params])
-        kd = np.array([p[3] for p in params])
-        off = None if on.all() else ~on[:, None]
-        n, dof = kd.shape
-        speed_dependent, friction = self._speed_dependent, any(loop.friction for loop in loops)
+        speed_dependent = self._speed_dependent
+        friction, coefficients, static_bounds, products, bounds, total = self._episode(loops)
         # Every product with qd in one multiplication: kd, then the motors' torque drop per
         # unit speed, then friction's braking stiffness (rows present when used).
-        coefficients = [kd]
-        if speed_dependent:
-            coefficients.append(np.broadcast_to(self._slope, kd.shape))
-            stall_bounds = np.array([self._neg_stall, self._stall])[:, None, :]
-        if friction:
-            coefficients.append(np.array([loop.neg_stiffness for loop in loops]))
-            static = np.array([loop.static for loop in loops])
-            static_bounds = np.array([-static, static])
-        coefficients = np.array(coefficients)
-        # The law's arrays, allocated once per period and written in place (out=) at every
-        # physics step: the same operations in the same order as the single robot's law
-        # (bit-identical), without a temporary per operation. The loops keep rows of the
-        # last step's arrays, which no later period writes.
-        products = np.empty(coefficients.shape)
+        coefficients[0] = [p[3] for p in params]
+        n, dof = c.shape
+        stall_bounds = self._stall_bounds
+        # The law's arrays, written in place (out=) at every physics step: the same
+        # operations in the same order as the single robot's law (bit-identical), without a
+        # temporary per operation. The loops keep rows of the torques and commands, so those
+        # two are new every period; no loop keeps the others.
         kd_qd, friction_torque = products[0], products[-1]
-        cmd, tau = np.empty((n, dof)), np.empty((n, dof))
+        tau, cmd = np.empty((2, n, dof))
         # The lower and upper bounds of a clip: the motors' (speed-dependent), then friction's
-        bounds = np.empty((2, n, dof))
         low, high = bounds
-        total = np.empty((n, dof)) if friction else tau
+        if not friction:
+            total = tau
         targets = self._targets
         if targets is None:
             bodies = [loop.body for loop in loops]
@@ -158,8 +208,13 @@ class BatchStepper:
                 [b.client_id for b in bodies],
             )  # fmt: skip
         body_ids, indices, clients = targets
-        q = np.array([loop.q for loop in loops])
-        qd = qd_prev = np.array([loop.qd for loop in loops])
+        last = self._last_joints  # the previous period's q and qd, if every loop holds them
+        if last is not None and all(map(operator.is_, [loop.q for loop in loops], last[2])):
+            q, qd = last[0], last[1]
+        else:
+            q = np.array([loop.q for loop in loops])
+            qd = np.array([loop.qd for loop in loops])
+        qd_prev = qd
         send, simulate = pybullet.setJointMotorControlArray, pybullet.stepSimulation
         states, mode = pybullet.getJointStates, pybullet.TORQUE_CONTROL
         multiply, subtract, add, clip, copyto = np.multiply, np.subtract, np.add, _clip, np.copyto
@@ -199,13 +254,16 @@ class BatchStepper:
             qd_prev = qd
             joints = frombuffer(doubles("d", positions + velocities)).reshape(shape)
             q, qd = joints[:n], joints[n:]
-        for i, (robot, loop) in enumerate(zip(robots, loops, strict=True)):
-            loop.q, loop.qd, loop.qd_prev = q[i], qd[i], qd_prev[i]
+        rows = list(q)
+        for i, (world, loop) in enumerate(zip(self._worlds, loops, strict=True)):
+            loop.q, loop.qd, loop.qd_prev = rows[i], qd[i], qd_prev[i]
             if on[i]:
                 loop.tau, loop.cmd = tau[i], cmd[i]
             else:
                 loop.tau = loop.cmd = loop.zeros
-            robot._world.steps += steps
+            world.steps += steps
+        self._last_joints = (q, qd, rows)
         tau.setflags(write=False)  # the loops keep its rows; no later period writes it
-        self._torque = tau
+        cmd.setflags(write=False)
+        self._torque, self._cmd = tau, cmd
         return q, qd

@@ -15,7 +15,7 @@ control period when that is longer).
 from __future__ import annotations
 
 import dataclasses
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
 import numpy as np
@@ -24,7 +24,7 @@ from jointlab.interface import ARRAY_FIELDS, ActuatorState, ArrayState
 from jointlab.sim.law import DriveLoop
 from jointlab.sim.sensors import SensorModel
 
-__all__ = ["SimState", "StateReporter"]
+__all__ = ["SimState", "StateReporter", "end_periods", "stall_columns"]
 
 #: The stall detector looks at the joints once per this many seconds of simulated time.
 STALL_CHECK_PERIOD = 0.01
@@ -76,18 +76,22 @@ class StateReporter:
             if self._timing or True in saturated.tolist():  # else every timer stays at 0
                 stuck = saturated & (loop.qd * np.sign(tau) <= self.moving_threshold)
                 if True in stuck.tolist():
-                    timer = self._timer + (steps - self._checked) * self.dt
-                    timer *= stuck  # 0 where not stuck (timers are finite and >= 0)
-                    self._timer = timer
-                    stalled = self.stalled = timer >= self.stall_time
-                    stalled.setflags(write=False)  # states capture it; never written
-                    self._stall_any = True in stalled.tolist()
-                    self._timing = True
+                    self._stall_update(steps, stuck)
                 elif self._timing:  # every timer stops
                     self.reset(steps)
             self._checked = steps
         if self.sensors is not None:
             self.measured = self.sensors.measure(loop.q, loop.qd, rng)
+
+    def _stall_update(self, steps: int, stuck: np.ndarray) -> None:
+        """Advance the timers of the ``stuck`` joints (bool ``(dof,)``), stop the others."""
+        timer = self._timer + (steps - self._checked) * self.dt
+        timer *= stuck  # 0 where not stuck (timers are finite and >= 0)
+        self._timer = timer
+        stalled = self.stalled = timer >= self.stall_time
+        stalled.setflags(write=False)  # states capture it; never written
+        self._stall_any = True in stalled.tolist()
+        self._timing = True
 
     def build(
         self,
@@ -121,6 +125,49 @@ class StateReporter:
 
 
 _new_state = object.__new__
+
+
+def stall_columns(reporters: Sequence[StateReporter]) -> tuple[np.ndarray, np.ndarray]:
+    """The reporters' moving thresholds and stall times as ``(N, 1)`` columns (inf: none)."""
+    thresholds = np.array([[r.moving_threshold] for r in reporters])
+    limits = np.array([[np.inf if r.stall_time is None else r.stall_time] for r in reporters])
+    return thresholds, limits
+
+
+def end_periods(reporters: Sequence[StateReporter], steps: Sequence[int], tau: np.ndarray,
+                cmd: np.ndarray, qd: np.ndarray,
+                columns: tuple[np.ndarray, np.ndarray]) -> None:  # fmt: skip
+    """:meth:`StateReporter.end_period` of N reporters without sensor models at once.
+
+    ``tau``, ``cmd`` and ``qd`` stack the reporters' loops' torques, commands and velocities
+    (``(N, dof)`` each, the loops' own rows); ``steps`` is each reporter's world's physics
+    step; ``columns`` are :func:`stall_columns` of the reporters. The stall test runs once
+    on the stack instead of once per reporter; each timer then changes exactly as
+    :meth:`StateReporter.end_period` would change it.
+    """
+    due = [r.stall_time is not None and s - r._checked >= r._check_every
+           for r, s in zip(reporters, steps, strict=True)]  # fmt: skip
+    if True not in due:
+        return
+    thresholds, limits = columns
+    stuck = (tau != cmd) & (qd * np.sign(tau) <= thresholds)
+    rows = stuck.any(axis=1).tolist()
+    if True in rows:  # StateReporter._stall_update of every row, in (N, dof) arrays
+        timers = np.array([r._timer for r in reporters])
+        timers += [[(s - r._checked) * r.dt] for r, s in zip(reporters, steps, strict=True)]
+        timers *= stuck  # 0 where not stuck (timers are finite and >= 0)
+        stalled = timers >= limits
+        stalled.setflags(write=False)  # states capture its rows; never written
+        stalled_any = stalled.any(axis=1).tolist()
+    for i, (reporter, count, check) in enumerate(zip(reporters, steps, due, strict=True)):
+        if not check:
+            continue
+        if rows[i]:
+            reporter._timer, reporter.stalled = timers[i], stalled[i]
+            reporter._stall_any, reporter._timing = stalled_any[i], True
+        elif reporter._timing:  # every timer stops
+            reporter.reset(count)
+        reporter._checked = count
 
 
 def _position(inputs: tuple) -> np.ndarray:

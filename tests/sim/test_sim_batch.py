@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from sim_helpers import one_joint
 
 from jointlab.errors import ConfigurationError
-from jointlab.interface import NJointAction
+from jointlab.interface import ActuatorState, NJointAction
 from jointlab.sim import SimRobot
 from jointlab.sim.batch import BatchStepper
 
@@ -49,6 +50,44 @@ def test_batched_steps_equal_single_steps_bit_for_bit(name):
     finally:
         for robot in together + alone:
             robot.close()
+
+
+def test_stall_timers_run_as_on_robots_stepped_alone():
+    """Joints pushed into their stops stall, are released and stall again, as when alone."""
+    description = one_joint(min=-0.1, max=0.1, limits={"effort": 2.0})
+
+    def robots():
+        return [SimRobot(description, stall_time=0.2, control_dt=0.01) for _ in range(3)]
+
+    together, alone = robots(), robots()
+    stepper = BatchStepper(together)
+    assert stepper.batchable()
+    # period -> targets of the three robots: 0 and 2 push into the stop, 1 moves freely;
+    # 2 is released at period 30 and pushed again at 35 (its timer restarts from zero)
+    plan = {0: [1.0, 0.05, 1.0], 30: [1.0, 0.05, 0.0], 35: [1.0, 0.05, 1.0]}
+    stalled = []
+    try:
+        for period in range(70):
+            for column, pair in enumerate(zip(together, alone, strict=True)):
+                for robot in pair if period in plan else ():
+                    robot.apply(NJointAction.Position([plan[period][column]]))
+            stepper.step()
+            for robot in alone:
+                robot.step()
+            for a, b in zip(together, alone, strict=True):
+                assert a.read() == b.read()
+            stalled.append([bool(r.read().actuator_state[0] & ActuatorState.STALLED)
+                            for r in together])  # fmt: skip
+    finally:
+        for robot in together + alone:
+            robot.close()
+    # each robot's report, period by period: 0 stalls after 0.2 s and stays stalled; 1 never;
+    # 2 as 0 until released at 30, then again 0.2 s after the push at 35
+    first = stalled.index([True, False, True])
+    assert 19 <= first <= 22
+    assert not any(row[1] for row in stalled)
+    assert stalled[32] == [True, False, False]
+    assert stalled[45] == [True, False, False] and stalled[69] == [True, False, True]
 
 
 def test_robots_it_cannot_batch_are_stepped_one_by_one(engine):

@@ -4,26 +4,39 @@ Usage::
 
     PYTHONPATH=. .venv/bin/python benchmarks/vector_env.py [--steps 2000] [--rounds 7]
 
-Each round builds these environments on ``jointlab/Reach-v0`` (arm6, position mode, random
-actions in [-1, 1], autoreset), resets and steps each once, then steps them in turns: each
-variant's steps are cut into ten chunks and the variants take turns chunk by chunk (about a
-tenth of a second each, the order reversed every chunk), so the machine's drift over a
-round reaches all of them alike:
+Each round has three parts.
 
-* **single**: ``gymnasium.make`` of one environment stepped in this process;
-* **batched**: :class:`jointlab.envs.vector.BatchedEnv` with ``--envs`` (8) environments in
-  this process (action mapping, law, observation and reward in numpy across them);
-* **async**: :class:`jointlab.envs.vector.AsyncBatchedEnv` of ``2 x --envs`` environments in
-  two processes (``local=True``, the default): this process steps the first ``--envs``
+**Turns** (the in-process ratio): each round builds ``single`` (``gymnasium.make`` of one
+environment, stepped in this process) and ``batched``
+(:class:`jointlab.envs.vector.BatchedEnv` with ``--envs`` (8) environments in this process:
+action mapping, law, observation and reward in numpy across them) on ``jointlab/Reach-v0``
+(arm6, position mode, random actions in [-1, 1], autoreset), resets and steps each once,
+then steps them in turns: each variant's steps are cut into ten chunks and the variants
+take turns chunk by chunk (about a tenth of a second each, the order reversed every
+chunk), so the machine's drift over a round reaches both alike.
+
+**Alone** (the two-process ratios): each of these is built, stepped 10 times untimed and
+then timed over its steps with nothing else running, then closed, one after the other
+(the order reversed every round):
+
+* **batched**: ``BatchedEnv`` of ``--envs``, before the others and again after them (the
+  reference: the mean of the two);
+* **async**: :class:`jointlab.envs.vector.AsyncBatchedEnv` of ``2 x --envs`` environments
+  in two processes (``local=True``, the default): this process steps the first ``--envs``
   while one worker process steps the others; both spin for up to ``DEFAULT_SPIN`` (2 ms)
   waiting for each other before they block, while the machine has a core free for it
   (the default on two cores);
 * **blocking**: the same with ``spin=0``: a waiting process blocks in ``recv`` at once;
 * **children**: the same with ``local=False``: two worker processes, this process sleeping
-  in ``recv`` while they step (the layout before ``local=True``);
-* **ceiling**: two independent processes, each stepping its own ``BatchedEnv`` (no IPC,
-  started together at a barrier): what two processes can give on this machine (measured
-  after the turns, on its own: it needs both cores).
+  in ``recv`` while they step (the layout before ``local=True``).
+
+A multi-process environment is measured alone because it cannot take turns fairly: between
+its chunks its worker would wait (spinning into the next variant's chunk for 2 ms, then
+blocked), and every chunk would start on a worker woken cold. In training it is stepped
+without such pauses for a whole rollout.
+
+**Ceiling**: two independent processes, each stepping its own ``BatchedEnv`` (no IPC,
+started together at a barrier): what two processes can give on this machine.
 
 ``--ppo`` instead trains PPO on Reach with ``examples/02_train_reach.py --stop-at 0.9``, in
 the earlier default configuration (``--vector dummy --epochs 10``: SB3's ``DummyVecEnv`` of
@@ -32,11 +45,13 @@ passes), one after the other, ``--ppo-runs`` times (1), and prints for each the 
 wall time (evaluations excluded) to 90 % success, median [lowest - highest], the
 environment steps it took and the CPU time of the whole run (all its processes).
 
-Ratios are paired within a round: batched / single (target >= 1.3) and async / batched
-(target >= 1.8 on two free cores), in environment steps per wall-clock second. Because
-wall-clock figures on a busy machine measure the load, the script also prints batched /
-single per CPU second (the async envs' CPU time counts their spinning, so it is not shown).
-Medians [lowest - highest] over the rounds, ratios first, load average at the start and end.
+Ratios are paired within a round: batched / single (target >= 1.3) from the turns, and
+async / batched (target >= 1.8 on two free cores), blocking / batched, children / batched and
+ceiling / batched with the batched reference measured alone, in environment steps per
+wall-clock second. Because wall-clock figures on a busy machine measure the load, the
+script also prints batched / single per CPU second (the async envs' CPU time counts their
+spinning, so it is not shown). Medians [lowest - highest] over the rounds, ratios first,
+load average at the start and end.
 """
 
 from __future__ import annotations
@@ -130,6 +145,28 @@ def interleaved(steppers: dict[str, Stepper]) -> dict[str, Stepper]:
         for stepper in steppers.values():
             stepper.env.close()
     return steppers
+
+
+#: Untimed steps of an environment measured alone, before its timed steps.
+WARM_UP = 10
+
+
+def alone(env: gymnasium.vector.VectorEnv, steps: int) -> float:
+    """Env steps per wall-clock second of ``env`` stepped by itself, then closed.
+
+    ``steps`` env steps in all (whole vector calls), after :data:`WARM_UP` untimed calls.
+    """
+    try:
+        actions = _actions(env, steps + WARM_UP * env.num_envs)
+        env.reset(seed=0)
+        for action in actions[:WARM_UP]:
+            env.step(action)
+        start = time.perf_counter()
+        for action in actions[WARM_UP:]:
+            env.step(action)
+        return (len(actions) - WARM_UP) * env.num_envs / (time.perf_counter() - start)
+    finally:
+        env.close()
 
 
 def _actions(env: gymnasium.vector.VectorEnv, steps: int) -> np.ndarray:
@@ -232,32 +269,35 @@ def main() -> None:
         return
     n = args.envs
     one, one_cpu, two, two_max, blocking, children = [], [], [], [], [], []
-    rates: dict[str, list[float]] = {"single": [], "batched": [], "async": [], "blocking": [],
-                                     "children": [], "ceiling": []}  # fmt: skip
-    for _ in range(args.rounds):
+    rates: dict[str, list[float]] = {"single": [], "batched": [], "batched alone": [],
+                                     "async": [], "blocking": [], "children": [],
+                                     "ceiling": []}  # fmt: skip
+    makers = {
+        "async": lambda: AsyncBatchedEnv(ENV_ID, 2 * n, workers=2, **KWARGS),
+        "blocking": lambda: AsyncBatchedEnv(ENV_ID, 2 * n, workers=2, spin=0, **KWARGS),
+        "children": lambda: AsyncBatchedEnv(ENV_ID, 2 * n, workers=2, local=False, **KWARGS),
+    }
+    for index in range(args.rounds):
         turns = interleaved({
             "single": Stepper(gymnasium.make(ENV_ID, **KWARGS), args.steps // 2),
             "batched": Stepper(BatchedEnv(ENV_ID, n, **KWARGS), args.steps),
-            "async": Stepper(AsyncBatchedEnv(ENV_ID, 2 * n, workers=2, **KWARGS),
-                             2 * args.steps),
-            "blocking": Stepper(AsyncBatchedEnv(ENV_ID, 2 * n, workers=2, spin=0, **KWARGS),
-                                2 * args.steps),
-            "children": Stepper(AsyncBatchedEnv(ENV_ID, 2 * n, workers=2, local=False,
-                                                **KWARGS), 2 * args.steps),
         })  # fmt: skip
         single_rate, batched_rate = turns["single"].rate, turns["batched"].rate
-        async_rate, blocking_rate = turns["async"].rate, turns["blocking"].rate
-        children_rate = turns["children"].rate
-        both = ceiling(n, args.steps)
-        for name, value in zip(rates, (single_rate, batched_rate, async_rate, blocking_rate,
-                                       children_rate, both), strict=True):  # fmt: skip
-            rates[name].append(value)
         one.append(batched_rate / single_rate)
         one_cpu.append(turns["batched"].cpu_rate / turns["single"].cpu_rate)
-        two.append(async_rate / batched_rate)
-        blocking.append(blocking_rate / batched_rate)
-        children.append(children_rate / batched_rate)
-        two_max.append(both / batched_rate)
+        before = alone(BatchedEnv(ENV_ID, n, **KWARGS), args.steps)
+        measured = {name: alone(makers[name](), 2 * args.steps)
+                    for name in (makers if index % 2 == 0 else reversed(makers))}  # fmt: skip
+        reference = (before + alone(BatchedEnv(ENV_ID, n, **KWARGS), args.steps)) / 2
+        both = ceiling(n, args.steps)
+        for name, value in (("single", single_rate), ("batched", batched_rate),
+                            ("batched alone", reference), *measured.items(),
+                            ("ceiling", both)):  # fmt: skip
+            rates[name].append(value)
+        two.append(measured["async"] / reference)
+        blocking.append(measured["blocking"] / reference)
+        children.append(measured["children"] / reference)
+        two_max.append(both / reference)
     print(f"{ENV_ID}, {args.rounds} rounds; ratios paired within rounds, median [min-max]:")
     print(f"  BatchedEnv({n}) / one env, one process      {spread(one)}x  (target >= 1.3)")
     print(f"    the same in CPU time                   {spread(one_cpu)}x")
@@ -267,7 +307,8 @@ def main() -> None:
     print(f"    ceiling: 2 independent processes       {spread(two_max)}x")
     print("  this machine, env steps per wall-clock second:")
     print(f"    one env                      {spread(rates['single'], 1, 0)}")
-    print(f"    BatchedEnv({n})                {spread(rates['batched'], 1, 0)}")
+    print(f"    BatchedEnv({n})                {spread(rates['batched'], 1, 0)} (turns),"
+          f" {spread(rates['batched alone'], 1, 0)} (alone)")
     print(f"    AsyncBatchedEnv(2 x {n})       {spread(rates['async'], 1, 0)}")
     print(f"      spin=0                     {spread(rates['blocking'], 1, 0)}")
     print(f"      local=False                {spread(rates['children'], 1, 0)}")

@@ -157,7 +157,8 @@ def test_async_batched_env_equals_one_batched_env(mode, local, spin):
         a, _ = parallel.reset(seed=5)
         b, _ = local.reset(seed=5)
         np.testing.assert_array_equal(a, b)
-        for actions in _actions(local, 9):
+        within = _actions(local, 3, seed=1) / np.float32(1.3)  # none clipped
+        for actions in [*_actions(local, 9), *within]:
             a, ra, ta, tra, ia = parallel.step(actions)
             b, rb, tb, trb, ib = local.step(actions)
             np.testing.assert_array_equal(a, b)

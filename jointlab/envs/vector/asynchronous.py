@@ -118,7 +118,8 @@ class _Command(Enum):
     """What this process asks a worker (one byte through its pipe)."""
 
     RESET = b"R"  # followed by a pickled (seeds, options)
-    STEP = b"S"  # the actions are in shared memory
+    STEP = b"S"  # the checked actions are in shared memory, some outside [-1, 1]
+    STEP_WITHIN = b"W"  # the same, every action in [-1, 1]
     CLOSE = b"C"
 
 
@@ -177,7 +178,6 @@ def _worker(pipe: Any, env_id: str, count: int, options: dict[str, Any], shared:
     """
     views = {name: view[rows] for name, view in _views(shared).items()}
     observations, actions = views["observations"], views["actions"]
-    rewards, terminated, truncated = views["rewards"], views["terminated"], views["truncated"]
     codec = _InfoCodec(count)
     try:
         env = BatchedEnv(env_id, count, **options)
@@ -192,9 +192,8 @@ def _worker(pipe: Any, env_id: str, count: int, options: dict[str, Any], shared:
             if command is _Command.CLOSE:
                 break
             try:
-                if command is _Command.STEP:
-                    observations[:], rewards[:], terminated[:], truncated[:], info = env.step(
-                        actions)
+                if command is _Command.STEP_WITHIN or command is _Command.STEP:
+                    info = _step_into(env, actions, command is _Command.STEP_WITHIN, views)
                 else:
                     seeds, reset_options = pipe.recv()
                     observations[:], info = env.reset(seed=seeds, options=reset_options)
@@ -206,6 +205,17 @@ def _worker(pipe: Any, env_id: str, count: int, options: dict[str, Any], shared:
         waiter.close()
         env.close()
         pipe.close()
+
+
+def _step_into(env: BatchedEnv, actions: np.ndarray, within: bool,
+               views: dict[str, np.ndarray]) -> dict[str, Any]:  # fmt: skip
+    """Step ``env`` on its rows of checked ``actions``, its results written into ``views``."""
+    rewards, terminated, truncated = views["rewards"], views["terminated"], views["truncated"]
+    rewards.fill(0.0)
+    terminated.fill(False)
+    truncated.fill(False)
+    return env.step_checked(actions, within, views["observations"], rewards, terminated,
+                            truncated)  # fmt: skip
 
 
 def _views(shared: dict[str, Any]) -> dict[str, np.ndarray]:
@@ -377,15 +387,16 @@ class AsyncBatchedEnv(VectorEnv):
                                           dict[str, Any]]:  # fmt: skip
         """Step every worker's batch with its rows of ``actions``."""
         shared = self._shared
-        shared["actions"][:] = check_actions(actions, self._action_shape, self._action_mode)[0]
+        shared["actions"][:], within = check_actions(actions, self._action_shape,
+                                                     self._action_mode)  # fmt: skip
+        command = (_Command.STEP_WITHIN if within else _Command.STEP).value
         for pipe in self._pipes:
-            pipe.send_bytes(_Command.STEP.value)
+            pipe.send_bytes(command)
         local = None
         if self._local_env is not None:
             views = self._local_views
             try:
-                (views["observations"][:], views["rewards"][:], views["terminated"][:],
-                 views["truncated"][:], local) = self._local_env.step(views["actions"])
+                local = _step_into(self._local_env, views["actions"], within, views)
             except Exception as exc:  # raised once the children have answered
                 local = exc
         info = self._info(self._gather(local))

@@ -141,6 +141,24 @@ class BatchedEnv(VectorEnv):
         rewards = np.zeros(n)
         terminated = np.zeros(n, dtype=bool)
         truncated = np.zeros(n, dtype=bool)
+        info = self.step_checked(array, within, observations, rewards, terminated, truncated)
+        return observations, rewards, terminated, truncated, info
+
+    def step_checked(
+        self, array: np.ndarray, within: bool, observations: np.ndarray, rewards: np.ndarray,
+        terminated: np.ndarray, truncated: np.ndarray,
+    ) -> dict[str, Any]:  # fmt: skip
+        """:meth:`step` of actions :func:`check_actions` accepted, into the caller's arrays.
+
+        For :class:`~jointlab.envs.vector.AsyncBatchedEnv`, whose processes write straight
+        into shared memory: ``array`` and ``within`` are what :func:`check_actions` returned
+        for this env's action shape; ``observations`` (float32) is overwritten, ``rewards``
+        must hold zeros and ``terminated`` and ``truncated`` False (rows of environments
+        that reset in this step keep them). Returns the step's ``info``.
+        """
+        if not self._started:
+            raise ConfigurationError("call reset() before step()")
+        n = self.num_envs
         resetting = self._needs_reset.copy()
         stepping = np.flatnonzero(~resetting)
         for i in np.flatnonzero(resetting):
@@ -167,7 +185,7 @@ class BatchedEnv(VectorEnv):
                 self._elapsed[i] = 0
         else:
             self._needs_reset = done
-        return observations, rewards, terminated, truncated, info
+        return info
 
     def close_extras(self, **kwargs: Any) -> None:
         """Close every sub-environment (their robots and worlds)."""

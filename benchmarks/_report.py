@@ -11,11 +11,22 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from jointlab.cli.steal import cpu_times, steal_percent
+
+#: The machine's CPU times when the script started (for :func:`load`'s steal time).
+_STARTED = cpu_times()
+
 
 def load() -> str:
-    """The 1, 5 and 15 minute load averages, for the start and end lines of a report."""
+    """The 1, 5 and 15 minute load averages, for the start and end lines of a report.
+
+    Where ``/proc/stat`` gives it, also the steal time since the script started: the share
+    of all CPU time the hypervisor gave to other guests (it moves wall-clock figures).
+    """
     one, five, fifteen = os.getloadavg()
-    return f"load average {one:.2f} {five:.2f} {fifteen:.2f}"
+    stolen = steal_percent(_STARTED)
+    steal = "" if stolen is None else f", steal {stolen:.1f} % since the start"
+    return f"load average {one:.2f} {five:.2f} {fifteen:.2f}{steal}"
 
 
 def header(title: str) -> None:

@@ -18,6 +18,7 @@ import tempfile
 from pathlib import Path
 
 from jointlab.cli.common import console, did_you_mean
+from jointlab.cli.steal import CpuTimes, cpu_times, steal_percent
 from jointlab.errors import ConfigurationError
 
 NAME = "bench"
@@ -47,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
             raise ConfigurationError(f"no benchmark {name!r} in {folder}; benchmarks: {names}"
                                      f"{did_you_mean(name, names)}")  # fmt: skip
     failed = 0
-    start = _load()
+    start, times = _load(), cpu_times()
     with tempfile.TemporaryDirectory() as folder_:
         summary = Path(folder_) / "summary.jsonl"
         environment = {**os.environ, "JOINTLAB_BENCH_SUMMARY": str(summary)}
@@ -62,13 +63,16 @@ def run(args: argparse.Namespace) -> int:
             failed += result.returncode != 0
         rows = ([json.loads(line) for line in summary.read_text().splitlines()]
                 if summary.exists() else [])  # fmt: skip
-    _print_summary(rows, start, _load())
+    _print_summary(rows, start, _load(times))
     return 1 if failed else 0
 
 
-def _load() -> str:
+def _load(since: CpuTimes | None = None) -> str:
+    """The load averages, and the steal time since ``since`` where there is one."""
     one, five, fifteen = os.getloadavg()
-    return f"{one:.2f} {five:.2f} {fifteen:.2f}"
+    stolen = steal_percent(since) if since is not None else None
+    steal = "" if stolen is None else f" (steal {stolen:.1f} % of CPU time during the run)"
+    return f"{one:.2f} {five:.2f} {fifteen:.2f}{steal}"
 
 
 def _print_summary(rows: list[dict], start: str, end: str) -> None:

@@ -120,17 +120,15 @@ class BatchStepper:
             return None
         q, qd = self._run(self.steps_per_period)
         robots = self.robots
-        if self._exact:  # no sensor noise to draw: the stall timers of all at once
-            reporters = self._reporters
-            end_periods(reporters, [world.steps for world in self._worlds], self._torque,
-                        self._cmd, qd, self._stall_columns)  # fmt: skip
-            for robot in robots:
-                robot._state = None
-        else:
+        if not self._exact:  # each robot draws its sensor noise
             for robot in robots:
                 robot._end_period()
-        if not self._exact:
             return None
+        # no sensor noise to draw: the stall timers of all robots at once
+        end_periods(self._reporters, [world.steps for world in self._worlds], self._torque,
+                    self._cmd, qd, self._stall_columns)  # fmt: skip
+        for robot in robots:
+            robot._state = None
         q.setflags(write=False)
         qd.setflags(write=False)
         return q, qd

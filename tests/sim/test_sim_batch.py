@@ -8,7 +8,7 @@ from sim_helpers import one_joint
 
 from jointlab.errors import ConfigurationError
 from jointlab.interface import ActuatorState, NJointAction
-from jointlab.sim import SimRobot
+from jointlab.sim import SensorModel, SimRobot
 from jointlab.sim.batch import BatchStepper
 
 
@@ -88,6 +88,31 @@ def test_stall_timers_run_as_on_robots_stepped_alone():
     assert not any(row[1] for row in stalled)
     assert stalled[32] == [True, False, False]
     assert stalled[45] == [True, False, False] and stalled[69] == [True, False, True]
+
+
+def test_robots_with_a_sensor_model_are_stepped_together_and_read_as_alone():
+    """The law runs batched; each robot then draws its own sensor noise, as when alone."""
+    sensors = SensorModel(velocity_noise=0.01)
+    together, alone = ([SimRobot("arm6", control_dt=0.005, sensors=sensors, seed=i)
+                        for i in range(2)] for _ in range(2))  # fmt: skip
+    stepper = BatchStepper(together)
+    assert stepper.batchable()
+    rng = np.random.default_rng(3)
+    try:
+        for _ in range(6):
+            for i in range(2):
+                action = NJointAction.Position(together[i].description.home
+                                               + 0.3 * rng.standard_normal(6))  # fmt: skip
+                together[i].apply(action)
+                alone[i].apply(action)
+            assert stepper.step() is None  # no stacked exact state to return
+            for robot in alone:
+                robot.step()
+            for a, b in zip(together, alone, strict=True):
+                assert a.read() == b.read()
+    finally:
+        for robot in together + alone:
+            robot.close()
 
 
 def test_robots_it_cannot_batch_are_stepped_one_by_one(engine):

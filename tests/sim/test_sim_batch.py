@@ -18,6 +18,16 @@ def _pairs(name, count, **kwargs):
     return together, alone
 
 
+def _step_and_compare(stepper, together, alone):
+    """One period of ``stepper`` and of each robot alone; their states must be equal."""
+    result = stepper.step()
+    for robot in alone:
+        robot.step()
+    for a, b in zip(together, alone, strict=True):
+        assert a.read() == b.read()
+    return result
+
+
 @pytest.mark.parametrize("name", ["arm6", "planar2"])  # DC motors and friction; ideal motors
 def test_batched_steps_equal_single_steps_bit_for_bit(name):
     together, alone = _pairs(name, 3)
@@ -71,11 +81,7 @@ def test_stall_timers_run_as_on_robots_stepped_alone():
             for column, pair in enumerate(zip(together, alone, strict=True)):
                 for robot in pair if period in plan else ():
                     robot.apply(NJointAction.Position([plan[period][column]]))
-            stepper.step()
-            for robot in alone:
-                robot.step()
-            for a, b in zip(together, alone, strict=True):
-                assert a.read() == b.read()
+            _step_and_compare(stepper, together, alone)
             stalled.append([bool(r.read().actuator_state[0] & ActuatorState.STALLED)
                             for r in together])  # fmt: skip
     finally:
@@ -105,11 +111,7 @@ def test_robots_with_a_sensor_model_are_stepped_together_and_read_as_alone():
                                                + 0.3 * rng.standard_normal(6))  # fmt: skip
                 together[i].apply(action)
                 alone[i].apply(action)
-            assert stepper.step() is None  # no stacked exact state to return
-            for robot in alone:
-                robot.step()
-            for a, b in zip(together, alone, strict=True):
-                assert a.read() == b.read()
+            assert _step_and_compare(stepper, together, alone) is None  # nothing stacked
     finally:
         for robot in together + alone:
             robot.close()
@@ -122,12 +124,8 @@ def test_robots_it_cannot_batch_are_stepped_one_by_one(engine):
         together[0].apply_external_force("base", [0.0, 0.0, 1.0], duration=0.01)
         alone[0].apply_external_force("base", [0.0, 0.0, 1.0], duration=0.01)
         assert not stepper.batchable()
-        stepper.step()
+        _step_and_compare(stepper, together, alone)
         assert stepper.torque is None  # stepped one by one: no stacked torques
-        for robot in alone:
-            robot.step()
-        for a, b in zip(together, alone, strict=True):
-            assert a.read() == b.read()
     finally:
         for robot in together + alone:
             robot.close()

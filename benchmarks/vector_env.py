@@ -35,8 +35,9 @@ its chunks its worker would wait (spinning into the next variant's chunk for 2 m
 blocked), and every chunk would start on a worker woken cold. In training it is stepped
 without such pauses for a whole rollout.
 
-**Ceiling**: two independent processes, each stepping its own ``BatchedEnv`` (no IPC,
-started together at a barrier): what two processes can give on this machine.
+**Ceiling**: two independent processes, each stepping its own ``BatchedEnv`` as the
+variants alone are stepped (no IPC; they meet at a barrier after their untimed steps): what
+two processes can give on this machine.
 
 ``--ppo`` instead trains PPO on Reach with ``examples/02_train_reach.py --stop-at 0.9``, in
 the earlier default configuration (``--vector dummy --epochs 10``: SB3's ``DummyVecEnv`` of
@@ -64,6 +65,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -151,16 +153,20 @@ def interleaved(steppers: dict[str, Stepper]) -> dict[str, Stepper]:
 WARM_UP = 10
 
 
-def alone(env: gymnasium.vector.VectorEnv, steps: int) -> float:
+def alone(env: gymnasium.vector.VectorEnv, steps: int,
+          ready: Callable[[], object] | None = None) -> float:  # fmt: skip
     """Env steps per wall-clock second of ``env`` stepped by itself, then closed.
 
-    ``steps`` env steps in all (whole vector calls), after :data:`WARM_UP` untimed calls.
+    ``steps`` env steps in all (whole vector calls), after :data:`WARM_UP` untimed calls;
+    ``ready`` is called between the two (the ceiling's processes meet at a barrier there).
     """
     try:
         actions = _actions(env, steps + WARM_UP * env.num_envs)
         env.reset(seed=0)
         for action in actions[:WARM_UP]:
             env.step(action)
+        if ready is not None:
+            ready()
         start = time.perf_counter()
         for action in actions[WARM_UP:]:
             env.step(action)
@@ -177,16 +183,8 @@ def _actions(env: gymnasium.vector.VectorEnv, steps: int) -> np.ndarray:
 
 def _independent(envs: int, steps: int, barrier: Any,
                  queue: Any) -> None:  # fmt: skip
-    env = BatchedEnv(ENV_ID, envs, **KWARGS)
-    actions = _actions(env, steps)
-    env.reset(seed=0)
-    env.step(actions[0])
-    barrier.wait()
-    start = time.perf_counter()
-    for action in actions:
-        env.step(action)
-    queue.put(len(actions) * envs / (time.perf_counter() - start))
-    env.close()
+    """One of the ceiling's processes: its ``BatchedEnv`` measured as :func:`alone` does."""
+    queue.put(alone(BatchedEnv(ENV_ID, envs, **KWARGS), steps, ready=barrier.wait))
 
 
 def ceiling(envs: int, steps: int) -> float:

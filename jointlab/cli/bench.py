@@ -70,7 +70,7 @@ def run(args: argparse.Namespace) -> int:
 def _load(since: CpuTimes | None = None) -> str:
     """The load averages, and the steal time since ``since`` where there is one."""
     one, five, fifteen = os.getloadavg()
-    stolen = steal_percent(since) if since is not None else None
+    stolen = steal_percent(since)
     steal = "" if stolen is None else f" (steal {stolen:.1f} % of CPU time during the run)"
     return f"{one:.2f} {five:.2f} {fifteen:.2f}{steal}"
 

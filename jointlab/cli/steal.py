@@ -37,7 +37,9 @@ def cpu_times(path: str = "/proc/stat") -> CpuTimes | None:
 
 def steal_percent(since: CpuTimes | None, now: CpuTimes | None = None) -> float | None:
     """Percent of all CPU time stolen between ``since`` and ``now`` (default: now)."""
+    if since is None:
+        return None
     now = cpu_times() if now is None else now
-    if since is None or now is None or now.total <= since.total:
+    if now is None or now.total <= since.total:
         return None
     return 100.0 * (now.steal - since.steal) / (now.total - since.total)

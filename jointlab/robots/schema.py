@@ -370,21 +370,25 @@ def _derive_gains(description: RobotDescription) -> RobotDescription:
                for a in description.joints]  # fmt: skip
     if not any(missing):
         return description
-    from jointlab.robots.dynamics import DynamicsModel
-    from jointlab.robots.gains import critical_gains, effective_inertia
+    import warnings
 
-    home = description.apply_coupling(description.home)
-    inertia = effective_inertia(description, DynamicsModel(description).joint_inertia(home))
-    given_kp = np.array([a.gains.kp if a.gains else math.nan for a in description.joints])
-    given_kd = np.array([a.gains.kd if a.gains else math.nan for a in description.joints])
-    kp, kd = critical_gains(inertia, description.damping, given_kp, given_kd)
+    from jointlab.robots.gain_design import coupled_plants, design_gains, hold_problems
+    from jointlab.robots.gains import UnstableGainsWarning
+
+    plants = coupled_plants(description)
+    design = design_gains(description, plants=plants)
+    kp, kd = design.kp, design.kd
     index = {name: i for i, name in enumerate(description.joint_names)}
     specs = tuple(
         replace(spec, gains=Gains(kp=float(kp[index[spec.name]]), kd=float(kd[index[spec.name]])))
         if spec.name in index else spec
         for spec in description.actuators
     )
-    return replace(description, actuators=specs)
+    filled = replace(description, actuators=specs)
+    problems = hold_problems(filled, np.array(missing), plants)
+    if problems:  # never a silent chatter or sag: `jointlab describe --check` refuses it
+        warnings.warn("; ".join(p.message for p in problems), UnstableGainsWarning, stacklevel=2)
+    return filled
 
 
 def _parse_coupling(where: _Where, raw: Any, name: str) -> Coupling | None:

@@ -22,27 +22,26 @@ the link it moves (:func:`jointlab.robots.urdf_io.realised_inertial`), so a roto
 pitch joint is also felt, and coupled, by every parallel joint upstream. Both come from the
 project's numpy model (:class:`jointlab.robots.dynamics.DynamicsModel`); no engine is run.
 
-**Margin.** Gains pass when the loop stays stable with both gains doubled (every eigenvalue of
-the one-step map at ``2·Kp``, ``2·Kd`` inside the unit circle, within 1e-9) at home and at
-:data:`SAMPLES` configurations drawn (seeded) over the joints' range, on both engines. A gain
-margin of 2 covers a mass matrix off by half (mass randomisation, contacts, the Coriolis terms
-the linearisation leaves out); for one joint it is exactly the old per-joint bound
-``a + 2·b <= 2``, ``b <= 1`` of :mod:`jointlab.robots.gains`.
+**Margin.** Gains pass when the loop stays stable with both gains multiplied by
+:data:`GAIN_MARGIN` (1.5: every eigenvalue of the one-step map inside the unit circle, within
+1e-9) at home and at :data:`SAMPLES` configurations drawn (seeded, one draw per depth in the
+tree, so identical branches get identical gains) over the joints' range, on both engines. The
+margin covers a mass matrix a third lighter than modelled (mass randomisation, contacts) and
+the Coriolis terms the linearisation leaves out.
 
 **Design** (:func:`design_gains`): the per-joint critically damped gains of
 :func:`~jointlab.robots.gains.critical_gains` at :data:`~jointlab.robots.gains.
-DEFAULT_BANDWIDTH` are kept when they pass (every built-in robot's do). Otherwise each joint
-is sized by the inertia it feels with the other joints free, ``1 / (M⁻¹)_ii`` (smallest over
-the samples and both engines), and the bandwidth of the derived gains is lowered by the
-largest factor ``s <= 1`` (bisection) that passes: ``kp·s²``, ``kd·s``. Gains the file gives
-are never changed.
+DEFAULT_BANDWIDTH` on the diagonal at home are kept when they pass (every built-in robot's
+do except trifinger's, whose base joints fail at some poses on MuJoCo). Otherwise candidates
+are tried, each at the largest uniform bandwidth factor ``s <= 1`` that passes (bisection):
+joints sized by ``free_i = 1 / (M⁻¹)_ii`` (the inertia a joint feels with the others free,
+smallest over the samples and engines), or by the diagonal with each joint's bandwidth capped
+so that its damping number on the free inertia, ``2·ζ·I·ω·dt / free``, stays below
+:data:`DAMPING_TARGETS`; each with damping ratios :data:`DAMPING_RATIOS` (a coupled chain's
+slow modes need more than critical). Kept: the candidate whose slowest mode decays fastest
+(smallest spectral radius at nominal gains). Gains the file gives are never changed.
 
-**No stable defaults** (:func:`hold_problems`): the derived ``kp`` must also beat gravity,
-whose stiffness at a pose can pull a joint away from it. When the stable gains leave the loop
-statically unstable or too soft (``kp`` below :data:`GRAVITY_MARGIN` times the joint's gravity
-stiffness), or gravity alone needs more than the effort limit at home, the joint is reported
-with the gain it would need; ``jointlab describe --check`` refuses such a file and loading it
-warns (:class:`~jointlab.robots.gains.UnstableGainsWarning`).
+**No stable defaults**: see :mod:`jointlab.robots.gain_hold`.
 """
 
 from __future__ import annotations
@@ -59,14 +58,12 @@ from jointlab.robots.urdf_io import realised_inertial
 __all__ = [
     "ENGINES",
     "GAIN_MARGIN",
-    "GRAVITY_MARGIN",
     "SAMPLES",
     "CoupledPlant",
     "GainDesign",
-    "HoldProblem",
     "coupled_plants",
     "design_gains",
-    "hold_problems",
+    "independent_joints",
     "one_step_maps",
     "sample_configurations",
     "spectral_radius",
@@ -76,8 +73,6 @@ __all__ = [
 SAMPLES = 24
 #: The loop must stay stable with both gains multiplied by this.
 GAIN_MARGIN = 1.5
-#: The derived kp must exceed this multiple of the joint's gravity stiffness at home.
-GRAVITY_MARGIN = 2.0
 #: Damping ratios the coupled sizing tries (the slow modes of a coupled chain need more).
 DAMPING_RATIOS = (1.0, 2.0)
 #: Per-joint damping numbers ``2·ζ·I·ω·dt / free inertia`` the capped candidates aim at.
@@ -134,28 +129,7 @@ class GainDesign:
         return self.margin_radius <= 1.0 + _RADIUS_TOLERANCE
 
 
-@dataclass(frozen=True)
-class HoldProblem:
-    """A joint the default gains cannot hold at home (see the module docstring).
-
-    Attributes:
-        joint: Joint-space index.
-        name: Actuator name.
-        gain: ``"kp"`` (stiffness needed) or ``"effort"`` (limits.effort needed).
-        value: What the joint has (derived kp, or effort limit).
-        needed: What it would need.
-        message: Sentence naming the numbers and the ways out.
-    """
-
-    joint: int
-    name: str
-    gain: str
-    value: float
-    needed: float
-    message: str
-
-
-def _independent(description: RobotDescription) -> tuple[np.ndarray, np.ndarray]:
+def independent_joints(description: RobotDescription) -> tuple[np.ndarray, np.ndarray]:
     """Indices of independent joints and the map ``P`` (dof x m) from them onto all joints."""
     coupling, _ = description.coupling_matrix
     independent = np.flatnonzero(~description.dependent)
@@ -220,7 +194,7 @@ def coupled_plants(description: RobotDescription, samples: int = SAMPLES,
     Couplings are projected out: the plants act on the independent joints only.
     """
     q = sample_configurations(description, samples, seed)
-    _, transfer = _independent(description)
+    _, transfer = independent_joints(description)
     rigid = DynamicsModel(description)
     stiffness = transfer.T @ _gravity_stiffness(rigid, q) @ transfer
     damping = transfer.T @ np.diag(description.damping) @ transfer
@@ -315,7 +289,7 @@ def design_gains(description: RobotDescription, dt: float = REFERENCE_DT,
         check's figures.
     """
     plants = coupled_plants(description) if plants is None else plants
-    independent, _ = _independent(description)
+    independent, _ = independent_joints(description)
     given_kp = np.array([a.gains.kp if a.gains else np.nan for a in description.joints])
     given_kd = np.array([a.gains.kd if a.gains else np.nan for a in description.joints])
     derived = np.isnan(given_kp) | np.isnan(given_kd)
@@ -381,56 +355,3 @@ def design_gains(description: RobotDescription, dt: float = REFERENCE_DT,
             best = (radius, kp_s, kd_s, s)
     assert best is not None
     return figures(best[1], best[2], best[3])
-
-
-def hold_problems(description: RobotDescription, derived: np.ndarray | None = None,
-                  plants: list[CoupledPlant] | None = None) -> list[HoldProblem]:  # fmt: skip
-    """Joints whose default gains cannot hold home (see the module docstring).
-
-    Args:
-        description: The robot, gains filled (as loaded).
-        derived: Mask of joints whose gains were derived, shape ``(dof,)``; default: every
-            independent joint (given gains are the file's business, not the defaults').
-        plants: Precomputed :func:`coupled_plants` (default: computed here).
-
-    Returns:
-        One problem per joint: the effort gravity needs at home beyond ``limits.effort``,
-        or the ``kp`` gravity's stiffness at home needs beyond the stable default.
-    """
-    plants = coupled_plants(description, samples=0) if plants is None else plants
-    independent, _ = _independent(description)
-    derived = ~description.dependent if derived is None else np.asarray(derived, dtype=bool)
-    gravity = DynamicsModel(description).gravity_torque(
-        description.apply_coupling(description.home)
-    )
-    effort = description.effort_limit
-    stiffness = np.zeros(description.dof)
-    stiffness[independent] = np.diagonal(plants[0].gravity_stiffness[0])
-    kp = description.default_kp
-    source = description.source or f"robot {description.name!r}"
-    problems = []
-    for j in range(description.dof):
-        if description.dependent[j]:
-            continue
-        name = description.joint_names[j]
-        linear = bool(description.is_linear[j])
-        units = ("N", "N/m") if linear else ("N·m", "N·m/rad")
-        if abs(gravity[j]) > effort[j]:
-            problems.append(HoldProblem(
-                j, name, "effort", float(effort[j]), float(abs(gravity[j])),
-                f"{source}: actuator {name!r}: gravity needs {abs(gravity[j]):.4g} {units[0]} "
-                f"at home, above limits.effort = {effort[j]:g} {units[0]}: no gains can hold "
-                f"it; give limits.effort >= {abs(gravity[j]):.4g} {units[0]} or a lighter link",
-            ))  # fmt: skip
-            continue
-        needed = GRAVITY_MARGIN * max(0.0, -float(stiffness[j]))
-        if derived[j] and kp[j] < needed:
-            problems.append(HoldProblem(
-                j, name, "kp", float(kp[j]), needed,
-                f"{source}: actuator {name!r}: the default gains.kp = {kp[j]:.4g} {units[1]} "
-                f"(the largest the coupled loop passes at dt = {REFERENCE_DT:g} s) is below "
-                f"the {needed:.4g} {units[1]} that gravity's stiffness at home needs "
-                f"({GRAVITY_MARGIN:g} x {-stiffness[j]:.4g}); give gains.kp >= {needed:.4g} "
-                f"{units[1]} with a heavier rotor (dynamics.armature) or a smaller physics step",
-            ))  # fmt: skip
-    return problems

@@ -372,7 +372,8 @@ def _derive_gains(description: RobotDescription) -> RobotDescription:
         return description
     import warnings
 
-    from jointlab.robots.gain_design import coupled_plants, design_gains, hold_problems
+    from jointlab.robots.gain_design import coupled_plants, design_gains
+    from jointlab.robots.gain_hold import hold_problems
     from jointlab.robots.gains import UnstableGainsWarning
 
     plants = coupled_plants(description)

@@ -15,10 +15,10 @@ from jointlab.robots.dynamics import DynamicsModel
 from jointlab.robots.gain_design import (
     GAIN_MARGIN,
     coupled_plants,
-    hold_problems,
     one_step_maps,
     spectral_radius,
 )
+from jointlab.robots.gain_hold import hold_problems
 from jointlab.robots.gains import (
     REFERENCE_DT,
     UnstableGainsWarning,
@@ -174,3 +174,19 @@ def test_describe_check_refuses_it_and_passes_the_four_joint_arm(tmp_path, capsy
         warnings.simplefilter("error", UnstableGainsWarning)
         assert main(["describe", str(arm), "--check"]) == 0
     assert "ok arm4" in capsys.readouterr().out
+
+
+def test_a_default_kp_softer_than_gravity_is_named_with_the_kp_it_needs() -> None:
+    """An arm held straight up: gravity's stiffness pulls it away; kp must beat it twice."""
+    upright = RobotDescription.from_dict({
+        "name": "upright", "base": {"position": [0, 0, 0.1], "fixed": True},
+        "actuators": [{"name": "mast", "type": "rotary", "axis": [0, 1, 0], "length": 0.5,
+                       "orientation": [0, -1.5708, 0], "min": -1, "max": 1,
+                       "gains": {"kp": 0.5, "kd": 0.01}}],
+    }, source="upright.yaml")  # fmt: skip
+    problems = hold_problems(upright, derived=np.array([True]))
+    weight = float(DynamicsModel(upright).mass[0]) * 9.81 * 0.25  # m·g·(l/2), N·m/rad
+    assert [(p.name, p.gain) for p in problems] == [("mast", "kp")]
+    assert problems[0].needed == pytest.approx(2 * weight, rel=1e-3)
+    assert "upright.yaml" in problems[0].message and "gains.kp >=" in problems[0].message
+    assert hold_problems(upright, derived=np.array([False])) == []  # given gains: the file's

@@ -17,8 +17,8 @@ finite difference over one 1 ms step), 1.4e-4 N·m and 2.9e-5 A; the bounds belo
 at least a factor 2.5. The acceleration's bound is wider: in the free 50 periods arm6's wrist
 falls onto the ground, and with its links' contact friction at 1 (before the contact-model fix
 PyBullet had left them at its 0.5) the stick-slip of that contact turns 1e-6 rad of
-difference into 7.3e-2 rad/s² over one 1 ms step (positions still agree to 1.0e-6 rad). A lockstep run is deterministic: a test here passes or fails the
-same way on every run.
+difference into 7.3e-2 rad/s² over one 1 ms step (positions still agree to 1.0e-6 rad).
+A lockstep run is deterministic: a test here passes or fails the same way on every run.
 """
 
 from __future__ import annotations

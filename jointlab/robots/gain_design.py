@@ -209,6 +209,35 @@ def coupled_plants(description: RobotDescription, samples: int = SAMPLES,
     return plants
 
 
+def _blocks(plant: CoupledPlant) -> list[np.ndarray]:
+    """Groups of joints that no term of the plant couples (a fixed base's separate branches).
+
+    The one-step map is block diagonal over them, so its eigenvalues are those of the blocks.
+    """
+    linked = (np.abs(plant.mass) + np.abs(plant.gravity_stiffness)).max(axis=0)
+    linked = linked + linked.T + np.abs(plant.damping) > 0
+    m = linked.shape[0]
+    group = -np.ones(m, dtype=int)
+    for start in range(m):
+        if group[start] >= 0:
+            continue
+        group[start], stack = start, [start]
+        while stack:
+            j = stack.pop()
+            for k in np.flatnonzero(linked[j] & (group < 0)):
+                group[k] = start
+                stack.append(int(k))
+    return [np.flatnonzero(group == g) for g in np.unique(group)]
+
+
+def _block_plant(plant: CoupledPlant, block: np.ndarray) -> CoupledPlant:
+    """The plant restricted to the joints of ``block``."""
+    cut = np.ix_(np.arange(plant.mass.shape[0]), block, block)
+    damping = plant.damping[np.ix_(block, block)]
+    return CoupledPlant(plant.engine, plant.implicit_damping, plant.mass[cut],
+                        plant.gravity_stiffness[cut], damping)  # fmt: skip
+
+
 def one_step_maps(plant: CoupledPlant, kp: np.ndarray, kd: np.ndarray, dt: float) -> np.ndarray:
     """The linearised one-step map of PD + physics, ``(samples, 2m, 2m)`` on ``(e, v)``.
 
@@ -249,10 +278,28 @@ def _radius(
     """Largest spectral radius over ``plants``; stops early once one exceeds ``limit``."""
     worst = 0.0
     for plant in plants:
-        worst = max(worst, float(spectral_radius(one_step_maps(plant, kp, kd, dt)).max()))
-        if limit is not None and worst > limit:
-            break
+        for block, part in _parts(plant):
+            maps = one_step_maps(part, kp[block], kd[block], dt)
+            worst = max(worst, float(spectral_radius(maps).max()))
+            if limit is not None and worst > limit:
+                return worst
     return worst
+
+
+_PARTS: dict[int, tuple[CoupledPlant, list[tuple[np.ndarray, CoupledPlant]]]] = {}
+
+
+def _parts(plant: CoupledPlant) -> list[tuple[np.ndarray, CoupledPlant]]:
+    """The plant's uncoupled blocks (cached for the plant object while it lives)."""
+    held = _PARTS.get(id(plant))
+    if held is None or held[0] is not plant:
+        blocks = _blocks(plant)
+        parts = ([(blocks[0], plant)] if len(blocks) == 1
+                 else [(b, _block_plant(plant, b)) for b in blocks])  # fmt: skip
+        if len(_PARTS) > 64:
+            _PARTS.clear()
+        held = _PARTS[id(plant)] = (plant, parts)
+    return held[1]
 
 
 def _passes(plants: list[CoupledPlant], kp: np.ndarray, kd: np.ndarray, dt: float) -> bool:

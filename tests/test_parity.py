@@ -14,8 +14,11 @@ then acts on those, so differences accumulate through the loop, most while a rob
 under a torque with no PD to pull the two runs together. Over 400 periods, 100 of them
 free (20 ms periods), they were measured at 1.9e-5 rad, 1.9e-4 rad/s, 4.2e-3 rad/s² (a
 finite difference over one 1 ms step), 1.4e-4 N·m and 2.9e-5 A; the bounds below leave
-at least a factor 2.5. A lockstep run is deterministic: a test here passes or fails the
-same way on every run.
+at least a factor 2.5. The acceleration's bound is wider: in the free 50 periods arm6's wrist
+falls onto the ground, and with its links' contact friction at 1 (before the contact-model fix
+PyBullet had left them at its 0.5) the stick-slip of that contact turns 1e-6 rad of
+difference into 7.3e-2 rad/s² over one 1 ms step (positions still agree to 1.0e-6 rad).
+A lockstep run is deterministic: a test here passes or fails the same way on every run.
 """
 
 from __future__ import annotations
@@ -40,7 +43,7 @@ from jointlab.sim import SimRobot
 
 PATIENT = {"request_timeout": 2.0, "dead_ms": 10_000, "connect_timeout": 20.0}
 #: Largest difference allowed per state field (see the module docstring).
-TOLERANCE = {"position": 5e-5, "velocity": 5e-4, "acceleration": 3e-2, "torque": 2e-3,
+TOLERANCE = {"position": 5e-5, "velocity": 5e-4, "acceleration": 2e-1, "torque": 2e-3,
              "current": 3e-4}  # fmt: skip
 FLAGS = ("time", "motor_power", "armed", "brakes", "watchdog")
 

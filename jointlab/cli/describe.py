@@ -39,13 +39,9 @@ def run(args: argparse.Namespace) -> int:
 
     if "://" in args.robot:
         raise ConfigurationError(f"describe reads a robot name or file, not the URL {args.robot}")
-    description = load_robot(args.robot)
     if args.check:
-        console.print(
-            f"[green]ok[/green] {description.name}: {description.dof} joints, "
-            f"{len(description.actuators)} elements, tools {list(description.tool_names)}"
-        )
-        return 0
+        return _check(args.robot)
+    description = load_robot(args.robot)
     if args.urdf is not None:
         write_text(args.urdf, description.to_urdf(), force=args.force)
         return 0
@@ -53,6 +49,28 @@ def run(args: argparse.Namespace) -> int:
         write_text(args.yaml, description.to_yaml(), force=args.force)
         return 0
     console.print(actuator_table(description))
+    return 0
+
+
+def _check(robot: str) -> int:
+    """Validate ``robot``; default gains that cannot hold it (a load warning) are errors."""
+    import warnings
+
+    from jointlab.robots import load_robot
+    from jointlab.robots.gains import UnstableGainsWarning
+
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always", UnstableGainsWarning)
+        description = load_robot(robot)
+    problems = [w for w in caught if issubclass(w.category, UnstableGainsWarning)]
+    for warning in problems:
+        console.print(f"[red]error[/red] {warning.message}")
+    if problems:
+        return 1
+    console.print(
+        f"[green]ok[/green] {description.name}: {description.dof} joints, "
+        f"{len(description.actuators)} elements, tools {list(description.tool_names)}"
+    )
     return 0
 
 

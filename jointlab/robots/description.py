@@ -63,6 +63,8 @@ class Base:
     mass: float = 1.0
     #: Radius of the base body's cylinder in metres (its height is the radius).
     radius: float = 0.05
+    #: Sliding friction coefficient of the base body's contacts (see ``LinkInertial.friction``).
+    friction: float = 1.0
 
 
 @dataclass(frozen=True)
@@ -118,6 +120,10 @@ class LinkInertial:
     center_of_gravity: Vector3
     #: Inertia tensor about the centre of gravity, moving-frame axes, kg·m².
     inertia: Matrix3
+    #: Sliding friction coefficient of the link's contacts (dimensionless, > 0). Two bodies
+    #: in contact slide against each other with the **product** of their coefficients, on
+    #: every engine; the ground's is 1 (docs/simulation.md, "Contact friction").
+    friction: float = 1.0
 
 
 @dataclass(frozen=True)

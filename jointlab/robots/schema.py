@@ -40,7 +40,7 @@ from jointlab.robots.description import (
 from jointlab.robots.plausible import MAX_LINKS, RANGES, name_problem
 
 TOP_KEYS = {"name", "base", "actuators", "bus"}
-BASE_KEYS = {"position", "orientation", "fixed", "mass", "radius"}
+BASE_KEYS = {"position", "orientation", "fixed", "mass", "radius", "friction"}
 JOINT_KEYS = {
     "name", "type", "axis", "length", "orientation", "min", "centre", "max", "home",
     "config_speed", "has_brakes", "parent", "limits", "soft_limits", "dynamics", "link",
@@ -50,7 +50,7 @@ FIXED_KEYS = {"name", "type", "length", "orientation", "parent", "link"}
 LIMIT_KEYS = {"velocity", "acceleration", "jerk", "effort"}
 SOFT_KEYS = LIMIT_KEYS | {"min", "max"}
 DYNAMICS_KEYS = {"static_friction", "damping", "armature"}
-LINK_KEYS = {"mass", "radius", "center_of_gravity", "inertia", "density"}
+LINK_KEYS = {"mass", "radius", "center_of_gravity", "inertia", "density", "friction"}
 MOTOR_KEYS = {f.name for f in fields(Motor)}
 GAIN_KEYS = {"kp", "kd"}
 COUPLING_KEYS = {"alpha_self", "alpha_leading"}
@@ -206,8 +206,10 @@ def _parse_link(
     else:
         inertia = derived_inertia
     matrix = tuple(tuple(float(v) for v in row) for row in inertia)
+    friction = _positive(where, raw.get("friction", 1.0), name, "link.friction")
     return LinkInertial(
-        mass=float(derived_mass), radius=radius, center_of_gravity=cog, inertia=matrix
+        mass=float(derived_mass), radius=radius, center_of_gravity=cog, inertia=matrix,
+        friction=friction,
     )  # type: ignore[arg-type]
 
 
@@ -370,21 +372,26 @@ def _derive_gains(description: RobotDescription) -> RobotDescription:
                for a in description.joints]  # fmt: skip
     if not any(missing):
         return description
-    from jointlab.robots.dynamics import DynamicsModel
-    from jointlab.robots.gains import critical_gains, effective_inertia
+    import warnings
 
-    home = description.apply_coupling(description.home)
-    inertia = effective_inertia(description, DynamicsModel(description).joint_inertia(home))
-    given_kp = np.array([a.gains.kp if a.gains else math.nan for a in description.joints])
-    given_kd = np.array([a.gains.kd if a.gains else math.nan for a in description.joints])
-    kp, kd = critical_gains(inertia, description.damping, given_kp, given_kd)
+    from jointlab.robots.gain_design import coupled_plants, design_gains
+    from jointlab.robots.gain_hold import hold_problems
+    from jointlab.robots.gains import UnstableGainsWarning
+
+    plants = coupled_plants(description)
+    design = design_gains(description, plants=plants)
+    kp, kd = design.kp, design.kd
     index = {name: i for i, name in enumerate(description.joint_names)}
     specs = tuple(
         replace(spec, gains=Gains(kp=float(kp[index[spec.name]]), kd=float(kd[index[spec.name]])))
         if spec.name in index else spec
         for spec in description.actuators
     )
-    return replace(description, actuators=specs)
+    filled = replace(description, actuators=specs)
+    problems = hold_problems(filled, np.array(missing), plants)
+    if problems:  # never a silent chatter or sag: `jointlab describe --check` refuses it
+        warnings.warn("; ".join(p.message for p in problems), UnstableGainsWarning, stacklevel=2)
+    return filled
 
 
 def _parse_coupling(where: _Where, raw: Any, name: str) -> Coupling | None:
@@ -436,6 +443,7 @@ def description_from_dict(data: Mapping[str, Any], source: str | None = None) ->
         fixed=_bool(where, base_raw.get("fixed", True), None, "base.fixed"),
         mass=_positive(where, base_raw.get("mass", 1.0), None, "base.mass"),
         radius=_positive(where, base_raw.get("radius", 0.05), None, "base.radius"),
+        friction=_positive(where, base_raw.get("friction", 1.0), None, "base.friction"),
     )
     raw_actuators = data.get("actuators")
     if not isinstance(raw_actuators, list) or not raw_actuators:

@@ -58,6 +58,8 @@ def description_to_dict(description: RobotDescription) -> dict[str, Any]:
                 "center_of_gravity": _clean(spec.link.center_of_gravity),
                 "inertia": _clean(spec.link.inertia),
             }
+            if spec.link.friction != 1.0:
+                entry["link"]["friction"] = spec.link.friction
         actuators.append(entry)
     result = {
         "name": description.name,
@@ -70,6 +72,8 @@ def description_to_dict(description: RobotDescription) -> dict[str, Any]:
         },
         "actuators": actuators,
     }
+    if description.base.friction != 1.0:  # only when given, likewise
+        result["base"]["friction"] = description.base.friction
     if description.bus is not None:  # only when given: other robots' files stay as they were
         result["bus"] = bus_to_dict(description.bus)
     return result

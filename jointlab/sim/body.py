@@ -24,8 +24,8 @@ from jointlab.errors import SimulationError
 from jointlab.robots.description import BASE, JointType, RobotDescription
 from jointlab.robots.kinematics import forward_kinematics
 from jointlab.robots.transforms import homogeneous, quaternion_matrix
-from jointlab.sim.scene import CONTACT_FRICTION, mounted_elements
-from jointlab.sim.world import World, quaternion_from_rpy
+from jointlab.sim.scene import link_friction, mounted_elements
+from jointlab.sim.world import World, contact_friction, quaternion_from_rpy
 
 __all__ = ["RobotBody"]
 
@@ -106,11 +106,12 @@ class RobotBody:
         self.link_indices = [-1] + [self.links[s.name] for s in description.actuators]
         self.nominal_mass = []
         self.nominal_inertia = []
-        for link in self.link_indices:
-            pybullet.changeDynamics(
-                body, link, linearDamping=0.0, angularDamping=0.0,
-                lateralFriction=CONTACT_FRICTION, physicsClientId=cid,
-            )  # fmt: skip
+        for link, friction in zip(self.link_indices, link_friction(description), strict=True):
+            pybullet.changeDynamics(body, link, linearDamping=0.0, angularDamping=0.0,
+                                    physicsClientId=cid)  # fmt: skip
+            # A call of its own: given with linearDamping, PyBullet sets the friction of the
+            # base, not of the link (the links kept Bullet's 0.5 that way).
+            pybullet.changeDynamics(body, link, physicsClientId=cid, **contact_friction(friction))
             info = pybullet.getDynamicsInfo(body, link, physicsClientId=cid)
             self.nominal_mass.append(info[0])
             self.nominal_inertia.append(info[2])

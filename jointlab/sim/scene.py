@@ -26,17 +26,44 @@ if TYPE_CHECKING:
     from jointlab.robots.description import RobotDescription
     from jointlab.sim.robot import SimRobot
 
-__all__ = ["CONTACT_FRICTION", "DEFAULT_RGBA", "Camera", "Scene", "mounted_elements", "vector"]
+__all__ = [
+    "CONTACT_FRICTION",
+    "DEFAULT_RGBA",
+    "Camera",
+    "Scene",
+    "combined_friction",
+    "link_friction",
+    "mounted_elements",
+    "vector",
+]
 
 #: Default RGBA colour of objects added without one.
 DEFAULT_RGBA = (0.8, 0.5, 0.2, 1.0)
 
-#: Sliding friction coefficient of every contact between robot links, objects and the ground,
-#: equal on both engines. MuJoCo takes the larger of two geoms' coefficients and defaults to
-#: 1.0; Bullet multiplies the two bodies' coefficients, ``plane.urdf`` has 1.0 and a body
-#: defaults to 0.5, so PyBullet's robot links and objects are set to this value (at its
-#: default a pushed box slid 2.3 m on PyBullet where it slid 0.5 m on MuJoCo).
+#: Default sliding friction coefficient of a body: robot links (``link.friction``), the base
+#: (``base.friction``), objects (``add_box(..., friction=)``) and the ground, which keeps it.
+#: Bullet's own defaults differ (a body 0.5: a pushed box slid 2.3 m on PyBullet where it slid
+#: 0.5 m on MuJoCo), so both engines are given every body's coefficient explicitly.
 CONTACT_FRICTION = 1.0
+
+
+def combined_friction(first: float, second: float) -> float:
+    """The sliding friction coefficient between two bodies: the product of theirs.
+
+    The one combination rule of every engine (Bullet's own; the MuJoCo adapter realises it
+    with contact priorities and, where both bodies have coefficients other than 1, explicit
+    contact pairs). The ground's coefficient is :data:`CONTACT_FRICTION` (1), so a body on the
+    ground slides with its own coefficient.
+    """
+    return float(first) * float(second)
+
+
+def link_friction(description: RobotDescription) -> list[float]:
+    """Declared sliding friction of the base and then each element's link, in file order."""
+    return [description.base.friction] + [
+        spec.link.friction if spec.link is not None else CONTACT_FRICTION
+        for spec in description.actuators
+    ]
 
 
 @dataclass(frozen=True)
@@ -147,6 +174,7 @@ class Scene(abc.ABC):
         orientation: Sequence[float] = (0.0, 0.0, 0.0),
         mass: float = 0.0,
         rgba: Sequence[float] | None = None,
+        friction: float = CONTACT_FRICTION,
     ) -> int:
         """Add a box; ``mass`` 0 makes it static. Returns its body id.
 
@@ -156,14 +184,20 @@ class Scene(abc.ABC):
             orientation: Roll, pitch, yaw in radians.
             mass: Mass in kg (0 for a static box).
             rgba: Colour, four numbers in [0, 1].
+            friction: Sliding friction coefficient (> 0); against another body the product
+                of both (:func:`combined_friction`).
         """
         self._check_open()
         half = vector("add_box half_extents", half_extents)
         if min(half) <= 0:
             raise ConfigurationError(f"add_box half_extents must be > 0, got {half_extents!r}")
-        return self._add_box(half, vector("position", position),
+        coefficient = _positive("friction", friction)
+        body = self._add_box(half, vector("position", position),
                              vector("orientation", orientation), self._mass(mass),
                              self._rgba(rgba))  # fmt: skip
+        if coefficient != CONTACT_FRICTION:
+            self._set_object_dynamics(body, None, coefficient)
+        return body
 
     def add_sphere(
         self,
@@ -171,13 +205,21 @@ class Scene(abc.ABC):
         position: Sequence[float],
         mass: float = 0.0,
         rgba: Sequence[float] | None = None,
+        friction: float = CONTACT_FRICTION,
     ) -> int:
-        """Add a sphere of ``radius`` metres at ``position``; ``mass`` 0 makes it static."""
+        """Add a sphere of ``radius`` metres at ``position``; ``mass`` 0 makes it static.
+
+        ``friction`` is its sliding friction coefficient, as for :meth:`add_box`.
+        """
         self._check_open()
         if not np.isfinite(radius) or radius <= 0:
             raise ConfigurationError(f"add_sphere radius must be > 0 metres, got {radius!r}")
-        return self._add_sphere(float(radius), vector("position", position), self._mass(mass),
+        coefficient = _positive("friction", friction)
+        body = self._add_sphere(float(radius), vector("position", position), self._mass(mass),
                                 self._rgba(rgba))  # fmt: skip
+        if coefficient != CONTACT_FRICTION:
+            self._set_object_dynamics(body, None, coefficient)
+        return body
 
     def add_urdf(
         self,
@@ -205,10 +247,10 @@ class Scene(abc.ABC):
                             friction: float | None = None) -> None:  # fmt: skip
         """Change the mass and sliding friction of an object added to this world.
 
-        Both engines give the object's contacts (with the ground and with robot links, both at
-        ``CONTACT_FRICTION`` = 1) the coefficient ``friction``: PyBullet multiplies the two
-        bodies' coefficients; on MuJoCo the object's geoms get a higher contact priority, so
-        theirs is used. Inertia scales with the mass (same shape, uniform density).
+        Against another body the object slides with the product of both coefficients
+        (:func:`combined_friction`), on both engines: with the ground (1), with robot links
+        (``link.friction``, 1 by default) and with other objects. Inertia scales with the mass
+        (same shape, uniform density).
 
         Args:
             body_id: An object from ``add_box``/``add_sphere`` with a mass > 0.

@@ -51,6 +51,18 @@ def quaternion_from_rpy(rpy: Sequence[float]) -> tuple[float, float, float, floa
     )
 
 
+
+def contact_friction(friction: float) -> dict[str, float]:
+    """PyBullet's ``changeDynamics`` options realising a body's declared contact friction.
+
+    Bullet multiplies the two bodies' coefficients, which is the declared combination rule
+    (:func:`jointlab.sim.scene.combined_friction`): the coefficient is set as it is. Rolling
+    and spinning friction are 0, as on MuJoCo (whose contacts have no torsional or rolling
+    component, ``condim`` 3).
+    """
+    return {"lateralFriction": float(friction), "rollingFriction": 0.0, "spinningFriction": 0.0}
+
+
 class World(Scene):
     """One PyBullet physics client with gravity, an optional ground plane and objects.
 
@@ -183,8 +195,8 @@ class World(Scene):
             baseOrientation=quaternion_from_rpy(orientation),
             physicsClientId=self.client_id,
         )
-        pybullet.changeDynamics(body, -1, lateralFriction=CONTACT_FRICTION,
-                                physicsClientId=self.client_id)  # fmt: skip
+        pybullet.changeDynamics(body, -1, physicsClientId=self.client_id,
+                                **contact_friction(CONTACT_FRICTION))  # fmt: skip
         return body
 
     def _set_object_dynamics(self, body_id: int, mass: float | None,
@@ -198,7 +210,7 @@ class World(Scene):
             if mass is not None:
                 options["mass"] = mass  # Bullet recomputes the inertia from the shape
             if friction is not None:
-                options["lateralFriction"] = friction
+                options.update(contact_friction(friction))
             pybullet.changeDynamics(body_id, -1, physicsClientId=cid, **options)
         except pybullet.error as exc:
             raise SimulationError(f"no object {body_id} in this world: {exc}") from exc

@@ -26,6 +26,7 @@ coupling, several leaders       fixed tendon + tendon equality ``<dep>/coupling`
 ``link``                        ``inertial`` (full tensor, kept 1e-4 inside the triangle
                                 inequality) and a capsule geom
 ``base.fixed: false``           ``freejoint`` named ``base``
+``link.friction`` (and base's)  geom ``friction``, ``priority`` (:func:`contact_friction`)
 ==============================  =========================================================
 
 The law per physics step, ``clip(clip(cmd, -S - s*v, S - s*v), -E, E)`` with ``cmd = c -
@@ -63,6 +64,7 @@ __all__ = [
     "armature",
     "check_expressible",
     "constraint_solref",
+    "contact_friction",
     "dc_joints",
     "description_to_mjcf",
     "mujoco_quaternion",
@@ -139,8 +141,25 @@ def _offset(length: float, orientation: Any) -> dict[str, str]:
     }
 
 
-def _link_geom(body: ET.Element, length: float, orientation: Any, radius: float) -> None:
-    collision = {"contype": str(ROBOT_COLLISION[0]), "conaffinity": str(ROBOT_COLLISION[1])}
+def contact_friction(friction: float) -> dict[str, str]:
+    """MJCF geom attributes realising a body's declared sliding friction coefficient.
+
+    The declared rule is the product of the two bodies' coefficients
+    (:func:`jointlab.sim.scene.combined_friction`); MuJoCo takes the larger of two geoms'
+    coefficients, or the coefficient of the geom with the higher ``priority``. A geom whose
+    coefficient differs from 1 gets priority 1, so against a body at 1 (the ground, default
+    links and objects) its own coefficient, the product, is used; where both bodies differ
+    from 1 the world adds explicit contact pairs (:mod:`jointlab.sim.mujoco.friction`).
+    Torsional and rolling friction are 0 (contacts have ``condim`` 3, as on PyBullet).
+    """
+    mu = float(friction)
+    return {"friction": _fmt([mu, 0.0, 0.0]), "priority": "0" if mu == 1.0 else "1"}
+
+
+def _link_geom(body: ET.Element, length: float, orientation: Any, radius: float,
+               friction: float = 1.0) -> None:  # fmt: skip
+    collision = {"contype": str(ROBOT_COLLISION[0]), "conaffinity": str(ROBOT_COLLISION[1]),
+                 **contact_friction(friction)}  # fmt: skip
     if length > 0:
         end = rpy_matrix(np.asarray(orientation, dtype=float)) @ np.array([length, 0.0, 0.0])
         ET.SubElement(body, "geom", type="capsule", fromto=_fmt([0.0, 0.0, 0.0, *end]),
@@ -209,7 +228,8 @@ def description_to_mjcf(description: RobotDescription, dt: float = 0.001) -> str
     r, m = base.radius, base.mass
     _inertial(base_body, m, (0.0, 0.0, 0.0), np.eye(3) * (m * r * r / 2))
     ET.SubElement(base_body, "geom", type="cylinder", size=_fmt([r, r / 2]), rgba=_BASE_RGBA,
-                  contype=str(ROBOT_COLLISION[0]), conaffinity=str(ROBOT_COLLISION[1]))  # fmt: skip
+                  contype=str(ROBOT_COLLISION[0]), conaffinity=str(ROBOT_COLLISION[1]),
+                  **contact_friction(base.friction))  # fmt: skip
     bodies = {BASE: base_body}
     specs = {s.name: s for s in description.actuators}
     actuators = ActuatorArray.from_description(description)
@@ -238,7 +258,8 @@ def description_to_mjcf(description: RobotDescription, dt: float = 0.001) -> str
         if spec.link is not None:
             _inertial(body, spec.link.mass, spec.link.center_of_gravity,
                       inertia_with_margin(np.array(spec.link.inertia)))
-            _link_geom(body, spec.length, spec.orientation, spec.link.radius)
+            _link_geom(body, spec.length, spec.orientation, spec.link.radius,
+                       spec.link.friction)
         if not children[spec.name]:
             ET.SubElement(body, "site", name=f"{spec.name}_tool", size="0.005",
                           **_offset(spec.length, spec.orientation))  # fmt: skip

@@ -23,6 +23,7 @@ from jointlab.errors import SimulationError
 from jointlab.robots.transforms import matrix_to_rpy, quaternion_matrix
 from jointlab.sim.engines import import_mujoco
 from jointlab.sim.markers import DISC_HEIGHT, MarkerSet
+from jointlab.sim.mujoco.friction import product_pairs
 from jointlab.sim.mujoco.mjcf import WORLD_COLLISION, mujoco_quaternion
 from jointlab.sim.mujoco.render import Renderer
 from jointlab.sim.scene import Camera, Scene, check_dt, vector
@@ -120,6 +121,7 @@ class MujocoWorld(Scene):
 
     # ---------------------------------------------------------------- model changes
     def _recompile(self) -> None:
+        product_pairs(self.spec)  # the product friction rule where priorities cannot do it
         try:
             self.model, self.data = self.spec.recompile(self.model, self.data)
         except Exception as exc:  # mujoco reports compile errors as ValueError
@@ -248,6 +250,8 @@ class MujocoWorld(Scene):
             for geom in geoms:
                 geom.friction[0] = friction
                 geom.priority = 1
+            if product_pairs(self.spec, model):
+                self._recompile()
 
     def remove(self, body_id: int) -> None:
         """Remove an object added to this world."""

@@ -372,7 +372,12 @@ class Robot(abc.ABC):
         self._brakes(on)
 
     def arm(self) -> None:
-        """Allow motion commands (the action stays zero until the next ``apply``).
+        """Allow motion commands, holding the present pose: arming never moves a joint.
+
+        Before torque is enabled, every backend puts in force the hold of
+        :func:`jointlab.holding.hold_action`: the present position as PD target (default
+        gains) with the gravity torque there as feed-forward, until the next ``apply``. Arming
+        an armed robot changes nothing.
 
         Raises:
             CommandRefused: power is off (reason ``"unpowered"``).

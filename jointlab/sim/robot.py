@@ -36,6 +36,7 @@ from pathlib import Path
 import numpy as np
 
 from jointlab.errors import ConfigurationError, DescriptionError
+from jointlab.holding import hold_action
 from jointlab.interface import ArrayState, NJointAction, Readiness, Robot
 from jointlab.robots.description import ArrayGeometry, RobotDescription
 from jointlab.robots.dynamics import DynamicsModel
@@ -333,8 +334,12 @@ class SimRobot(Robot):
         self._configure_drive(reconfigure=True)
 
     def _arm(self) -> None:
+        """Armed, holding the present pose from the next physics step (no step between)."""
+        if self._armed:
+            return
         self._armed = True
         self._configure_drive(reconfigure=True)
+        self._apply(hold_action(self._description, self._read().position))
 
     def _disarm(self) -> None:
         self._armed = False

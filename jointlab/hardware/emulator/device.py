@@ -353,12 +353,17 @@ class Device:
         )
 
     def arm(self, frame: Frame, message: ArmRequest) -> None:
-        """REQ ARM: accept motion commands (refused while unpowered)."""
+        """REQ ARM: accept motion commands, holding the present position (refused unpowered).
+
+        The hold is latched before torque is enabled: position = the joints' position at this
+        tick, the default gains, zero target velocity; the next command replaces it.
+        """
         if not self.gate.powered:
             raise Refusal(NackReason.UNPOWERED)
         if not self.gate.armed:
+            self.queue.drop_pending()
+            self._hold_here()
             self.gate.armed = True
-            self._zero_drive()
         self.queue.last_command_tick = self.tick_count
 
     def disarm(self, frame: Frame, message: Message) -> None:

@@ -71,6 +71,7 @@ from jointlab.hardware.protocol import (
     WatchdogAction,
     WatchdogRequest,
 )
+from jointlab.holding import hold_action
 from jointlab.interface import ArrayState, NJointAction
 from jointlab.robots import ArrayGeometry, RobotDescription, load_robot
 
@@ -238,10 +239,15 @@ class SerialRobot(Robot):
             self._zero_in_force()
 
     def _arm(self) -> None:
+        """ARM (the device latches its present position), then the hold with gravity.
+
+        See docs/protocol.md: the hold with gravity feed-forward becomes the command in force
+        in the same call.
+        """
         was_armed = self._read().armed
         self._request(ArmRequest())
         if not was_armed:
-            self._zero_in_force()
+            self._apply(hold_action(self._description, self._read().position))
 
     def _disarm(self) -> None:
         self._request(DisarmRequest())

@@ -87,6 +87,24 @@ class ServoCommands:
         return (f"joint {self.description.joint_names[i]!r} (servo id {self.ids[i]}, "
                 f"{model.name})")  # fmt: skip
 
+    def fold_torque(self, action: NJointAction) -> NJointAction:
+        """``action`` with the torque of position-only servos folded into their targets.
+
+        A position servo takes no torque; its feed-forward ``τ`` goes in as a target offset,
+        ``kp·(p + τ/kp − q) = kp·(p − q) + τ`` (default gains where the action's are NaN),
+        within the joint's range. Joints with current control keep their torque.
+        """
+        d = self.description
+        resolved = action.resolve(d.default_kp, d.default_kd)
+        fold = self.position & resolved.pd_mask & (resolved.kp > 0)
+        if not fold.any():
+            return action
+        shifted = resolved.position + resolved.torque / np.where(fold, resolved.kp, 1.0)
+        target = np.where(fold, np.clip(shifted, d.lower, d.upper), action.position)
+        torque = np.where(fold, 0.0, action.torque)
+        return NJointAction(torque, target, action.position_kp, action.position_kd,
+                            action.velocity)  # fmt: skip
+
     def plan(self, action: NJointAction) -> Goals:
         """The goals of ``action`` (its length already checked).
 

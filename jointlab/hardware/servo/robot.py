@@ -49,6 +49,7 @@ from jointlab.hardware.servo.commands import ServoCommands
 from jointlab.hardware.servo.cycle import BusCycle
 from jointlab.hardware.servo.driver import ServoDriver, make_driver
 from jointlab.hardware.servo.models import bus_models
+from jointlab.holding import hold_action
 from jointlab.interface import ArrayState, NJointAction, Robot
 from jointlab.robots import ArrayGeometry, RobotDescription, load_robot
 
@@ -230,7 +231,10 @@ class ServoBusRobot(Robot):
             )
 
     def _arm(self) -> None:
-        """Torque on with acknowledgement, holding the present positions.
+        """Torque on with acknowledgement, holding the present positions against gravity.
+
+        The goals of :func:`jointlab.holding.hold_action` (gravity folded into the targets of
+        position-only servos) are written before torque is enabled.
 
         Raises:
             CommandRefused: no calibration (reason ``uncalibrated``, saying how to make one).
@@ -243,8 +247,11 @@ class ServoBusRobot(Robot):
                 f"{calibration_path(self._description)}), or pass calibration=",
                 reason="uncalibrated",
             )
-        self._hold_zero()
+        if self._armed:
+            return
         self._state = self._read_state(self._state)
+        hold = self._commands.fold_torque(hold_action(self._description, self._state.position))
+        self._action, self._goals = hold, self._commands.plan(hold)
         self._cycle_io.write_goals(self._goals, self._state)  # hold here before torque is on
         self._cycle_io.torque(True)
         self._armed = True

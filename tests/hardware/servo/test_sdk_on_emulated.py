@@ -47,9 +47,10 @@ def test_dynamixel_sdk_on_an_emulated_koch() -> None:
             read.addParam(servo_id)
 
         def pan_arrived() -> bool:  # (a read lost to a loaded machine is tried again)
-            # (the limp arm rests on the table: its friction leaves the pan short)
+            # (the limp arm rests on the table: dragging it at the documented contact friction
+            # of 1 leaves the pan about 45 ticks short; 20 at the 0.5 links had before)
             done = read.txRxPacket() == dxl.COMM_SUCCESS
-            return done and abs(read.getData(1, 132, 4) - 2348) < 40
+            return done and abs(read.getData(1, 132, 4) - 2348) < 60
 
         assert wait_until(pan_arrived)
         # Bulk Write: goal current on an XL330 (102) with a goal position (116) in one packet.

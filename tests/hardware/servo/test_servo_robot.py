@@ -95,6 +95,8 @@ def test_a_fired_bus_watchdog_shows_in_the_state_and_the_next_goals_clear_it(koc
 def test_refusals_name_the_servo_before_any_motion() -> None:
     with jointlab.connect(f"emulated://so101?{FAST}") as robot:
         robot.arm()
+        held = robot.last_action  # arming holds the present pose (gravity in the targets)
+        assert np.abs(held.position - robot.read().position).max() < 0.1
         target = robot.description.home.copy()
         target[2] = robot.description.upper[2] + 0.2  # beyond the calibrated range
         with pytest.raises(CommandRefused, match=r"servo id 3.*calibrated range") as info:
@@ -103,7 +105,7 @@ def test_refusals_name_the_servo_before_any_motion() -> None:
         with pytest.raises(CommandRefused, match="beyond its registers") as info:
             robot.apply(NJointAction.Position(robot.description.home, kp=np.full(6, 1e4)))
         assert info.value.reason == "out_of_range"
-        assert robot.last_action == NJointAction.Zero(6)
+        assert robot.last_action == held  # the refused actions changed nothing
         robot.power(False)
         assert robot.read_register(0, "torque_enable") == 0 and not robot.read().motor_power
         with pytest.raises(CommandRefused) as info:

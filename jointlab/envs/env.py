@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import difflib
 import time as _time
+import warnings
 from collections.abc import Mapping
 from pathlib import Path
 from typing import Any, SupportsFloat
@@ -26,6 +27,7 @@ from jointlab.errors import CommandRefused, ConfigurationError, JointLabError, q
 from jointlab.interface import ArrayState, Robot
 from jointlab.robots.description import RobotDescription
 from jointlab.robots.yaml_io import load_robot
+from jointlab.sim.client import has_display
 
 from .actions import ActionAdapter, check_action_mode
 from .observations import ObservationLayout, ObservationPart, joint_parts
@@ -33,7 +35,12 @@ from .rendering import default_camera, draw_markers
 from .tasks import TASKS, Task, task_class
 from .tasks.base import option_vector
 
-__all__ = ["ENV_PARAMETERS", "RENDER_MODES", "TASKS", "JointLabEnv"]
+__all__ = ["ENV_PARAMETERS", "RENDER_MODES", "TASKS", "HeadlessRenderWarning", "JointLabEnv"]
+
+
+class HeadlessRenderWarning(UserWarning):
+    """``render_mode="human"`` was asked for without a display; ``rgb_array`` is used."""
+
 
 RENDER_MODES = ("human", "rgb_array")
 #: ``info`` keys of the common reward terms (built once, not at every step).
@@ -118,6 +125,14 @@ class JointLabEnv(gymnasium.Env):
                 f"unknown render_mode {render_mode!r}; expected None or one of "
                 f"{list(RENDER_MODES)}{suggestion}"
             )
+        if render_mode == "human" and not isinstance(robot, Robot) and not has_display():
+            warnings.warn(
+                "render_mode='human' opens the engine's GUI, which needs a display (neither "
+                "DISPLAY nor WAYLAND_DISPLAY is set): rendering as 'rgb_array' instead",
+                HeadlessRenderWarning,
+                stacklevel=2,
+            )
+            render_mode = "rgb_array"
         self.render_mode = render_mode
         self.camera = camera
         self.render_size = (int(render_size[0]), int(render_size[1]))

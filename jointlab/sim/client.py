@@ -73,15 +73,20 @@ with quiet_output():  # the build banner
     from pybullet_utils.bullet_client import BulletClient
 
 
+def has_display() -> bool:
+    """True when a PyBullet GUI can open here (an X or Wayland display, or not Linux/BSD)."""
+    if not sys.platform.startswith(("linux", "freebsd")):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
 def check_display() -> None:
     """Raise :class:`SimulationError` when a PyBullet GUI cannot open (no display).
 
     On Linux the GUI needs an X or Wayland display; without one PyBullet kills the whole
     process with an X error, so this is checked before PyBullet is asked.
     """
-    if not sys.platform.startswith(("linux", "freebsd")):
-        return
-    if os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"):
+    if has_display():
         return
     raise SimulationError(
         "the PyBullet GUI needs a display, but neither DISPLAY nor WAYLAND_DISPLAY is set: "

@@ -45,6 +45,10 @@ class ConfigurationError(JointLabError, ValueError):
     """A setting (URL, time step, option) is invalid."""
 
 
+class MissingExtraError(ConfigurationError, ImportError):
+    """A feature needs packages of an optional extra that is not installed (names the extra)."""
+
+
 class ConfigurationRefused(CommandRefused, ConfigurationError):
     """A robot refused a setting (a configured speed or acceleration).
 

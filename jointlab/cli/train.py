@@ -39,6 +39,10 @@ def run(args: argparse.Namespace) -> int:
     """Train with a progress bar and save the model."""
     from rich.progress import BarColumn, Progress, TextColumn, TimeRemainingColumn
 
+    from jointlab.extras import require
+
+    require("rl", "jointlab train", "torch", "stable_baselines3")  # before any folder is made
+
     from jointlab.envs.training import MODEL_NAME, resolve_task, train
 
     env_id, kwargs = resolve_task(args.task)

@@ -18,6 +18,7 @@ import gymnasium
 import numpy as np
 
 from jointlab.errors import ConfigurationError
+from jointlab.extras import require
 
 __all__ = ["Policy", "RLlibPolicy", "SB3Policy", "load_policy"]
 
@@ -193,7 +194,7 @@ def load_policy(
 def _load_sb3(
     path: Path, algorithm: str | type | None, vecnormalize: str | Path | None, deterministic: bool
 ) -> SB3Policy:
-    import stable_baselines3
+    (stable_baselines3,) = require("rl", "an SB3 policy", "stable_baselines3")
 
     if algorithm is None:
         with zipfile.ZipFile(path) as archive:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from jointlab.errors import ConfigurationError
+from jointlab.extras import require
 
 #: File name of the saved model (``vecnormalize.pkl`` is saved beside it).
 MODEL_NAME = "model.zip"
@@ -165,7 +166,7 @@ def train(task: str, steps: int, out: Path, *, envs: int = 8, seed: int = 0,
     """
     if steps < 1:
         raise ConfigurationError(f"steps must be >= 1 environment step, got {steps}")
-    import torch
+    torch, _ = require("rl", "training", "torch", "stable_baselines3")
     from stable_baselines3.common.callbacks import BaseCallback
 
     class _Progress(BaseCallback):

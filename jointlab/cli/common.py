@@ -27,7 +27,7 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, NoReturn
-from urllib.parse import urlsplit
+from urllib.parse import parse_qs, urlsplit
 
 from rich.console import Console
 
@@ -153,13 +153,23 @@ def robot_url(robot: str, *, gui: bool = False) -> str:
 
 
 def robot_label(robot: str) -> str:
-    """A short file-name-safe label of a ROBOT (``emulated://arm6`` -> ``emulated-arm6``)."""
+    """A short file-name-safe label of a ROBOT, naming its backend and any non-default engine.
+
+    ``arm6`` and ``sim://arm6`` -> ``arm6``; ``sim://arm6?engine=mujoco`` -> ``arm6-mujoco``;
+    ``emulated://arm6`` -> ``emulated-arm6``: runs of one program on two backends or engines
+    get two folders.
+    """
     if "://" in robot:
+        from jointlab.sim.engines import DEFAULT_ENGINE
+
         parts = urlsplit(robot)
         scheme = parts.scheme.lower()
         target = robot.split("://", 1)[1].split("?", 1)[0]
         stem = Path(target.rstrip("/")).stem or target
         label = stem if scheme == "sim" else f"{scheme}-{stem}"
+        engine = parse_qs(parts.query).get("engine", [DEFAULT_ENGINE])[-1].lower()
+        if engine != DEFAULT_ENGINE:
+            label = f"{label}-{engine}"
     else:
         label = Path(robot).stem
     return re.sub(r"[^A-Za-z0-9_.-]+", "-", label).strip("-") or "robot"

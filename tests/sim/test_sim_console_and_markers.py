@@ -85,3 +85,14 @@ def test_markers_move_change_and_hide(zero_g: World) -> None:
 def test_bad_markers_are_refused_naming_the_field(zero_g: World, kwargs, match) -> None:
     with pytest.raises(ConfigurationError, match=match):
         zero_g.markers.show("goal", **kwargs)
+
+
+@pytest.mark.parametrize(
+    "url", ["sim://arm6?engine=mujoco", "emulated://arm6", "emulated://so101?lockstep=1"]
+)
+def test_every_backend_starts_without_a_word_on_stdout_or_stderr(url: str) -> None:
+    code = f"import jointlab; r = jointlab.connect({url!r}); r.step(); r.close(); print('done')"
+    quiet = python(code)
+    assert quiet.returncode == 0, quiet.stderr
+    assert quiet.stdout == "done\n"  # the emulator processes' engines print nothing either
+    assert quiet.stderr == ""

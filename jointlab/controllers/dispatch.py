@@ -138,10 +138,18 @@ class CommandDispatcher:
         self._independent = None if not desc.dependent.any() else ~desc.dependent
         self._every_joint = np.ones(self.dof, dtype=bool)  # the PD mask of an all-PD tick
         self._every_joint.setflags(write=False)
+        self._no_feedforward = np.zeros(self.dof)
+        self._no_feedforward.setflags(write=False)
         #: The action the commands asked for on the last tick (before the safety layer).
         self.last_desired: NJointAction | None = None
         #: The action sent to the robot on the last tick.
         self.last_applied: NJointAction | None = None
+        #: What the commands asked for on the last tick, before any model feed-forward or
+        #: target offset: their torque, position and velocity references (NaN off PD).
+        self.last_commanded: NJointAction | None = None
+        #: The model feed-forward of the last tick (gravity, inertia), N·m, shape ``(dof,)``;
+        #: on position-only servos it reaches the robot as a target offset, not a torque.
+        self.last_feedforward: np.ndarray = np.zeros(self.dof)
 
     def _gains(self, value: Any, name: str) -> np.ndarray:
         """Gains of every action, shape ``(dof,)``, read-only; NaN: the robot's default."""
@@ -337,7 +345,8 @@ class CommandDispatcher:
                 self._preempt_all(state.time, reason)
             self._out.hold(slice(None), state.position)
             self.safety.reset()
-            self.last_desired = self.last_applied = self._zero
+            self.last_desired = self.last_applied = self.last_commanded = self._zero
+            self.last_feedforward = self._no_feedforward
             return self._zero
         out = self._out
         time = state.time
@@ -349,6 +358,7 @@ class CommandDispatcher:
         every = np.count_nonzero(pd) == self.dof
         torque = out.tau
         position = None
+        extra = self._no_feedforward
         if self._dynamics is not None:
             extra = self._feedforward(state, out)
             if every and self._all_torque_capable:
@@ -368,6 +378,9 @@ class CommandDispatcher:
         action = NJointAction.from_validated(
             torque, targets[0] if position is None else position, self.kp, self.kd, targets[1],
             mask)
+        self.last_commanded = NJointAction.from_validated(
+            out.tau.copy(), targets[0], self.kp, self.kd, targets[1], mask)
+        self.last_feedforward = extra
         result = self.safety.filter(action, state)
         for event in result.events:
             owner = self._owner[event.joints[0]] if event.joints else None

@@ -102,8 +102,11 @@ def run(
             :class:`jointlab.recording.Recorder`); logs ``desired`` (the controller's
             ``last_desired`` when it has one, else its action), ``applied`` (the torque the
             robot applied during the period, as ``NJointAction.Torque``) and ``state`` (the
-            state the action was computed from). When both have it, the controller's events
-            are forwarded to ``recorder.event``.
+            state the action was computed from); for a controller with ``last_commanded``
+            (the Commander) also ``commanded`` (the commands' own targets and torque),
+            ``feedforward`` (its model torque, N·m) and ``sent`` (the action handed to the
+            robot). When both have it, the controller's events are forwarded to
+            ``recorder.event``.
         reset: Call ``controller.reset(state)`` before the first tick.
         overrun_tolerance: Lateness, in periods, beyond which a paced tick is an overrun.
 
@@ -128,6 +131,9 @@ def run(
         raise ConfigurationError(f"rate must be a positive number of Hz, got {rate}")
     dt = robot.control_dt
     max_ticks = None if duration is None else round(duration / dt)
+    # A Commander also says what was commanded and its feed-forward: logged as their own
+    # channels, so a plot's tracking error is against the commanded target on every backend.
+    commanded = hasattr(controller, "last_commanded")
     paced = rate is not None or bool(getattr(robot, "realtime", False))
     period = 1.0 / rate if rate is not None else dt
 
@@ -169,8 +175,13 @@ def run(
                 count += error.shape[0]
             if recorder is not None:
                 desired = getattr(controller, "last_desired", None) or action
-                recorder.log(state.time, desired=desired,
-                             applied=NJointAction.Torque(next_state.torque), state=state)
+                applied = NJointAction.Torque(next_state.torque)
+                if commanded:
+                    recorder.log(state.time, commanded=controller.last_commanded,
+                                 feedforward={"torque": controller.last_feedforward},
+                                 desired=desired, sent=action, applied=applied, state=state)
+                else:
+                    recorder.log(state.time, desired=desired, applied=applied, state=state)
             state = next_state
             ticks += 1
             if paced:

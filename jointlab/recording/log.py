@@ -24,9 +24,12 @@ from jointlab.recording.metadata import Event, EventKind, LogError, LogMetadata
 
 __all__ = [
     "APPLIED",
+    "COMMANDED",
     "DESIRED",
+    "FEEDFORWARD",
     "FORMAT_NAME",
     "FORMAT_VERSION",
+    "SENT",
     "STATE",
     "TIME",
     "Field",
@@ -44,6 +47,13 @@ STATE = "state"
 DESIRED = "desired"
 #: Conventional channel of the action actually sent (after the safety layer or a device).
 APPLIED = "applied"
+#: Channel of what the commands asked for (their targets, before feed-forward or offsets).
+COMMANDED = "commanded"
+#: Channel of the controller's model feed-forward torque (gravity, inertia), N·m.
+FEEDFORWARD = "feedforward"
+#: Channel of the action handed to the robot (after the safety layer; on a position servo
+#: its targets carry the feed-forward as an offset).
+SENT = "sent"
 
 FORMAT_NAME = "jointlab-log"
 FORMAT_VERSION = 1

@@ -31,7 +31,7 @@ from matplotlib.lines import Line2D
 
 from jointlab.errors import ConfigurationError
 from jointlab.recording.formats import load_log
-from jointlab.recording.log import DESIRED, STATE, Log
+from jointlab.recording.log import COMMANDED, DESIRED, STATE, Log
 from jointlab.recording.metadata import LogError
 from jointlab.recording.plot_parts import (
     Joint,
@@ -155,7 +155,7 @@ def plot_log(
     columns: Sequence[str] | None = None,
     joints: Sequence[int | str] | None = None,
     state: str = STATE,
-    target: str = DESIRED,
+    target: str | None = None,
     events: bool = True,
     title: str | None = None,
 ) -> Figure:
@@ -167,7 +167,9 @@ def plot_log(
             (those the log has data for).
         joints: Joint indices or names; default all.
         state: Channel of the measured state.
-        target: Channel of the desired action (targets and tracking error).
+        target: Channel of the targets (and the tracking error); default ``commanded``
+            where the log has it (what the commands asked for, before a servo's gravity
+            offset), else ``desired``.
         events: Mark events and label program commands.
         title: Figure title; default the robot name and file name.
 
@@ -177,6 +179,8 @@ def plot_log(
     """
     log = load_log(source)
     keys = set(log.keys())
+    if target is None:
+        target = COMMANDED if f"{COMMANDED}.position" in keys else DESIRED
 
     def needs(name: str) -> list[str]:
         return [k.format(state=state, target=target) for k in COLUMNS[name]]

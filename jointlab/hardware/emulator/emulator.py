@@ -139,6 +139,13 @@ class Emulator:
     greeting = b"\x00"
 
     # ------------------------------------------------------------------ I/O
+    def asleep(self) -> bool:
+        """Never: the device streams its state and runs its watchdog every tick."""
+        return False
+
+    def skip(self, ticks: int) -> None:
+        """Not used (the device never sleeps)."""
+
     def tick(self) -> None:
         """One device tick; sends the DATA STATE when one is due."""
         state = self.device.tick()

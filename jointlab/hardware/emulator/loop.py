@@ -7,6 +7,9 @@ commands take effect at the next tick. A tick that starts more than one period l
 process was descheduled) is counted and the schedule **slips** instead of running the
 missed ticks back to back: firmware never bursts, and a burst would leave the host no time
 to answer each state. Device time is the tick count, so it then runs behind the wall clock.
+Firmware that is **asleep** (an emulated servo bus whose arm rests and hears nothing) lets
+the loop wait for input up to :data:`SLEEP_WAIT`; the ticks it slept through are counted on
+waking (``skip``), so its clock keeps the wall clock's pace without stepping anything.
 
 **Lockstep** (:func:`serve_lockstep`): the device never ticks on its own. It waits in
 ``select`` and handles frames in the order they arrive; a REQ STEP runs its ticks then and
@@ -29,7 +32,10 @@ from typing import Protocol
 
 from jointlab.hardware.emulator.links import Link
 
-__all__ = ["Served", "serve_lockstep", "serve_realtime"]
+__all__ = ["SLEEP_WAIT", "Served", "serve_lockstep", "serve_realtime"]
+
+#: Longest wait for input while the firmware is asleep, s; the slept ticks are counted after.
+SLEEP_WAIT = 0.05
 
 
 class Served(Protocol):
@@ -43,6 +49,12 @@ class Served(Protocol):
     #: Bytes written once as the loop starts (the JointLab protocol's delimiter; none on a
     #: servo bus, where a stray byte would be noise on the line).
     greeting: bytes
+
+    def asleep(self) -> bool:
+        """True while ticks would change nothing (the loop may then wait for input)."""
+
+    def skip(self, ticks: int) -> None:
+        """Count ``ticks`` ticks slept through (time passes; nothing else changes)."""
 
     def tick(self) -> None:
         """One firmware tick (sending what it streams, e.g. a DATA STATE)."""
@@ -58,6 +70,14 @@ class Served(Protocol):
 
     def flush_delayed(self, now: float) -> None:
         """Write the delayed frames due at ``now``."""
+
+
+def _ready(emulator: Served, control: Connection | None, timeout: float | None) -> None:
+    """Wait up to ``timeout`` s until input is ready, without handling it."""
+    fds = emulator.link.fds()
+    if control is not None:
+        fds = [*fds, control.fileno()]
+    select.select(fds, [], [], timeout)
 
 
 def _wait(emulator: Served, control: Connection | None, timeout: float | None) -> bool:
@@ -99,6 +119,15 @@ def serve_realtime(emulator: Served, control: Connection | None, duration: float
     counts = emulator.counts
     while True:
         now = time.perf_counter()
+        if next_tick > now and emulator.asleep():
+            # Nothing changes until input arrives: wait for it, then count the ticks slept
+            # through before the input is handled, so the firmware's clock kept time.
+            _ready(emulator, control, _bounded(emulator, max(next_tick - now, SLEEP_WAIT), end))
+            now = time.perf_counter()
+            slept = int((now - next_tick) / period) + 1 if now >= next_tick else 0
+            if slept:
+                emulator.skip(slept)
+                next_tick += slept * period
         if next_tick > now:
             if not _wait(emulator, control, _bounded(emulator, next_tick - now, None)):
                 return

@@ -144,6 +144,7 @@ class BusEmulator:
                     )
             modes = [m.modes[s.mode.value] for m, s in zip(models, bus.servos, strict=True)]
             self.servos = ServoArray(self._sim, models, list(bus.ids), offsets, modes)
+            self.servos.sleep = not self.lockstep  # lockstep stays exact, tick for tick
             if self.protocol == "dynamixel":
                 from jointlab.hardware.dynamixel.device import DynamixelDevice
 
@@ -237,6 +238,16 @@ class BusEmulator:
         """Write the status packets whose wire time is over (in lockstep: all of them)."""
         while self._pending and (self.lockstep or self._pending[0][0] <= now):
             self.link.write(self._pending.pop(0)[1])
+
+    def asleep(self) -> bool:
+        """True while the arm sleeps (see ``ServoArray.tick``) and no bus watchdog runs."""
+        servos = self.servos
+        return servos.asleep and not (servos.get("bus_watchdog") > 0).any() if (
+            self.protocol == "dynamixel") else servos.asleep  # fmt: skip
+
+    def skip(self, ticks: int) -> None:
+        """Count ``ticks`` slept-through firmware ticks."""
+        self.servos.tick_count += int(ticks)
 
     def tick(self) -> None:
         """One firmware tick of every servo (and the bus watchdog)."""

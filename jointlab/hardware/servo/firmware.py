@@ -34,6 +34,13 @@ __all__ = ["ServoArray", "ServoFault"]
 
 #: Servo temperature reported by the emulated servos, °C.
 TEMPERATURE = 32.0
+#: Joint displacement under which an arm counts as at rest over :data:`REST_TICKS`, rad:
+#: half an encoder tick of a 4096-tick servo, a move no servo of the bus could report. (A limp
+#: simulated arm on the table creeps by about 0.5 mrad/s through the joint friction's
+#: velocity loop, whose speeds flicker by a few mrad/s from tick to tick; a real one rests.)
+REST_DISTANCE = 3.14159 / 4096
+#: Ticks at rest, with nothing written, after which a sleeping arm stops stepping physics.
+REST_TICKS = 200
 #: Operating modes the law knows, by JointLab name (each model maps them to its values).
 _MODE_NAMES = (
     "position", "extended_position", "current_based_position", "current", "velocity", "pwm",
@@ -111,6 +118,11 @@ class ServoArray:
         self._feetech = np.array([m.vendor == "feetech" for m in models])
         self._resolution = np.array([float(m.resolution) for m in models])
         self.setup = modes
+        #: Let a resting arm sleep between writes (see :meth:`tick`); off by default (exact).
+        self.sleep = False
+        #: Consecutive ticks the arm has been at rest with nothing written, and where it was.
+        self._resting = 0
+        self._rest_start: np.ndarray | None = None
         #: Servo index -> its saved memory image (the EEPROM area is what survives a reboot).
         self._eeprom: dict[int, np.ndarray] = {}
         for k in range(self.n):
@@ -149,7 +161,7 @@ class ServoArray:
             raw if mask is None else raw[mask]
         )
         if register.access is not Access.READ:
-            self._inputs = None
+            self.changed()
 
     def power_up(self, k: int) -> None:
         """Servo ``k`` as after power-on or a reboot: initial values, its id, goal = present."""
@@ -182,6 +194,7 @@ class ServoArray:
 
     def invalidate(self) -> None:
         """The joints moved outside a tick (a reset): refresh on the next read."""
+        self._wake()
         self._refreshed = -1
         self.refresh()
 
@@ -283,6 +296,15 @@ class ServoArray:
     def changed(self) -> None:
         """The host wrote registers: decode the law's inputs again at the next tick."""
         self._inputs = None
+        self._wake()
+
+    @property
+    def asleep(self) -> bool:
+        """True while ticks step no physics (see :meth:`tick`)."""
+        return self._resting >= REST_TICKS
+
+    def _wake(self) -> None:
+        self._resting, self._rest_start = 0, None
 
     def _decoded(self) -> dict[str, np.ndarray]:
         """The registers the law reads, decoded once per change of the memory."""
@@ -344,7 +366,18 @@ class ServoArray:
         return np.abs(self.get(name)) * register.unit * self.models[0].ticks_per_radian
 
     def tick(self) -> None:
-        """One firmware tick: the law from the registers, one physics step."""
+        """One firmware tick: the law from the registers, one physics step.
+
+        With ``sleep`` on (real-time emulators), an arm that has moved less than
+        :data:`REST_DISTANCE` in :data:`REST_TICKS` ticks with nothing written to any servo,
+        and no setpoint still ramping, is asleep, as a physics
+        engine lets resting bodies sleep: its ticks only count time (no physics step, which
+        would not move it) until a write, a reboot, a fault or a hand moving it wakes it.
+        """
+        if self.asleep:
+            self.tick_count += 1
+            return
+        setpoint = self.setpoint
         horn = self._torque()
         joint = self.transmissions.torque_to_joint(horn)
         self.sim.apply(  # type: ignore[attr-defined]
@@ -354,13 +387,21 @@ class ServoArray:
         )
         self.sim.step()  # type: ignore[attr-defined]
         self.tick_count += 1
+        if self.sleep:
+            q = self.sim.read().position  # type: ignore[attr-defined]
+            start = self._rest_start
+            if (start is None or not np.array_equal(setpoint, self.setpoint)
+                    or np.abs(q - start).max(initial=0.0) >= REST_DISTANCE):
+                self._rest_start, self._resting = q.copy(), 0
+            else:
+                self._resting += 1
 
     # ------------------------------------------------------------------ faults
     def inject(self, servo_id: int, bits: int) -> None:
         """Set hardware error ``bits`` on servo ``servo_id``; it shuts its torque off."""
         k = self.index[int(servo_id)]
         self.faults[k] |= int(bits)
-        self._inputs = None
+        self.changed()
         mask = np.arange(self.n) == k
         self.set("torque_enable", np.zeros(self.n), mask)
 

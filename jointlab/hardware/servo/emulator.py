@@ -30,6 +30,7 @@ corrupted with a probability, and hardware errors (:meth:`inject`).
 from __future__ import annotations
 
 import argparse
+import importlib
 import os
 import select
 import sys
@@ -44,6 +45,7 @@ import numpy as np
 from jointlab.errors import ConfigurationError, JointLabError
 from jointlab.hardware.emulator.links import PtyLink
 from jointlab.hardware.emulator.loop import serve_lockstep, serve_realtime
+from jointlab.hardware.servo.bus_control import handle_control
 from jointlab.hardware.servo.firmware import ServoArray
 from jointlab.hardware.servo.models import bus_models
 from jointlab.robots import RobotDescription, load_robot
@@ -286,8 +288,6 @@ class BusEmulator:
 
     def control(self, connection: Connection) -> bool:
         """Serve one request of the control pipe; False when the loop must stop."""
-        from jointlab.hardware.servo.emulator_process import handle_control
-
         return handle_control(self, connection)
 
     def close(self) -> None:
@@ -318,9 +318,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--control-fd", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.control_fd is not None:
-        from jointlab.hardware.servo.emulator_process import serve_control
+        from jointlab.hardware.emulator.command_line import serve_control
 
-        return serve_control(args.control_fd)
+        # The class from its module, not from __main__: the reports the control pipe pickles
+        # must name a module the parent can import.
+        module = importlib.import_module("jointlab.hardware.servo.emulator")
+        return serve_control(args.control_fd, module.BusEmulator)
     # PyBullet prints a banner on the C stdout as it starts; "port: PATH" must be the first line.
     sys.stdout.flush()
     saved, devnull = os.dup(1), os.open(os.devnull, os.O_WRONLY)

@@ -9,43 +9,16 @@ injection, hardware errors, moving the limp arm by hand (for manual calibration)
 
 from __future__ import annotations
 
-import enum
-from dataclasses import dataclass
-from multiprocessing.connection import Connection
 from typing import Any
 
-from jointlab.errors import JointLabError, LinkError
+from jointlab.errors import LinkError
 from jointlab.hardware.emulator.command_line import serve_control as serve_emulator_control
 from jointlab.hardware.emulator.faults import Failed
 from jointlab.hardware.emulator.process import EmulatorProcess
+from jointlab.hardware.servo.bus_control import BusControl, BusRequest, handle_control
 from jointlab.hardware.servo.emulator import BusEmulator, BusFaults, BusReport
 
 __all__ = ["BusControl", "BusEmulatorProcess", "BusRequest", "handle_control", "serve_control"]
-
-
-class BusControl(enum.Enum):
-    """What a :class:`BusRequest` asks the emulated bus to do."""
-
-    REPORT = "report"
-    FAULTS = "faults"
-    INJECT = "inject"
-    MOVE = "move"
-    ADVANCE = "advance"
-    CLOSE = "close"
-
-
-@dataclass(frozen=True)
-class BusRequest:
-    """A request on the control pipe of a :class:`BusEmulatorProcess`."""
-
-    kind: BusControl
-    faults: BusFaults | None = None
-    servo_id: int = 0
-    bits: int = 0
-    position: tuple[float, ...] = ()
-    #: ADVANCE: firmware seconds to run, and bytes the host wrote so far.
-    seconds: float = 0.0
-    rx_bytes: int = 0
 
 
 class BusEmulatorProcess(EmulatorProcess):
@@ -90,34 +63,6 @@ class BusEmulatorProcess(EmulatorProcess):
         if isinstance(answer, Failed):
             raise LinkError(f"emulated bus {self.path}: {answer.error}")
         return answer
-
-
-def handle_control(emulator: BusEmulator, control: Connection) -> bool:
-    """Act on one request from the control pipe; False when the emulator should stop."""
-    try:
-        request: BusRequest = control.recv()
-    except (EOFError, OSError):
-        return False
-    kind = request.kind
-    if kind is BusControl.CLOSE:
-        return False
-    try:
-        if kind is BusControl.FAULTS and request.faults is not None:
-            emulator.set_faults(request.faults)
-        elif kind is BusControl.INJECT:
-            emulator.inject(request.servo_id, request.bits)
-        elif kind is BusControl.MOVE:
-            emulator.move(request.position)
-        elif kind is BusControl.ADVANCE:
-            emulator.advance(request.seconds, request.rx_bytes)
-        answer: Any = emulator.report()
-    except JointLabError as exc:
-        answer = Failed(f"{type(exc).__name__}: {exc}")
-    try:
-        control.send(answer)
-    except OSError:
-        return False
-    return True
 
 
 def serve_control(fd: int) -> int:

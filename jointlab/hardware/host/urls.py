@@ -29,6 +29,7 @@ option of ``connect``; ``emulated://`` also takes ``faults=Faults(...)`` as an o
 
 from __future__ import annotations
 
+import importlib
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -100,6 +101,10 @@ def link_settings(url: RobotURL) -> dict[str, Any]:
         "allow_digest_mismatch": url.take("allow_digest_mismatch", query_bool, False),
         "lockstep": url.take("lockstep", query_bool, False),
     }
+
+
+#: ``"module:function"`` of the factory of ``emulated://`` robots with a servo bus.
+EMULATED_BUS_FACTORY = "jointlab.hardware.servo.urls:connect_emulated_bus"
 
 
 def merge_options(url: RobotURL, settings: dict[str, Any], options: dict[str, Any]
@@ -206,13 +211,15 @@ def connect_emulated(url: RobotURL, options: dict[str, Any]) -> EmulatedRobot:
             f"{url.url}: bus={bus!r}; expected jointlab, or the robot's servo bus"
         )
     if bus != "jointlab":
-        from jointlab.hardware.servo.urls import connect_emulated_bus
-
+        # The servo backend builds on this module (merge_options): its factory is found
+        # through a table entry, not imported, so the two stay one-way.
+        module, name = EMULATED_BUS_FACTORY.split(":")
+        connect_bus = getattr(importlib.import_module(module), name)
         if description.bus is None or bus not in ("servo", description.bus.protocol.value):
             have = "no bus section" if description.bus is None else (
                 f"a {description.bus.protocol.value} bus")
             raise ConfigurationError(f"{url.url}: robot {description.name!r} has {have}")
-        return connect_emulated_bus(url, description, options)  # type: ignore[return-value]
+        return connect_bus(url, description, options)  # type: ignore[no-any-return]
     given = {key: url.take(key, *EMULATOR_KEYS[key]) for key in EMULATOR_KEYS}
     emulator_settings: dict[str, Any] = {
         "seed": given["seed"], "rate_hz": given["rate"], "watchdog_ms": given["watchdog_ms"],

@@ -16,6 +16,7 @@ usual fix. A status packet's hardware-error bits are counted per servo and kept 
 from __future__ import annotations
 
 import abc
+import importlib
 import select
 import time
 from collections import Counter
@@ -25,10 +26,10 @@ from typing import Any
 
 import numpy as np
 
-from jointlab.errors import LinkError
+from jointlab.errors import ConfigurationError, LinkError
 from jointlab.hardware.servo.control_table import Register
 
-__all__ = ["LATENCY_FIX", "BusStats", "ServoDriver", "make_driver"]
+__all__ = ["DRIVERS", "LATENCY_FIX", "BusStats", "ServoDriver", "make_driver"]
 
 #: The usual fix for a USB-serial adapter's buffering, quoted in every bus error.
 LATENCY_FIX = (
@@ -344,13 +345,26 @@ class ServoDriver(abc.ABC):
         self.error_bits[servo_id] = 0
 
 
+#: Bus protocol -> ``"module:class"`` of its SDK driver. A table, not imports: the vendor
+#: drivers subclass :class:`ServoDriver`, so this module must not import them.
+DRIVERS = {
+    "dynamixel": "jointlab.hardware.dynamixel.driver:DynamixelDriver",
+    "feetech": "jointlab.hardware.feetech.driver:FeetechDriver",
+}
+
+
 def make_driver(protocol: str, port: str, baud: int, names: dict[int, str], retries: int = 2,
                 extra_timeout_ms: float = 0.0) -> ServoDriver:  # fmt: skip
-    """The SDK driver of ``protocol`` (``"dynamixel"`` or ``"feetech"``)."""
-    if protocol == "dynamixel":
-        from jointlab.hardware.dynamixel.driver import DynamixelDriver
+    """The SDK driver of ``protocol`` (a key of :data:`DRIVERS`).
 
-        return DynamixelDriver(port, baud, names, retries, extra_timeout_ms)
-    from jointlab.hardware.feetech.driver import FeetechDriver
-
-    return FeetechDriver(port, baud, names, retries, extra_timeout_ms)
+    Raises:
+        ConfigurationError: an unknown protocol (names the known ones).
+    """
+    entry = DRIVERS.get(protocol)
+    if entry is None:
+        raise ConfigurationError(
+            f"unknown servo bus protocol {protocol!r}; expected one of {sorted(DRIVERS)}"
+        )
+    module, name = entry.split(":")
+    driver: type[ServoDriver] = getattr(importlib.import_module(module), name)
+    return driver(port, baud, names, retries, extra_timeout_ms)

@@ -20,7 +20,8 @@ from jointlab.hardware.servo.emulator_process import BusEmulatorProcess
 
 pytestmark = pytest.mark.slow
 
-#: Seconds LeRobot's follower gets to reach each target.
+#: Seconds of the servos' own time LeRobot's follower gets to reach each target (counted in
+#: firmware ticks, so a loaded machine gives them the same time).
 SETTLE = 1.2
 #: Tracking tolerance of joints that carry no gravity load at the test poses, degrees.
 TOLERANCE_DEG = 1.0
@@ -67,7 +68,14 @@ class ScriptedPerson:
         return False
 
 
-def _track(robot, names: list[str]) -> list[float]:
+def _wait_servo_time(emulator: BusEmulatorProcess, seconds: float) -> None:
+    """Wait until the emulated servos have run ``seconds`` of firmware ticks (1 kHz)."""
+    start = emulator.report().ticks
+    while emulator.report().ticks - start < seconds * 1000:
+        time.sleep(0.02)
+
+
+def _track(robot, emulator: BusEmulatorProcess, names: list[str]) -> list[float]:
     """Worst tracking error (degrees) per joint over three targets each, one joint at a time."""
     start = robot.get_observation()
     home = {f"{n}.pos": float(start[f"{n}.pos"]) for n in names}
@@ -78,7 +86,7 @@ def _track(robot, names: list[str]) -> list[float]:
             action = dict(home)
             action[f"{name}.pos"] = home[f"{name}.pos"] + delta
             robot.send_action(action)
-            time.sleep(SETTLE)
+            _wait_servo_time(emulator, SETTLE)
             seen = robot.get_observation()[f"{name}.pos"]
             errors.append(abs(seen - action[f"{name}.pos"]))
         worst.append(max(errors))
@@ -120,7 +128,7 @@ def test_so101_follower_connects_calibrates_and_tracks(tmp_path: Path, monkeypat
             for name in ("shoulder_pan", "elbow_flex", "wrist_flex"):
                 assert abs(present[name] - 2047) < 60, (name, present[name])
             names = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll"]
-            _check(_track(robot, names), names)
+            _check(_track(robot, emulator, names), names)
         finally:
             robot.disconnect()
 
@@ -140,6 +148,6 @@ def test_koch_follower_connects_calibrates_and_tracks(tmp_path: Path, monkeypatc
             models = robot.bus.sync_read("Model_Number", normalize=False)
             assert models["shoulder_pan"] == 1060 and models["gripper"] == 1200
             names = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll"]
-            _check(_track(robot, names), names)
+            _check(_track(robot, emulator, names), names)
         finally:
             robot.disconnect()

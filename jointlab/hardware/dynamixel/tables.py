@@ -22,6 +22,10 @@ from jointlab.hardware.servo.control_table import (
 
 __all__ = ["HARDWARE_ERROR_BITS", "MODELS", "XL330_M288", "XL430_W250"]
 
+#: Baud Rate (8) values of the X series, bit/s (e-Manual, "Baud Rate").
+BAUD_RATES = {0: 9_600, 1: 57_600, 2: 115_200, 3: 1_000_000, 4: 2_000_000, 5: 3_000_000,
+              6: 4_000_000, 7: 4_500_000}  # fmt: skip
+
 R, RW, S = Access.READ, Access.READ_WRITE, Encoding.SIGNED
 PULSE = 2.0 * math.pi / 4096  # rad per encoder pulse
 RPM_UNIT = 0.229 * 2.0 * math.pi / 60.0  # rad/s per 0.229 rev/min
@@ -157,6 +161,7 @@ XL430_W250 = ServoModel(
     voltage=11.1,
     source="ROBOTIS e-Manual, XL430-W250-T specifications (11.1 V column)",
     pwm_full_scale=885,
+    baud_rates=BAUD_RATES,
 )
 
 XL330_M288 = ServoModel(
@@ -186,6 +191,7 @@ XL330_M288 = ServoModel(
     voltage=5.0,
     source="ROBOTIS e-Manual, XL330-M288-T specifications (5.0 V column)",
     pwm_full_scale=885,
+    baud_rates=BAUD_RATES,
 )
 # fmt: on
 

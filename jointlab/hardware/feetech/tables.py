@@ -23,6 +23,10 @@ from jointlab.hardware.servo.control_table import (
 
 __all__ = ["ERROR_BITS", "MODELS", "STS3215"]
 
+#: Baud Rate (6) values of the STS series, bit/s (Feetech's memory table; the SDK's list).
+BAUD_RATES = {0: 1_000_000, 1: 500_000, 2: 250_000, 3: 128_000, 4: 115_200, 5: 76_800,
+              6: 57_600, 7: 38_400}  # fmt: skip
+
 R, RW, SM = Access.READ, Access.READ_WRITE, Encoding.SIGN_MAGNITUDE
 STEP = 2.0 * math.pi / 4096  # rad per step
 
@@ -246,6 +250,7 @@ STS3215 = ServoModel(
     voltage=12.0,
     source="Feetech STS3215 (12 V, 1:345) product data",
     pwm_full_scale=1000,
+    baud_rates=BAUD_RATES,
 )
 
 #: Model name -> model, for robot files (``model: sts3215``).

@@ -192,6 +192,12 @@ class ServoModel:
     pwm_full_scale: int
     #: Servo firmware control rate assumed by the emulated servo, Hz.
     firmware_rate: int = 1000
+    #: Baud Rate register value -> line rate, bit/s (the vendor's table).
+    baud_rates: dict[int, int] = field(default_factory=dict)
+
+    def baud_value(self, baud: int) -> int | None:
+        """The Baud Rate register value of line rate ``baud`` (bit/s), None if it has none."""
+        return next((value for value, rate in self.baud_rates.items() if rate == baud), None)
 
     @property
     def has_current_control(self) -> bool:

@@ -145,7 +145,8 @@ class BusEmulator:
                         f"offsets must be {description.dof} tick values, got {offsets.shape}"
                     )
             modes = [m.modes[s.mode.value] for m, s in zip(models, bus.servos, strict=True)]
-            self.servos = ServoArray(self._sim, models, list(bus.ids), offsets, modes)
+            self.servos = ServoArray(self._sim, models, list(bus.ids), offsets, modes,
+                                     baud=self.baud)  # fmt: skip
             self.servos.sleep = not self.lockstep  # lockstep stays exact, tick for tick
             if self.protocol == "dynamixel":
                 from jointlab.hardware.dynamixel.device import DynamixelDevice

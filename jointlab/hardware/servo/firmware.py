@@ -45,6 +45,8 @@ REST_TICKS = 200
 _MODE_NAMES = (
     "position", "extended_position", "current_based_position", "current", "velocity", "pwm",
 )  # fmt: skip
+#: Registers that change the frame Present Position is reported in.
+_FRAME_REGISTERS = frozenset({"homing_offset", "drive_mode", "operating_mode"})
 #: Modes in which the servo follows Goal Position.
 _POSITION_MODES = ("position", "extended_position", "current_based_position")
 
@@ -76,6 +78,8 @@ class ServoArray:
             robot file's transmission offsets; a calibration has to find these).
         modes: Operating Mode register value of each servo as set up (default: the table's
             initial value). Set-up servos also answer without a return delay.
+        baud: The bus's line rate, bit/s: each servo's Baud Rate register starts at its
+            value for it (default: the table's initial value).
     """
 
     def __init__(
@@ -85,6 +89,7 @@ class ServoArray:
         ids: list[int],
         offsets: np.ndarray | None = None,
         modes: list[int] | None = None,
+        baud: int | None = None,
     ) -> None:
         self.sim = sim
         description: RobotDescription = sim.description  # type: ignore[attr-defined]
@@ -118,6 +123,7 @@ class ServoArray:
         self._feetech = np.array([m.vendor == "feetech" for m in models])
         self._resolution = np.array([float(m.resolution) for m in models])
         self.setup = modes
+        self.baud = baud
         #: Let a resting arm sleep between writes (see :meth:`tick`); off by default (exact).
         self.sleep = False
         #: Consecutive ticks the arm has been at rest with nothing written, and where it was.
@@ -176,6 +182,9 @@ class ServoArray:
             )[0]
             id_register = model.table["id"]
             self.memory[k, id_register.address] = int(self.ids[k])
+            baud = None if self.baud is None else model.baud_value(self.baud)
+            if baud is not None:
+                self.memory[k, model.table["baud_rate"].address] = baud
             if self.setup is not None:  # the servo was set up before this session
                 self.memory[k, model.table["operating_mode"].address] = self.setup[k]
                 self.memory[k, model.table["return_delay_time"].address] = 0
@@ -478,6 +487,8 @@ def write_memory(servos: ServoArray, k: int, address: int, data: bytes) -> None:
     )
     servos.memory[k, address:end] = np.frombuffer(bytes(data), dtype=np.uint8)
     servos.changed()
+    if any(r.name in _FRAME_REGISTERS for r in touched):
+        servos.invalidate()  # Present Position is read in the new frame at once
     if any(r.eeprom for r in touched):
         unlocked = "lock" not in model.table or servos.get("lock")[k] == 0
         if locks_eeprom or unlocked:

@@ -4,12 +4,12 @@ Model numbers, homing offsets applied to Present Position (with each vendor's si
 wrap at one turn), position limits clamping goals, ID changes, and each vendor's EEPROM rule:
 Dynamixel refuses EEPROM writes while torque is on and keeps them across a reboot; a Feetech
 STS takes them at any time and keeps them across a power cycle only while Lock is 0.
-The shoulder pan (id 1) is used wherever the arm must stay put: its axis is vertical.
+The shoulder pan (id 1) is used wherever the arm must stay put: its axis is vertical. The
+buses run in lockstep: the servos tick only when the test advances them, so no reading
+depends on the machine's load.
 """
 
 from __future__ import annotations
-
-import time
 
 import pytest
 from servo_helpers import emulated_bus, sdk_port
@@ -25,21 +25,17 @@ def feetech_reboot(ph, port, servo_id: int) -> int:
     return ph.txRxPacket(port, packet)[1]
 
 
-def settle(read, goal: int, seconds: float = 5.0, within: int = 8) -> int:
-    """Poll ``read()`` until it is within ``within`` ticks of ``goal``; return the last value."""
-    deadline = time.monotonic() + seconds
-    value = read()
-    while abs(value - goal) > within and time.monotonic() < deadline:
-        time.sleep(0.02)
-        value = read()
-    return value
+def advance(bus, seconds: float) -> None:
+    """Run the lockstep servos ``seconds`` after everything the host has sent."""
+    bus.advance(seconds, bus.report().rx_bytes)
 
 
 def test_dynamixel_model_numbers_homing_limits_and_ids() -> None:
-    with emulated_bus("koch") as bus, sdk_port(dxl, bus.path) as port:
+    with emulated_bus("koch", lockstep=True) as bus, sdk_port(dxl, bus.path) as port:
         ph = dxl.PacketHandler(2.0)
         assert ph.read2ByteTxRx(port, 1, 0)[:2] == (1060, dxl.COMM_SUCCESS)  # Model Number
         assert ph.read2ByteTxRx(port, 3, 0)[:2] == (1200, dxl.COMM_SUCCESS)
+        assert ph.read1ByteTxRx(port, 1, 8)[0] == 3  # Baud Rate: 3 is 1 Mbaud on the X series
         present = ph.read4ByteTxRx(port, 1, 132)[0]
         # Homing Offset (20): Present Position = actual + offset.
         assert ph.write4ByteTxRx(port, 1, 20, 100) == (dxl.COMM_SUCCESS, 0)
@@ -49,7 +45,8 @@ def test_dynamixel_model_numbers_homing_limits_and_ids() -> None:
         assert ph.write4ByteTxRx(port, 1, 48, present + 60) == (dxl.COMM_SUCCESS, 0)
         assert ph.write1ByteTxRx(port, 1, 64, 1) == (dxl.COMM_SUCCESS, 0)
         assert ph.write4ByteTxRx(port, 1, 116, present + 500) == (dxl.COMM_SUCCESS, 0)
-        reached = settle(lambda: ph.read4ByteTxRx(port, 1, 132)[0], present + 60)
+        advance(bus, 2.0)
+        reached = ph.read4ByteTxRx(port, 1, 132)[0]
         assert abs(reached - (present + 60)) <= 20  # (the pan's friction deadband: ~10 ticks)
         # EEPROM locked while torque is on (Access Error 7); open once torque is off.
         assert ph.write1ByteTxRx(port, 1, 7, 9) == (dxl.COMM_SUCCESS, 7)
@@ -65,8 +62,9 @@ def test_dynamixel_model_numbers_homing_limits_and_ids() -> None:
 
 
 def test_feetech_homing_wrap_lock_and_ids() -> None:
-    with emulated_bus("so101") as bus, sdk_port(scs, bus.path) as port:
+    with emulated_bus("so101", lockstep=True) as bus, sdk_port(scs, bus.path) as port:
         ph = scs.PacketHandler(0)
+        assert ph.read1ByteTxRx(port, 1, 6)[0] == 0  # Baud Rate: 0 is 1 Mbaud on the STS series
         present = ph.read2ByteTxRx(port, 1, 56)[0]
         # Homing Offset (31, sign-magnitude in bit 11): Present Position = actual - offset.
         assert ph.write2ByteTxRx(port, 1, 31, 100) == (scs.COMM_SUCCESS, 0)
@@ -105,7 +103,7 @@ def test_feetech_homing_wrap_lock_and_ids() -> None:
 
 
 def test_dynamixel_factory_reset_restores_the_eeprom() -> None:
-    with emulated_bus("koch") as bus, sdk_port(dxl, bus.path) as port:
+    with emulated_bus("koch", lockstep=True) as bus, sdk_port(dxl, bus.path) as port:
         ph = dxl.PacketHandler(2.0)
         assert ph.write4ByteTxRx(port, 2, 48, 3000) == (dxl.COMM_SUCCESS, 0)  # Max Position Limit
         assert ph.reboot(port, 2) == (dxl.COMM_SUCCESS, 0)

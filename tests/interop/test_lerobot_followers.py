@@ -9,6 +9,7 @@ joint. Only the person is scripted: ``input`` and LeRobot's ``enter_pressed``.
 
 from __future__ import annotations
 
+import importlib
 import time
 from pathlib import Path
 
@@ -108,45 +109,35 @@ def _calibrate(robot, person: ScriptedPerson, monkeypatch) -> None:
     robot.connect(calibrate=True)
 
 
-def test_so101_follower_connects_calibrates_and_tracks(tmp_path: Path, monkeypatch) -> None:
-    from lerobot.robots.so_follower import SO101Follower, SO101FollowerConfig
+#: Robot -> (LeRobot module, follower class, its config class, Model_Number of pan and gripper).
+FOLLOWERS = {
+    "so101": ("lerobot.robots.so_follower", "SO101Follower", "SO101FollowerConfig", (777, 777)),
+    "koch": ("lerobot.robots.koch_follower", "KochFollower", "KochFollowerConfig", (1060, 1200)),
+}
 
-    with BusEmulatorProcess("so101") as emulator:
-        config = SO101FollowerConfig(
+
+@pytest.mark.parametrize("name", sorted(FOLLOWERS))
+def test_follower_connects_calibrates_and_tracks(name: str, tmp_path: Path, monkeypatch) -> None:
+    module_name, follower, config_class, models = FOLLOWERS[name]
+    module = importlib.import_module(module_name)
+    with BusEmulatorProcess(name) as emulator:
+        config = getattr(module, config_class)(
             port=emulator.path, id="emulated", calibration_dir=tmp_path, use_degrees=True
         )
-        robot = SO101Follower(config)
-        person = ScriptedPerson(emulator, "so101", swept=[0, 1, 2, 3, 5])
+        robot = getattr(module, follower)(config)
+        person = ScriptedPerson(emulator, name, swept=[0, 1, 2, 3, 5])
         _calibrate(robot, person, monkeypatch)
         try:
             assert robot.is_calibrated
             assert (tmp_path / "emulated.json").exists()
             bus = robot.bus
+            found = bus.sync_read("Model_Number", normalize=False)
+            assert (found["shoulder_pan"], found["gripper"]) == models
             # The offsets LeRobot wrote are applied: the middle pose reads about half a turn.
             emulator.move(person.middle)
             present = bus.sync_read("Present_Position", normalize=False)
-            for name in ("shoulder_pan", "elbow_flex", "wrist_flex"):
-                assert abs(present[name] - 2047) < 60, (name, present[name])
-            names = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll"]
-            _check(_track(robot, emulator, names), names)
-        finally:
-            robot.disconnect()
-
-
-def test_koch_follower_connects_calibrates_and_tracks(tmp_path: Path, monkeypatch) -> None:
-    from lerobot.robots.koch_follower import KochFollower, KochFollowerConfig
-
-    with BusEmulatorProcess("koch") as emulator:
-        config = KochFollowerConfig(
-            port=emulator.path, id="emulated", calibration_dir=tmp_path, use_degrees=True
-        )
-        robot = KochFollower(config)
-        person = ScriptedPerson(emulator, "koch", swept=[0, 1, 2, 3, 5])
-        _calibrate(robot, person, monkeypatch)
-        try:
-            assert robot.is_calibrated
-            models = robot.bus.sync_read("Model_Number", normalize=False)
-            assert models["shoulder_pan"] == 1060 and models["gripper"] == 1200
+            for joint in ("shoulder_pan", "elbow_flex", "wrist_flex"):
+                assert abs(present[joint] - 2047) < 60, (joint, present[joint])
             names = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll"]
             _check(_track(robot, emulator, names), names)
         finally:

@@ -100,6 +100,9 @@ class BusReport:
     position: tuple[float, ...] = ()
 
 
+#: Most firmware time a real-time emulated bus lets its limp arm settle before serving, s.
+SETTLE_SECONDS = 5.0
+
 class BusEmulator:
     """A robot's servo bus on a pseudo-terminal (see the module docstring).
 
@@ -167,6 +170,23 @@ class BusEmulator:
         self._wire = 0.0
         self.set_faults(faults or BusFaults(seed=seed))
         self._closed = False
+        if not self.lockstep:
+            self._settle()
+
+    def _settle(self, seconds: float = SETTLE_SECONDS) -> None:
+        """Let the limp arm come to rest before any host connects, as a real unpowered arm is.
+
+        The servos start with torque off: without this, a host connecting in real time would
+        find the arm falling from its home pose. Ticks until the arm sleeps (at rest, see
+        ``ServoArray.tick``) or ``seconds`` of firmware time; the clock then starts at zero.
+        """
+        servos = self.servos
+        for _ in range(round(seconds / self.dt)):
+            if servos.asleep:
+                break
+            servos.tick()
+        servos.tick_count = 0
+        servos.invalidate()
 
     @property
     def path(self) -> str:

@@ -44,3 +44,13 @@ def test_a_lockstep_bus_never_sleeps() -> None:
     with BusEmulator("so101", lockstep=True) as emulator:
         _settle(emulator)
         assert not emulator.asleep()
+
+
+def test_a_real_time_bus_starts_with_its_limp_arm_at_rest() -> None:
+    for robot in ("so101", "koch"):
+        with BusEmulator(robot) as emulator:
+            assert emulator.servos.tick_count == 0  # the settling is before time starts
+            start = np.array(emulator.report().position)
+            _settle(emulator, 300)  # what a host connecting in real time would see
+            moved = np.abs(np.array(emulator.report().position) - start).max()
+            assert moved < 1e-3, (robot, moved)  # not falling: under a servo's encoder tick

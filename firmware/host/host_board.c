@@ -57,7 +57,8 @@ int jlh_brakes(void) { return brakes; }
 /* Start the core with a robot given as flat arrays (the generated header's fields). */
 void jlh_init(int dof, const float *kp, const float *kd, const float *effort,
               const float *lower, const float *upper, const float *velocity_limit,
-              const float *accel_limit, const uint8_t *has_brakes, const uint8_t *digest)
+              const float *config_speed, const float *accel_limit, const float *home, const uint8_t *has_brakes,
+              const uint8_t *digest)
 {
     static jl_params_t p;
     memset(&p, 0, sizeof p);
@@ -71,6 +72,8 @@ void jlh_init(int dof, const float *kp, const float *kd, const float *effort,
         p.upper[i] = upper[i];
         p.velocity_limit[i] = velocity_limit[i];
         p.accel_limit[i] = accel_limit[i];
+        p.home[i] = home[i];
+        p.config_speed[i] = config_speed[i];
         p.has_brakes[i] = has_brakes[i];
         p.joint_type[i] = 2;
         p.amps_per_torque[i] = 1.0f;

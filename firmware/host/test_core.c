@@ -13,7 +13,8 @@ size_t jlh_take(uint8_t *buf, size_t max);
 const float *jlh_torque(void);
 void jlh_init(int dof, const float *kp, const float *kd, const float *effort,
               const float *lower, const float *upper, const float *velocity_limit,
-              const float *accel_limit, const uint8_t *has_brakes, const uint8_t *digest);
+              const float *config_speed, const float *accel_limit, const float *home, const uint8_t *has_brakes,
+              const uint8_t *digest);
 
 static uint8_t got[8192];
 static int checks;
@@ -58,7 +59,7 @@ static void start(float q0)
         digest[i] = (uint8_t)i;
     float q[2] = {q0, 0}, qd[2] = {0, 0};
     jlh_set_joints(q, qd, 2);
-    jlh_init(2, kp, kd, eff, lo, hi, vl, al, brakes, digest);
+    jlh_init(2, kp, kd, eff, lo, hi, vl, vl, al, q, brakes, digest);
 }
 
 static void test_crc_cobs(void)

@@ -44,6 +44,7 @@ typedef struct {
     float upper[JL_MAX_DOF];
     float home[JL_MAX_DOF];
     float velocity_limit[JL_MAX_DOF];   /* rad/s: bound of REQ SPEED */
+    float config_speed[JL_MAX_DOF];     /* rad/s: initial configured speed (0: the limit) */
     float accel_limit[JL_MAX_DOF];      /* rad/s²: bound of REQ ACCEL */
     float amps_per_torque[JL_MAX_DOF];  /* A per N·m: reported current */
     uint8_t joint_type[JL_MAX_DOF];     /* LINEAR=1, ROTARY=2 */

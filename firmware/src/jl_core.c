@@ -592,7 +592,7 @@ void jl_init(const jl_params_t *params)
     if (d.p.dof > JL_MAX_DOF)
         d.p.dof = JL_MAX_DOF;
     for (int i = 0; i < d.p.dof; i++) {
-        d.config_speed[i] = d.p.velocity_limit[i];
+        d.config_speed[i] = d.p.config_speed[i] > 0 ? d.p.config_speed[i] : d.p.velocity_limit[i];
         d.config_accel[i] = d.p.accel_limit[i];
         d.any_brakes |= d.p.has_brakes[i] != 0;
     }

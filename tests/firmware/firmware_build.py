@@ -73,8 +73,8 @@ class HostFirmware:
         self.set_joints(np.zeros(dof) if q is None else q, np.zeros(dof))
         brakes = (ctypes.c_uint8 * dof)(*[int(b) for b in d.has_brakes])
         self.lib.jlh_init(dof, f32(d.default_kp), f32(d.default_kd), f32(d.effort_limit),
-                          f32(d.lower), f32(d.upper), f32(d.velocity_limit),
-                          f32(d.acceleration_limit), brakes,
+                          f32(d.lower), f32(d.upper), f32(d.velocity_limit), f32(d.config_speed),
+                          f32(d.acceleration_limit), f32(d.home), brakes,
                           (ctypes.c_uint8 * 32)(*digest))  # fmt: skip
 
     def set_joints(self, q: object, qd: object) -> None:

@@ -9,6 +9,7 @@ a pty, and the Python codec (and ``SerialRobot``) talk to it as they would to a 
 from __future__ import annotations
 
 import itertools
+import os
 import re
 import select
 import subprocess
@@ -130,3 +131,17 @@ def test_serial_robot_drives_the_qemu_firmware_as_a_board(qemu_pty: str) -> None
         state = robot.read()
         np.testing.assert_allclose(state.position, target, atol=0.01)
         robot.disarm()
+
+
+def test_jointlab_check_brings_the_qemu_firmware_up(qemu_pty: str) -> None:
+    """docs/firmware.md's bring-up command, on the QEMU board's pty."""
+    env = {**os.environ, "JOINTLAB_DEAD_MS": "30000"}
+    result = subprocess.run(
+        [sys.executable, "-m", "jointlab", "check", f"serial://{qemu_pty}?robot=arm6",
+         "--pings", "5"],
+        capture_output=True, text=True, timeout=300, env=env,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stdout + result.stderr
+    text = result.stdout
+    assert re.search(r"protocol version\W+2\b", text) and re.search(r"device joints\W+6\b", text)
+    assert DESCRIPTION.digest[:16] in text and "no errors" in text, text

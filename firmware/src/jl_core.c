@@ -88,6 +88,9 @@ static uint8_t *put_f32(uint8_t *b, float f)
     return put_u32(b, v);
 }
 
+/* The brakes as they are: requested (BRAKES 1, watchdog BRAKE) or motor power off. */
+static bool brakes_engaged(void) { return d.brakes || (!d.powered && d.any_brakes); }
+
 /* ------------------------------------------------------------------ sending */
 /* Send the frame whose payload was written at d.body + 7 (length bytes). */
 static void send(uint8_t cls, uint8_t type, uint16_t length, bool hello_format)
@@ -146,7 +149,7 @@ static void send_state(void)
     b[8] = d.p.dof;
     b[9] = d.powered;
     b[10] = d.armed;
-    b[11] = d.brakes;
+    b[11] = brakes_engaged();
     b[12] = d.watchdog_engaged;
     uint8_t *r = b + 13;
     float dt = 1.0f / (float)d.p.rate_hz;
@@ -157,7 +160,7 @@ static void send_state(void)
         r = put_f32(r, d.tau[i] * d.p.amps_per_torque[i]);
         r = put_f32(r, d.tau[i]);
         float speed = d.qd[i] < 0 ? -d.qd[i] : d.qd[i];
-        *r++ = (d.brakes && d.p.has_brakes[i]) ? 4 : (speed > 1e-3f ? 2 : 1);
+        *r++ = (brakes_engaged() && d.p.has_brakes[i]) ? 4 : (speed > 1e-3f ? 2 : 1);
     }
     send(JL_DATA, 1, (uint16_t)(r - b), false);
 }
@@ -346,10 +349,9 @@ static void handle_req(const frame_t *f)
             d.armed = false;
             d.watchdog_engaged = false;
             zero_drive();
-            if (d.any_brakes)
-                jl_board_set_brakes(true);
         }
         jl_board_set_power(p[0]);
+        jl_board_set_brakes(brakes_engaged()); /* unpowered: engaged where fitted */
         ack(f);
         return;
     case 2: /* BRAKES */
@@ -360,7 +362,7 @@ static void handle_req(const frame_t *f)
         d.brakes = p[0];
         if (p[0])
             zero_drive();
-        jl_board_set_brakes(p[0]);
+        jl_board_set_brakes(brakes_engaged());
         ack(f);
         return;
     case 3:

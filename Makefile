@@ -10,7 +10,7 @@ TORCH := torch==2.13.0
 # conflicts with ours); the `lerobot` extra of pyproject.toml brings what it imports.
 LEROBOT := lerobot==0.4.4
 
-.PHONY: demo test notebooks lint bench clean
+.PHONY: demo test notebooks lint bench clean firmware firmware-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -31,7 +31,22 @@ $(VENV)/.installed-test: $(BIN)/python pyproject.toml
 demo: $(VENV)/.installed-runtime
 	$(BIN)/jointlab demo --force
 
-test: $(VENV)/.installed-test
+# The reference firmware's toolchain, emulator and profiler are Debian packages
+# (docs/firmware.md); installed when missing (CI runs as root). Elsewhere a failed install
+# is only a warning: the firmware tests then skip, except with CI set, where they fail.
+FIRMWARE_APT := gcc-arm-none-eabi libnewlib-arm-none-eabi qemu-system-arm valgrind
+firmware-deps:
+	@if ! command -v arm-none-eabi-gcc >/dev/null || ! command -v qemu-system-arm >/dev/null \
+	    || ! command -v valgrind >/dev/null; then \
+	  (apt-get update && apt-get install -y $(FIRMWARE_APT)) \
+	    || { echo "firmware-deps: could not install $(FIRMWARE_APT)"; test -z "$$CI"; }; \
+	fi
+
+# Host unit tests, the Cortex-M3 build with its flash/RAM sizes, the worst-case tick.
+firmware: firmware-deps $(VENV)/.installed-runtime
+	$(MAKE) -C firmware host-test arm cycles PYTHON=$(abspath $(BIN)/python)
+
+test: $(VENV)/.installed-test firmware-deps
 	$(BIN)/ruff check jointlab tests benchmarks examples
 	$(BIN)/python -m pytest -n 2 --timeout 600 tests
 

@@ -14,7 +14,8 @@ const float *jlh_torque(void);
 int jlh_brakes(void);
 void jlh_init(int dof, const float *kp, const float *kd, const float *effort,
               const float *lower, const float *upper, const float *velocity_limit,
-              const float *config_speed, const float *accel_limit, const float *home, const uint8_t *has_brakes,
+              const float *config_speed, const float *accel_limit, const float *home,
+              const uint8_t *has_brakes,
               const uint8_t *digest);
 
 static uint8_t got[8192];

@@ -176,6 +176,28 @@ static void test_power_engages_the_brakes(void)
     take();
 }
 
+static void test_stop_decelerates_at_the_configured_acceleration(void)
+{
+    start(0);
+    uint8_t no_watchdog[3] = {0, 0, 0};
+    send_frame(2, 21, 0, no_watchdog, 3);
+    send_frame(2, 17, 0, NULL, 0);
+    float q[2] = {0.5f, 0}, qd[2] = {1.0f, -0.4f};
+    jlh_set_joints(q, qd, 2);
+    uint8_t decelerate = 1;
+    send_frame(2, 19, 1, &decelerate, 1); /* accelerations 8 rad/s^2 (test robot) */
+    jl_tick();
+    const jl_action_t *a = jl_action();
+    CHECK(fabsf(a->vel[0] - (1.0f - 8 * 0.001f)) < 1e-6f && a->kp[0] == 10.0f);
+    CHECK(fabsf(a->vel[1] - (-0.4f + 8 * 0.001f)) < 1e-6f);
+    CHECK(fabsf(a->pos[0] - (0.5f + 0.001f - 4 * 1e-6f)) < 1e-6f);
+    for (int t = 0; t < 200; t++)
+        jl_tick();
+    CHECK(a->vel[0] == 0.0f && fabsf(a->pos[0] - (0.5f + 1.0f / 16)) < 1e-5f);
+    CHECK(a->vel[1] == 0.0f && fabsf(a->pos[1] - (-0.16f / 16)) < 1e-5f);
+    take();
+}
+
 static void test_watchdog(void)
 {
     start(0);
@@ -271,6 +293,7 @@ int main(void)
     test_law_and_latch();
     test_refusals();
     test_power_engages_the_brakes();
+    test_stop_decelerates_at_the_configured_acceleration();
     test_watchdog();
     test_corruption();
     test_random_good_crc_frames();

@@ -69,6 +69,7 @@ void jl_set_zero(jl_action_t *a)
 {
     memset(a, 0, sizeof *a);
     a->zero = true;
+    jl_dev.decel = false;
 }
 
 /* Hold the measured position: PD with the default gains, zero torque and velocity. */
@@ -76,6 +77,7 @@ void jl_hold_here(jl_action_t *a)
 {
     float q[JL_MAX_DOF], qd[JL_MAX_DOF];
     jl_board_read_joints(q, qd);
+    jl_dev.decel = false;
     a->zero = false;
     for (int i = 0; i < jl_dev.p.dof; i++) {
         a->pd[i] = 1;
@@ -93,6 +95,32 @@ void jl_zero_drive(void)
     jl_set_zero(&jl_dev.base);
 }
 
+/* STOP DECELERATE: from the measured q0, v0, each joint's target decelerates at its
+ * configured acceleration a to rest (v = v0 - sign(v0)·a·t, position its integral), then
+ * holds where it came to rest; PD with the default gains, zero feed-forward. */
+void jl_start_decel(void)
+{
+    jl_hold_here(&jl_dev.base);
+    jl_board_read_joints(jl_dev.decel_q0, jl_dev.decel_v0);
+    jl_dev.decel = true;
+    jl_dev.decel_tick = jl_dev.tick;
+}
+
+static void decel_setpoints(void)
+{
+    float t = (float)(jl_dev.tick - jl_dev.decel_tick) / (float)jl_dev.p.rate_hz;
+    bool moving = false;
+    for (int i = 0; i < jl_dev.p.dof; i++) {
+        float v0 = jl_dev.decel_v0[i], a = jl_dev.config_accel[i];
+        float s = v0 < 0.0f ? -1.0f : 1.0f, stop = s * v0 / a;
+        float tt = t < stop ? t : stop;
+        jl_dev.base.vel[i] = t < stop ? v0 - s * a * t : 0.0f;
+        jl_dev.base.pos[i] = jl_dev.decel_q0[i] + v0 * tt - 0.5f * s * a * tt * tt;
+        moving |= t < stop;
+    }
+    jl_dev.decel = moving; /* at rest: the hold stays */
+}
+
 
 /* ------------------------------------------------------------------ tick */
 void jl_tick(void)
@@ -101,6 +129,7 @@ void jl_tick(void)
     if (jl_dev.has_pending) {
         jl_dev.base = jl_dev.pending;
         jl_dev.has_pending = false;
+        jl_dev.decel = false;
         jl_dev.watchdog_engaged = false;
     }
     memcpy(jl_dev.qd_prev, jl_dev.qd, sizeof jl_dev.qd);
@@ -117,6 +146,8 @@ void jl_tick(void)
             jl_hold_here(&jl_dev.base);
         }
     }
+    if (jl_dev.decel)
+        decel_setpoints();
     if (!jl_dev.powered || jl_dev.brakes || !jl_dev.armed)
         memset(jl_dev.tau, 0, sizeof jl_dev.tau);
     else

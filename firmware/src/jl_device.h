@@ -39,6 +39,9 @@ typedef struct {
     jl_action_t base;     /* the command in force */
     jl_action_t pending;  /* accepted during this tick, in force from the next */
     bool has_pending;
+    bool decel;           /* STOP DECELERATE: a ramp to rest is running */
+    uint64_t decel_tick;  /* tick of the STOP */
+    float decel_q0[JL_MAX_DOF], decel_v0[JL_MAX_DOF];
     float q[JL_MAX_DOF], qd[JL_MAX_DOF], qd_prev[JL_MAX_DOF], tau[JL_MAX_DOF];
 } jl_device_t;
 
@@ -99,5 +102,6 @@ void jl_cmd_njoint(const frame_t *f);
 void jl_set_zero(jl_action_t *a);
 void jl_hold_here(jl_action_t *a);
 void jl_zero_drive(void);
+void jl_start_decel(void);
 
 #endif

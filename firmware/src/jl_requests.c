@@ -180,10 +180,13 @@ void jl_handle_req(const frame_t *f)
         jl_zero_drive();
         jl_ack(f);
         return;
-    case 19: /* STOP: both modes hold the measured position (docs/firmware.md) */
+    case 19: /* STOP: hold now (IMMEDIATE) or ramp to rest, then hold (DECELERATE) */
         if (jl_dev.armed && !(jl_dev.brakes && jl_dev.any_brakes)) {
             jl_dev.has_pending = false;
-            jl_hold_here(&jl_dev.base);
+            if (p[0] == 1)
+                jl_start_decel();
+            else
+                jl_hold_here(&jl_dev.base);
         }
         jl_ack(f);
         return;

@@ -71,7 +71,8 @@ def test_make_cycles_reports_the_worst_case_tick_from_callgrind() -> None:
     found = re.search(r"worst-case tick: (\d+) instructions", result.stdout)
     assert found, result.stdout
     ticks = dict(re.findall(r"tick (\w+): (\d+) instructions", result.stdout))
-    assert set(ticks) == {"idle_disarmed", "first_njoint", "njoint_full_pd", "watchdog_engages"}
+    assert set(ticks) == {"idle_disarmed", "first_njoint", "njoint_full_pd", "watchdog_engages",
+                          "stop_decelerating"}  # fmt: skip
     assert int(found[1]) == max(int(n) for n in ticks.values())
     assert 1_000 < int(found[1]) < 50_000  # one tick of 6 joints and a 153-byte DATA STATE
 

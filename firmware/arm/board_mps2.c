@@ -85,7 +85,7 @@ int main(void)
             jl_receive(&byte, 1);
         }
         if (ticks_due) {
-            ticks_due--;
+            ticks_due = 0; /* after a stall (host not reading), resume; never burst-catch-up */
             plant_step();
             jl_tick();
         }

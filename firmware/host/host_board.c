@@ -57,7 +57,8 @@ int jlh_brakes(void) { return brakes; }
 /* Start the core with a robot given as flat arrays (the generated header's fields). */
 void jlh_init(int dof, const float *kp, const float *kd, const float *effort,
               const float *lower, const float *upper, const float *velocity_limit,
-              const float *config_speed, const float *accel_limit, const float *home, const uint8_t *has_brakes,
+              const float *config_speed, const float *accel_limit, const float *home,
+              const uint8_t *has_brakes,
               const uint8_t *digest)
 {
     static jl_params_t p;

@@ -14,7 +14,8 @@ const float *jlh_torque(void);
 int jlh_brakes(void);
 void jlh_init(int dof, const float *kp, const float *kd, const float *effort,
               const float *lower, const float *upper, const float *velocity_limit,
-              const float *config_speed, const float *accel_limit, const float *home, const uint8_t *has_brakes,
+              const float *config_speed, const float *accel_limit, const float *home,
+              const uint8_t *has_brakes,
               const uint8_t *digest);
 
 static uint8_t got[8192];
@@ -175,6 +176,28 @@ static void test_power_engages_the_brakes(void)
     take();
 }
 
+static void test_stop_decelerates_at_the_configured_acceleration(void)
+{
+    start(0);
+    uint8_t no_watchdog[3] = {0, 0, 0};
+    send_frame(2, 21, 0, no_watchdog, 3);
+    send_frame(2, 17, 0, NULL, 0);
+    float q[2] = {0.5f, 0}, qd[2] = {1.0f, -0.4f};
+    jlh_set_joints(q, qd, 2);
+    uint8_t decelerate = 1;
+    send_frame(2, 19, 1, &decelerate, 1); /* accelerations 8 rad/s^2 (test robot) */
+    jl_tick();
+    const jl_action_t *a = jl_action();
+    CHECK(fabsf(a->vel[0] - (1.0f - 8 * 0.001f)) < 1e-6f && a->kp[0] == 10.0f);
+    CHECK(fabsf(a->vel[1] - (-0.4f + 8 * 0.001f)) < 1e-6f);
+    CHECK(fabsf(a->pos[0] - (0.5f + 0.001f - 4 * 1e-6f)) < 1e-6f);
+    for (int t = 0; t < 200; t++)
+        jl_tick();
+    CHECK(a->vel[0] == 0.0f && fabsf(a->pos[0] - (0.5f + 1.0f / 16)) < 1e-5f);
+    CHECK(a->vel[1] == 0.0f && fabsf(a->pos[1] - (-0.16f / 16)) < 1e-5f);
+    take();
+}
+
 static void test_watchdog(void)
 {
     start(0);
@@ -216,6 +239,53 @@ static void test_corruption(void)
     CHECK(take() > 0 && jl_armed());
 }
 
+static uint32_t rng_state = 36u;
+static uint32_t rnd(void)
+{
+    rng_state ^= rng_state << 13;
+    rng_state ^= rng_state >> 17;
+    rng_state ^= rng_state << 5;
+    return rng_state;
+}
+
+/* Frames with a good CRC and random contents reach every handler: under ASan/UBSan (see
+ * tests/firmware/test_core.py) no access goes out of bounds, and whatever is accepted, the
+ * motors never get a torque beyond the effort limits or a NaN. */
+static void test_random_good_crc_frames(void)
+{
+    static const uint8_t types[] = {0, 1, 2, 3, 4, 5, 6, 7, 16, 17, 18, 19, 20, 21, 22, 23, 24};
+    start(0);
+    send_frame(2, 17, 0, NULL, 0);
+    uint8_t payload[256];
+    for (int k = 0; k < 20000; k++) {
+        uint8_t cls = (uint8_t)(rnd() % 7);
+        uint8_t type = (rnd() % 4) ? types[rnd() % sizeof types] : (uint8_t)rnd();
+        uint16_t n = (uint16_t)(rnd() % 3 ? rnd() % 48 : 41); /* 41: a 2-joint NJOINT */
+        for (int i = 0; i < n; i++)
+            payload[i] = (uint8_t)rnd();
+        if (n == 41 && rnd() % 2) { /* an NJOINT of edge values */
+            static const float edge[] = {NAN, 0.0f, 1.0f, -1.0f, 1e3f, -1e3f, 1e9f, 1e30f,
+                                         -1e-30f, INFINITY, 0.5f, 2.0f};
+            cls = 1, type = 16, payload[0] = 2;
+            for (int i = 0; i < 10; i++) {
+                float v = edge[rnd() % (sizeof edge / sizeof edge[0])];
+                memcpy(payload + 1 + 4 * i, &v, 4);
+            }
+        }
+        if (rnd() % 50 == 0) /* re-arm now and then, so that commands are accepted */
+            send_frame(2, 17, (uint16_t)k, NULL, 0);
+        send_frame(cls, type, (uint16_t)k, payload, n);
+        if (k % 7 == 0) {
+            jl_tick();
+            const float *tau = jlh_torque();
+            CHECK(tau[0] >= -5.0f && tau[0] <= 5.0f && tau[1] >= -3.0f && tau[1] <= 3.0f);
+        }
+        take();
+    }
+    CHECK(jl_stats()->frames > 20000 && jl_stats()->crc_errors == 0);
+    CHECK(jl_stats()->commands_accepted > 100 && jl_stats()->commands_refused > 100);
+}
+
 int main(void)
 {
     test_crc_cobs();
@@ -223,8 +293,10 @@ int main(void)
     test_law_and_latch();
     test_refusals();
     test_power_engages_the_brakes();
+    test_stop_decelerates_at_the_configured_acceleration();
     test_watchdog();
     test_corruption();
+    test_random_good_crc_frames();
     printf("firmware core: %d checks passed\n", checks);
     return 0;
 }

@@ -2,7 +2,9 @@
  *
  * Each scenario_* function runs exactly one jl_tick() for the 6-DoF robot of the generated
  * header; callgrind counts the instructions of each (inclusive). Streaming is on (a DATA
- * STATE, COBS and CRC-32 of 153 bytes, every tick), which is the costliest part.
+ * STATE, COBS and CRC-32 of 153 bytes, every tick), which is the costliest part; the
+ * scenarios are the phases a tick can be in (disarmed, new command, steady PD, watchdog
+ * engaging, a STOP DECELERATE ramp).
  */
 #include <math.h>
 #include <string.h>
@@ -12,6 +14,7 @@
 #include "jl_wire.h"
 
 size_t jlh_take(uint8_t *buf, size_t max);
+void jlh_set_joints(const float *q, const float *qd, int n);
 static uint8_t sink[4096];
 
 static void frame(uint8_t cls, uint8_t type, uint16_t seq, const uint8_t *payload, uint16_t n)
@@ -33,6 +36,7 @@ __attribute__((noinline)) void scenario_idle_disarmed(void) { jl_tick(); }
 __attribute__((noinline)) void scenario_first_njoint(void) { jl_tick(); }
 __attribute__((noinline)) void scenario_njoint_full_pd(void) { jl_tick(); }
 __attribute__((noinline)) void scenario_watchdog_engages(void) { jl_tick(); }
+__attribute__((noinline)) void scenario_stop_decelerating(void) { jl_tick(); }
 
 int main(void)
 {
@@ -55,6 +59,14 @@ int main(void)
     for (int t = 0; t < 49; t++)
         jl_tick();
     scenario_watchdog_engages();
+    int engaged = jl_watchdog_engaged();
+    float q[JL_MAX_DOF] = {0}, qd[JL_MAX_DOF];
+    for (int i = 0; i < n; i++)
+        qd[i] = 0.5f;
+    jlh_set_joints(q, qd, n);
+    uint8_t decelerate = 1;
+    frame(2, 19, 3, &decelerate, 1);
+    scenario_stop_decelerating();
     jlh_take(sink, sizeof sink);
-    return jl_watchdog_engaged() ? 0 : 1;
+    return engaged ? 0 : 1;
 }

@@ -223,7 +223,7 @@ def query_positive(text: str) -> float:
 def _connect_sim(url: RobotURL, options: dict[str, Any]) -> Robot:
     from jointlab.robots import load_robot
     from jointlab.sim import SimRobot
-    from jointlab.sim.engines import check_engine
+    from jointlab.sim.engine import check_engine
 
     if not url.target:
         raise ConfigurationError(f"{url.url}: no robot given; expected sim://NAME_OR_PATH")

@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from jointlab.errors import ConfigurationError, SimulationError
 from jointlab.sim import Camera, World
-from jointlab.sim.world import quaternion_from_rpy
+from jointlab.sim.pybullet.world import quaternion_from_rpy
 
 angles = st.floats(-3.0, 3.0)
 

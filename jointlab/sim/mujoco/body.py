@@ -1,6 +1,6 @@
 """A :class:`RobotDescription` loaded into a :class:`MujocoWorld`: indices and parameters.
 
-:class:`MujocoBody` is the MuJoCo counterpart of :class:`jointlab.sim.body.RobotBody`: it
+:class:`MujocoBody` is the MuJoCo counterpart of :class:`jointlab.sim.pybullet.body.RobotBody`: it
 attaches the description's MJCF (:mod:`jointlab.sim.mujoco.mjcf`) to the world under a name
 prefix, finds its joints, actuators, equalities, bodies and sites in the compiled model,
 and sets the runtime parameters (damping, friction, masses, brakes). Joint-space arrays are

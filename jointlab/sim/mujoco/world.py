@@ -21,7 +21,7 @@ import numpy as np
 
 from jointlab.errors import SimulationError
 from jointlab.robots.transforms import matrix_to_rpy, quaternion_matrix
-from jointlab.sim.engines import import_mujoco
+from jointlab.sim.engine import import_mujoco
 from jointlab.sim.markers import DISC_HEIGHT, MarkerSet
 from jointlab.sim.mujoco.mjcf import WORLD_COLLISION, mujoco_quaternion
 from jointlab.sim.mujoco.render import Renderer

@@ -25,7 +25,7 @@ from jointlab.robots.description import BASE, JointType, RobotDescription
 from jointlab.robots.kinematics import forward_kinematics
 from jointlab.robots.transforms import homogeneous, quaternion_matrix
 from jointlab.sim.scene import CONTACT_FRICTION, mounted_elements
-from jointlab.sim.world import World, quaternion_from_rpy
+from jointlab.sim.pybullet.world import World, quaternion_from_rpy
 
 __all__ = ["RobotBody"]
 

@@ -24,16 +24,16 @@ import pybullet_data
 
 from jointlab.errors import ConfigurationError, SimulationError
 from jointlab.robots.transforms import matrix_to_rpy, quaternion_matrix
-from jointlab.sim.client import connect_client
-from jointlab.sim.engines import DEFAULT_ENGINE, check_engine
+from jointlab.sim.pybullet.client import connect_client
+from jointlab.sim.engine import DEFAULT_ENGINE, check_engine
 from jointlab.sim.markers import MarkerSet
 from jointlab.sim.scene import CONTACT_FRICTION, DEFAULT_RGBA, Camera, Scene, check_dt
 from jointlab.sim.scene import vector as _vector
 
 if TYPE_CHECKING:
     from jointlab.robots.description import RobotDescription
-    from jointlab.sim.body import RobotBody
-    from jointlab.sim.drive import TorqueLoop
+    from jointlab.sim.pybullet.body import RobotBody
+    from jointlab.sim.pybullet.loop import TorqueLoop
     from jointlab.sim.robot import SimRobot
 
 __all__ = ["DEFAULT_RGBA", "Camera", "World"]
@@ -60,7 +60,7 @@ class World(Scene):
         gui: Open PyBullet's GUI (one per process) instead of the headless DIRECT mode.
         ground: Load ``plane.urdf`` from ``pybullet_data`` at z = 0.
         engine: ``"pybullet"``, or ``"mujoco"`` for a
-            :class:`~jointlab.sim.mujoco.MujocoWorld` (see :mod:`jointlab.sim.engines`).
+            :class:`~jointlab.sim.mujoco.MujocoWorld` (see :mod:`jointlab.sim.engine`).
 
     Attributes:
         client: The :class:`pybullet_utils.bullet_client.BulletClient` (methods take no
@@ -268,8 +268,8 @@ class World(Scene):
         self, description: RobotDescription, dt: float
     ) -> tuple[RobotBody, TorqueLoop]:
         """Load ``description`` as one multibody; its body and torque loop."""
-        from jointlab.sim.body import RobotBody
-        from jointlab.sim.drive import TorqueLoop
+        from jointlab.sim.pybullet.body import RobotBody
+        from jointlab.sim.pybullet.loop import TorqueLoop
 
         body = RobotBody(self, description)
         return body, TorqueLoop(body, dt)

@@ -1,0 +1,6 @@
+"""The PyBullet engine: worlds, robot bodies, the per-physics-step torque loop, batches.
+
+Modules: :mod:`.client` (quiet start-up of a physics client), :mod:`.world` (``World`` on
+PyBullet), :mod:`.body` (a description as one multibody), :mod:`.loop` (the NJointAction law
+stepped with ``TORQUE_CONTROL``), :mod:`.batch` (several robots stepped together).
+"""

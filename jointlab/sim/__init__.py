@@ -11,6 +11,7 @@
 
 from jointlab.sim.actuators import ActuatorArray, DelayLine, coulomb_friction
 from jointlab.sim.pybullet.client import quiet_output  # before anything imports PyBullet: no banner
+from jointlab.sim.pybullet.world import Camera, World
 from jointlab.sim.randomization import (
     EpisodeParameters,
     ObjectDynamics,
@@ -19,7 +20,6 @@ from jointlab.sim.randomization import (
 )
 from jointlab.sim.robot import SimRobot
 from jointlab.sim.sensors import SensorModel
-from jointlab.sim.pybullet.world import Camera, World
 
 __all__ = [
     "ActuatorArray",

@@ -42,11 +42,11 @@ from jointlab.robots.dynamics import DynamicsModel
 from jointlab.robots.gains import UnstableGainsWarning, check_gains, effective_inertia
 from jointlab.robots.yaml_io import load_robot
 from jointlab.sim.engine import DEFAULT_ENGINE, check_engine
+from jointlab.sim.pybullet.world import World
 from jointlab.sim.randomization import EpisodeParameters, Randomization
 from jointlab.sim.scene import Scene
 from jointlab.sim.sensors import SensorModel
 from jointlab.sim.state import StateReporter
-from jointlab.sim.pybullet.world import World
 
 __all__ = ["SimRobot"]
 

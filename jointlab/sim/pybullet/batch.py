@@ -32,8 +32,8 @@ import numpy as np
 import pybullet
 
 from jointlab.errors import ConfigurationError
-from jointlab.sim.pybullet.loop import TorqueLoop
 from jointlab.sim.law import _clip
+from jointlab.sim.pybullet.loop import TorqueLoop
 from jointlab.sim.robot import SimRobot
 from jointlab.sim.state import end_periods, stall_columns
 

@@ -24,8 +24,8 @@ from jointlab.errors import SimulationError
 from jointlab.robots.description import BASE, JointType, RobotDescription
 from jointlab.robots.kinematics import forward_kinematics
 from jointlab.robots.transforms import homogeneous, quaternion_matrix
-from jointlab.sim.scene import CONTACT_FRICTION, mounted_elements
 from jointlab.sim.pybullet.world import World, quaternion_from_rpy
+from jointlab.sim.scene import CONTACT_FRICTION, mounted_elements
 
 __all__ = ["RobotBody"]
 

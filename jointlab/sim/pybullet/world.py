@@ -24,9 +24,9 @@ import pybullet_data
 
 from jointlab.errors import ConfigurationError, SimulationError
 from jointlab.robots.transforms import matrix_to_rpy, quaternion_matrix
-from jointlab.sim.pybullet.client import connect_client
 from jointlab.sim.engine import DEFAULT_ENGINE, check_engine
 from jointlab.sim.markers import MarkerSet
+from jointlab.sim.pybullet.client import connect_client
 from jointlab.sim.scene import CONTACT_FRICTION, DEFAULT_RGBA, Camera, Scene, check_dt
 from jointlab.sim.scene import vector as _vector
 

@@ -149,8 +149,8 @@ def bench_raw_pybullet(seconds: float) -> float:
 
 def bench_raw_mujoco(seconds: float) -> float:
     """Env steps per second of the hand-written MuJoCo loop (module docstring)."""
-    from jointlab.sim.engine import import_mujoco
     from jointlab.sim.mujoco.body import MujocoBody
+    from jointlab.sim.mujoco.library import import_mujoco
 
     mujoco = import_mujoco()
     description = load_robot(ROBOT)

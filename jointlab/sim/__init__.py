@@ -10,8 +10,8 @@
 """
 
 from jointlab.sim.actuators import ActuatorArray, DelayLine, coulomb_friction
+from jointlab.sim.engine import World
 from jointlab.sim.pybullet.client import quiet_output  # before anything imports PyBullet: no banner
-from jointlab.sim.pybullet.world import Camera, World
 from jointlab.sim.randomization import (
     EpisodeParameters,
     ObjectDynamics,
@@ -19,6 +19,7 @@ from jointlab.sim.randomization import (
     Randomization,
 )
 from jointlab.sim.robot import SimRobot
+from jointlab.sim.scene import Camera
 from jointlab.sim.sensors import SensorModel
 
 __all__ = [

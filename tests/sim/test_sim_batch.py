@@ -9,7 +9,7 @@ from sim_helpers import one_joint
 from jointlab.errors import ConfigurationError
 from jointlab.interface import ActuatorState, NJointAction
 from jointlab.sim import SensorModel, SimRobot
-from jointlab.sim.pybullet.batch import BatchStepper
+from jointlab.sim.batch import BatchStepper
 
 
 def _pairs(name, count, **kwargs):

@@ -7,7 +7,7 @@ Gymnasium's ``SyncVectorEnv`` does, and the observations equal N single environm
 checks it). What is batched is everything between the policy and PyBullet's per-body calls:
 
 * the action mapping (``[-1, 1]`` to physical targets) as one ``(N, n)`` expression;
-* the torque law at every physics step (:class:`jointlab.sim.pybullet.batch.BatchStepper`);
+* the torque law at every physics step (:class:`jointlab.sim.batch.BatchStepper`);
 * observation, reward and success for tasks that offer ``batch_outcome`` (``Reach``); other
   tasks are asked env by env.
 
@@ -314,7 +314,7 @@ def _stepper(robots: list[Any]) -> Any:
     :attr:`BatchStepper.torque`), or ``None``.
     """
     from jointlab.sim import SimRobot
-    from jointlab.sim.pybullet.batch import BatchStepper
+    from jointlab.sim.batch import BatchStepper
 
     if all(isinstance(robot, SimRobot) for robot in robots):
         steppers: dict[tuple[int, ...], BatchStepper] = {}

@@ -4,3 +4,11 @@ Modules: :mod:`.client` (quiet start-up of a physics client), :mod:`.world` (``W
 PyBullet), :mod:`.body` (a description as one multibody), :mod:`.loop` (the NJointAction law
 stepped with ``TORQUE_CONTROL``), :mod:`.batch` (several robots stepped together).
 """
+
+from jointlab.sim.pybullet.client import quiet_output  # first: PyBullet's banner goes nowhere
+from jointlab.sim.pybullet.world import PybulletWorld
+
+#: This engine's world (``jointlab.sim.engine.World`` builds it for ``engine="pybullet"``).
+World = PybulletWorld
+
+__all__ = ["PybulletWorld", "World", "quiet_output"]

@@ -1,22 +1,21 @@
-"""Step several simulated robots together, the torque law evaluated across them in numpy.
+"""PyBullet's batched step: several robots' torque laws in numpy, PyBullet called per world.
 
-A batched environment holds N :class:`~jointlab.sim.SimRobot` of one description, each alone
-in its own world. One world holding all N robots saves nothing: measured with 8 arm6 (2-core
-machine, 2026-12-01, CPU time per robot and physics step, send + step + read), 8 worlds
-16.2-17.8 µs; one world with the robots' collisions filtered apart 21.7-25.2 µs (bit-identical
-to 8 worlds); one world with the robots 5 m apart 16.7-17.2 µs (results differ). PyBullet's
-step costs the same per body either way, and separate worlds keep every robot bit-identical
-to a robot stepped alone.
-:class:`BatchStepper` advances all of them by one control period: per physics step the law
-of :mod:`jointlab.sim.law` runs once on ``(N, dof)`` arrays instead of N times on ``(dof,)``
-ones, the state of every robot is read into one array, and PyBullet is called only for what
-it must do per body (send torques, step, read joints). Each robot's loop and reporter are
-then updated as :meth:`SimRobot.step` would, so ``read()`` and everything else behave the
-same.
+A batched environment holds N robots of one description, each alone in its own world. One
+world holding all N robots saves nothing: measured with 8 arm6 (2-core machine, 2026-12-01,
+CPU time per robot and physics step, send + step + read), 8 worlds 16.2-17.8 µs; one world
+with the robots' collisions filtered apart 21.7-25.2 µs (bit-identical to 8 worlds); one
+world with the robots 5 m apart 16.7-17.2 µs (results differ). PyBullet's step costs the
+same per body either way, and separate worlds keep every robot bit-identical to a robot
+stepped alone. PyBullet has no batched step, so :class:`PybulletBatch` is the documented
+loop: per physics step the law of :mod:`jointlab.sim.law` runs once on ``(N, dof)`` arrays
+instead of N times on ``(dof,)`` ones, each PyBullet function is called for every world
+through one ``map`` (no Python bytecode per robot), and the state of every robot is read
+into one array. It is what ``PybulletWorld.batch`` returns
+(:class:`jointlab.sim.batch.BatchStepper` drives it).
 
-Robots it cannot batch (MuJoCo, a delay line, soft couplings, linear armature lifting,
-queued external forces, a world shared with other robots) are stepped one by one with
-``step()``: the same result, without the saving.
+Loops it cannot batch (a delay line, soft couplings, linear armature lifting, queued
+external forces) make :meth:`PybulletBatch.ready` false: the robots are then stepped one by
+one, with the same result.
 """
 
 from __future__ import annotations
@@ -31,72 +30,54 @@ from itertools import repeat
 import numpy as np
 import pybullet
 
-from jointlab.errors import ConfigurationError
 from jointlab.sim.law import _clip
 from jointlab.sim.pybullet.loop import TorqueLoop
-from jointlab.sim.robot import SimRobot
-from jointlab.sim.state import end_periods, stall_columns
 
-__all__ = ["BatchStepper"]
+__all__ = ["PybulletBatch"]
 
 
-#: :meth:`BatchStepper._episode`'s result: friction, coefficients, static_bounds, products,
+#: :meth:`PybulletBatch._episode`'s result: friction, coefficients, static_bounds, products,
 #: bounds, total.
 _EpisodeArrays = tuple[bool, np.ndarray, "np.ndarray | None", np.ndarray, np.ndarray, np.ndarray]
 
 
-class BatchStepper:
-    """Advance N robots of one description by one control period together.
+class PybulletBatch:
+    """The batched step of N PyBullet torque loops of one description (module docstring).
 
     Args:
-        robots: The robots, same description, ``dt`` and ``control_dt``.
+        loops: The robots' loops, each alone in its own world.
     """
 
-    def __init__(self, robots: Sequence[SimRobot]) -> None:
-        self.robots = list(robots)
-        if not self.robots:
-            raise ConfigurationError("BatchStepper needs at least one robot")
-        first = self.robots[0]
-        for robot in self.robots[1:]:
-            if robot.description is not first.description and (
-                robot.description != first.description
-            ):
-                raise ConfigurationError("BatchStepper robots must share one description")
-            if robot.control_dt != first.control_dt or robot.dt != first.dt:
-                raise ConfigurationError("BatchStepper robots must share dt and control_dt")
-        self.steps_per_period = first._k
-        #: Whether ``read()`` reports the simulated joints as they are (no sensor model).
-        self._exact = all(robot._reporter.sensors is None for robot in self.robots)
+    @classmethod
+    def of(cls, loops: Sequence[object]) -> PybulletBatch | None:
+        """A batch of ``loops``, or None when one of them is not a PyBullet torque loop."""
+        if not loops or not all(isinstance(loop, TorqueLoop) for loop in loops):
+            return None
+        return cls(loops)  # type: ignore[arg-type]
+
+    def __init__(self, loops: Sequence[TorqueLoop]) -> None:
+        #: The robots' torque loops and worlds (fixed for the robots' lives).
+        self._loops = list(loops)
+        self._worlds = [loop.body.world for loop in self._loops]
         #: PyBullet body ids, joint indices and client ids of the robots (fixed for their
         #: lives), gathered on the first batched step.
         self._targets: tuple[list[int], list[list[int]], list[int]] | None = None
-        self._torque: np.ndarray | None = None
-        self._cmd: np.ndarray | None = None
-        loop = first._loop
+        loop = self._loops[0]
         self._effort, self._neg_effort = loop.effort, loop.neg_effort
         self._stall, self._neg_stall = loop.stall, loop.neg_stall
         self._slope, self._speed_dependent = loop.slope, loop.speed_dependent
         self._stall_bounds = np.array([self._neg_stall, self._stall])[:, None, :]
-        #: The robots' torque loops and worlds (fixed for the robots' lives).
-        self._loops = [robot._loop for robot in self.robots]
-        self._worlds = [robot._world for robot in self.robots]
-        self._reporters = [robot._reporter for robot in self.robots]
-        self._stall_columns = stall_columns(self._reporters)
         #: :meth:`_episode`'s cache: the ids of the friction arrays, the arrays, the result.
         self._episode_arrays: tuple[list[int], list[np.ndarray], _EpisodeArrays] | None = None
         #: The last batched period's q and qd (``(N, dof)`` each) and the rows of q the
         #: loops were given, to reuse while they still hold them.
         self._last_joints: tuple[np.ndarray, np.ndarray, list[np.ndarray]] | None = None
 
-    def batchable(self) -> bool:
-        """True when every robot can be stepped by the batched law (see the module doc)."""
-        for robot in self.robots:
-            loop = robot._loop
+    def ready(self) -> bool:
+        """True when every loop can be stepped by the batched law now (module docstring)."""
+        for loop in self._loops:
             if (
-                robot._closed
-                or not isinstance(loop, TorqueLoop)
-                or len(robot._world._robots) != 1
-                or loop.delay is not None
+                loop.delay is not None
                 or loop.body.soft_coupling is not None
                 or loop.lift_links
                 or loop.lift_torque is not None
@@ -105,42 +86,13 @@ class BatchStepper:
                 return False
         return True
 
-    def step(self) -> tuple[np.ndarray, np.ndarray] | None:
-        """One control period of every robot (``control_dt / dt`` physics steps).
+    def step(self, steps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+        """``steps`` physics steps of every robot; ``q``, ``qd``, ``tau``, ``cmd`` ``(N, dof)``.
 
-        Returns:
-            The joint positions and velocities every robot's ``read()`` now reports, stacked
-            (two ``(N, dof)`` arrays, rad or m and rad/s or m/s; read-only) when the robots
-            were stepped together and have no sensor model; otherwise ``None``.
+        Every loop then holds its rows (``q``, ``qd``, ``qd_prev``, ``tau``, ``cmd``) and
+        every world's ``steps`` has advanced, exactly as after ``loop.run(steps)``.
         """
-        self._torque = None
-        if not self.batchable():
-            for robot in self.robots:
-                robot.step()
-            return None
-        q, qd = self._run(self.steps_per_period)
-        robots = self.robots
-        if not self._exact:  # each robot draws its sensor noise
-            for robot in robots:
-                robot._end_period()
-            return None
-        # no sensor noise to draw: the stall timers of all robots at once
-        end_periods(self._reporters, [world.steps for world in self._worlds], self._torque,
-                    self._cmd, qd, self._stall_columns)  # fmt: skip
-        for robot in robots:
-            robot._state = None
-        q.setflags(write=False)
-        qd.setflags(write=False)
-        return q, qd
-
-    @property
-    def torque(self) -> np.ndarray | None:
-        """The applied torques every robot's ``read()`` now reports, stacked ``(N, dof)``.
-
-        N·m (N for linear joints), read-only; None before the first batched step and after a
-        period stepped robot by robot.
-        """
-        return self._torque
+        return self._run(steps)
 
     def _episode(self, loops: list[TorqueLoop]) -> _EpisodeArrays:
         """The law's arrays that change only with the robots' episodes, and its work arrays.
@@ -174,7 +126,7 @@ class BatchStepper:
         self._episode_arrays = (key, held, arrays)  # held: the ids stay theirs while cached
         return arrays
 
-    def _run(self, steps: int) -> tuple[np.ndarray, np.ndarray]:
+    def _run(self, steps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         loops = self._loops
         params = [loop.params for loop in loops]
         on = [p[0] for p in params]
@@ -263,5 +215,4 @@ class BatchStepper:
         self._last_joints = (q, qd, rows)
         tau.setflags(write=False)  # the loops keep its rows; no later period writes it
         cmd.setflags(write=False)
-        self._torque, self._cmd = tau, cmd
-        return q, qd
+        return q, qd, tau, cmd

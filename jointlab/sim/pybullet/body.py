@@ -24,7 +24,7 @@ from jointlab.errors import SimulationError
 from jointlab.robots.description import BASE, JointType, RobotDescription
 from jointlab.robots.kinematics import forward_kinematics
 from jointlab.robots.transforms import homogeneous, quaternion_matrix
-from jointlab.sim.pybullet.world import World, quaternion_from_rpy
+from jointlab.sim.pybullet.world import PybulletWorld, quaternion_from_rpy
 from jointlab.sim.scene import CONTACT_FRICTION, mounted_elements
 
 __all__ = ["RobotBody"]
@@ -62,7 +62,7 @@ class SoftCoupling:
 class RobotBody:
     """A description loaded into a world. Not part of the public API; see ``SimRobot``."""
 
-    def __init__(self, world: World, description: RobotDescription) -> None:
+    def __init__(self, world: PybulletWorld, description: RobotDescription) -> None:
         self.world = world
         self.description = description
         self.client_id = cid = world.client_id

@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from jointlab.contract import Robot
 from jointlab.controllers.commands import ActiveCommand, Outputs, Tolerances
 from jointlab.controllers.events import (
     CommandEvent,
@@ -45,7 +46,7 @@ from jointlab.controllers.safety import (
     SafetyPolicy,
 )
 from jointlab.errors import CommandRefused, ConfigurationError
-from jointlab.interface import ArrayState, NJointAction, Robot
+from jointlab.interface import ArrayState, NJointAction
 from jointlab.joint_vectors import check_gains, check_torque, constants
 from jointlab.robots.bullet_dynamics import rigid_body_model
 
@@ -56,7 +57,7 @@ class CommandDispatcher:
     """Runs commands on a robot: ownership, events, checks and the control tick.
 
     Args:
-        robot: Any :class:`~jointlab.interface.Robot`.
+        robot: Any :class:`~jointlab.contract.Robot`.
         gravity_compensation: Add the gravity torque to joints under PD.
         model_feedforward: Add ``M(q)·q̈_ref + damping·q̇_ref`` to joints under PD.
         inertia_period: Seconds between refreshes of ``M(q)`` (it changes slowly with ``q``);

@@ -42,7 +42,6 @@ if TYPE_CHECKING:
     from jointlab.interface import NJointAction
     from jointlab.robots.description import RobotDescription
     from jointlab.sim.randomization import EpisodeParameters
-    from jointlab.sim.scene import Camera, Scene
 
 __all__ = [
     "DEFAULT_ENGINE",
@@ -135,7 +134,7 @@ class World:
 
     Calling it returns the engine's :class:`Engine` (``jointlab.sim.pybullet.PybulletWorld``,
     ``jointlab.sim.mujoco.MujocoWorld``); every engine's world has the methods of
-    :class:`jointlab.sim.scene.Scene`.
+    :class:`jointlab.sim.scene.Scene` (its base: this module, below it, does not name it).
 
     Args:
         dt: Physics time step in seconds.
@@ -153,9 +152,10 @@ class World:
         gui: bool = False,
         ground: bool = True,
         engine: str = DEFAULT_ENGINE,
-    ) -> Scene:
+    ) -> Engine:
         """The engine's world (see the class docstring)."""
-        world: Scene = engine_package(engine).World(dt=dt, gravity=gravity, gui=gui, ground=ground)
+        world: Engine = engine_package(engine).World(dt=dt, gravity=gravity, gui=gui,
+                                                     ground=ground)  # fmt: skip
         return world
 
 
@@ -279,8 +279,8 @@ class Engine(Protocol):
     def _physics_step(self) -> None:
         """One physics step of the whole world."""
 
-    def _render(self, width: int, height: int, camera: Camera) -> np.ndarray:
-        """An RGB image, ``(height, width, 3)`` uint8."""
+    def _render(self, width: int, height: int, camera: Any) -> np.ndarray:
+        """An RGB image, ``(height, width, 3)`` uint8, seen by a ``scene.Camera``."""
 
     def _contacts(self, body_id: int) -> list[tuple[int, np.ndarray, float]]:
         """Contacts of a body: ``(other body, world point (3,) m, normal force N)``."""

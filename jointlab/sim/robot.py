@@ -1,4 +1,4 @@
-"""``SimRobot``: the simulation backend of the :class:`~jointlab.interface.Robot` interface.
+"""``SimRobot``: the simulation backend of the :class:`~jointlab.contract.Robot` interface.
 
 A ``SimRobot`` runs on the engine of its world: PyBullet (the default, described below) or
 MuJoCo (``engine="mujoco"``, :mod:`jointlab.sim.mujoco`, where the same law runs as MuJoCo's
@@ -36,8 +36,9 @@ from pathlib import Path
 
 import numpy as np
 
+from jointlab.contract import Readiness, Robot
 from jointlab.errors import ConfigurationError, DescriptionError
-from jointlab.interface import ArrayState, NJointAction, Readiness, Robot
+from jointlab.interface import ArrayState, NJointAction
 from jointlab.robots.description import ArrayGeometry, RobotDescription
 from jointlab.robots.dynamics import DynamicsModel
 from jointlab.robots.gains import UnstableGainsWarning, check_gains, effective_inertia

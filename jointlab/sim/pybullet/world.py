@@ -23,7 +23,7 @@ import pybullet
 import pybullet_data
 
 from jointlab.errors import SimulationError
-from jointlab.robots.transforms import matrix_to_rpy, quaternion_matrix
+from jointlab.robots.transforms import matrix_to_rpy, quaternion_from_rpy, quaternion_matrix
 from jointlab.sim.pybullet.client import connect_client
 from jointlab.sim.pybullet.markers import PybulletMarkers
 from jointlab.sim.scene import CONTACT_FRICTION, DEFAULT_RGBA, Attached, Camera, Scene, check_dt
@@ -35,19 +35,7 @@ if TYPE_CHECKING:
     from jointlab.sim.pybullet.body import RobotBody
     from jointlab.sim.pybullet.loop import TorqueLoop
 
-__all__ = ["DEFAULT_RGBA", "Camera", "PybulletWorld"]
-
-
-def quaternion_from_rpy(rpy: Sequence[float]) -> tuple[float, float, float, float]:
-    """PyBullet quaternion ``(x, y, z, w)`` of roll-pitch-yaw ``Rz(y)·Ry(p)·Rx(r)`` (rad)."""
-    r, p, y = (0.5 * float(v) for v in rpy)
-    cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
-    return (
-        float(sr * cp * cy - cr * sp * sy),
-        float(cr * sp * cy + sr * cp * sy),
-        float(cr * cp * sy - sr * sp * cy),
-        float(cr * cp * cy + sr * sp * sy),
-    )
+__all__ = ["DEFAULT_RGBA", "Camera", "PybulletWorld", "quaternion_from_rpy"]
 
 
 class PybulletWorld(Scene):

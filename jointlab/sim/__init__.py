@@ -11,7 +11,7 @@
 
 from jointlab.sim.actuators import ActuatorArray, DelayLine, coulomb_friction
 from jointlab.sim.engine import World
-from jointlab.sim.pybullet.client import quiet_output  # before anything imports PyBullet: no banner
+from jointlab.sim.quiet import quiet_output
 from jointlab.sim.randomization import (
     EpisodeParameters,
     ObjectDynamics,

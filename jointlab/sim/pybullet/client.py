@@ -2,70 +2,20 @@
 
 PyBullet prints a build banner on stderr when it is imported and an ``argv[0]=`` line on
 stdout at every connect, from C code, so Python's ``sys.stdout`` cannot catch them: they
-reached every CLI command, notebook cell and Ray runner. :func:`quiet_output` silences the
-process's file descriptors 1 and 2 around the import and the connect, unless the
-environment variable ``JOINTLAB_VERBOSE`` is set to anything but ``0`` (``jointlab
---verbose`` sets it, so subprocesses such as the device emulator inherit it).
-
-This module is imported by :mod:`jointlab.sim` before any module that imports PyBullet.
+reached every CLI command, notebook cell and Ray runner. :func:`~jointlab.sim.quiet.
+quiet_output` silences them around the import and the connect. This module is imported by
+:mod:`jointlab.sim.pybullet` before any module that imports PyBullet.
 """
 
 from __future__ import annotations
 
-import ctypes
 import os
 import sys
-from collections.abc import Iterator
-from contextlib import contextmanager
 
 from jointlab.errors import SimulationError
+from jointlab.sim.quiet import quiet_output, verbose
 
 __all__ = ["check_display", "connect_client", "quiet_output", "verbose"]
-
-
-def verbose() -> bool:
-    """True when ``JOINTLAB_VERBOSE`` asks for PyBullet's own output."""
-    return os.environ.get("JOINTLAB_VERBOSE", "") not in ("", "0")
-
-
-def _flush_c_stdio() -> None:
-    try:
-        ctypes.CDLL(None).fflush(None)  # C-level buffers, while the descriptors point nowhere
-    except (OSError, AttributeError):  # pragma: no cover - no C library to ask
-        pass
-
-
-@contextmanager
-def quiet_output() -> Iterator[None]:
-    """Discard everything written to file descriptors 1 and 2 inside the block.
-
-    Python-level buffers are flushed first, so nothing printed before the block is lost.
-    Does nothing when :func:`verbose` is true or the descriptors cannot be duplicated.
-    """
-    if verbose():
-        yield
-        return
-    for stream in (sys.stdout, sys.stderr):
-        try:
-            stream.flush()
-        except (AttributeError, OSError, ValueError):
-            pass
-    try:
-        saved = (os.dup(1), os.dup(2))
-    except OSError:  # no descriptors to silence (a daemon without stdio)
-        yield
-        return
-    devnull = os.open(os.devnull, os.O_WRONLY)
-    try:
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
-        yield
-    finally:
-        _flush_c_stdio()
-        os.dup2(saved[0], 1)
-        os.dup2(saved[1], 2)
-        for fd in (*saved, devnull):
-            os.close(fd)
 
 
 with quiet_output():  # the build banner

@@ -248,6 +248,9 @@ class EngineLoop(Protocol):
 class BatchStep(Protocol):
     """Several robots' worlds (one description) advanced by one call (``Engine.batch``)."""
 
+    def ready(self) -> bool:
+        """Whether the loops can be stepped together now (no delay line, pushes...)."""
+
     def step(self, steps: int) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
         """``steps`` physics steps of every robot.
 

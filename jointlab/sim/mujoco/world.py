@@ -371,6 +371,12 @@ class MujocoWorld(Scene):
             found.append((other, np.array(contact.pos), float(wrench[0])))
         return found
 
+    def batch(self, loops: Sequence[Any]) -> Any:
+        """Robots in separate MuJoCo worlds stepped by one call (:mod:`.batch`), or None."""
+        from jointlab.sim.mujoco.batch import MujocoBatch
+
+        return MujocoBatch.of(loops)
+
     # ---------------------------------------------------------------- stepping
     def _physics_step(self) -> None:
         self._mujoco.mj_step(self.model, self.data)

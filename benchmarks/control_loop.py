@@ -14,7 +14,7 @@ of CPU, median over the ticks): the state's position, which the simulated robot 
 on first access (``SimState``; the stall check asks ``state.stalled()``, which builds no
 flags), the commands (trajectory sampling, stall check), the model's ``g(q) + M(q)·q̈_ref``
 (one inverse dynamics by Bullet's rigid-body algorithms, see
-``jointlab.robots.bullet_dynamics``), the safety layer, and the rest of ``compute`` (the
+``jointlab.sim.pybullet.dynamics``), the safety layer, and the rest of ``compute`` (the
 viscous and armature terms, building the action, bookkeeping). Each
 timer adds a fraction of a microsecond; the timed rounds above carry no such timers.
 

@@ -55,7 +55,7 @@ from env_throughput import _actions, env_stepper  # the script's folder
 import jointlab.envs  # noqa: F401  (registers the ids)
 from jointlab.robots import load_robot
 from jointlab.sim import World
-from jointlab.sim.body import RobotBody
+from jointlab.sim.pybullet.body import RobotBody
 
 SUBSTEPS = 20
 EPISODE_STEPS = 50
@@ -149,8 +149,8 @@ def bench_raw_pybullet(seconds: float) -> float:
 
 def bench_raw_mujoco(seconds: float) -> float:
     """Env steps per second of the hand-written MuJoCo loop (module docstring)."""
-    from jointlab.sim.engines import import_mujoco
     from jointlab.sim.mujoco.body import MujocoBody
+    from jointlab.sim.mujoco.library import import_mujoco
 
     mujoco = import_mujoco()
     description = load_robot(ROBOT)

@@ -13,6 +13,9 @@ random actions and episode resets as ``env_throughput.py`` and ``engines.py``):
 * ``env``: the env through ``gymnasium.make`` (wrappers included), on PyBullet;
 * ``robot``: its robot alone fed the same NJointActions (apply + step, a reset every 50);
 * ``batched``: :class:`~jointlab.envs.vector.BatchedEnv` of 8, per sub-environment step;
+* ``env-mj`` and ``robot-mj``: the same two on MuJoCo (the env layer's share there), and
+  ``batched64-mj``: ``BatchedEnv`` of 64 on MuJoCo, per sub-environment step (at least two
+  batched steps);
 * ``env-mujoco`` and ``raw-mujoco``: Reach on MuJoCo and ``engines.py``'s hand-written MuJoCo
   loop (physics, observation and reward); ``raw-pybullet`` likewise on PyBullet;
 * ``commander``: ``Commander.compute`` of ``control_loop.py``'s arm6 program at 1 kHz, replayed
@@ -38,13 +41,17 @@ import sys
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 
 from _report import header, load, row, write_summary  # noqa: E402
 
-PHASES = ("env", "robot", "batched", "env-mujoco", "raw-mujoco", "raw-pybullet")
+PHASES = ("env", "robot", "batched", "env-mj", "robot-mj", "batched64-mj", "env-mujoco",
+          "raw-mujoco", "raw-pybullet")
+#: Sub-environments of the large MuJoCo batch.
+LARGE_BATCH = 64
 #: Commander ticks counted per env step of ``--steps`` (2,000 ticks, 2 s at 1 kHz, by default).
 TICKS_PER_STEP = 5
 
@@ -123,6 +130,7 @@ def child(steps: int) -> None:
     _dump("batched")
     env.close()
     batch.close()
+    _same_on_mujoco(actions, steps)
 
     def counted(label: str) -> Callable[..., float]:
         def loop(step: Callable[[], None], seconds: float, warmup: int = 20) -> float:
@@ -142,6 +150,55 @@ def child(steps: int) -> None:
         engines._timed_loop = counted(label)
         measure()
     commander_ticks(TICKS_PER_STEP * steps)
+
+
+def large_batch_steps(steps: int) -> int:
+    """Batched steps of the ``LARGE_BATCH`` phase: about ``steps`` env steps, at least two."""
+    return max(2, steps // LARGE_BATCH)
+
+
+def _same_on_mujoco(actions: Any, steps: int) -> None:
+    """The env, its robot alone and a BatchedEnv of 64, on MuJoCo."""
+    import gymnasium
+
+    from jointlab.envs.vector import BatchedEnv
+
+    env = gymnasium.make("jointlab/Reach-v0", robot="arm6", action_mode="position",
+                         engine="mujoco")  # fmt: skip
+    base = env.unwrapped
+    robot = base.robot
+    njoint = [base.actions.to_njoint(a).action for a in actions[:steps]]
+    env.reset(seed=0)
+    for i in range(20):  # warm-up
+        env.step(actions[i])
+    env.reset(seed=0)
+    _dump("setup")
+    for i in range(steps):
+        _, _, terminated, truncated, _ = env.step(actions[i])
+        if terminated or truncated:
+            env.reset()
+    _dump("env-mj")
+    robot.reset()
+    _dump("setup")
+    for i in range(steps):
+        robot.apply(njoint[i])
+        robot.step()
+        if i % 50 == 49:
+            robot.reset()
+    _dump("robot-mj")
+    env.close()
+    batch = BatchedEnv("jointlab/Reach-v0", LARGE_BATCH, robot="arm6", action_mode="position",
+                       engine="mujoco")  # fmt: skip
+    batch.reset(seed=0)
+    blocks = large_batch_steps(steps)
+    rows = actions[: LARGE_BATCH * blocks].reshape(blocks, LARGE_BATCH, -1)
+    for i in range(3):  # warm-up
+        batch.step(rows[i % blocks])
+    _dump("setup")
+    for block in rows:
+        batch.step(block)
+    _dump("batched64-mj")
+    batch.close()
 
 
 def counts(folder: Path) -> dict[str, int]:
@@ -181,13 +238,19 @@ def main() -> None:
                 "PYTHONPATH", "")])})  # fmt: skip
         totals = counts(Path(folder))
     per_step = {name: totals[name] / args.steps for name in PHASES}
+    per_step["batched64-mj"] = totals["batched64-mj"] / (LARGE_BATCH
+                                                         * large_batch_steps(args.steps))
     layer = 100 * (1 - per_step["robot"] / per_step["env"])
+    layer_mj = 100 * (1 - per_step["robot-mj"] / per_step["env-mj"])
+    batched64 = per_step["env-mj"] / per_step["batched64-mj"]
     batched = per_step["env"] / per_step["batched"]
     mujoco = per_step["env-mujoco"] / per_step["raw-mujoco"]
     tick = totals["commander"] / (TICKS_PER_STEP * args.steps)
     print(f"jointlab/Reach-v0 (arm6, position mode), {args.steps} env steps per phase, "
           "instructions counted by callgrind (load-independent, not time):")
-    print(f"  env layer, share of a Reach-v0 step      {layer:.1f} %")
+    print(f"  env layer, share of a Reach-v0 step      {layer:.1f} % (PyBullet)")
+    print(f"  env layer, share of a Reach-v0 step      {layer_mj:.1f} % (MuJoCo)")
+    print(f"  one env / BatchedEnv(64), MuJoCo         {batched64:.3f}x")
     print(f"  one env / BatchedEnv(8), per env step    {batched:.3f}x")
     print(f"  JointLab on MuJoCo / raw MuJoCo loop     {mujoco:.3f}x")
     print(f"  Commander.compute, arm6 at 1 kHz         {tick / 1e3:.1f} thousand per tick")
@@ -197,6 +260,8 @@ def main() -> None:
     print(f"end {load()}")
     write_summary([
         row("Reach-v0 env layer, % of instructions", [layer], "%"),
+        row("Reach-v0 env layer on MuJoCo, % of instructions", [layer_mj], "%"),
+        row("one env / BatchedEnv(64) on MuJoCo, instructions", [batched64], "x"),
         row("one env / BatchedEnv(8), instructions", [batched], "x"),
         row("JointLab on MuJoCo / raw MuJoCo, instructions", [mujoco], "x"),
         row("Commander.compute, thousand instructions per tick", [tick / 1e3], ""),

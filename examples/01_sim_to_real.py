@@ -29,8 +29,8 @@ import sys
 import numpy as np
 
 import jointlab
+from jointlab.contract import Robot
 from jointlab.controllers import Commander
-from jointlab.interface import Robot
 
 #: Seconds held at home before the trajectory, so both backends start from rest.
 SETTLE = 0.3

@@ -10,6 +10,7 @@ The public API::
         state = robot.read()
 """
 
+from jointlab.contract import Robot
 from jointlab.errors import (
     ActionError,
     CommandRefused,
@@ -22,7 +23,7 @@ from jointlab.errors import (
     RobotClosed,
     SimulationError,
 )
-from jointlab.interface import ActuatorState, ActuatorType, ArrayState, NJointAction, Robot
+from jointlab.interface import ActuatorState, ActuatorType, ArrayState, NJointAction
 from jointlab.robots import RobotDescription, forward_kinematics, load_robot
 
 __version__ = "0.1.0"

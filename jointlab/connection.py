@@ -1,4 +1,4 @@
-"""``jointlab.connect(url)``: build a :class:`~jointlab.interface.Robot` from a URL.
+"""``jointlab.connect(url)``: build a :class:`~jointlab.contract.Robot` from a URL.
 
 A URL is ``SCHEME://TARGET?key=value&...``. Each scheme has a factory in a small registry:
 
@@ -33,8 +33,8 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 from urllib.parse import unquote, unquote_plus
 
+from jointlab.contract import Robot
 from jointlab.errors import ConfigurationError, quote
-from jointlab.interface import Robot
 
 #: Longest robot URL, characters.
 MAX_URL_CHARS = 512
@@ -223,7 +223,7 @@ def query_positive(text: str) -> float:
 def _connect_sim(url: RobotURL, options: dict[str, Any]) -> Robot:
     from jointlab.robots import load_robot
     from jointlab.sim import SimRobot
-    from jointlab.sim.engines import check_engine
+    from jointlab.sim.engine import check_engine
 
     if not url.target:
         raise ConfigurationError(f"{url.url}: no robot given; expected sim://NAME_OR_PATH")

@@ -1,7 +1,8 @@
 """The :class:`Robot` base every backend implements, and the checks it owns.
 
-``from jointlab.interface import Robot`` is the usual import; this module holds it so that
-the value classes (:mod:`jointlab.interface`) and the contract stay one concept each.
+``from jointlab.contract import Robot`` (or ``from jointlab import Robot``); this module
+holds it so that the value classes (:mod:`jointlab.interface`, below it) and the contract
+stay one concept each.
 Backends implement the hooks (``_read``, ``_apply``, ``_step``, ``_reset``, ``_power``,
 ``_brakes``, ``_arm``, ``_disarm``, ``_configure_speed``, ``_configure_accel``,
 ``_geometry``, ``_readiness``, ``close``); the public verbs check what every backend must

@@ -1,7 +1,7 @@
 """The values every backend exchanges: actions (:class:`NJointAction`) and states.
 
-The abstract :class:`Robot` they pass through lives in :mod:`jointlab.contract` (also
-importable from here).
+The abstract ``Robot`` they pass through lives in :mod:`jointlab.contract`, one layer up
+(it imports this module; this module imports nothing of it).
 
 Time semantics (the same for every backend):
 
@@ -35,9 +35,6 @@ import numpy as np
 from jointlab.errors import ActionError
 from jointlab.joint_vectors import as_vector, check_gains, check_targets, check_torque, constants
 
-#: Names defined in :mod:`jointlab.contract` (the Robot base), importable from here too.
-_CONTRACT = ("REFUSAL_ORDER", "Readiness", "Robot", "given_fields")
-
 _GAINS = ("position_kp", "position_kd")
 
 __all__ = [
@@ -48,7 +45,6 @@ __all__ = [
     "NJointAction",
     "ResolvedAction",
     "nan_vector",
-    *_CONTRACT,
 ]
 
 
@@ -464,14 +460,6 @@ class ArrayState:
         )
 
     __hash__ = None  # type: ignore[assignment]
-
-
-def __getattr__(name: str) -> Any:
-    if name in _CONTRACT:  # imported lazily: jointlab.contract imports this module
-        from jointlab import contract
-
-        return getattr(contract, name)
-    raise AttributeError(f"module 'jointlab.interface' has no attribute {name!r}")
 
 
 def _read_only_copy(array: np.ndarray) -> np.ndarray:

@@ -33,9 +33,9 @@ from typing import Any
 import numpy as np
 
 from jointlab.bounded_yaml import load_yaml, read_text
+from jointlab.contract import Robot
 from jointlab.controllers import Commander, RunSummary, run
 from jointlab.errors import ConfigurationError, JointLabError, quote
-from jointlab.interface import Robot
 from jointlab.program_checks import check_shapes, check_values
 from jointlab.robots.description import RobotDescription
 

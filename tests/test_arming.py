@@ -17,8 +17,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import jointlab
+from jointlab.contract import Robot
 from jointlab.hardware import EmulatorProcess, SerialRobot
-from jointlab.interface import NJointAction, Robot
+from jointlab.interface import NJointAction
 from jointlab.sim import SimRobot
 
 PATIENT = {"request_timeout": 2.0, "dead_ms": 8000, "connect_timeout": 15.0}

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
+from jointlab.contract import Robot
 from jointlab.errors import (
     ActionError,
     CommandRefused,
@@ -26,7 +27,7 @@ from jointlab.errors import (
     RobotClosed,
 )
 from jointlab.hardware import EmulatorProcess, SerialRobot
-from jointlab.interface import ActuatorState, ArrayState, NJointAction, Robot
+from jointlab.interface import ActuatorState, ArrayState, NJointAction
 from jointlab.sim import SimRobot
 
 PATIENT = {"request_timeout": 1.0, "dead_ms": 5000, "connect_timeout": 10.0}

@@ -11,16 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from hypothesis.extra import numpy as hnp
 
+from jointlab.contract import Robot, given_fields
 from jointlab.errors import ActionError, JointLabError
-from jointlab.interface import (
-    ActuatorState,
-    ActuatorType,
-    ArrayState,
-    NJointAction,
-    Robot,
-    given_fields,
-    nan_vector,
-)
+from jointlab.interface import ActuatorState, ActuatorType, ArrayState, NJointAction, nan_vector
 from jointlab.joint_vectors import MAX_GAIN, MAX_TARGET
 
 NAN = math.nan

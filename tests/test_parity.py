@@ -34,11 +34,12 @@ import numpy as np
 import pytest
 
 import jointlab.envs  # noqa: F401 - registers the ids
+from jointlab.contract import Robot
 from jointlab.controllers import Commander
 from jointlab.envs import ENV_SPECS, TASKS
 from jointlab.errors import ActionError, ConfigurationError, JointLabError
 from jointlab.hardware import EmulatorProcess, SerialRobot
-from jointlab.interface import ArrayState, NJointAction, Robot
+from jointlab.interface import ArrayState, NJointAction
 from jointlab.sim import SimRobot
 
 PATIENT = {"request_timeout": 2.0, "dead_ms": 10_000, "connect_timeout": 20.0}

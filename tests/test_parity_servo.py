@@ -23,10 +23,11 @@ import pytest
 from test_parity import Outcome, action_errors, assert_close, closing
 
 import jointlab
+from jointlab.contract import Robot
 from jointlab.controllers import Commander
 from jointlab.errors import CommandRefused, ConfigurationError
 from jointlab.hardware.host.reset_move import minimum_jerk_move
-from jointlab.interface import ArrayState, NJointAction, Robot
+from jointlab.interface import ArrayState, NJointAction
 
 ARMS = ["so101", "koch"]
 #: Largest difference per state field between sim and the emulated bus (module docstring).

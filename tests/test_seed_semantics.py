@@ -18,6 +18,7 @@ import numpy as np
 import pytest
 
 import jointlab
+from jointlab.contract import Robot
 from jointlab.controllers import (
     Commander,
     DynamicLimitsCheckMode,
@@ -27,7 +28,7 @@ from jointlab.controllers import (
     run,
 )
 from jointlab.errors import CommandRefused
-from jointlab.interface import NJointAction, Robot
+from jointlab.interface import NJointAction
 
 #: Options that keep an emulated robot from declaring the link dead on a busy machine.
 PATIENT = {"request_timeout": 1.0, "dead_ms": 5000, "connect_timeout": 10.0}

@@ -160,7 +160,7 @@ def robot_label(robot: str) -> str:
     get two folders.
     """
     if "://" in robot:
-        from jointlab.sim.engines import DEFAULT_ENGINE
+        from jointlab.sim.engine import DEFAULT_ENGINE
 
         parts = urlsplit(robot)
         scheme = parts.scheme.lower()

@@ -6,7 +6,7 @@
 
 The feed-forward, on joints under PD, is the gravity torque ``g(q)`` plus ``M(q)·q̈_ref +
 damping·q̇_ref`` (inertia and viscous friction of the description), so the PD only corrects
-errors. The model is :func:`~jointlab.robots.bullet_dynamics.rigid_body_model`'s: Bullet's
+errors. The model is :func:`~jointlab.robots.dynamics.rigid_body_model`'s: Bullet's
 rigid-body algorithms where they agree with the numpy model (about a tenth of its time per
 ``g`` or ``M``), else the numpy model. With Bullet's, ``g(q) + M(q)·q̈_ref`` is one inverse
 dynamics at the tick's ``q`` (at ``q̇ = 0``: no Coriolis term), as cheap as ``g(q)`` alone;
@@ -30,6 +30,7 @@ from typing import Any
 
 import numpy as np
 
+from jointlab.contract import Robot
 from jointlab.controllers.commands import ActiveCommand, Outputs, Tolerances
 from jointlab.controllers.events import (
     CommandEvent,
@@ -45,9 +46,9 @@ from jointlab.controllers.safety import (
     SafetyPolicy,
 )
 from jointlab.errors import CommandRefused, ConfigurationError
-from jointlab.interface import ArrayState, NJointAction, Robot
+from jointlab.interface import ArrayState, NJointAction
 from jointlab.joint_vectors import check_gains, check_torque, constants
-from jointlab.robots.bullet_dynamics import rigid_body_model
+from jointlab.robots.dynamics import rigid_body_model
 
 __all__ = ["CommandDispatcher"]
 
@@ -56,7 +57,7 @@ class CommandDispatcher:
     """Runs commands on a robot: ownership, events, checks and the control tick.
 
     Args:
-        robot: Any :class:`~jointlab.interface.Robot`.
+        robot: Any :class:`~jointlab.contract.Robot`.
         gravity_compensation: Add the gravity torque to joints under PD.
         model_feedforward: Add ``M(q)·q̈_ref + damping·q̇_ref`` to joints under PD.
         inertia_period: Seconds between refreshes of ``M(q)`` (it changes slowly with ``q``);

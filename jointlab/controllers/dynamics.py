@@ -1,4 +1,4 @@
-"""Gravity compensation as a controller (the model: :mod:`jointlab.robots.bullet_dynamics`).
+"""Gravity compensation as a controller (the model: ``robots.dynamics.rigid_body_model``).
 
 * :class:`GravityCompensation` — a controller returning ``Torque(gravity compensation)``,
   composable with any other controller (see :func:`jointlab.controllers.base.with_feedforward`).
@@ -11,9 +11,8 @@ from __future__ import annotations
 from typing import Any
 
 from jointlab.interface import ArrayState, NJointAction
-from jointlab.robots.bullet_dynamics import rigid_body_model
 from jointlab.robots.description import RobotDescription
-from jointlab.robots.dynamics import GRAVITY, DynamicsModel
+from jointlab.robots.dynamics import GRAVITY, DynamicsModel, rigid_body_model
 
 __all__ = ["GRAVITY", "DynamicsModel", "GravityCompensation"]
 

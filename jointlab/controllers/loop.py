@@ -25,8 +25,9 @@ from typing import Any
 
 import numpy as np
 
+from jointlab.contract import Robot
 from jointlab.errors import ConfigurationError
-from jointlab.interface import ArrayState, NJointAction, Robot
+from jointlab.interface import ArrayState, NJointAction
 
 __all__ = ["RunSummary", "run"]
 
@@ -90,7 +91,7 @@ def run(
     """Run ``controller`` on ``robot`` for ``duration`` seconds or until ``until(state)``.
 
     Args:
-        robot: Any :class:`~jointlab.interface.Robot` (``SimRobot``, ``SerialRobot``).
+        robot: Any :class:`~jointlab.contract.Robot` (``SimRobot``, ``SerialRobot``).
         controller: An object with ``reset(state)`` and ``compute(state) -> NJointAction``
             (a :class:`~jointlab.controllers.commander.Commander` is one).
         duration: Robot time to run, seconds (rounded to whole control periods).

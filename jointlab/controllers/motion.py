@@ -24,7 +24,7 @@ from jointlab.controllers.polynomial import PiecewisePolynomial
 from jointlab.errors import CommandRefused, ConfigurationError
 
 if TYPE_CHECKING:
-    from jointlab.interface import Robot
+    from jointlab.contract import Robot
     from jointlab.robots.description import RobotDescription
 
 __all__ = [

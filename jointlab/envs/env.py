@@ -23,11 +23,12 @@ from typing import Any, SupportsFloat
 import gymnasium
 import numpy as np
 
+from jointlab.contract import Robot
 from jointlab.errors import CommandRefused, ConfigurationError, JointLabError, quote
-from jointlab.interface import ArrayState, Robot
+from jointlab.interface import ArrayState
 from jointlab.robots.description import RobotDescription
 from jointlab.robots.yaml_io import load_robot
-from jointlab.sim.client import has_display
+from jointlab.sim.quiet import has_display
 
 from .actions import ActionAdapter, check_action_mode
 from .observations import ObservationLayout, ObservationPart, joint_parts
@@ -60,7 +61,7 @@ class JointLabEnv(gymnasium.Env):
             ``"hold"``, ``"push"``); a name is built with ``task_kwargs``.
         robot: A built-in robot name, a ``.yaml``/``.urdf`` path, a
             :class:`~jointlab.robots.RobotDescription` (each simulated with
-            :class:`jointlab.sim.SimRobot`) or a live :class:`~jointlab.interface.Robot`
+            :class:`jointlab.sim.SimRobot`) or a live :class:`~jointlab.contract.Robot`
             (used as is, not closed by the env). None means the task's default robot.
         action_mode: One of :data:`jointlab.envs.actions.ACTION_MODES`.
         backend: A :func:`jointlab.connect` URL (``"sim://arm6?dt=0.001"``,

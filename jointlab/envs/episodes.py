@@ -16,7 +16,8 @@ from typing import Any
 
 import numpy as np
 
-from jointlab.interface import NJointAction, Robot
+from jointlab.contract import Robot
+from jointlab.interface import NJointAction
 from jointlab.recording import LogMetadata, Recorder
 
 from .evaluation import Policy, policy_env

@@ -32,8 +32,8 @@ from typing import Any
 import gymnasium
 import numpy as np
 
+from jointlab.contract import Robot
 from jointlab.errors import ConfigurationError
-from jointlab.interface import Robot
 from jointlab.robots.yaml_io import load_robot
 
 from .env import JointLabEnv

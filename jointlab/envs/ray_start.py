@@ -42,7 +42,7 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None,
     warnings.filterwarnings("ignore", category=DeprecationWarning, module=r"ray(\..*)?$")
     import ray
 
-    from jointlab.sim.client import quiet_output  # the core worker's start-up line
+    from jointlab.sim.quiet import quiet_output  # the core worker's start-up line
 
     address = address or os.environ.get("RAY_ADDRESS")
     with quiet_output():

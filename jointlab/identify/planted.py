@@ -14,7 +14,7 @@ file is wrong:
   real time, like a device).
 
 This module is the one place that knows how to start such a device; everything else in
-:mod:`jointlab.identify` goes through the :class:`~jointlab.interface.Robot` interface.
+:mod:`jointlab.identify` goes through the :class:`~jointlab.contract.Robot` interface.
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from typing import Any
 
 import numpy as np
 
+from jointlab.contract import Robot
 from jointlab.errors import ConfigurationError
-from jointlab.interface import Robot
 from jointlab.robots import ArrayGeometry, RobotDescription, load_robot
 
 __all__ = ["NominalView", "connect_planted", "physics_dt", "plant"]
@@ -107,7 +107,7 @@ class NominalView:
 
     Everything is delegated to ``robot`` except :attr:`description`, which is ``nominal``:
     controllers, environments and recorders see the nominal robot, the physics are the
-    wrapped robot's. A transparent proxy, registered as a :class:`~jointlab.interface.Robot`
+    wrapped robot's. A transparent proxy, registered as a :class:`~jointlab.contract.Robot`
     (``isinstance(view, Robot)`` holds) without re-implementing the backend's checks: every
     call reaches the wrapped robot as it is. Closing the view closes the robot.
 
@@ -175,7 +175,7 @@ def connect_planted(
             ``sensors``...); ``SerialRobot`` keywords for ``"emulated"``.
 
     Returns:
-        A :class:`~jointlab.interface.Robot` whose ``description`` is ``nominal``. A
+        A :class:`~jointlab.contract.Robot` whose ``description`` is ``nominal``. A
         simulated one starts armed; an emulated one starts disarmed, like a device.
     """
     planted, nominal = load_robot(planted), load_robot(nominal)

@@ -7,9 +7,9 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from jointlab.contract import Robot
 from jointlab.identify.excite import Excitation
 from jointlab.identify.planted import physics_dt
-from jointlab.interface import Robot
 from jointlab.program import ProgramStep, run_program
 from jointlab.recording import LogMetadata, Recorder
 

@@ -215,7 +215,7 @@ class LogMetadata:
 
     @classmethod
     def from_robot(cls, robot: Any, **extra: Any) -> LogMetadata:
-        """Metadata of a live :class:`~jointlab.interface.Robot` (its description and dt)."""
+        """Metadata of a live :class:`~jointlab.contract.Robot` (its description and dt)."""
         return cls.from_description(robot.description, dt=robot.control_dt, **extra)
 
     def vector(self, name: str) -> np.ndarray | None:

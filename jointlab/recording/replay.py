@@ -15,8 +15,9 @@ from typing import Any
 
 import numpy as np
 
+from jointlab.contract import Robot
 from jointlab.errors import ConfigurationError
-from jointlab.interface import NJointAction, Robot
+from jointlab.interface import NJointAction
 from jointlab.recording.formats import load_log
 from jointlab.recording.log import DESIRED, STATE, Log
 

@@ -1,5 +1,6 @@
 """Robot descriptions: the model, validation, YAML and URDF I/O, kinematics, built-ins."""
 
+from jointlab.robots.description import LAYERS_ABOVE as _LAYERS_ABOVE
 from jointlab.robots.description import (
     ActuatorGeometry,
     ActuatorSpec,
@@ -24,7 +25,21 @@ from jointlab.robots.kinematics import (
     position_jacobian,
     tool_positions,
 )
-from jointlab.robots.yaml_io import builtin_path, builtin_robots, load_robot, parse_yaml
+from jointlab.robots.limits_update import apply_limits_update
+from jointlab.robots.schema import description_from_dict
+from jointlab.robots.serialize import description_to_dict
+from jointlab.robots.urdf_io import description_from_urdf, description_to_urdf
+from jointlab.robots.yaml_io import builtin_path, builtin_robots, dump_yaml, load_robot, parse_yaml
+
+# The model's convenience methods call the layers above it (see description.LAYERS_ABOVE).
+_LAYERS_ABOVE.update(
+    apply_limits_update=apply_limits_update,
+    description_from_dict=description_from_dict,
+    description_from_urdf=description_from_urdf,
+    description_to_dict=description_to_dict,
+    description_to_urdf=description_to_urdf,
+    dump_yaml=dump_yaml,
+)
 
 __all__ = [
     "ActuatorGeometry",

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, fields
 from functools import cached_property
 from typing import Any
@@ -22,6 +22,13 @@ import numpy as np
 from jointlab.errors import DescriptionError
 from jointlab.robots.bus import BusSpec
 from jointlab.robots.transmission import Transmission, TransmissionArray
+
+#: The functions of the layers above the model (validation, YAML and URDF I/O) behind the
+#: model's convenience methods (``to_yaml``, ``from_dict``, ``with_limits``...), by name.
+#: This module imports none of them: the package (``jointlab/robots/__init__.py``, always
+#: run before any of its modules) registers them, so the stack runs one way:
+#: model <- validation <- I/O.
+LAYERS_ABOVE: dict[str, Callable[..., Any]] = {}
 
 Vector3 = tuple[float, float, float]
 Matrix3 = tuple[Vector3, Vector3, Vector3]
@@ -568,8 +575,6 @@ class RobotDescription:
         robot's current limits. Soft limits and configured speeds are narrowed to fit; see
         :func:`jointlab.robots.limits_update.apply_limits_update`.
         """
-        from jointlab.robots.limits_update import apply_limits_update
-
         if update is None:
             try:
                 update = JointLimitsUpdate(**fields_)
@@ -580,7 +585,7 @@ class RobotDescription:
                 ) from exc
         elif fields_:
             raise DescriptionError("with_limits: pass a JointLimitsUpdate or keywords, not both")
-        return apply_limits_update(self, update)
+        return LAYERS_ABOVE["apply_limits_update"](self, update)
 
     # ------------------------------------------------------------ views
     def geometry(self, config_speed: np.ndarray | None = None) -> ArrayGeometry:
@@ -608,15 +613,11 @@ class RobotDescription:
 
     def to_dict(self) -> dict[str, Any]:
         """Return the description as a robot-file dict (every field explicit)."""
-        from jointlab.robots.serialize import description_to_dict
-
-        return description_to_dict(self)
+        return LAYERS_ABOVE["description_to_dict"](self)
 
     def to_yaml(self) -> str:
         """Return the description as robot-file YAML; ``load_robot`` of it gives an equal one."""
-        from jointlab.robots.yaml_io import dump_yaml
-
-        return dump_yaml(self)
+        return LAYERS_ABOVE["dump_yaml"](self)
 
     def to_urdf(self, *, armature: bool = False) -> str:
         """Return URDF text for this description (see docs/robot-files.md, the URDF export).
@@ -624,23 +625,17 @@ class RobotDescription:
         ``armature=True`` realises ``dynamics.armature`` in the link inertials, as the
         simulator does (URDF has no joint armature).
         """
-        from jointlab.robots.urdf_io import description_to_urdf
-
-        return description_to_urdf(self, armature=armature)
+        return LAYERS_ABOVE["description_to_urdf"](self, armature=armature)
 
     @classmethod
     def from_dict(cls, data: Mapping[str, Any], source: str | None = None) -> RobotDescription:
         """Build and validate a description from a robot-file dict."""
-        from jointlab.robots.schema import description_from_dict
-
-        return description_from_dict(data, source=source)
+        return LAYERS_ABOVE["description_from_dict"](data, source=source)
 
     @classmethod
     def from_urdf(cls, path: str) -> RobotDescription:
         """Import a URDF file (serial or tree; revolute, continuous, prismatic, fixed)."""
-        from jointlab.robots.urdf_io import description_from_urdf
-
-        return description_from_urdf(path)
+        return LAYERS_ABOVE["description_from_urdf"](path)
 
     @cached_property
     def digest(self) -> str:

@@ -23,6 +23,7 @@ Dependent (coupled) joints get the torque their own axis carries, like any other
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import numpy as np
@@ -30,7 +31,7 @@ import numpy as np
 from jointlab.robots.description import BASE, JointType, RobotDescription
 from jointlab.robots.transforms import pose_matrix
 
-__all__ = ["GRAVITY", "DynamicsModel"]
+__all__ = ["AGREEMENT", "GRAVITY", "DynamicsModel", "register_evaluator", "rigid_body_model"]
 
 #: Standard gravity in the world frame, m/s².
 GRAVITY = (0.0, 0.0, -9.81)
@@ -387,3 +388,56 @@ class DynamicsModel:
                 force[p] += f
                 moment[p] += m + np.cross(origin[e] - origin[p], f)
         return tau
+
+
+# ====================================================================== evaluators
+#: Largest difference from the numpy model :func:`rigid_body_model` accepts of an evaluator,
+#: relative to the largest entry of ``M`` (and of ``g``, plus 1e-9 N·m).
+AGREEMENT = 1e-5
+
+#: Faster exact evaluators of the same model that loaded engines offer, in the order they
+#: registered: ``factory(description, gravity)`` gives an object with the methods of
+#: :class:`DynamicsModel`'s dynamics (``gravity_torque``, ``mass_matrix``,
+#: ``gravity_and_mass_matrix``, ``inverse_dynamics``), or None when it cannot.
+_EVALUATORS: list[Callable[[RobotDescription, Any], Any]] = []
+
+
+def register_evaluator(factory: Callable[[RobotDescription, Any], Any]) -> None:
+    """Offer ``factory`` to :func:`rigid_body_model` (an engine does it when it is loaded)."""
+    if factory not in _EVALUATORS:
+        _EVALUATORS.append(factory)
+
+
+def _agrees(fast: Any, reference: DynamicsModel) -> bool:
+    """Whether ``fast`` gives the reference's ``g`` and ``M`` at two configurations."""
+    description = reference.description
+    lower, upper = description.lower, description.upper
+    middle = np.where(np.isfinite(lower) & np.isfinite(upper), 0.5 * (lower + upper), 0.0)
+    spread = np.where(np.isfinite(upper - lower), 0.3 * (upper - lower), 0.5)
+    for q in (description.home, middle + spread * np.sin(1.0 + np.arange(description.dof))):
+        gravity, mass = reference.gravity_and_mass_matrix(q)
+        fast_gravity, fast_mass = fast.gravity_and_mass_matrix(q)
+        if not (np.abs(fast_gravity - gravity).max(initial=0.0)
+                <= AGREEMENT * np.abs(gravity).max(initial=0.0) + 1e-9
+                and np.abs(fast_mass - mass).max(initial=0.0)
+                <= AGREEMENT * np.abs(mass).max(initial=0.0)):
+            return False
+    return True
+
+
+def rigid_body_model(description: RobotDescription, gravity: Any = GRAVITY) -> Any:
+    """The fastest exact dynamics model of ``description``.
+
+    The first registered evaluator (:func:`register_evaluator`: a loaded engine's, e.g.
+    PyBullet's Featherstone in C++, about a tenth of this module's time) whose ``g`` and
+    ``M`` agree with :class:`DynamicsModel` within :data:`AGREEMENT`; the numpy
+    :class:`DynamicsModel` itself otherwise (no engine loaded, or none agrees). Both have
+    ``gravity_torque``, ``mass_matrix``, ``gravity_and_mass_matrix`` and
+    ``inverse_dynamics``.
+    """
+    reference = DynamicsModel(description, gravity)
+    for factory in _EVALUATORS:
+        fast = factory(description, gravity)
+        if fast is not None and _agrees(fast, reference):
+            return fast
+    return reference

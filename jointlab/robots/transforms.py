@@ -6,6 +6,8 @@ homogeneous transforms are 4x4; angles in radians, lengths in metres.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
 import numpy as np
 
 
@@ -112,3 +114,15 @@ def rotation_angle_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     flat = relative.reshape(-1, 3, 3)
     angles = Rotation.from_matrix(flat).magnitude()
     return angles.reshape(relative.shape[:-2])
+
+
+def quaternion_from_rpy(rpy: Sequence[float]) -> tuple[float, float, float, float]:
+    """Quaternion ``(x, y, z, w)`` (PyBullet's order) of roll-pitch-yaw ``Rz·Ry·Rx`` (rad)."""
+    r, p, y = (0.5 * float(v) for v in rpy)
+    cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
+    return (
+        float(sr * cp * cy - cr * sp * sy),
+        float(cr * sp * cy + sr * cp * sy),
+        float(cr * cp * sy - sr * sp * cy),
+        float(cr * cp * cy + sr * sp * sy),
+    )

@@ -10,7 +10,8 @@
 """
 
 from jointlab.sim.actuators import ActuatorArray, DelayLine, coulomb_friction
-from jointlab.sim.client import quiet_output  # before anything imports PyBullet: no banner
+from jointlab.sim.engine import World
+from jointlab.sim.quiet import quiet_output
 from jointlab.sim.randomization import (
     EpisodeParameters,
     ObjectDynamics,
@@ -18,8 +19,8 @@ from jointlab.sim.randomization import (
     Randomization,
 )
 from jointlab.sim.robot import SimRobot
+from jointlab.sim.scene import Camera
 from jointlab.sim.sensors import SensorModel
-from jointlab.sim.world import Camera, World
 
 __all__ = [
     "ActuatorArray",

@@ -11,11 +11,12 @@ brake change and per episode, so that one physics step is::
 where ``c``, ``kp`` and ``kd`` are zero on joints that are unpowered, braked, disarmed or
 dependent. With the drive off (unpowered, disarmed or a zero action) ``tau`` is exactly 0.
 
-Each engine subclasses it with its stepping: PyBullet's :class:`jointlab.sim.drive.TorqueLoop`
+Each engine subclasses it with its stepping: PyBullet's
+:class:`jointlab.sim.pybullet.loop.TorqueLoop`
 evaluates ``law`` every physics step; the MuJoCo loop (:mod:`jointlab.sim.mujoco.loop`) hands
 the same arrays to MuJoCo's own actuators when no delay line is needed. The body a loop
 drives offers ``description``, ``read()``, ``set_mass_scale``, ``set_damping``, ``tune`` and
-``soft_coupling`` (see :class:`jointlab.sim.body.RobotBody`).
+``soft_coupling`` (see :class:`jointlab.sim.pybullet.body.RobotBody`).
 """
 
 from __future__ import annotations

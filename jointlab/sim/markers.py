@@ -1,22 +1,24 @@
 """Visual markers: goals and targets drawn in renders and in the GUI, with no physics.
 
-A marker is a PyBullet body with a visual shape and no collision shape and no mass: the
-robot and objects pass through it, it never moves on its own, and a world with markers
-steps exactly like one without. Environments draw their task's goals with it
-(``World.markers``); nothing else in the simulation sees them.
+A marker is a body with a visual shape and no collision shape and no mass: the robot and
+objects pass through it, it never moves on its own, and a world with markers steps exactly
+like one without. Environments draw their task's goals with it (``World.markers``); nothing
+else in the simulation sees them. :class:`MarkerSet` is engine-neutral (names, checks,
+looks); each engine makes, moves and removes the bodies (``_create``, ``_move``,
+``_remove``: :mod:`jointlab.sim.pybullet.markers`, :mod:`jointlab.sim.mujoco.world`).
 """
 
 from __future__ import annotations
 
+import abc
 from collections.abc import Sequence
 from dataclasses import dataclass
 
 import numpy as np
-import pybullet
 
 from jointlab.errors import ConfigurationError
 
-__all__ = ["MARKER_SHAPES", "MarkerSet"]
+__all__ = ["DISC_HEIGHT", "MARKER_SHAPES", "MarkerLook", "MarkerSet"]
 
 #: ``sphere`` (a point in space) or ``disc`` (a flat circle, e.g. a goal on the ground).
 MARKER_SHAPES = ("sphere", "disc")
@@ -25,22 +27,19 @@ DISC_HEIGHT = 0.004
 
 
 @dataclass(frozen=True)
-class _Look:
+class MarkerLook:
+    """How a marker looks: its shape, radius (m) and colour (RGBA in [0, 1])."""
+
     shape: str
     radius: float
     rgba: tuple[float, float, float, float]
 
 
-class MarkerSet:
-    """The markers of one PyBullet client, by name.
+class MarkerSet(abc.ABC):
+    """The markers of one world, by name."""
 
-    Args:
-        client_id: The PyBullet client id of the world.
-    """
-
-    def __init__(self, client_id: int) -> None:
-        self._cid = client_id
-        self._bodies: dict[str, tuple[int, _Look]] = {}
+    def __init__(self) -> None:
+        self._bodies: dict[str, tuple[int, MarkerLook]] = {}
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -48,7 +47,7 @@ class MarkerSet:
         return tuple(self._bodies)
 
     def body_id(self, name: str) -> int:
-        """PyBullet body id of marker ``name``."""
+        """Body id of marker ``name`` in its world."""
         if name not in self._bodies:
             raise ConfigurationError(f"no marker {name!r}; markers: {list(self._bodies)}")
         return self._bodies[name][0]
@@ -86,7 +85,7 @@ class MarkerSet:
         if colour.shape != (4,) or not ((colour >= 0) & (colour <= 1)).all():
             raise ConfigurationError(f"marker {name!r} rgba must be 4 numbers in [0, 1], "
                                      f"got {rgba!r}")  # fmt: skip
-        look = _Look(shape, float(radius), (*(float(c) for c in colour),))  # type: ignore[arg-type]
+        look = MarkerLook(shape, float(radius), (*(float(c) for c in colour),))  # type: ignore[arg-type]
         known = self._bodies.get(name)
         if known is not None and known[1] != look:
             self.hide(name)
@@ -104,34 +103,19 @@ class MarkerSet:
         if known is not None:
             self._remove(known[0])
 
-    def _move(self, body: int, centre: np.ndarray) -> None:
-        pybullet.resetBasePositionAndOrientation(
-            body, centre.tolist(), (0.0, 0.0, 0.0, 1.0), physicsClientId=self._cid
-        )
-
-    def _remove(self, body: int) -> None:
-        pybullet.removeBody(body, physicsClientId=self._cid)
-
     def clear(self) -> None:
         """Remove every marker."""
         for name in list(self._bodies):
             self.hide(name)
 
-    def _create(self, look: _Look, centre: np.ndarray) -> int:
-        if look.shape == "sphere":
-            visual = pybullet.createVisualShape(
-                pybullet.GEOM_SPHERE, radius=look.radius, rgbaColor=look.rgba,
-                physicsClientId=self._cid,
-            )  # fmt: skip
-        else:
-            visual = pybullet.createVisualShape(
-                pybullet.GEOM_CYLINDER, radius=look.radius, length=DISC_HEIGHT,
-                rgbaColor=look.rgba, physicsClientId=self._cid,
-            )  # fmt: skip
-        return pybullet.createMultiBody(
-            baseMass=0.0,
-            baseCollisionShapeIndex=-1,
-            baseVisualShapeIndex=visual,
-            basePosition=centre.tolist(),
-            physicsClientId=self._cid,
-        )
+    @abc.abstractmethod
+    def _create(self, look: MarkerLook, centre: np.ndarray) -> int:
+        """Engine part: a new marker body of ``look`` at ``centre``; its body id."""
+
+    @abc.abstractmethod
+    def _move(self, body: int, centre: np.ndarray) -> None:
+        """Engine part: move marker ``body`` to ``centre`` (m, world frame)."""
+
+    @abc.abstractmethod
+    def _remove(self, body: int) -> None:
+        """Engine part: remove marker ``body``."""

@@ -1,9 +1,10 @@
-"""``SimRobot``: the simulation backend of the :class:`~jointlab.interface.Robot` interface.
+"""``SimRobot``: the simulation backend of the :class:`~jointlab.contract.Robot` interface.
 
 A ``SimRobot`` runs on the engine of its world: PyBullet (the default, described below) or
 MuJoCo (``engine="mujoco"``, :mod:`jointlab.sim.mujoco`, where the same law runs as MuJoCo's
 own actuators). Everything in this module (power, arming, brakes, resets, randomisation,
-sensors, state flags) is engine-neutral; the world supplies the engine's body and loop.
+sensors, state flags) is engine-neutral; the world supplies the engine's body and loop,
+which this module drives only through the protocols of :mod:`jointlab.sim.engine`.
 
 Time semantics (docs/architecture.md, the Robot contract):
 
@@ -35,19 +36,19 @@ from pathlib import Path
 
 import numpy as np
 
+from jointlab.contract import Readiness, Robot
 from jointlab.errors import ConfigurationError, DescriptionError
 from jointlab.holding import hold_action
-from jointlab.interface import ArrayState, NJointAction, Readiness, Robot
+from jointlab.interface import ArrayState, NJointAction
 from jointlab.robots.description import ArrayGeometry, RobotDescription
 from jointlab.robots.dynamics import DynamicsModel
 from jointlab.robots.gains import UnstableGainsWarning, check_gains, effective_inertia
 from jointlab.robots.yaml_io import load_robot
-from jointlab.sim.engines import DEFAULT_ENGINE, check_engine
+from jointlab.sim.engine import DEFAULT_ENGINE, World, check_engine
 from jointlab.sim.randomization import EpisodeParameters, Randomization
 from jointlab.sim.scene import Scene
 from jointlab.sim.sensors import SensorModel
 from jointlab.sim.state import StateReporter
-from jointlab.sim.world import World
 
 __all__ = ["SimRobot"]
 
@@ -143,13 +144,13 @@ class SimRobot(Robot):
             self._description.dof, dt, moving_threshold, stall_time, sensors
         )
         try:
-            self._body, self._loop = self._world._attach_robot(self._description, dt)
+            self._attached = world.attach_robot(self._description, dt, self._world_closing)
         except BaseException:
             if self._owns_world:
                 self._world.close()
             raise
+        self._body, self._loop = self._attached.body, self._attached.loop
         self._closed = False
-        self._world._register(self)
         self.seed(seed)
         dof = self._description.dof
         self._config_speed = np.array(self._description.config_speed)
@@ -159,6 +160,7 @@ class SimRobot(Robot):
         self._zero_action = NJointAction.Zero(dof)
         self._action = self._zero_action
         self._state: ArrayState | None = None
+        self._state_steps = -1  # the world's steps when _state was built
         self._braked = np.zeros(dof, dtype=bool)
         self._active: np.ndarray | None = None  # joints that may be driven; see _configure_drive
         self._brake_any = False
@@ -420,27 +422,12 @@ class SimRobot(Robot):
     # ================================================================ stepping
     def _step(self) -> None:
         world = self._world
-        if len(world._robots) > 1:
+        if world.robot_count > 1:
             for _ in range(self._k):
                 world.step()
         else:
             self._loop.run(self._k)
         self._end_period()
-
-    def _before_physics(self) -> None:
-        """World hook: send this physics step's torque."""
-        self._loop.before_physics()
-
-    def _after_physics(self) -> None:
-        """World hook: read the state after a physics step."""
-        self._loop.after_physics()
-        self._state = None
-
-    def _rebind(self) -> None:
-        """World hook (MuJoCo): the model was recompiled; find the robot in it again."""
-        self._body.bind()
-        self._loop.rebind()
-        self._state = None
 
     def _end_period(self) -> None:
         reporter = self._reporter
@@ -451,7 +438,9 @@ class SimRobot(Robot):
     # ================================================================ state
     def _read(self) -> ArrayState:
         state = self._state
-        if state is None:
+        steps = self._world.steps
+        if state is None or self._state_steps != steps:  # a World.step() ran the law since
+            self._state_steps = steps
             state = self._state = self._reporter.build(
                 self._loop,
                 (self._world.steps - self._t0) * self._dt,
@@ -522,11 +511,9 @@ class SimRobot(Robot):
         if self._closed:
             return
         self._closed = True
-        self._world._unregister(self)
+        self._world.detach_robot(self._attached)
         if self._owns_world:
             self._world.close()
-        elif not self._world.closed:
-            self._body.remove()
 
     def __repr__(self) -> str:
         state = "closed" if self._closed else f"t={self.time:.3f}s"

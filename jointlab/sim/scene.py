@@ -1,9 +1,11 @@
 """What every engine's world offers, engine-neutral: argument checks, stepping, lifetime.
 
-:class:`Scene` is the base of :class:`jointlab.sim.World` (PyBullet) and
-:class:`jointlab.sim.mujoco.MujocoWorld`. Its public methods validate their arguments (so both
-engines refuse the same bad input with the same message) and hand clean values to the
-engine's ``_add_box``, ``_add_sphere``, ``_add_urdf``, ``_physics_step`` and ``_render``.
+:class:`Scene` is the base of every engine's world
+(:class:`jointlab.sim.pybullet.PybulletWorld`, :class:`jointlab.sim.mujoco.MujocoWorld`;
+``jointlab.sim.World(engine=...)`` makes one). Its public methods validate their arguments
+(so both engines refuse the same bad input with the same message) and hand clean values to
+the engine's ``_add_box``, ``_add_sphere``, ``_add_urdf``, ``_physics_step``, ``_render``
+and ``_contacts``.
 Bodies are named by integer ids (PyBullet body ids; MuJoCo world handles).
 
 Both engines keep a fixed base off the ground plane the same way (:func:`mounted_elements`).
@@ -13,7 +15,7 @@ from __future__ import annotations
 
 import abc
 import os
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar
 
@@ -24,12 +26,14 @@ from jointlab.robots.description import BASE
 
 if TYPE_CHECKING:
     from jointlab.robots.description import RobotDescription
-    from jointlab.sim.robot import SimRobot
+    from jointlab.sim.engine import BatchStep, EngineBody, EngineLoop
 
 __all__ = [
     "CONTACT_FRICTION",
     "DEFAULT_RGBA",
+    "Attached",
     "Camera",
+    "Contact",
     "Scene",
     "combined_friction",
     "link_friction",
@@ -83,6 +87,30 @@ class Camera:
     #: Near and far clipping planes, metres.
     near: float = 0.01
     far: float = 20.0
+
+
+@dataclass(frozen=True)
+class Contact:
+    """One contact point of a body with another (``Scene.contacts``)."""
+
+    #: The other body's id (the ground plane's ``ground_id``, an object or a robot).
+    other: int
+    #: Contact point, world frame, metres, shape ``(3,)``.
+    position: np.ndarray
+    #: Normal force, N (>= 0).
+    normal_force: float
+
+
+@dataclass(eq=False)
+class Attached:
+    """A robot in a world, as the world sees it: the engine's body and loop.
+
+    ``closing`` is called when the world closes (the robot then refuses further use).
+    """
+
+    body: EngineBody
+    loop: EngineLoop
+    closing: Callable[[], None]
 
 
 def vector(name: str, value: Sequence[float], size: int = 3) -> tuple[float, ...]:
@@ -159,7 +187,9 @@ class Scene(abc.ABC):
     gui: bool
     #: Physics steps taken since the world was created.
     steps: int
-    _robots: list[SimRobot]
+    #: Gravity in m/s², world frame, shape ``(3,)``.
+    gravity: np.ndarray
+    _robots: list[Attached]
     _closed: bool
 
     # ---------------------------------------------------------------- objects
@@ -263,7 +293,7 @@ class Scene(abc.ABC):
         """
         self._check_open()
         mass_kg, coefficient = _positive("mass", mass), _positive("friction", friction)
-        if any(robot.body_id == body_id for robot in self._robots):
+        if self._is_robot(body_id):
             raise SimulationError(f"body {body_id} is a SimRobot, not an object")
         self._set_object_dynamics(int(body_id), mass_kg, coefficient)
 
@@ -323,28 +353,78 @@ class Scene(abc.ABC):
     ) -> None:
         """Move a body's base to ``position`` (m) and ``orientation`` (rpy, rad), at rest."""
 
+    def contacts(self, body_id: int) -> list[Contact]:
+        """The contact points of a body (robot or object) after the last physics step.
+
+        Returns:
+            One :class:`Contact` per point, in the engine's order.
+        """
+        self._check_open()
+        return [Contact(int(other), np.asarray(point, dtype=np.float64), float(force))
+                for other, point, force in self._contacts(int(body_id))]  # fmt: skip
+
     @abc.abstractmethod
-    def _attach_robot(self, description: RobotDescription, dt: float) -> tuple[Any, Any]:
-        """Load ``description``; the engine's body and loop (see ``SimRobot``)."""
+    def _contacts(self, body_id: int) -> list[tuple[int, Any, float]]:
+        """Engine part of :meth:`contacts`: ``(other body, point, normal force)`` each."""
+
+    # ---------------------------------------------------------------- robots
+    @abc.abstractmethod
+    def _attach_robot(self, description: RobotDescription,
+                      dt: float) -> tuple[EngineBody, EngineLoop]:  # fmt: skip
+        """Load ``description``; the engine's body and loop (see ``jointlab.sim.engine``)."""
+
+    def attach_robot(self, description: RobotDescription, dt: float,
+                     closing: Callable[[], None]) -> Attached:  # fmt: skip
+        """Load ``description`` into this world and step its law with the world.
+
+        Args:
+            description: The robot.
+            dt: Physics step, seconds (the world's).
+            closing: Called when the world closes.
+
+        Returns:
+            The engine's body and loop of the robot (``SimRobot`` drives them).
+        """
+        self._check_open()
+        body, loop = self._attach_robot(description, dt)
+        attached = Attached(body, loop, closing)
+        self._robots.append(attached)
+        return attached
+
+    def detach_robot(self, attached: Attached) -> None:
+        """Remove a robot from the world (nothing happens when it is gone already)."""
+        if attached in self._robots:
+            self._robots.remove(attached)
+            if not self._closed:
+                attached.body.remove()
+
+    @property
+    def robot_count(self) -> int:
+        """Number of robots in the world."""
+        return len(self._robots)
+
+    def _is_robot(self, body_id: int) -> bool:
+        return any(a.body.body_id == body_id for a in self._robots)
+
+    def batch(self, loops: Sequence[EngineLoop]) -> BatchStep | None:
+        """A batched step of ``loops``, each alone in its own world of this engine.
+
+        None when the engine has none, or cannot batch these loops (``BatchStepper`` then
+        steps the robots one by one: the same result, without the saving).
+        """
+        return None
 
     # ---------------------------------------------------------------- stepping
-    def _register(self, robot: SimRobot) -> None:
-        self._robots.append(robot)
-
-    def _unregister(self, robot: SimRobot) -> None:
-        if robot in self._robots:
-            self._robots.remove(robot)
-
     def step(self) -> None:
         """Advance one physics step of ``dt`` seconds, running every robot's torque loop."""
         self._check_open()
         robots = self._robots
         for robot in robots:
-            robot._before_physics()
+            robot.loop.before_physics()
         self._physics_step()
         self.steps += 1
         for robot in robots:
-            robot._after_physics()
+            robot.loop.after_physics()
 
     @abc.abstractmethod
     def _physics_step(self) -> None:
@@ -388,7 +468,7 @@ class Scene(abc.ABC):
         if self._closed:
             return False
         for robot in list(self._robots):
-            robot._world_closing()
+            robot.closing()
         self._robots.clear()
         self._closed = True
         return True

@@ -5,8 +5,8 @@ import pytest
 
 from jointlab.controllers import Commander, CommandStatus, dispatch, from_milliseconds, run
 from jointlab.errors import ConfigurationError
-from jointlab.robots.bullet_dynamics import BulletDynamics
 from jointlab.robots.dynamics import DynamicsModel
+from jointlab.sim.pybullet.dynamics import BulletDynamics
 
 
 def drive(robot, commander, handle, seconds=5.0):

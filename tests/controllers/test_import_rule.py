@@ -10,7 +10,7 @@ import jointlab.controllers
 PACKAGE = Path(jointlab.controllers.__file__).parent
 FORBIDDEN = ("jointlab.sim", "jointlab.hardware", "pybullet")
 ALLOWED_JOINTLAB = ("jointlab.controllers", "jointlab.robots", "jointlab.interface",
-                    "jointlab.joint_vectors", "jointlab.errors")
+                    "jointlab.contract", "jointlab.joint_vectors", "jointlab.errors")
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
@@ -45,7 +45,7 @@ def test_no_module_imports_sim_hardware_or_pybullet():
                 problems.append(f"{path.name}:{line} imports {name}")
             if name.startswith("jointlab.") and not name.startswith(ALLOWED_JOINTLAB):
                 problems.append(f"{path.name}:{line} imports {name} (only robots, interface, "
-                                "joint_vectors, errors are allowed)")
+                                "contract, joint_vectors, errors are allowed)")
     assert problems == []
 
 

@@ -13,11 +13,12 @@ import pytest
 from hardware_helpers import PATIENT, emulator_process
 
 import jointlab
+from jointlab.contract import Robot
 from jointlab.controllers import Commander
 from jointlab.errors import ConfigurationError, LinkError
 from jointlab.hardware import EmulatorProcess, Faults, SerialRobot
 from jointlab.hardware.protocol import PositionCommand, SpeedCommand
-from jointlab.interface import NJointAction, Robot
+from jointlab.interface import NJointAction
 from jointlab.sim import SimRobot
 
 

@@ -9,9 +9,9 @@ import pytest
 from hardware_helpers import PATIENT
 
 import jointlab
+from jointlab.contract import Robot
 from jointlab.errors import ConfigurationError, PackingError
 from jointlab.hardware import ControlMessage, SSLRobotLink, Team, TriggerMode
-from jointlab.interface import Robot
 
 
 @pytest.fixture(params=["pybullet", "mujoco"])

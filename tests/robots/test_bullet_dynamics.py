@@ -12,9 +12,10 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from strategies import robot_dicts
 
+import jointlab.sim.pybullet  # noqa: F401 - the engine offers its evaluator when loaded
 from jointlab.robots import RobotDescription, builtin_robots, load_robot
-from jointlab.robots.bullet_dynamics import BulletDynamics, rigid_body_model
-from jointlab.robots.dynamics import DynamicsModel
+from jointlab.robots.dynamics import DynamicsModel, rigid_body_model
+from jointlab.sim.pybullet.dynamics import BulletDynamics
 
 OTHER_PEOPLES = ["kuka_iiwa/model.urdf", "franka_panda/panda.urdf", "xarm/xarm6_robot.urdf",
                  "r2d2.urdf"]  # fmt: skip

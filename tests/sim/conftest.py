@@ -7,7 +7,7 @@ from collections.abc import Iterator
 import pytest
 
 from jointlab.sim import World
-from jointlab.sim.engines import ENGINES
+from jointlab.sim.engine import ENGINES
 
 
 @pytest.fixture(params=ENGINES)

@@ -15,8 +15,8 @@ from jointlab.errors import DescriptionError
 from jointlab.robots import RobotDescription, builtin_robots, forward_kinematics, load_robot
 from jointlab.sim import SimRobot
 from jointlab.sim.actuators import ActuatorArray
-from jointlab.sim.engines import import_mujoco
 from jointlab.sim.mujoco import description_to_mjcf
+from jointlab.sim.mujoco.library import import_mujoco
 from jointlab.sim.mujoco.mjcf import dc_joints, mujoco_quaternion
 
 # Through JointLab, which picks a headless OpenGL backend before MuJoCo first loads.

@@ -29,8 +29,8 @@ def _step_and_compare(stepper, together, alone):
 
 
 @pytest.mark.parametrize("name", ["arm6", "planar2"])  # DC motors and friction; ideal motors
-def test_batched_steps_equal_single_steps_bit_for_bit(name):
-    together, alone = _pairs(name, 3)
+def test_batched_steps_equal_single_steps_bit_for_bit(name, engine):
+    together, alone = _pairs(name, 3, engine=engine)
     stepper = BatchStepper(together)
     assert stepper.batchable()
     rng = np.random.default_rng(1)

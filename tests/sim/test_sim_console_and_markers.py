@@ -12,6 +12,7 @@ import pytest
 
 from jointlab.errors import ConfigurationError, SimulationError
 from jointlab.sim import SimRobot, World
+from jointlab.sim.pybullet import PybulletWorld
 
 CONNECT = "import jointlab; r = jointlab.connect('sim://arm6'); r.step(); r.close(); print('done')"
 
@@ -39,7 +40,7 @@ def test_gui_without_a_display_is_an_error_before_pybullet_is_asked(monkeypatch)
         SimRobot("planar2", gui=True)
     with pytest.raises(SimulationError, match="needs a display"):
         World(gui=True)
-    assert World._gui_owner is None  # nothing was half-opened
+    assert PybulletWorld._gui_owner is None  # nothing was half-opened
 
 
 def fall(marker: bool) -> np.ndarray:

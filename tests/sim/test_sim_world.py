@@ -10,7 +10,7 @@ from hypothesis import strategies as st
 
 from jointlab.errors import ConfigurationError, SimulationError
 from jointlab.sim import Camera, World
-from jointlab.sim.world import quaternion_from_rpy
+from jointlab.sim.pybullet.world import PybulletWorld, quaternion_from_rpy
 
 angles = st.floats(-3.0, 3.0)
 
@@ -72,7 +72,7 @@ def test_bad_arguments_raise_configuration_errors(engine):
 def test_a_second_gui_world_is_refused_with_a_clear_message(monkeypatch):
     # No display here: pretend a GUI world is open; the guard runs before PyBullet is asked.
     with World(ground=False) as first:
-        monkeypatch.setattr(World, "_gui_owner", first)
+        monkeypatch.setattr(PybulletWorld, "_gui_owner", first)
         with pytest.raises(SimulationError, match="only one"):
             World(gui=True)
 

@@ -2,7 +2,7 @@
 
 A task is the only part of an environment that differs between ``Reach``, ``JointTracking``,
 ``Hold`` and ``Push``: its reset distribution, its observation parts, its reward and its
-termination. It owns no physics: it talks to the :class:`~jointlab.interface.Robot` (and, for
+termination. It owns no physics: it talks to the :class:`~jointlab.contract.Robot` (and, for
 tasks with objects, to the simulator's ``World`` through the robot), never to PyBullet.
 
 The environment calls, in order::
@@ -25,8 +25,9 @@ from typing import Any, ClassVar
 
 import numpy as np
 
+from jointlab.contract import Robot
 from jointlab.errors import ConfigurationError, quote
-from jointlab.interface import ArrayState, NJointAction, Robot
+from jointlab.interface import ArrayState, NJointAction
 from jointlab.robots.description import RobotDescription
 
 from ..observations import ObservationPart

@@ -40,7 +40,7 @@ from typing import Any
 
 import numpy as np
 
-from jointlab.contract import Readiness
+from jointlab.contract import Readiness, Robot
 from jointlab.errors import CommandRefused, ConfigurationError, JointLabError
 from jointlab.hardware.host.reset_move import minimum_jerk_move, reset_target
 from jointlab.hardware.servo.bus_state import check_servos
@@ -50,7 +50,7 @@ from jointlab.hardware.servo.cycle import BusCycle
 from jointlab.hardware.servo.driver import ServoDriver, make_driver
 from jointlab.hardware.servo.models import bus_models
 from jointlab.holding import hold_action
-from jointlab.interface import ArrayState, NJointAction, Robot
+from jointlab.interface import ArrayState, NJointAction
 from jointlab.robots import ArrayGeometry, RobotDescription, load_robot
 
 __all__ = ["ServoBusRobot"]

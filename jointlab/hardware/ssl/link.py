@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from jointlab.contract import Robot
 from jointlab.errors import ConfigurationError, PackingError
 from jointlab.hardware.ssl.codec import (
     SSL_JOINTS,
@@ -38,7 +39,7 @@ from jointlab.hardware.ssl.codec import (
     TriggerMode,
     holonomic_joint_velocities,
 )
-from jointlab.interface import ArrayState, NJointAction, Robot
+from jointlab.interface import ArrayState, NJointAction
 
 __all__ = ["SSLRobotLink"]
 

@@ -19,4 +19,7 @@ package does not import ``mujoco``; building a world does.
 from jointlab.sim.mujoco.mjcf import description_to_mjcf
 from jointlab.sim.mujoco.world import MujocoWorld
 
-__all__ = ["MujocoWorld", "description_to_mjcf"]
+#: This engine's world (``jointlab.sim.engine.World`` builds it for ``engine="mujoco"``).
+World = MujocoWorld
+
+__all__ = ["MujocoWorld", "World", "description_to_mjcf"]

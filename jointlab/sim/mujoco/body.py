@@ -1,6 +1,6 @@
 """A :class:`RobotDescription` loaded into a :class:`MujocoWorld`: indices and parameters.
 
-:class:`MujocoBody` is the MuJoCo counterpart of :class:`jointlab.sim.body.RobotBody`: it
+:class:`MujocoBody` is the MuJoCo counterpart of :class:`jointlab.sim.pybullet.body.RobotBody`: it
 attaches the description's MJCF (:mod:`jointlab.sim.mujoco.mjcf`) to the world under a name
 prefix, finds its joints, actuators, equalities, bodies and sites in the compiled model,
 and sets the runtime parameters (damping, friction, masses, brakes). Joint-space arrays are
@@ -12,7 +12,7 @@ does not keep.
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
@@ -23,7 +23,6 @@ from jointlab.sim.scene import mounted_elements
 
 if TYPE_CHECKING:
     from jointlab.sim.actuators import ActuatorArray
-    from jointlab.sim.mujoco.world import MujocoWorld
 
 __all__ = ["LinkRef", "MujocoBody"]
 
@@ -46,7 +45,8 @@ class MujocoBody:
     #: (``mj_kinematics`` in C: about 1 µs for arm6 against 6.5 µs, warm).
     cheap_kinematics = True
 
-    def __init__(self, world: MujocoWorld, description: RobotDescription, prefix: str) -> None:
+    def __init__(self, world: Any, description: RobotDescription, prefix: str) -> None:
+        """Attach ``description`` to ``world`` (the ``MujocoWorld`` that makes this body)."""
         self.world = world
         self.description = description
         self.prefix = prefix

@@ -4,7 +4,7 @@ MuJoCo renders through an OpenGL context chosen by the ``MUJOCO_GL`` environment
 when ``mujoco`` is first imported: ``egl`` (headless, needs ``libEGL``: Debian ``libegl1``
 and ``libegl-mesa0``), ``osmesa`` (headless software rendering, needs ``libOSMesa``: Debian
 ``libosmesa6``) or ``glfw`` (needs a display). JointLab sets ``egl`` on machines without a
-display unless the variable is set (:func:`jointlab.sim.engines.import_mujoco`). When the
+display unless the variable is set (:func:`jointlab.sim.mujoco.library.import_mujoco`). When the
 context cannot be made, :meth:`Renderer.render` raises
 :class:`~jointlab.errors.SimulationError` naming the backend that failed and how to get one.
 

@@ -21,18 +21,17 @@ import numpy as np
 
 from jointlab.errors import SimulationError
 from jointlab.robots.transforms import matrix_to_rpy, quaternion_matrix
-from jointlab.sim.engines import import_mujoco
 from jointlab.sim.markers import DISC_HEIGHT, MarkerSet
 from jointlab.sim.mujoco.friction import product_pairs
+from jointlab.sim.mujoco.library import import_mujoco
 from jointlab.sim.mujoco.mjcf import WORLD_COLLISION, mujoco_quaternion
 from jointlab.sim.mujoco.render import Renderer
-from jointlab.sim.scene import Camera, Scene, check_dt, vector
+from jointlab.sim.scene import Attached, Camera, Scene, check_dt, vector
 
 if TYPE_CHECKING:
     from jointlab.robots.description import RobotDescription
     from jointlab.sim.mujoco.body import MujocoBody
     from jointlab.sim.mujoco.loop import MujocoLoop
-    from jointlab.sim.robot import SimRobot
 
 __all__ = ["MujocoMarkers", "MujocoWorld"]
 
@@ -48,7 +47,7 @@ class MujocoWorld(Scene):
     """One MuJoCo model with gravity, an optional ground plane and objects.
 
     Built by ``World(engine="mujoco", ...)``; the arguments and methods are those of
-    :class:`jointlab.sim.World`.
+    every engine's world (:class:`jointlab.sim.scene.Scene`).
 
     Args:
         dt: Physics time step in seconds.
@@ -78,9 +77,11 @@ class MujocoWorld(Scene):
         self._mujoco = mujoco
         self.dt = dt
         self.gui = bool(gui)
+        #: Gravity in m/s², world frame, shape ``(3,)``.
+        self.gravity = np.array(gravity, dtype=np.float64)
         #: Physics steps taken since the world was created.
         self.steps = 0
-        self._robots: list[SimRobot] = []
+        self._robots: list[Attached] = []
         self._closed = False
         self._bodies: dict[int, str] = {}  # handle -> body name in the spec (objects, robots)
         self._next_handle = 1
@@ -129,8 +130,9 @@ class MujocoWorld(Scene):
         self._renderer.invalidate()
         if self._markers is not None:
             self._markers._restore()
-        for robot in self._robots:
-            robot._rebind()
+        for robot in self._robots:  # find each robot in the new model again
+            robot.body.bind()
+            robot.loop.rebind()
         if self._viewer is not None:
             self._viewer.close()
             self._open_viewer()
@@ -256,7 +258,7 @@ class MujocoWorld(Scene):
     def remove(self, body_id: int) -> None:
         """Remove an object added to this world."""
         self._check_open()
-        if any(robot.body_id == body_id for robot in self._robots):
+        if self._is_robot(body_id):
             raise SimulationError(f"body {body_id} is a SimRobot; close the robot instead")
         name = self._bodies.pop(int(body_id), None)
         if name is None:
@@ -346,6 +348,39 @@ class MujocoWorld(Scene):
         self.data.qvel[dof : dof + 6] = 0.0
         self.data.qacc_warmstart[dof : dof + 6] = 0.0
 
+    def _handle_of(self, body: int) -> int:
+        """The world handle of the body tree a model body belongs to (the ground's: 0)."""
+        root = int(self.model.body_rootid[body])
+        if root == 0:
+            return 0 if self.ground_id is not None else -1
+        name = self.model.body(root).name
+        for handle, known in self._bodies.items():
+            if known == name:
+                return handle
+        return -1
+
+    def _contacts(self, body_id: int) -> list[tuple[int, np.ndarray, float]]:
+        """MuJoCo's active contacts of the last step (``data.contact``, ``mj_contactForce``)."""
+        model, data = self.model, self.data
+        mujoco = self._mujoco
+        found = []
+        wrench = np.zeros(6)
+        for i in range(int(data.ncon)):
+            contact = data.contact[i]
+            bodies = [self._handle_of(int(model.geom_bodyid[g])) for g in contact.geom]
+            if body_id not in bodies or bodies[0] == bodies[1]:
+                continue
+            mujoco.mj_contactForce(model, data, i, wrench)
+            other = bodies[1] if bodies[0] == body_id else bodies[0]
+            found.append((other, np.array(contact.pos), float(wrench[0])))
+        return found
+
+    def batch(self, loops: Sequence[Any]) -> Any:
+        """Robots in separate MuJoCo worlds stepped by one call (:mod:`.batch`), or None."""
+        from jointlab.sim.mujoco.batch import MujocoBatch
+
+        return MujocoBatch.of(loops)
+
     # ---------------------------------------------------------------- stepping
     def _physics_step(self) -> None:
         self._mujoco.mj_step(self.model, self.data)
@@ -383,7 +418,7 @@ class MujocoMarkers(MarkerSet):
     """:class:`jointlab.sim.markers.MarkerSet` on a MuJoCo world (markers are world handles)."""
 
     def __init__(self, world: MujocoWorld) -> None:
-        super().__init__(-1)
+        super().__init__()
         self._world = world
         self._positions: dict[int, np.ndarray] = {}  # where each was moved (recompiles forget)
 

@@ -1,7 +1,7 @@
 """A PyBullet world: one physics client, a ground plane, simple objects and a camera.
 
-``World(engine="mujoco", ...)`` builds a :class:`jointlab.sim.mujoco.MujocoWorld` instead,
-with the same methods (the ``mujoco`` extra); ``engine="pybullet"`` is the default.
+``jointlab.sim.World(...)`` builds one (``engine="pybullet"`` is the default); its methods
+are those of every engine's world (:class:`jointlab.sim.scene.Scene`).
 
 Every PyBullet call made by JointLab names its client explicitly (``physicsClientId``), so
 any number of worlds can live in one process. At most one of them may have a GUI (a PyBullet
@@ -22,48 +22,24 @@ import numpy as np
 import pybullet
 import pybullet_data
 
-from jointlab.errors import ConfigurationError, SimulationError
-from jointlab.robots.transforms import matrix_to_rpy, quaternion_matrix
-from jointlab.sim.client import connect_client
-from jointlab.sim.engines import DEFAULT_ENGINE, check_engine
-from jointlab.sim.markers import MarkerSet
-from jointlab.sim.scene import CONTACT_FRICTION, DEFAULT_RGBA, Camera, Scene, check_dt
+from jointlab.errors import SimulationError
+from jointlab.robots.transforms import matrix_to_rpy, quaternion_from_rpy, quaternion_matrix
+from jointlab.sim.pybullet.client import connect_client
+from jointlab.sim.pybullet.friction import contact_friction
+from jointlab.sim.pybullet.markers import PybulletMarkers
+from jointlab.sim.scene import CONTACT_FRICTION, DEFAULT_RGBA, Attached, Camera, Scene, check_dt
 from jointlab.sim.scene import vector as _vector
 
 if TYPE_CHECKING:
     from jointlab.robots.description import RobotDescription
-    from jointlab.sim.body import RobotBody
-    from jointlab.sim.drive import TorqueLoop
-    from jointlab.sim.robot import SimRobot
+    from jointlab.sim.engine import BatchStep, EngineLoop
+    from jointlab.sim.pybullet.body import RobotBody
+    from jointlab.sim.pybullet.loop import TorqueLoop
 
-__all__ = ["DEFAULT_RGBA", "Camera", "World"]
-
-
-def quaternion_from_rpy(rpy: Sequence[float]) -> tuple[float, float, float, float]:
-    """PyBullet quaternion ``(x, y, z, w)`` of roll-pitch-yaw ``Rz(y)·Ry(p)·Rx(r)`` (rad)."""
-    r, p, y = (0.5 * float(v) for v in rpy)
-    cr, sr, cp, sp, cy, sy = np.cos(r), np.sin(r), np.cos(p), np.sin(p), np.cos(y), np.sin(y)
-    return (
-        float(sr * cp * cy - cr * sp * sy),
-        float(cr * sp * cy + sr * cp * sy),
-        float(cr * cp * sy - sr * sp * cy),
-        float(cr * cp * cy + sr * sp * sy),
-    )
+__all__ = ["DEFAULT_RGBA", "Camera", "PybulletWorld", "quaternion_from_rpy"]
 
 
-
-def contact_friction(friction: float) -> dict[str, float]:
-    """PyBullet's ``changeDynamics`` options realising a body's declared contact friction.
-
-    Bullet multiplies the two bodies' coefficients, which is the declared combination rule
-    (:func:`jointlab.sim.scene.combined_friction`): the coefficient is set as it is. Rolling
-    and spinning friction are 0, as on MuJoCo (whose contacts have no torsional or rolling
-    component, ``condim`` 3).
-    """
-    return {"lateralFriction": float(friction), "rollingFriction": 0.0, "spinningFriction": 0.0}
-
-
-class World(Scene):
+class PybulletWorld(Scene):
     """One PyBullet physics client with gravity, an optional ground plane and objects.
 
     Args:
@@ -71,8 +47,6 @@ class World(Scene):
         gravity: Gravity vector in m/s², world frame.
         gui: Open PyBullet's GUI (one per process) instead of the headless DIRECT mode.
         ground: Load ``plane.urdf`` from ``pybullet_data`` at z = 0.
-        engine: ``"pybullet"``, or ``"mujoco"`` for a
-            :class:`~jointlab.sim.mujoco.MujocoWorld` (see :mod:`jointlab.sim.engines`).
 
     Attributes:
         client: The :class:`pybullet_utils.bullet_client.BulletClient` (methods take no
@@ -81,25 +55,9 @@ class World(Scene):
         ground_id: Body id of the ground plane, or ``None``.
     """
 
-    _gui_owner: ClassVar[World | None] = None
+    _gui_owner: ClassVar[PybulletWorld | None] = None
     #: The physics engine of this world.
     engine = "pybullet"
-
-    def __new__(
-        cls,
-        dt: float = 0.001,
-        gravity: Sequence[float] = (0.0, 0.0, -9.81),
-        gui: bool = False,
-        ground: bool = True,
-        engine: str = DEFAULT_ENGINE,
-    ) -> World:
-        """A PyBullet ``World``, or a ``MujocoWorld`` when ``engine="mujoco"``."""
-        if cls is World and check_engine(engine) == "mujoco":
-            from jointlab.sim.mujoco.world import MujocoWorld
-
-            # Not a World subclass, so Python does not call World.__init__ on it.
-            return MujocoWorld(dt=dt, gravity=gravity, gui=gui, ground=ground)  # type: ignore[return-value]
-        return super().__new__(cls)
 
     def __init__(
         self,
@@ -107,13 +65,10 @@ class World(Scene):
         gravity: Sequence[float] = (0.0, 0.0, -9.81),
         gui: bool = False,
         ground: bool = True,
-        engine: str = DEFAULT_ENGINE,
     ) -> None:
-        if check_engine(engine) != "pybullet":
-            raise ConfigurationError(f"{type(self).__name__} is a PyBullet world, not {engine!r}")
         dt = check_dt(dt)
         gravity = _vector("World gravity", gravity)
-        if gui and World._gui_owner is not None:
+        if gui and PybulletWorld._gui_owner is not None:
             raise SimulationError(
                 "a PyBullet GUI world is already open in this process and PyBullet allows only "
                 "one; close it first or create this world with gui=False"
@@ -126,11 +81,11 @@ class World(Scene):
         self.gravity = np.array(gravity, dtype=np.float64)
         self.gui = bool(gui)
         if gui:
-            World._gui_owner = self
+            PybulletWorld._gui_owner = self
         #: Physics steps taken since the world was created.
         self.steps = 0
-        self._robots: list[SimRobot] = []
-        self._markers: MarkerSet | None = None
+        self._robots: list[Attached] = []
+        self._markers: PybulletMarkers | None = None
         self._closed = False
         cid = self.client_id
         pybullet.setTimeStep(dt, physicsClientId=cid)
@@ -218,7 +173,7 @@ class World(Scene):
     def remove(self, body_id: int) -> None:
         """Remove a body added to this world."""
         self._check_open()
-        if any(robot.body_id == body_id for robot in self._robots):
+        if self._is_robot(body_id):
             raise SimulationError(f"body {body_id} is a SimRobot; close the robot instead")
         try:
             pybullet.removeBody(int(body_id), physicsClientId=self.client_id)
@@ -266,25 +221,40 @@ class World(Scene):
         pybullet.resetBaseVelocity(int(body_id), (0, 0, 0), (0, 0, 0), physicsClientId=cid)
 
     @property
-    def markers(self) -> MarkerSet:
+    def markers(self) -> PybulletMarkers:
         """Visual-only markers (goals, targets) for renders and the GUI: no collision, no mass.
 
         Created on first use, so a world that never shows one has no extra bodies.
         """
         self._check_open()
         if self._markers is None:
-            self._markers = MarkerSet(self.client_id)
+            self._markers = PybulletMarkers(self.client_id)
         return self._markers
 
     def _attach_robot(
         self, description: RobotDescription, dt: float
     ) -> tuple[RobotBody, TorqueLoop]:
         """Load ``description`` as one multibody; its body and torque loop."""
-        from jointlab.sim.body import RobotBody
-        from jointlab.sim.drive import TorqueLoop
+        from jointlab.sim.pybullet.body import RobotBody
+        from jointlab.sim.pybullet.loop import TorqueLoop
 
         body = RobotBody(self, description)
         return body, TorqueLoop(body, dt)
+
+    def _contacts(self, body_id: int) -> list[tuple[int, tuple[float, ...], float]]:
+        """PyBullet's contact points of the last step (``getContactPoints``)."""
+        points = pybullet.getContactPoints(bodyA=body_id, physicsClientId=self.client_id)
+        return [(point[2], point[5], point[9]) for point in points]
+
+    def batch(self, loops: Sequence[EngineLoop]) -> BatchStep | None:
+        """The robots' laws on ``(B, dof)`` arrays, PyBullet called in a loop per world.
+
+        PyBullet has no batched step: the worlds are stepped one after the other, with every
+        per-world call made through ``map`` (:mod:`jointlab.sim.pybullet.batch`).
+        """
+        from jointlab.sim.pybullet.batch import PybulletBatch
+
+        return PybulletBatch.of(loops)
 
     # ---------------------------------------------------------------- stepping
     def _physics_step(self) -> None:
@@ -326,8 +296,8 @@ class World(Scene):
         """Disconnect the client and close every robot in it; safe to call twice."""
         if not self._close_robots():
             return
-        if World._gui_owner is self:
-            World._gui_owner = None
+        if PybulletWorld._gui_owner is self:
+            PybulletWorld._gui_owner = None
         try:
             self.client.disconnect()
         except pybullet.error:  # already gone (e.g. the GUI window was closed)

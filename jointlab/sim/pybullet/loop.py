@@ -9,7 +9,7 @@ docstring gives the law), so that one physics step is::
     setJointMotorControlArray(TORQUE_CONTROL, total); stepSimulation(); getJointStates()
 
 PyBullet has no joint armature: the body realises it in the links (see
-:mod:`jointlab.sim.body`), and on a linear joint that extra mass must not weigh.
+:mod:`jointlab.sim.pybullet.body`), and on a linear joint that extra mass must not weigh.
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ __all__ = ["FRICTION_STIFFNESS", "TorqueLoop"]
 
 
 class TorqueLoop(DriveLoop):
-    """Torque computation and stepping for one :class:`~jointlab.sim.body.RobotBody`.
+    """Torque computation and stepping for one :class:`~jointlab.sim.pybullet.body.RobotBody`.
 
     See :class:`~jointlab.sim.law.DriveLoop` for the attributes (``q``, ``qd``, ``tau``...).
     """
@@ -34,7 +34,7 @@ class TorqueLoop(DriveLoop):
     def __init__(self, body: Any, dt: float) -> None:
         super().__init__(body, dt)
         #: PyBullet link indices and world forces (N) that cancel the weight of the linear
-        #: joints' armature mass (see :mod:`jointlab.sim.body`); empty when there is none.
+        #: joints' armature mass (see :mod:`jointlab.sim.pybullet.body`); empty when there is none.
         self.lift_links: list[int] = []
         self.lift_forces: list[tuple[float, float, float]] = []
         #: Constant joint torque that cancels the rest of that weight, or ``None``.

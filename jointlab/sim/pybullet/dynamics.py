@@ -16,11 +16,14 @@ when another model's is set; models of the same description share one body). It 
 description's URDF with the file's inertials; tool frames and links without an inertial
 weigh nothing here (the simulator gives tools a tiny mass, the model does not).
 
-:func:`rigid_body_model` returns a :class:`BulletDynamics` when it agrees with the numpy
-model (checked once, at two configurations: PyBullet diagonalises inertia tensors, which
-keeps ``M`` within about 1e-7 of it, and zeroes a tensor it finds non-physical, which the
-description's check allows within 1e-9 of the triangle inequality), and the numpy model
-otherwise or where PyBullet cannot be imported.
+This engine offers it to the description's layer as an evaluator
+(:func:`jointlab.robots.dynamics.register_evaluator`, done by ``jointlab.sim.pybullet``):
+once the PyBullet engine is loaded, :func:`jointlab.robots.dynamics.rigid_body_model`
+returns a :class:`BulletDynamics` when it agrees with the numpy model (checked once, at two
+configurations: PyBullet diagonalises inertia tensors, which keeps ``M`` within about 1e-7
+of it, and zeroes a tensor it finds non-physical, which the description's check allows
+within 1e-9 of the triangle inequality), and the numpy model otherwise. ``robots/`` itself
+never imports PyBullet.
 """
 
 from __future__ import annotations
@@ -31,14 +34,10 @@ from typing import Any, ClassVar
 import numpy as np
 
 from jointlab.robots.description import RobotDescription
-from jointlab.robots.dynamics import GRAVITY, DynamicsModel
+from jointlab.robots.dynamics import GRAVITY
 from jointlab.robots.transforms import rpy_matrix
 
-__all__ = ["BulletDynamics", "rigid_body_model"]
-
-#: Largest difference from the numpy model :func:`rigid_body_model` accepts, relative to the
-#: largest entry of ``M`` (and of ``g``, plus 1e-9 N·m).
-AGREEMENT = 1e-5
+__all__ = ["BulletDynamics", "bullet_model"]
 
 
 class _ModelClient:
@@ -110,8 +109,8 @@ class BulletDynamics:
     """Gravity torque, ``M(q)`` and inverse dynamics of a description, computed by Bullet.
 
     The interface of :class:`~jointlab.robots.dynamics.DynamicsModel`'s dynamics methods, in
-    joint-space order (the description's ``joint_names``). Prefer :func:`rigid_body_model`,
-    which checks the agreement first.
+    joint-space order (the description's ``joint_names``). Prefer
+    :func:`jointlab.robots.dynamics.rigid_body_model`, which checks the agreement first.
 
     Args:
         description: The robot.
@@ -210,39 +209,17 @@ class BulletDynamics:
         return rigid + self.armature * qdd
 
 
-def _agrees(fast: BulletDynamics, reference: DynamicsModel) -> bool:
-    """Whether ``fast`` gives the reference's ``g`` and ``M`` at two configurations."""
-    description = reference.description
-    lower, upper = description.lower, description.upper
-    middle = np.where(np.isfinite(lower) & np.isfinite(upper), 0.5 * (lower + upper), 0.0)
-    spread = np.where(np.isfinite(upper - lower), 0.3 * (upper - lower), 0.5)
-    for q in (description.home, middle + spread * np.sin(1.0 + np.arange(description.dof))):
-        gravity, mass = reference.gravity_and_mass_matrix(q)
-        fast_gravity, fast_mass = fast.gravity_and_mass_matrix(q)
-        if not (np.abs(fast_gravity - gravity).max(initial=0.0)
-                <= AGREEMENT * np.abs(gravity).max(initial=0.0) + 1e-9
-                and np.abs(fast_mass - mass).max(initial=0.0)
-                <= AGREEMENT * np.abs(mass).max(initial=0.0)):
-            return False
-    return True
+def bullet_model(description: RobotDescription,
+                 gravity: Any = GRAVITY) -> BulletDynamics | None:  # fmt: skip
+    """Bullet's evaluation of ``description``'s model, or None where PyBullet cannot load it.
 
-
-def rigid_body_model(description: RobotDescription,
-                     gravity: Any = GRAVITY) -> BulletDynamics | DynamicsModel:  # fmt: skip
-    """The fastest exact dynamics model of ``description``: Bullet's, or else numpy's.
-
-    Bullet's (:class:`BulletDynamics`) where PyBullet can be imported and its ``g`` and ``M``
-    agree with the numpy :class:`~jointlab.robots.dynamics.DynamicsModel` within
-    :data:`AGREEMENT`; the numpy model otherwise. Both have ``gravity_torque``,
-    ``mass_matrix``, ``gravity_and_mass_matrix`` and ``inverse_dynamics``.
+    Registered with :func:`jointlab.robots.dynamics.register_evaluator` when this engine is
+    loaded: :func:`~jointlab.robots.dynamics.rigid_body_model` then uses it where it agrees
+    with the numpy model.
     """
-    reference = DynamicsModel(description, gravity)
+    import pybullet
+
     try:
-        import pybullet
-    except ImportError:
-        return reference
-    try:
-        fast = BulletDynamics(description, gravity)
+        return BulletDynamics(description, gravity)
     except pybullet.error:
-        return reference
-    return fast if _agrees(fast, reference) else reference
+        return None

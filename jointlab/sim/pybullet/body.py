@@ -16,6 +16,7 @@ from __future__ import annotations
 import os
 import tempfile
 from dataclasses import dataclass
+from typing import Any
 
 import numpy as np
 import pybullet
@@ -23,9 +24,9 @@ import pybullet
 from jointlab.errors import SimulationError
 from jointlab.robots.description import BASE, JointType, RobotDescription
 from jointlab.robots.kinematics import forward_kinematics
-from jointlab.robots.transforms import homogeneous, quaternion_matrix
+from jointlab.robots.transforms import homogeneous, quaternion_from_rpy, quaternion_matrix
+from jointlab.sim.pybullet.friction import contact_friction
 from jointlab.sim.scene import link_friction, mounted_elements
-from jointlab.sim.world import World, contact_friction, quaternion_from_rpy
 
 __all__ = ["RobotBody"]
 
@@ -62,7 +63,8 @@ class SoftCoupling:
 class RobotBody:
     """A description loaded into a world. Not part of the public API; see ``SimRobot``."""
 
-    def __init__(self, world: World, description: RobotDescription) -> None:
+    def __init__(self, world: Any, description: RobotDescription) -> None:
+        """Load ``description`` into ``world`` (the ``PybulletWorld`` that makes this body)."""
         self.world = world
         self.description = description
         self.client_id = cid = world.client_id

@@ -23,9 +23,9 @@ ENGINE_LIBRARIES = {"pybullet": "pybullet", "pybullet_utils": "pybullet", "mujoc
 #: Layers from the ground up: a unit may import only units on lower layers (and itself).
 LAYERS: list[tuple[str, ...]] = [
     ("errors",),
-    ("joint_vectors", "bounded_yaml"),
+    ("joint_vectors", "bounded_yaml", "extras"),
     ("interface", "robots"),
-    ("contract", "program_checks"),
+    ("contract", "program_checks", "holding"),
     ("controllers", "recording", "sim"),
     tuple(f"sim.{engine}" for engine in ENGINES),
     ("connection", "program"),
@@ -37,14 +37,8 @@ LAYERS: list[tuple[str, ...]] = [
 ]
 RANK = {unit: rank for rank, units in enumerate(LAYERS) for unit in units}
 
-#: Circles that exist today inside hardware/ (being removed under issue 32); any other
-#: circle, or a larger one, fails.
-KNOWN_CIRCLES = [
-    {"jointlab.hardware.servo.emulator", "jointlab.hardware.servo.emulator_process"},
-    {"jointlab.hardware.dynamixel.driver", "jointlab.hardware.feetech.driver",
-     "jointlab.hardware.servo.driver"},
-    {"jointlab.hardware.host.urls", "jointlab.hardware.servo.urls"},
-]  # fmt: skip
+#: Circles allowed: none (the last ones, inside hardware/, were removed under issue 32).
+KNOWN_CIRCLES: list[set[str]] = []
 
 
 def _modules() -> dict[str, Path]:

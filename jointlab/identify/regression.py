@@ -94,13 +94,13 @@ def simulated_bodies(description: RobotDescription) -> tuple[RobotDescription, n
     ``dynamics.armature`` on top of it, with the regressor the simulator realises it with
     (the moved link's acceleration about the axis, :func:`rigid_body`). PyBullet has no joint
     armature: the simulator adds each joint's to the link it moves
-    (:func:`jointlab.robots.urdf_io.realised_inertial`), which its ancestors feel too, so the
+    (:func:`jointlab.robots.inertials.realised_inertial`), which its ancestors feel too, so the
     nominal armature is taken in exactly as simulated.
     """
     armature = nominal_armature(description)
     if not armature.any():
         return description, np.zeros(description.dof)
-    from jointlab.robots.urdf_io import realised_inertial
+    from jointlab.robots.inertials import realised_inertial
 
     specs = []
     for spec in description.actuators:

@@ -18,7 +18,7 @@ engines integrate it semi-implicitly at the physics step ``h``::
 which is linear in ``(e, v)``: a ``2n x 2n`` matrix per configuration. ``M`` is the
 description's mass matrix with the armature on its diagonal (MuJoCo's joint ``armature``);
 ``M_b`` is the one PyBullet simulates, which has no joint armature and carries the rotor in
-the link it moves (:func:`jointlab.robots.urdf_io.realised_inertial`), so a rotor on a distal
+the link it moves (:func:`jointlab.robots.inertials.realised_inertial`), so a rotor on a distal
 pitch joint is also felt, and coupled, by every parallel joint upstream. Both come from the
 project's numpy model (:class:`jointlab.robots.dynamics.DynamicsModel`); no engine is run.
 
@@ -53,7 +53,7 @@ import numpy as np
 from jointlab.robots.description import RobotDescription
 from jointlab.robots.dynamics import DynamicsModel
 from jointlab.robots.gains import DEFAULT_BANDWIDTH, REFERENCE_DT, critical_gains
-from jointlab.robots.urdf_io import realised_inertial
+from jointlab.robots.inertials import realised_inertial
 
 __all__ = [
     "ENGINES",

@@ -7,7 +7,7 @@ randomisation, resets and link poses. Joint-space arrays are in the description'
 
 PyBullet has no joint armature, so the body is loaded from ``to_urdf(armature=True)``: each
 joint's reflected rotor inertia is part of the link it moves (see
-:func:`jointlab.robots.urdf_io.realised_inertial`). On a linear joint that is extra link mass,
+:func:`jointlab.robots.inertials.realised_inertial`). On a linear joint that is extra link mass,
 whose weight the torque loop cancels (see :meth:`RobotBody._find_weightless`).
 """
 

@@ -66,6 +66,18 @@ BAD_ARGUMENTS = [
     (["eval", "arm6", "missing.zip"], "no such policy"),
     (["eval", "arm6", "missing.zip", "--episodes", "0"], "whole number >= 1"),
     (["record", "arm6"], "required: POLICY"),
+    (["record", "--leader", "emulated://so101"], "needs both --leader URL and --follower URL"),
+    (
+        ["record", "--program", "p.yaml", "--follower", "sim://so101", "--dataset", "d"],
+        "needs --task TEXT",
+    ),
+    (["record", "--program", "p.yaml", "--follower", "sim://so101"], "give --dataset FOLDER"),
+    (
+        ["teleop", "--leader", "sim://planar2", "--follower", "sim://so101"],
+        "the leader has 2 joints",
+    ),
+    (["teleop", "--leader", "koch", "--follower", "so101"], "--mapping range"),
+    (["replay", "missing-dataset", "--episode", "0", "sim://so101"], "not a LeRobot dataset"),
     (["replay", "arm6", "missing.npz"], "missing.npz"),
     (["list", "robts"], "did you mean 'robots'?"),
     (["identify"], "required: STEP"),

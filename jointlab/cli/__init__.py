@@ -32,6 +32,7 @@ COMMANDS: tuple[str, ...] = (
     "check",
     "train",
     "evaluate",
+    "teleop",
     "record",
     "replay",
     "identify",

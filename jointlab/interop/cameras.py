@@ -54,8 +54,13 @@ class SimCamera:
         height: Image height, pixels.
     """
 
-    def __init__(self, name: str, robot: Robot | RobotDescription, width: int = DEFAULT_SIZE[0],
-                 height: int = DEFAULT_SIZE[1]) -> None:  # fmt: skip
+    def __init__(
+        self,
+        name: str,
+        robot: Robot | RobotDescription,
+        width: int = DEFAULT_SIZE[0],
+        height: int = DEFAULT_SIZE[1],
+    ) -> None:
         from jointlab.envs.rendering import default_camera
 
         description = robot if isinstance(robot, RobotDescription) else robot.description
@@ -95,8 +100,13 @@ class OpenCVCamera:
         LinkError: the camera does not open or gives no image.
     """
 
-    def __init__(self, name: str, device: int | str, width: int = DEFAULT_SIZE[0],
-                 height: int = DEFAULT_SIZE[1]) -> None:  # fmt: skip
+    def __init__(
+        self,
+        name: str,
+        device: int | str,
+        width: int = DEFAULT_SIZE[0],
+        height: int = DEFAULT_SIZE[1],
+    ) -> None:
         import cv2
 
         self.name, self.width, self.height = name, int(width), int(height)

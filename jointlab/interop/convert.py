@@ -109,15 +109,22 @@ def logs_to_dataset(
     return len(loaded)
 
 
-def measured_state(time: float, position: np.ndarray, velocity: np.ndarray,
-                   torque: np.ndarray) -> ArrayState:  # fmt: skip
+def measured_state(
+    time: float, position: np.ndarray, velocity: np.ndarray, torque: np.ndarray
+) -> ArrayState:
     """A recorded state (no acceleration or current: zeros), armed and powered."""
     dof = len(position)
-    return ArrayState(time=float(time), position=np.asarray(position, dtype=np.float64),
-                      velocity=np.asarray(velocity, dtype=np.float64),
-                      acceleration=np.zeros(dof), torque=np.asarray(torque, dtype=np.float64),
-                      current=np.zeros(dof), actuator_state=np.ones(dof, dtype=np.uint8),
-                      motor_power=True, armed=True)  # fmt: skip
+    return ArrayState(
+        time=float(time),
+        position=np.asarray(position, dtype=np.float64),
+        velocity=np.asarray(velocity, dtype=np.float64),
+        acceleration=np.zeros(dof),
+        torque=np.asarray(torque, dtype=np.float64),
+        current=np.zeros(dof),
+        actuator_state=np.ones(dof, dtype=np.uint8),
+        motor_power=True,
+        armed=True,
+    )
 
 
 def _state(log: object, row: int, dof: int) -> ArrayState:
@@ -131,8 +138,9 @@ def _state(log: object, row: int, dof: int) -> ArrayState:
     return measured_state(time, field("position"), field("velocity"), field("torque"))
 
 
-def episode_to_log(root: str | Path, episode: int, path: str | Path,
-                   robot: RobotDescription | str | None = None) -> Path:  # fmt: skip
+def episode_to_log(
+    root: str | Path, episode: int, path: str | Path, robot: RobotDescription | str | None = None
+) -> Path:
     """Write episode ``episode`` of the dataset at ``root`` as a JointLab log at ``path``.
 
     Args:
@@ -161,6 +169,7 @@ def episode_to_log(root: str | Path, episode: int, path: str | Path,
                 np.nan_to_num(data.velocity[k]),
                 np.nan_to_num(data.effort[k]),
             )
-            recorder.log(float(data.time[k]), desired=NJointAction.Position(data.target[k]),
-                         state=state)  # fmt: skip
+            recorder.log(
+                float(data.time[k]), desired=NJointAction.Position(data.target[k]), state=state
+            )
     return Path(path)

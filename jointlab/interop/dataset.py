@@ -82,8 +82,11 @@ def robot_features(
         ACTION: {**vector, "names": names},
     }
     for camera, (height, width) in (cameras or {}).items():
-        features[image_key(camera)] = {"dtype": "video", "shape": (int(height), int(width), 3),
-                                       "names": ["height", "width", "channels"]}  # fmt: skip
+        features[image_key(camera)] = {
+            "dtype": "video",
+            "shape": (int(height), int(width), 3),
+            "names": ["height", "width", "channels"],
+        }
     return features
 
 
@@ -116,9 +119,15 @@ class DatasetWriter:
         DatasetError: the folder exists, or ``fps`` is not positive.
     """
 
-    def __init__(self, root: str | Path, description: RobotDescription, fps: float,
-                 cameras: Mapping[str, tuple[int, int]] | None = None,
-                 repo_id: str | None = None, url: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        root: str | Path,
+        description: RobotDescription,
+        fps: float,
+        cameras: Mapping[str, tuple[int, int]] | None = None,
+        repo_id: str | None = None,
+        url: str | None = None,
+    ) -> None:
         self.root = Path(root).expanduser()
         check_new_folder(self.root)
         if not (np.isfinite(fps) and fps > 0):
@@ -129,20 +138,34 @@ class DatasetWriter:
         self.features = robot_features(description, self.cameras)
         self.fps = float(fps)
         self._dataset = dataset_module.LeRobotDataset.create(
-            repo_id or f"local/{self.root.name}", fps=round(self.fps), root=self.root,
-            robot_type=description.name, features=self.features, use_videos=True,
+            repo_id or f"local/{self.root.name}",
+            fps=round(self.fps),
+            root=self.root,
+            robot_type=description.name,
+            features=self.features,
+            use_videos=True,
             image_writer_threads=0,
-        )  # fmt: skip
+        )
         units = {"pos": "deg", "vel": "deg/s", "effort": "N*m"}
-        meta = {"robot": description.name, "source": description.source, "url": url,
-                "fps": self.fps, "units": units}  # fmt: skip
+        meta = {
+            "robot": description.name,
+            "source": description.source,
+            "url": url,
+            "fps": self.fps,
+            "units": units,
+        }
         (self.root / JOINTLAB_META).write_text(json.dumps(meta, indent=2) + "\n")
         self.episodes = 0
         self._frames = 0
         self._closed = False
 
-    def add_frame(self, state: ArrayState, target: np.ndarray, task: str,
-                  images: Mapping[str, np.ndarray] | None = None) -> None:  # fmt: skip
+    def add_frame(
+        self,
+        state: ArrayState,
+        target: np.ndarray,
+        task: str,
+        images: Mapping[str, np.ndarray] | None = None,
+    ) -> None:
         """Add one frame: the state at its start, the commanded joint positions (rad), images.
 
         Args:
@@ -280,8 +303,9 @@ class Episode:
         return len(self.time)
 
 
-def load_episode(root: str | Path, episode: int,
-                 description: RobotDescription | None = None) -> Episode:  # fmt: skip
+def load_episode(
+    root: str | Path, episode: int, description: RobotDescription | None = None
+) -> Episode:
     """Episode ``episode`` of the dataset at ``root`` (numeric columns, no video decoding).
 
     Args:
@@ -311,8 +335,12 @@ def load_episode(root: str | Path, episode: int,
     named = tasks.index[tasks["task_index"] == task_index] if len(tasks) else []
     task = str(named[0]) if len(named) else ""
     return Episode(
-        index=int(episode), task=task, fps=float(info["fps"]),
+        index=int(episode),
+        task=task,
+        fps=float(info["fps"]),
         time=np.asarray(table["timestamp"], dtype=np.float64),
-        position=np.radians(column(STATE)), velocity=np.radians(column(VELOCITY)),
-        effort=column(EFFORT), target=np.radians(column(ACTION)),
-    )  # fmt: skip
+        position=np.radians(column(STATE)),
+        velocity=np.radians(column(VELOCITY)),
+        effort=column(EFFORT),
+        target=np.radians(column(ACTION)),
+    )

@@ -25,7 +25,7 @@ from jointlab.interface import ArrayState, NJointAction, Robot
 from jointlab.interop.cameras import CameraSource
 from jointlab.interop.dataset import DatasetWriter
 
-__all__ = ["DatasetRecorder", "frame_periods", "record_program", "record_teleop"]
+__all__ = ["DatasetRecorder", "frame_periods", "record_policy", "record_program", "record_teleop"]
 
 
 def frame_periods(fps: float, control_dt: float) -> int:
@@ -54,8 +54,9 @@ class DatasetRecorder:
         every: Periods per frame.
     """
 
-    def __init__(self, writer: DatasetWriter, task: str,
-                 cameras: Sequence[CameraSource] = (), every: int = 1) -> None:  # fmt: skip
+    def __init__(
+        self, writer: DatasetWriter, task: str, cameras: Sequence[CameraSource] = (), every: int = 1
+    ) -> None:
         self.writer, self.task, self.cameras, self.every = writer, task, list(cameras), every
         self.count = 0
         self.frames = 0
@@ -66,8 +67,15 @@ class DatasetRecorder:
         self.writer.add_frame(state, target, self.task, images)
         self.frames += 1
 
-    def log(self, time: float, /, *, state: ArrayState | None = None,
-            desired: NJointAction | None = None, **others: Any) -> None:  # fmt: skip
+    def log(
+        self,
+        time: float,
+        /,
+        *,
+        state: ArrayState | None = None,
+        desired: NJointAction | None = None,
+        **others: Any,
+    ) -> None:
         """A loop's period: a frame every ``every`` periods (targets: desired positions)."""
         del time, others
         if state is None:
@@ -84,10 +92,17 @@ class DatasetRecorder:
         """Commander events are not part of a dataset."""
 
 
-def record_teleop(writer: DatasetWriter, teleop: Any, task: str, episodes: int,
-                  frames: int, cameras: Sequence[CameraSource] = (), every: int = 1,
-                  between: Callable[[int], None] | None = None,
-                  on_frame: Callable[[int, int, Any], None] | None = None) -> int:  # fmt: skip
+def record_teleop(
+    writer: DatasetWriter,
+    teleop: Any,
+    task: str,
+    episodes: int,
+    frames: int,
+    cameras: Sequence[CameraSource] = (),
+    every: int = 1,
+    between: Callable[[int], None] | None = None,
+    on_frame: Callable[[int, int, Any], None] | None = None,
+) -> int:
     """Record ``episodes`` episodes of ``frames`` frames of a teleoperation loop.
 
     Args:
@@ -134,9 +149,15 @@ def record_teleop(writer: DatasetWriter, teleop: Any, task: str, episodes: int,
     return saved
 
 
-def record_program(writer: DatasetWriter, robot: Robot, program: str | Path | Sequence[Any],
-                   task: str, episodes: int, cameras: Sequence[CameraSource] = (),
-                   every: int = 1) -> int:  # fmt: skip
+def record_program(
+    writer: DatasetWriter,
+    robot: Robot,
+    program: str | Path | Sequence[Any],
+    task: str,
+    episodes: int,
+    cameras: Sequence[CameraSource] = (),
+    every: int = 1,
+) -> int:
     """Record ``episodes`` runs of a command program (each from home) on ``robot``.
 
     Returns:
@@ -153,3 +174,44 @@ def record_program(writer: DatasetWriter, robot: Robot, program: str | Path | Se
         run_program(robot, steps, recorder=recorder)
         writer.save_episode()
     return episodes
+
+
+def record_policy(
+    policy: Any,
+    url: str,
+    root: str | Path,
+    task: str,
+    episodes: int,
+    *,
+    seed: int = 0,
+    env_id: str | None = None,
+    env_kwargs: dict | None = None,
+    fps: float | None = None,
+    cameras: Sequence[str] = (),
+) -> int:
+    """Record ``episodes`` episodes of a trained ``policy`` on ``url`` (seeds ``seed``, ...).
+
+    Each episode runs as ``jointlab record`` runs one (:func:`jointlab.envs.episodes.
+    record_episode`, a JointLab log), then the logs become the dataset's episodes
+    (:func:`~jointlab.interop.convert.logs_to_dataset`; cameras rendered on a twin).
+
+    Returns:
+        Episodes written.
+    """
+    import tempfile
+
+    from jointlab.envs.episodes import record_episode
+    from jointlab.interop.convert import logs_to_dataset
+    from jointlab.interop.dataset import check_new_folder
+    from jointlab.recording import load_log
+    from jointlab.robots import load_robot
+
+    check_new_folder(Path(root).expanduser())
+    with tempfile.TemporaryDirectory(prefix="jointlab-policy-") as folder:
+        logs = []
+        for k in range(episodes):
+            path = Path(folder) / f"episode{k}.npz"
+            record_episode(policy, url, path, env_id=env_id, env_kwargs=env_kwargs, seed=seed + k)
+            logs.append(path)
+        robot = load_log(logs[0]).metadata.robot
+        return logs_to_dataset(logs, root, load_robot(robot), task, fps, cameras)

@@ -135,8 +135,9 @@ class VideoReader:
         """Go to the last key frame at or before ``seconds`` (PyAV seeks key frames only)."""
         del keyframes_only  # PyAV seeks key frames either way, as torchvision's pyav backend
         base = self._stream.time_base
-        self.container.seek(int(seconds / base), stream=self._stream, backward=True,
-                            any_frame=False)  # fmt: skip
+        self.container.seek(
+            int(seconds / base), stream=self._stream, backward=True, any_frame=False
+        )
         self._frames = self.container.decode(self._stream)
         return self
 

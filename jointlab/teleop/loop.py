@@ -90,7 +90,7 @@ class Teleop:
         self.follower = follower
         self.joint_map = joint_map or JointMap.build(
             leader.joint_names, leader.lower, leader.upper, follower.description, mapping
-        )  # fmt: skip
+        )
         if max_step is not None:
             step = np.broadcast_to(np.asarray(max_step, dtype=np.float64), (follower.dof,))
             if not np.all(np.isfinite(step) & (step > 0)):
@@ -134,9 +134,12 @@ class Teleop:
         except JointLabError:
             pass
 
-    def run(self, periods: int | None = None,
-            on_sample: Callable[[TeleopSample], None] | None = None,
-            until: Callable[[TeleopSample], bool] | None = None) -> TeleopSummary:  # fmt: skip
+    def run(
+        self,
+        periods: int | None = None,
+        on_sample: Callable[[TeleopSample], None] | None = None,
+        until: Callable[[TeleopSample], bool] | None = None,
+    ) -> TeleopSummary:
         """Teleoperate until ``periods`` ran, ``until(sample)`` is true, Ctrl-C or a lost link.
 
         The follower is armed first and always stopped (:meth:`stop`) at the end.

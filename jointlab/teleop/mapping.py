@@ -54,9 +54,15 @@ class JointMap:
     follower_dof: int
 
     @classmethod
-    def build(cls, leader_names: Sequence[str], leader_lower: Sequence[float],
-              leader_upper: Sequence[float], follower: RobotDescription, mapping: str = "direct",
-              pairs: dict[str, str] | None = None) -> JointMap:  # fmt: skip
+    def build(
+        cls,
+        leader_names: Sequence[str],
+        leader_lower: Sequence[float],
+        leader_upper: Sequence[float],
+        follower: RobotDescription,
+        mapping: str = "direct",
+        pairs: dict[str, str] | None = None,
+    ) -> JointMap:
         """Pair and check the joints (see the module docstring).
 
         Args:

@@ -105,9 +105,14 @@ class ScriptedTeleoperator(Teleoperator):
         period: Seconds between readings (for the loop's time keeping).
     """
 
-    def __init__(self, joint_names: Sequence[str], lower: Sequence[float],
-                 upper: Sequence[float], script: Callable[[int], np.ndarray],
-                 period: float | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        joint_names: Sequence[str],
+        lower: Sequence[float],
+        upper: Sequence[float],
+        script: Callable[[int], np.ndarray],
+        period: float | None = None,
+    ) -> None:
         self.joint_names = tuple(joint_names)
         self.lower = np.asarray(lower, dtype=np.float64)
         self.upper = np.asarray(upper, dtype=np.float64)

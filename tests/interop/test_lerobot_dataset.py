@@ -58,8 +58,9 @@ def recorded(tmp_path_factory):
     try:
         with DatasetWriter(root, follower.description, FPS, {"front": (48, 64)}) as writer:
             every = frame_periods(FPS, follower.control_dt)
-            saved = record_teleop(writer, teleop, "wave the arm", EPISODES, FRAMES, [camera],
-                                  every, on_frame=person)  # fmt: skip
+            saved = record_teleop(
+                writer, teleop, "wave the arm", EPISODES, FRAMES, [camera], every, on_frame=person
+            )
         armed_after = follower.read().armed
     finally:
         camera.close()
@@ -108,8 +109,9 @@ def test_an_episode_replays_on_the_emulated_follower(recorded) -> None:
 def test_jointlab_logs_and_datasets_convert_both_ways(recorded, tmp_path) -> None:
     root = recorded[0]
     log = episode_to_log(root, 1, tmp_path / "episode1.npz", "so101")
-    logs_to_dataset([log], tmp_path / "back", "so101", "wave the arm", cameras=["front"],
-                    size=(64, 48))  # fmt: skip
+    logs_to_dataset(
+        [log], tmp_path / "back", "so101", "wave the arm", cameras=["front"], size=(64, 48)
+    )
     before, after = load_episode(root, 1), load_episode(tmp_path / "back", 0)
     assert len(before) == len(after) == FRAMES
     np.testing.assert_allclose(after.position, before.position, atol=1e-6)

@@ -92,8 +92,9 @@ def test_a_lost_leader_link_stops_the_follower_cleanly() -> None:
 
 def _scripted(description, script=lambda k: None) -> ScriptedTeleoperator:
     d = jointlab.load_robot(description)
-    return ScriptedTeleoperator(d.joint_names, d.lower, d.upper,
-                                script if script else (lambda k: np.array(d.home)))  # fmt: skip
+    return ScriptedTeleoperator(
+        d.joint_names, d.lower, d.upper, script if script else (lambda k: np.array(d.home))
+    )
 
 
 def test_joint_counts_that_differ_are_refused() -> None:
@@ -104,8 +105,11 @@ def test_joint_counts_that_differ_are_refused() -> None:
 
 def test_ranges_that_differ_are_refused_unless_scaled() -> None:
     koch, so101 = jointlab.load_robot("koch"), jointlab.load_robot("so101")
-    with pytest.raises(ConfigurationError, match=r"leader joint 'shoulder_pan' ranges over "
-                       r"\[-2.900, 2.900\] .* --mapping range"):  # fmt: skip
+    with pytest.raises(
+        ConfigurationError,
+        match=r"leader joint 'shoulder_pan' ranges over "
+        r"\[-2.900, 2.900\] .* --mapping range",
+    ):
         JointMap.build(koch.joint_names, koch.lower, koch.upper, so101)
     scaled = JointMap.build(koch.joint_names, koch.lower, koch.upper, so101, mapping="range")
     here = np.zeros(6)
@@ -115,8 +119,9 @@ def test_ranges_that_differ_are_refused_unless_scaled() -> None:
 
 def test_pairs_map_some_joints_and_the_others_hold() -> None:
     so101 = jointlab.load_robot("so101")
-    mapping = JointMap.build(["a", "b"], [-1, -1], [1, 1], so101, mapping="range",
-                             pairs={"b": "elbow_flex"})  # fmt: skip
+    mapping = JointMap.build(
+        ["a", "b"], [-1, -1], [1, 1], so101, mapping="range", pairs={"b": "elbow_flex"}
+    )
     present = np.arange(6, dtype=float) * 0.1
     target = mapping.targets(np.array([0.7, 1.0]), present)
     assert target[2] == pytest.approx(so101.upper[2])

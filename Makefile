@@ -6,6 +6,9 @@ BIN := $(VENV)/bin
 # is the CUDA build, several GB). The CPU build: make test TORCH_INDEX=https://download.pytorch.org/whl/cpu
 TORCH_INDEX ?=
 TORCH := torch==2.13.0
+# LeRobot, for the interop tests: without its own dependency pins (its torch<2.11 pin
+# conflicts with ours); the `lerobot` extra of pyproject.toml brings what it imports.
+LEROBOT := lerobot==0.4.4
 
 .PHONY: demo test notebooks lint bench clean
 
@@ -18,10 +21,11 @@ $(VENV)/.installed-runtime: $(BIN)/python pyproject.toml
 	touch $@
 
 # Everything the tests need: the test tools, Stable-Baselines3, Ray RLlib, moviepy and the
-# MuJoCo engine and the servo vendors' SDKs (dynamixel-sdk, feetech-servo-sdk).
+# MuJoCo engine, the servo vendors' SDKs (dynamixel-sdk, feetech-servo-sdk) and LeRobot.
 $(VENV)/.installed-test: $(BIN)/python pyproject.toml
 	$(if $(TORCH_INDEX),$(BIN)/python -m pip install "$(TORCH)" --index-url $(TORCH_INDEX))
-	$(BIN)/python -m pip install -e ".[test,rl,distributed,video,mujoco,servo]"
+	$(BIN)/python -m pip install -e ".[test,rl,distributed,video,mujoco,servo,lerobot]"
+	$(BIN)/python -m pip install --no-deps "$(LEROBOT)"
 	touch $@ $(VENV)/.installed-runtime
 
 demo: $(VENV)/.installed-runtime

@@ -62,9 +62,12 @@ class DynamixelDevice:
             return level >= 1
         return level >= 2
 
-    def _status(self, k: int, code: int = 0, params: bytes = b"") -> Reply:
+    def _status(self, k: int, code: int = 0, params: bytes = b"", sender: int = -1) -> Reply:
+        """Servo ``k``'s status packet, from id ``sender`` (default: its id now)."""
         servo_id = int(self.servos.ids[k])
-        return servo_id, encode_status(servo_id, self._error(k, code), params)
+        return servo_id, encode_status(
+            servo_id if sender < 0 else sender, self._error(k, code), params
+        )
 
     def return_delay(self, servo_id: int) -> float:
         """The servo's Return Delay Time, s."""
@@ -120,8 +123,9 @@ class DynamixelDevice:
             if inst == Instruction.WRITE:
                 if len(p) < 3:
                     return self._status(k, ErrorCode.DATA_LENGTH)
+                sender = int(servos.ids[k])  # an ID write answers from the old id
                 write_memory(servos, k, _word(p, 0), p[2:])
-                return self._status(k)
+                return self._status(k, sender=sender)
             if inst == Instruction.REG_WRITE:
                 self._registered[k] = (_word(p, 0), p[2:])
                 return self._status(k)
@@ -129,9 +133,15 @@ class DynamixelDevice:
                 if k in self._registered:
                     write_memory(servos, k, *self._registered.pop(k))
                 return self._status(k)
-            if inst in (Instruction.REBOOT, Instruction.FACTORY_RESET):
+            if inst == Instruction.REBOOT:
                 servos.reboot(int(servos.ids[k]))
                 return self._status(k)
+            if inst == Instruction.FACTORY_RESET:
+                # Parameter 0xFF resets everything, the id to 1; 0x01 and 0x02 keep the id.
+                sender = int(servos.ids[k])
+                everything = len(p) >= 1 and p[0] == 0xFF
+                servos.factory_reset(sender, new_id=1 if everything else None)
+                return self._status(k, sender=sender)
         except MemoryError_ as exc:
             return self._status(k, _REASON[exc.reason])
         return self._status(k, ErrorCode.INSTRUCTION)

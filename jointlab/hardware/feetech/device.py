@@ -1,6 +1,7 @@
 """The emulated Feetech STS servos' instruction handling, on a :class:`ServoArray`.
 
-Ping, Read, Write, Reg Write / Action, Sync Read, Sync Write and Reboot. The status packet's
+Ping (also broadcast: every servo answers, in id order), Read, Write, Reg Write / Action,
+Sync Read, Sync Write and Reboot. The status packet's
 error byte carries the servo's error bits (voltage 0x01, angle sensor 0x02, overheating 0x04,
 over-current 0x08, overload 0x20) while a hardware error is set; writing Torque Enable = 1
 clears an error, as re-enabling clears a real STS servo's protection. A packet with a bad
@@ -37,10 +38,11 @@ class FeetechDevice:
         self._registered: dict[int, tuple[int, bytes]] = {}
         self.last_heard = 0.0
 
-    def _status(self, k: int, params: bytes = b"", error: int = 0) -> Reply:
+    def _status(self, k: int, params: bytes = b"", error: int = 0, sender: int = -1) -> Reply:
+        """Servo ``k``'s status packet, from id ``sender`` (default: its id now)."""
         servo_id = int(self.servos.ids[k])
         code = (int(self.servos.faults[k]) & 0x3F) | error
-        return servo_id, encode_status(servo_id, code, params)
+        return servo_id, encode_status(servo_id if sender < 0 else sender, code, params)
 
     def return_delay(self, servo_id: int) -> float:
         """The servo's Return Delay Time, s."""
@@ -75,7 +77,7 @@ class FeetechDevice:
                         replies.append(self._status(k, error=ERROR_ACCESS))
             return replies
         targets = (
-            list(range(servos.n)) if packet.id == BROADCAST_ID
+            sorted(range(servos.n), key=lambda k: int(servos.ids[k])) if packet.id == BROADCAST_ID
             else [servos.index[packet.id]] if packet.id in servos.index else []
         )  # fmt: skip
         replies = []
@@ -83,8 +85,8 @@ class FeetechDevice:
             reply = self._single(k, inst, p)
             level = int(servos.get("status_return_level")[k])
             answered = inst in (Instruction.PING, Instruction.READ) or level >= 1
-            if packet.id != BROADCAST_ID and answered:
-                replies.append(reply)
+            if (packet.id != BROADCAST_ID or inst == Instruction.PING) and answered:
+                replies.append(reply)  # a broadcast ping is answered by every servo
         return replies
 
     def _single(self, k: int, inst: int, p: bytes) -> Reply:
@@ -95,8 +97,9 @@ class FeetechDevice:
             if inst == Instruction.READ and len(p) == 2:
                 return self._status(k, read_memory(servos, k, p[0], p[1]))
             if inst == Instruction.WRITE and len(p) >= 2:
+                sender = int(servos.ids[k])  # an ID write answers from the old id
                 write_memory(servos, k, p[0], p[1:])
-                return self._status(k)
+                return self._status(k, sender=sender)
             if inst == Instruction.REG_WRITE and len(p) >= 2:
                 self._registered[k] = (p[0], p[1:])
                 return self._status(k)
@@ -104,8 +107,11 @@ class FeetechDevice:
                 if k in self._registered:
                     write_memory(servos, k, *self._registered.pop(k))
                 return self._status(k)
-            if inst in (Instruction.REBOOT, Instruction.RESET):
+            if inst == Instruction.REBOOT:
                 servos.reboot(int(servos.ids[k]))
+                return self._status(k)
+            if inst == Instruction.RESET:  # factory values; the id is kept
+                servos.factory_reset(int(servos.ids[k]))
                 return self._status(k)
         except MemoryError_:
             return self._status(k, error=ERROR_ACCESS)

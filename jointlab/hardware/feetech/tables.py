@@ -204,6 +204,30 @@ _TABLE = ControlTable(
         Register(
             "present_current", "Present Current", 69, 2, R, None, SM, unit=6.5e-3, unit_name="A"
         ),
+        # The factory area (EEPROM): the servo's motion-profile settings. Feetech's memory
+        # table lists them without power-up values; LeRobot's SO-101 set-up writes
+        # Maximum Acceleration (85) at every connect.
+        Register(
+            "moving_velocity_threshold", "Moving Velocity Threshold", 80, 1, RW, None, eeprom=True
+        ),
+        Register("dts", "DTs", 81, 1, RW, None, unit=1e-3, unit_name="s", eeprom=True),
+        Register("velocity_unit_factor", "Velocity Unit Factor", 82, 1, RW, None, eeprom=True),
+        Register("hts", "Hts", 83, 1, RW, None, unit=1e-9, unit_name="s", eeprom=True),
+        Register("maximum_velocity_limit", "Maximum Velocity Limit", 84, 1, RW, None, eeprom=True),
+        Register(
+            "maximum_acceleration",
+            "Maximum Acceleration",
+            85,
+            1,
+            RW,
+            None,
+            unit=100 * STEP,
+            unit_name="rad/s²",
+            eeprom=True,
+        ),
+        Register(
+            "acceleration_multiplier", "Acceleration Multiplier", 86, 1, RW, None, eeprom=True
+        ),
     )
 )
 

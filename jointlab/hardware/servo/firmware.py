@@ -34,6 +34,21 @@ __all__ = ["ServoArray", "ServoFault"]
 
 #: Servo temperature reported by the emulated servos, °C.
 TEMPERATURE = 32.0
+#: Operating modes the law knows, by JointLab name (each model maps them to its values).
+_MODE_NAMES = (
+    "position", "extended_position", "current_based_position", "current", "velocity", "pwm",
+)  # fmt: skip
+#: Modes in which the servo follows Goal Position.
+_POSITION_MODES = ("position", "extended_position", "current_based_position")
+
+
+def eeprom_mask(model: ServoModel) -> np.ndarray:
+    """Mask of the bytes of ``model``'s table that lie in its EEPROM area, shape ``(size,)``."""
+    mask = np.zeros(model.table.size, dtype=bool)
+    for register in model.table.registers:
+        if register.eeprom:
+            mask[register.address : register.address + register.size] = True
+    return mask
 
 
 @dataclass
@@ -91,9 +106,13 @@ class ServoArray:
         self._inputs: dict[str, np.ndarray] | None = None
         self._mode_values = {
             name: np.array([m.modes.get(name, m.other_modes.get(name, -1)) for m in models])
-            for name in ("position", "current", "velocity", "pwm")
+            for name in _MODE_NAMES
         }
+        self._feetech = np.array([m.vendor == "feetech" for m in models])
+        self._resolution = np.array([float(m.resolution) for m in models])
         self.setup = modes
+        #: Servo index -> its saved memory image (the EEPROM area is what survives a reboot).
+        self._eeprom: dict[int, np.ndarray] = {}
         for k in range(self.n):
             self.power_up(k)
 
@@ -136,13 +155,24 @@ class ServoArray:
         """Servo ``k`` as after power-on or a reboot: initial values, its id, goal = present."""
         model = self.models[k]
         self.memory[k, :] = 0
-        self.memory[k, : model.table.size] = model.table.initial_memory()
-        id_register = model.table["id"]
-        self.memory[k, id_register.address] = int(self.ids[k])
+        saved = self._eeprom.get(k)
+        if saved is None:
+            self.memory[k, : model.table.size] = model.table.initial_memory()
+            number = model.table["model_number"]
+            self.memory[k, number.address : number.address + number.size] = number.encode(
+                np.array([model.model_number])
+            )[0]
+            id_register = model.table["id"]
+            self.memory[k, id_register.address] = int(self.ids[k])
+            if self.setup is not None:  # the servo was set up before this session
+                self.memory[k, model.table["operating_mode"].address] = self.setup[k]
+                self.memory[k, model.table["return_delay_time"].address] = 0
+            self._eeprom[k] = self.memory[k, : model.table.size].copy()
+        else:  # RAM to its power-up values, the EEPROM area as last saved
+            self.memory[k, : model.table.size] = model.table.initial_memory()
+            mask = eeprom_mask(model)
+            self.memory[k, : model.table.size][mask] = saved[mask]
         self.faults[k] = 0
-        if self.setup is not None:  # EEPROM settings survive a power cycle
-            self.memory[k, model.table["operating_mode"].address] = self.setup[k]
-            self.memory[k, model.table["return_delay_time"].address] = 0
         self._refreshed = -1
         self.refresh()
         present = self.get("present_position")
@@ -167,9 +197,11 @@ class ServoArray:
         self._refreshed = self.tick_count
         state = self.sim.read()  # type: ignore[attr-defined]
         t = self.transmissions
-        ticks = np.rint(t.to_motor(state.position))
-        speed = t.velocity_to_motor(state.velocity)  # ticks/s
-        horn_torque = t.torque_to_motor(state.torque)
+        inputs = self._decoded()
+        direction = inputs["direction"]
+        ticks = np.rint(self._reported(t.to_motor(state.position), inputs))
+        speed = direction * t.velocity_to_motor(state.velocity)  # ticks/s
+        horn_torque = direction * t.torque_to_motor(state.torque)
         self.set("present_position", ticks)
         velocity_unit = self.register("present_velocity").unit * self.models[0].ticks_per_radian
         self.set("present_velocity", np.rint(speed / velocity_unit))
@@ -196,16 +228,17 @@ class ServoArray:
         """Horn torques of this tick from the registers and the joint state, shape ``(n,)``."""
         state = self.sim.read()  # type: ignore[attr-defined]
         t = self.transmissions
-        q = t.to_motor(state.position)  # ticks
-        qd = t.velocity_to_motor(state.velocity)  # ticks/s
         inputs = self._decoded()
+        direction = inputs["direction"]
+        q = self._reported(t.to_motor(state.position), inputs)  # ticks, as Present Position
+        qd = direction * t.velocity_to_motor(state.velocity)  # ticks/s
         enabled = (inputs["torque_enable"] == 1) & (self.faults == 0)
         mode = inputs["operating_mode"]
         limit = inputs["limit"]
         tau = np.zeros(self.n)
-        position = enabled & self._mode_mask(mode, "position")
+        position = enabled & inputs["position_mode"]
         if position.any():
-            goal = inputs["goal_position"].astype(np.float64)
+            goal = inputs["goal"]
             speed = inputs["profile_speed"]
             step = np.where(speed > 0, speed * self.dt, np.inf)
             self.setpoint = np.where(
@@ -213,6 +246,7 @@ class ServoArray:
             )
             kp, kd = self.scaling.gains(inputs["position_p_gain"], inputs["position_d_gain"])
             tau = np.where(position, kp * (self.setpoint - q) - kd * qd, tau)
+            limit = np.where(enabled & inputs["current_capped"], inputs["current_cap"], limit)
         current = enabled & self._mode_mask(mode, "current")
         if current.any():
             amps = inputs["goal_current"] * self.register("goal_current").unit
@@ -227,7 +261,21 @@ class ServoArray:
         if pwm.any() and "goal_pwm" in self.models[0].table:
             duty = inputs["goal_pwm"] * self.register("goal_pwm").unit
             tau = np.where(pwm, duty * self.stall, tau)
-        return np.clip(tau, -limit, limit)
+        return direction * np.clip(tau, -limit, limit)
+
+    def _reported(self, ticks: np.ndarray, inputs: dict[str, np.ndarray]) -> np.ndarray:
+        """Present Position (ticks, unrounded) of the motors at ``ticks`` as assembled.
+
+        Feetech STS: ``(actual − Homing_Offset)`` wrapped to one turn. Dynamixel:
+        ``actual + Homing_Offset`` with the actual position in one turn, except in extended
+        position mode, which counts turns; Drive Mode bit 0 reverses the direction.
+        """
+        actual = inputs["direction"] * ticks
+        homing = inputs["homing"]
+        resolution = self._resolution
+        wrapped = np.mod(actual - homing, resolution)
+        dynamixel = np.where(inputs["multi_turn"], actual, np.mod(actual, resolution)) + homing
+        return np.where(self._feetech, wrapped, dynamixel)
 
     def _mode_mask(self, mode: np.ndarray, name: str) -> np.ndarray:
         return mode == self._mode_values[name]
@@ -246,8 +294,40 @@ class ServoArray:
             inputs = {name: self.get(name) for name in names}
             inputs["limit"] = self.stall * self._torque_limit()
             inputs["profile_speed"] = self._profile_speed()
+            mode = inputs["operating_mode"]
+            inputs["position_mode"] = np.any(
+                [self._mode_mask(mode, name) for name in _POSITION_MODES], axis=0
+            )
+            inputs["multi_turn"] = self._mode_mask(mode, "extended_position")
+            inputs["homing"] = self._optional("homing_offset", 0)
+            drive = self._optional("drive_mode", 0).astype(np.int64)
+            inputs["direction"] = np.where(drive & 1, -1.0, 1.0)
+            low = self._optional("min_position_limit", -np.inf)
+            high = self._optional("max_position_limit", np.inf)
+            goal = inputs["goal_position"].astype(np.float64)
+            inputs["goal"] = np.where(inputs["multi_turn"], goal, np.clip(goal, low, high))
+            inputs["current_capped"] = self._mode_mask(mode, "current_based_position")
+            cap = self._optional("goal_current", 0) * 1e-3 * self.torque_per_amp
+            inputs["current_cap"] = np.minimum(np.abs(cap), inputs["limit"])
             self._inputs = inputs
         return self._inputs
+
+    def _optional(self, name: str, default: float) -> np.ndarray:
+        """Register ``name`` of every servo as floats, ``default`` where a model lacks it."""
+        mask = self.has(name)
+        if not mask.any():
+            return np.full(self.n, float(default))
+        return np.where(mask, self.get(name).astype(np.float64), default)
+
+    def saved_memory(self, k: int) -> np.ndarray:
+        """Servo ``k``'s saved image, whose EEPROM area a power cycle restores (a view)."""
+        return self._eeprom[k]
+
+    def rename(self, k: int, servo_id: int) -> None:
+        """Servo ``k`` answers to ``servo_id`` from now on (its ID register was written)."""
+        del self.index[int(self.ids[k])]
+        self.ids[k] = servo_id
+        self.index[int(servo_id)] = k
 
     def _torque_limit(self) -> np.ndarray:
         if "torque_limit" in self.models[0].table:  # Feetech: 0.1 % of stall torque
@@ -285,8 +365,21 @@ class ServoArray:
         self.set("torque_enable", np.zeros(self.n), mask)
 
     def reboot(self, servo_id: int) -> None:
-        """A reboot: the servo powers up again (errors cleared, torque off)."""
+        """A reboot: the servo powers up again (errors cleared, torque off, EEPROM kept)."""
         self.power_up(self.index[int(servo_id)])
+
+    def factory_reset(self, servo_id: int, new_id: int | None = None) -> None:
+        """A factory reset: the EEPROM back to the table's initial values, then a reboot.
+
+        Args:
+            servo_id: The servo to reset.
+            new_id: Its id afterwards (None: it keeps its id).
+        """
+        k = self.index[int(servo_id)]
+        self._eeprom.pop(k, None)
+        if new_id is not None:
+            self.rename(k, int(new_id))
+        self.power_up(k)
 
 
 class MemoryError_(Exception):
@@ -312,9 +405,14 @@ def read_memory(servos: ServoArray, k: int, address: int, length: int) -> bytes:
 def write_memory(servos: ServoArray, k: int, address: int, data: bytes) -> None:
     """Write ``data`` at ``address`` of servo ``k``, as its firmware checks and applies it.
 
-    Refused (nothing written): a read-only register, an EEPROM register while torque is on,
-    bytes past the table (``"access"``); a goal while the bus watchdog has fired (``"range"``).
-    Enabling torque makes the servo hold where it is (setpoint = present position).
+    Refused (nothing written): a read-only register, bytes past the table (``"access"``); a
+    goal while the bus watchdog has fired (``"range"``); on Dynamixel servos, an EEPROM
+    register while torque is on (``"access"``, as the e-Manual's EEPROM lock). Feetech STS
+    servos take EEPROM writes at any time and keep them across a power cycle only while
+    ``Lock`` (55) is 0, as Feetech's memory table describes. Dynamixel EEPROM writes always
+    persist. Writing ``ID`` renames the servo once the write is done (the status of that write
+    still comes from the old id). Enabling torque makes the servo hold where it is
+    (setpoint = present position).
 
     Raises:
         MemoryError_: the write is refused (see above).
@@ -325,8 +423,9 @@ def write_memory(servos: ServoArray, k: int, address: int, data: bytes) -> None:
         raise MemoryError_("access")
     touched = [r for r in model.table.registers if r.address < end and address < r.address + r.size]
     torque_on = servos.memory[k, model.table["torque_enable"].address] == 1
+    locks_eeprom = model.vendor != "feetech"
     for register in touched:
-        if register.access.value == "R" or (register.eeprom and torque_on):
+        if register.access.value == "R" or (register.eeprom and torque_on and locks_eeprom):
             raise MemoryError_("access")
     if "bus_watchdog" in model.table:
         fired = servos.get("bus_watchdog")[k] < 0
@@ -338,6 +437,14 @@ def write_memory(servos: ServoArray, k: int, address: int, data: bytes) -> None:
     )
     servos.memory[k, address:end] = np.frombuffer(bytes(data), dtype=np.uint8)
     servos.changed()
+    if any(r.eeprom for r in touched):
+        unlocked = "lock" not in model.table or servos.get("lock")[k] == 0
+        if locks_eeprom or unlocked:
+            saved = servos.saved_memory(k)
+            mask = eeprom_mask(model)[address:end]
+            saved[address:end][mask] = servos.memory[k, address:end][mask]
+        if any(r.name == "id" for r in touched):
+            servos.rename(k, int(servos.memory[k, model.table["id"].address]))
     if enabling:
         servos.faults[k] = 0 if model.vendor == "feetech" else servos.faults[k]
         servos.refresh()

@@ -1,0 +1,1 @@
+"""Stand-in ``torchvision.transforms`` (see the package docstring)."""

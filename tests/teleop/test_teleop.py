@@ -141,3 +141,17 @@ def test_a_leader_that_raises_link_error_mid_reading_is_a_link_stop() -> None:
         summary = Teleop(leader, follower).run(periods=50)
         assert summary.stopped_by == "link" and "servo 3" in summary.error
         assert summary.periods == 5 and not follower.read().armed
+
+
+def test_teleop_imports_no_backend() -> None:
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, jointlab.teleop; print(sorted(m for m in sys.modules if "
+        "m.startswith(('jointlab.sim', 'jointlab.hardware', 'pybullet', 'mujoco'))))"
+    )
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True
+    )
+    assert result.stdout.strip() == "[]", result.stdout

@@ -78,6 +78,7 @@ BAD_ARGUMENTS = [
     ),
     (["teleop", "--leader", "koch", "--follower", "so101"], "--mapping range"),
     (["replay", "missing-dataset", "--episode", "0", "sim://so101"], "not a LeRobot dataset"),
+    (["find-port", "--prots", "/dev/null"], "did you mean '--ports'?"),
     (["replay", "arm6", "missing.npz"], "missing.npz"),
     (["list", "robts"], "did you mean 'robots'?"),
     (["identify"], "required: STEP"),

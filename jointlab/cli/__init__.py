@@ -28,6 +28,7 @@ COMMANDS: tuple[str, ...] = (
     "run",
     "plot",
     "emulate",
+    "find_port",
     "calibrate",
     "check",
     "train",

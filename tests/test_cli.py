@@ -79,6 +79,11 @@ BAD_ARGUMENTS = [
     (["teleop", "--leader", "koch", "--follower", "so101"], "--mapping range"),
     (["replay", "missing-dataset", "--episode", "0", "sim://so101"], "not a LeRobot dataset"),
     (["find-port", "--prots", "/dev/null"], "did you mean '--ports'?"),
+    (["setup-motors", "dynamixel:///dev/null", "--robot", "so101"], "has a feetech bus"),
+    (
+        ["setup-motors", "feetech:///dev/null", "--robot", "so101", "--joints", "elbow"],
+        "are not servos of 'so101'",
+    ),
     (["replay", "arm6", "missing.npz"], "missing.npz"),
     (["list", "robts"], "did you mean 'robots'?"),
     (["identify"], "required: STEP"),

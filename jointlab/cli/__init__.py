@@ -29,6 +29,7 @@ COMMANDS: tuple[str, ...] = (
     "plot",
     "emulate",
     "find_port",
+    "setup_motors",
     "calibrate",
     "check",
     "train",

@@ -7,7 +7,10 @@ BIN := $(VENV)/bin
 TORCH_INDEX ?=
 TORCH := torch==2.13.0
 # LeRobot, for the interop tests: without its own dependency pins (its torch<2.11 pin
-# conflicts with ours); the `lerobot` extra of pyproject.toml brings what it imports.
+# conflicts with ours); the `lerobot` extra of pyproject.toml brings what it imports, the
+# `lerobot-scripts` extra what lerobot-record/lerobot-teleoperate import on top, and the two
+# plugins in plugins/ are what LeRobot discovers as --robot.type=jointlab and
+# --teleop.type=jointlab_leader.
 LEROBOT := lerobot==0.4.4
 
 .PHONY: demo test notebooks lint bench clean firmware firmware-deps
@@ -24,8 +27,10 @@ $(VENV)/.installed-runtime: $(BIN)/python pyproject.toml
 # MuJoCo engine, the servo vendors' SDKs (dynamixel-sdk, feetech-servo-sdk) and LeRobot.
 $(VENV)/.installed-test: $(BIN)/python pyproject.toml
 	$(if $(TORCH_INDEX),$(BIN)/python -m pip install "$(TORCH)" --index-url $(TORCH_INDEX))
-	$(BIN)/python -m pip install -e ".[test,rl,distributed,video,mujoco,servo,lerobot]"
+	$(BIN)/python -m pip install -e ".[test,rl,distributed,video,mujoco,servo,lerobot,lerobot-scripts]"
 	$(BIN)/python -m pip install --no-deps "$(LEROBOT)"
+	$(BIN)/python -m pip install --no-deps --no-build-isolation -e plugins/lerobot_robot_jointlab \
+		-e plugins/lerobot_teleoperator_jointlab
 	touch $@ $(VENV)/.installed-runtime
 
 demo: $(VENV)/.installed-runtime
@@ -47,7 +52,7 @@ firmware: firmware-deps $(VENV)/.installed-runtime
 	$(MAKE) -C firmware host-test arm cycles PYTHON=$(abspath $(BIN)/python)
 
 test: $(VENV)/.installed-test firmware-deps
-	$(BIN)/ruff check jointlab tests benchmarks examples
+	$(BIN)/ruff check jointlab tests benchmarks examples plugins
 	$(BIN)/python -m pytest -n 2 --timeout 600 tests
 
 notebooks: $(VENV)/.installed-runtime
@@ -56,8 +61,8 @@ notebooks: $(VENV)/.installed-runtime
 	$(BIN)/jupyter lab notebooks/
 
 lint: $(VENV)/.installed-test
-	$(BIN)/ruff check jointlab tests benchmarks examples
-	$(BIN)/ruff format --check jointlab tests benchmarks examples
+	$(BIN)/ruff check jointlab tests benchmarks examples plugins
+	$(BIN)/ruff format --check jointlab tests benchmarks examples plugins
 
 bench: $(VENV)/.installed-test
 	$(BIN)/jointlab bench

@@ -1,9 +1,12 @@
 """Connect to a robot and report what it is and how its link performs.
 
 Shows the protocol and firmware fields of a device's HELLO reply, the joint count, the
-state, the link statistics and the round-trip latency of HEARTBEAT requests.
+state, the link statistics and the round-trip latency of HEARTBEAT requests. On a servo bus
+(Dynamixel, Feetech): a table with one row per servo (id, joint, model, firmware, position,
+voltage, temperature, load, hardware-error bits) and the bus's ping latency and error counts.
 
-Examples: jointlab check emulated://arm6; jointlab check "serial:///dev/ttyACM0?robot=arm6"
+Examples: jointlab check emulated://arm6; jointlab check "serial:///dev/ttyACM0?robot=arm6";
+jointlab check "feetech:///dev/ttyACM0?robot=so101"; jointlab check emulated://so101
 """
 
 from __future__ import annotations
@@ -52,6 +55,34 @@ def _device_rows(robot: object, pings: int) -> list[tuple[str, str]]:
     return rows
 
 
+def _servo_table(robot: object, pings: int) -> tuple[Table, list[tuple[str, str]]]:
+    """The per-servo table and the bus rows of a ServoBusRobot."""
+    import numpy as np
+
+    from jointlab.hardware.servo.survey import survey
+
+    found = survey(robot, pings)
+    table = Table(title=f"servos on the {found.protocol} bus at {found.baud} bit/s")
+    for column in ("id", "joint", "model", "firmware", "position °", "voltage V",
+                   "temperature °C", "load", "hardware errors"):  # fmt: skip
+        table.add_column(column, justify="right" if column in ("id",) or "°" in column
+                         or " V" in column else "left")  # fmt: skip
+    for row in found.rows:
+        table.add_row(str(row.id), row.joint, row.model, row.firmware,
+                      f"{np.degrees(row.position):.1f}", f"{row.voltage:.1f}",
+                      f"{row.temperature:.0f}", f"{row.load:.1f} {row.load_unit}",
+                      ", ".join(row.errors) or "none")  # fmt: skip
+    ping = found.ping_ms
+    rows = [
+        ("servos", f"{len(found.rows)} answered (ids {[r.id for r in found.rows]})"),
+        ("ping round trip", f"median {np.median(ping):.3f} ms, p99 {np.percentile(ping, 99):.3f} "
+                            f"ms, max {ping.max():.3f} ms ({len(ping)} pings)"),
+        ("bus errors", f"{found.exchanges} exchanges, {found.retries} retries, {found.missing} "
+                       f"missing and {found.corrupt} corrupt status packets"),
+    ]  # fmt: skip
+    return table, rows
+
+
 def run(args: argparse.Namespace) -> int:
     """Connect, report, disconnect."""
     import jointlab
@@ -73,11 +104,17 @@ def run(args: argparse.Namespace) -> int:
             ("state", f"power {'on' if state.motor_power else 'off'}, "
                       f"{'armed' if state.armed else 'disarmed'}, t = {state.time:.3f} s"),
         ]  # fmt: skip
+        servos = None
         if hasattr(robot, "device"):
             rows += _device_rows(robot, args.pings)
+        elif hasattr(robot, "servo_ids"):
+            servos, bus_rows = _servo_table(robot, args.pings)
+            rows += bus_rows
         else:
             rows.append(("link", "none: simulated in this process"))
         for row in rows:
             table.add_row(*row)
     console.print(table)
+    if servos is not None:
+        console.print(servos)
     return 0

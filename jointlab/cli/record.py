@@ -1,56 +1,295 @@
-"""Record one episode of a trained policy on any robot, tick by tick.
+"""Record episodes: a LeRobot dataset (teleoperation, a program, a policy) or a policy's log.
 
-The log holds the actions, states and rewards; 'jointlab replay' applies its actions on
-another backend. --video films the episode.
+LeRobot datasets (--dataset FOLDER, which must not exist): LeRobotDataset v3 folders that
+LeRobot's own LeRobotDataset loads offline (parquet data, MP4 videos per --camera, meta/).
+  * from a leader arm:  --leader URL --follower URL --task TEXT --episodes N
+  * from a program:     --program FILE --follower URL --task TEXT --episodes N
+  * from a policy:      ROBOT POLICY --dataset FOLDER --task TEXT --episodes N (seeds SEED..)
+Cameras (--camera NAME[=sim|opencv:DEVICE][:WxH]): sim renders the follower (a simulated twin
+posed as measured when the follower is not sim://); opencv grabs a real camera.
+
+Without --dataset, ROBOT POLICY records one episode as a JointLab log (actions, states,
+rewards) for 'jointlab replay'; --video films it.
 
 Examples:
+  jointlab record --leader emulated://so101 --follower sim://so101 --task "pick the cube"
+      --episodes 3 --seconds 10 --dataset data/pick --camera front    (one line)
+  jointlab record --program examples/programs/so101_wave.yaml --follower sim://so101
+      --task wave --episodes 2 --dataset data/wave                    (one line)
   jointlab record arm6 runs/train-reach --video
-  jointlab record emulated://arm6 runs/train-reach --seed 3
 """
 
 from __future__ import annotations
 
 import argparse
+import sys
+from pathlib import Path
 
+from jointlab.cli.arms import add_arm_arguments
 from jointlab.cli.common import (
     add_output_arguments,
-    add_robot_argument,
     console,
+    positive_float,
+    positive_int,
     robot_url,
     run_folder,
 )
-from jointlab.cli.policies import add_policy_arguments, open_policy
 from jointlab.cli.programs import LOG_NAME, PLOT_NAME
+from jointlab.errors import ConfigurationError
 
 NAME = "record"
-HELP = "record one episode of a policy (log, plot, --video) for replay"
+HELP = "record a LeRobot dataset (leader arm, program, policy) or a policy episode's log"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``jointlab record``."""
-    add_robot_argument(parser)
-    add_policy_arguments(parser)
-    parser.add_argument("--seed", type=int, default=0, help="seed of the episode's reset")
-    parser.add_argument("--video", action="store_true", help="film the episode (sim only)")
-    add_output_arguments(parser, "default name: record-POLICY-ROBOT-SEED")
+    parser.add_argument(
+        "robot",
+        metavar="ROBOT",
+        nargs="?",
+        help="policy mode: built-in name, robot file or robot URL",
+    )
+    parser.add_argument(
+        "policy",
+        metavar="POLICY",
+        nargs="?",
+        help="an SB3 model .zip, a 'jointlab train' folder, or an RLlib checkpoint folder",
+    )
+    parser.add_argument("--env", metavar="ID", help="policy mode: environment id")
+    parser.add_argument(
+        "--env-kwargs", metavar="JSON", help="policy mode: environment keywords as JSON"
+    )
+    parser.add_argument("--seed", type=int, default=0, help="seed of the (first) episode's reset")
+    parser.add_argument("--video", action="store_true", help="film the episode (log mode)")
+    add_arm_arguments(parser, required=False)
+    parser.add_argument("--program", metavar="FILE", help="record a command program's runs")
+    parser.add_argument(
+        "--dataset",
+        metavar="FOLDER",
+        help="write a LeRobot dataset here (the folder must not exist)",
+    )
+    parser.add_argument("--task", help="dataset: what the episodes do, in words")
+    parser.add_argument("--episodes", type=positive_int, default=1, help="dataset: episodes")
+    parser.add_argument(
+        "--seconds",
+        type=positive_float,
+        default=10.0,
+        help="dataset, leader mode: seconds per episode",
+    )
+    parser.add_argument(
+        "--fps",
+        type=positive_float,
+        default=None,
+        help="dataset: frames per second, 1/fps a whole number of follower "
+        "periods (default: 25; policy mode: one frame per env step)",
+    )
+    parser.add_argument(
+        "--camera",
+        action="append",
+        default=[],
+        metavar="SPEC",
+        help="dataset camera NAME[=sim|opencv:DEVICE][:WxH] (repeatable)",
+    )
+    add_output_arguments(parser, "log mode; default name: record-POLICY-ROBOT-SEED")
+
+
+def _mode(args: argparse.Namespace) -> str:
+    if args.leader or (args.follower and not args.program):
+        if not (args.leader and args.follower):
+            raise ConfigurationError("teleoperation needs both --leader URL and --follower URL")
+        return "leader"
+    if args.program:
+        if not args.follower:
+            raise ConfigurationError("--program needs --follower URL (the robot that runs it)")
+        return "program"
+    if not args.robot or not args.policy:
+        raise ConfigurationError(
+            "what to record? required: POLICY (ROBOT POLICY), or --leader URL --follower URL, "
+            "or --program FILE --follower URL"
+        )
+    return "policy-dataset" if args.dataset else "log"
 
 
 def run(args: argparse.Namespace) -> int:
-    """Record the episode, plot it."""
+    """Record the dataset or the log."""
+    mode = _mode(args)
+    if mode == "log":
+        return _record_log(args)
+    if not args.dataset:
+        raise ConfigurationError(f"{mode} mode writes a LeRobot dataset: give --dataset FOLDER")
+    if not args.task:
+        raise ConfigurationError('a dataset needs --task TEXT (e.g. --task "pick the cube")')
+    from jointlab.interop.dataset import check_new_folder
+
+    check_new_folder(Path(args.dataset).expanduser())  # before anything connects
+    if args.fps is None and mode != "policy-dataset":
+        args.fps = 25.0
+    if mode == "leader":
+        return _record_leader(args)
+    if mode == "program":
+        return _record_program(args)
+    return _record_policy(args)
+
+
+def _cameras(args: argparse.Namespace, robot: object) -> list:
+    from jointlab.interop.cameras import parse_camera
+
+    cameras = []
+    try:
+        for spec in args.camera:
+            cameras.append(parse_camera(spec, robot))  # type: ignore[arg-type]
+    except BaseException:
+        for camera in cameras:
+            camera.close()
+        raise
+    names = [c.name for c in cameras]
+    if len(set(names)) != len(names):
+        raise ConfigurationError(f"--camera names must differ, got {names}")
+    return cameras
+
+
+def _done(args: argparse.Namespace, saved: int, frames: int) -> int:
+    console.print(
+        f"wrote {saved} episode(s) of {frames} frames at {args.fps:g} fps to "
+        f"{args.dataset} (LeRobotDataset v3)",
+        highlight=False,
+    )
+    return 0 if saved else 1
+
+
+def _record_leader(args: argparse.Namespace) -> int:
+    from jointlab.cli.arms import open_teleop
+    from jointlab.interop.dataset import DatasetWriter
+    from jointlab.interop.record import frame_periods, record_teleop
+
+    teleop = open_teleop(args)
+    follower = teleop.follower
+    cameras = []
+    try:
+        every = frame_periods(args.fps, follower.control_dt)
+        frames = max(1, round(args.seconds * args.fps))
+        cameras = _cameras(args, follower)
+        sizes = {c.name: (c.height, c.width) for c in cameras}
+
+        def between(episode: int) -> None:
+            if sys.stdin.isatty():
+                input(f"reset the scene for episode {episode + 1}, then press Enter ")
+
+        def progress(episode: int, frame: int, sample: object) -> None:
+            if frame == 0:
+                console.print(
+                    f"episode {episode + 1}/{args.episodes}: recording {frames} frames",
+                    highlight=False,
+                )
+
+        with DatasetWriter(
+            args.dataset, follower.description, args.fps, sizes, url=args.follower
+        ) as writer:
+            saved = record_teleop(
+                writer,
+                teleop,
+                args.task,
+                args.episodes,
+                frames,
+                cameras,
+                every,
+                between=between,
+                on_frame=progress,
+            )
+    finally:
+        for camera in cameras:
+            camera.close()
+        teleop.leader.close()
+        follower.close()
+    return _done(args, saved, frames)
+
+
+def _record_program(args: argparse.Namespace) -> int:
+    import jointlab
+    from jointlab.interop.dataset import DatasetWriter
+    from jointlab.interop.record import frame_periods, record_program
+    from jointlab.program import load_program
+
+    program = load_program(Path(args.program))
+    with jointlab.connect(robot_url(args.follower)) as robot:
+        every = frame_periods(args.fps, robot.control_dt)
+        cameras = _cameras(args, robot)
+        try:
+            sizes = {c.name: (c.height, c.width) for c in cameras}
+            with DatasetWriter(
+                args.dataset, robot.description, args.fps, sizes, url=args.follower
+            ) as writer:
+                saved = record_program(
+                    writer, robot, program, args.task, args.episodes, cameras, every
+                )
+        finally:
+            for camera in cameras:
+                camera.close()
+    console.print(
+        f"wrote {saved} run(s) of {args.program} at {args.fps:g} fps to "
+        f"{args.dataset} (LeRobotDataset v3)",
+        highlight=False,
+    )
+    return 0
+
+
+def _record_policy(args: argparse.Namespace) -> int:
+    from jointlab.cli.policies import env_settings, policy_path
+    from jointlab.envs.evaluation import load_policy
+    from jointlab.interop.record import record_policy
+
+    policy = load_policy(policy_path(args.policy))
+    env_id, env_kwargs = env_settings(args, policy)
+    names = [spec.split("=", 1)[0] for spec in args.camera]
+    if any("=" in spec and not spec.split("=", 1)[1].startswith("sim") for spec in args.camera):
+        raise ConfigurationError("policy mode renders sim cameras only (--camera NAME[=sim:WxH])")
+    saved = record_policy(
+        policy,
+        robot_url(args.robot),
+        args.dataset,
+        args.task,
+        args.episodes,
+        seed=args.seed,
+        env_id=env_id,
+        env_kwargs=env_kwargs,
+        fps=args.fps,
+        cameras=names,
+    )
+    console.print(
+        f"wrote {saved} episode(s) of {args.policy} on {args.robot} to {args.dataset} "
+        "(LeRobotDataset v3)",
+        highlight=False,
+    )
+    return 0
+
+
+def _record_log(args: argparse.Namespace) -> int:
+    from jointlab.cli.policies import open_policy
     from jointlab.envs.episodes import record_episode
     from jointlab.recording.plots import plot_log, save
 
     url = robot_url(args.robot)
     _, folder, policy, env_id, env_kwargs = open_policy(args, "record", f"-{args.seed}")
     with run_folder(folder) as work:
-        record = record_episode(policy, url, work / LOG_NAME, env_id=env_id,
-                                env_kwargs=env_kwargs, seed=args.seed,
-                                video_folder=work / "video" if args.video else None)  # fmt: skip
+        record = record_episode(
+            policy,
+            url,
+            work / LOG_NAME,
+            env_id=env_id,
+            env_kwargs=env_kwargs,
+            seed=args.seed,
+            video_folder=work / "video" if args.video else None,
+        )
         outcome = "success" if record.success else "failure"
-        title = (f"{record.env_id} on {url}, seed {args.seed}: return "
-                 f"{record.episode_return:.2f}, {outcome}")  # fmt: skip
+        title = (
+            f"{record.env_id} on {url}, seed {args.seed}: return "
+            f"{record.episode_return:.2f}, {outcome}"
+        )
         save(plot_log(work / LOG_NAME, title=title), work / PLOT_NAME)
     console.print(f"{title}; {record.steps} steps", highlight=False)
-    console.print(f"wrote {folder / LOG_NAME}, {folder / PLOT_NAME}"
-                  + (f", {folder / 'video'}" if args.video else ""), highlight=False)  # fmt: skip
+    console.print(
+        f"wrote {folder / LOG_NAME}, {folder / PLOT_NAME}"
+        + (f", {folder / 'video'}" if args.video else ""),
+        highlight=False,
+    )
     return 0

@@ -137,10 +137,18 @@ class DynamixelDevice:
                 servos.reboot(int(servos.ids[k]))
                 return self._status(k)
             if inst == Instruction.FACTORY_RESET:
-                # Parameter 0xFF resets everything, the id to 1; 0x01 and 0x02 keep the id.
+                # Parameter 0xFF resets everything, the id to 1; 0x01 keeps the id; 0x02
+                # keeps the id and the Baud Rate (e-Manual, "Factory Reset"). The status
+                # packet goes out before the reset takes effect.
                 sender = int(servos.ids[k])
                 everything = len(p) >= 1 and p[0] == 0xFF
+                baud = servos.get("baud_rate")[k]
                 servos.factory_reset(sender, new_id=1 if everything else None)
+                if len(p) >= 1 and p[0] == 0x02:
+                    k = servos.index[sender]
+                    address = servos.register("baud_rate").address
+                    servos.memory[k, address] = baud
+                    servos.saved_memory(k)[address] = baud
                 return self._status(k, sender=sender)
         except MemoryError_ as exc:
             return self._status(k, _REASON[exc.reason])

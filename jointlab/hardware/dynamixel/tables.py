@@ -20,7 +20,7 @@ from jointlab.hardware.servo.control_table import (
     ServoModel,
 )
 
-__all__ = ["HARDWARE_ERROR_BITS", "MODELS", "XL330_M288", "XL430_W250"]
+__all__ = ["BAUD_RATES", "HARDWARE_ERROR_BITS", "MODELS", "XL330_M288", "XL430_W250"]
 
 #: Baud Rate (8) values of the X series, bit/s (e-Manual, "Baud Rate").
 BAUD_RATES = {0: 9_600, 1: 57_600, 2: 115_200, 3: 1_000_000, 4: 2_000_000, 5: 3_000_000,
@@ -30,6 +30,18 @@ R, RW, S = Access.READ, Access.READ_WRITE, Encoding.SIGNED
 PULSE = 2.0 * math.pi / 4096  # rad per encoder pulse
 RPM_UNIT = 0.229 * 2.0 * math.pi / 60.0  # rad/s per 0.229 rev/min
 ACCEL_UNIT = 214.577 * 2.0 * math.pi / 3600.0  # rad/s² per 214.577 rev/min²
+
+#: Baud Rate (8) register value -> line rate, bit/s (X series, e-Manual; factory setting 1).
+BAUD_RATES = {
+    0: 9_600,
+    1: 57_600,
+    2: 115_200,
+    3: 1_000_000,
+    4: 2_000_000,
+    5: 3_000_000,
+    6: 4_000_000,
+    7: 4_500_000,
+}
 
 #: Hardware Error Status (70) bits, e-Manual "Hardware Error Status".
 HARDWARE_ERROR_BITS = {

@@ -21,7 +21,7 @@ from jointlab.hardware.servo.control_table import (
     ServoModel,
 )
 
-__all__ = ["ERROR_BITS", "MODELS", "STS3215"]
+__all__ = ["BAUD_RATES", "ERROR_BITS", "MODELS", "STS3215"]
 
 #: Baud Rate (6) values of the STS series, bit/s (Feetech's memory table; the SDK's list).
 BAUD_RATES = {0: 1_000_000, 1: 500_000, 2: 250_000, 3: 128_000, 4: 115_200, 5: 76_800,
@@ -29,6 +29,18 @@ BAUD_RATES = {0: 1_000_000, 1: 500_000, 2: 250_000, 3: 128_000, 4: 115_200, 5: 7
 
 R, RW, SM = Access.READ, Access.READ_WRITE, Encoding.SIGN_MAGNITUDE
 STEP = 2.0 * math.pi / 4096  # rad per step
+
+#: Baud Rate register value -> line rate, bit/s (STS/SMS series; factory setting 0).
+BAUD_RATES = {
+    0: 1_000_000,
+    1: 500_000,
+    2: 250_000,
+    3: 128_000,
+    4: 115_200,
+    5: 57_600,
+    6: 38_400,
+    7: 19_200,
+}
 
 #: Status-packet error bits (the SDK's ``ERRBIT_*``).
 ERROR_BITS = {

@@ -29,6 +29,13 @@ import numpy as np
 from jointlab.errors import ConfigurationError, LinkError
 from jointlab.hardware.servo.control_table import Register
 
+try:  # POSIX serial ports raise termios.error (not an OSError) when the device is gone
+    import termios
+
+    _PORT_ERRORS: tuple[type[BaseException], ...] = (termios.error,)
+except ImportError:  # pragma: no cover - Windows
+    _PORT_ERRORS = ()
+
 __all__ = ["DRIVERS", "LATENCY_FIX", "BusStats", "ServoDriver", "make_driver"]
 
 #: The usual fix for a USB-serial adapter's buffering, quoted in every bus error.
@@ -231,13 +238,18 @@ class ServoDriver(abc.ABC):
         """An SDK exchange, as ``(data, result, error)``.
 
         An exception inside the SDK (it indexes a short or stale packet without checking)
-        counts as a corrupt status packet, which is what it is.
+        counts as a corrupt status packet, which is what it is. The port itself failing (an
+        unplugged adapter, a closed pty: ``OSError``, ``termios.error``) is a ``LinkError``.
         """
         try:
             result = call(*args)
         except (IndexError, ValueError, TypeError):
             self.port.is_using = False
             return (None, self.sdk.COMM_RX_CORRUPT, 0)
+        except (OSError, *_PORT_ERRORS) as exc:
+            self.port.is_using = False
+            name = getattr(self.port, "port_name", "the port")
+            raise LinkError(f"servo bus on {name!r}: the port failed: {exc}") from exc
         return result if len(result) == 3 else (None, *result)
 
     def ping(self, servo_id: int) -> int | None:

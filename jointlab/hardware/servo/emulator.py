@@ -19,9 +19,13 @@ own: :meth:`advance` (the control pipe's ADVANCE) first reads every byte the hos
 wrote, acts on them, then runs the ticks of the given time; replies go out at once (their wire
 time is still counted). Same robot, seed and commands give the same states, bit for bit.
 
-**Baud rate.** The emulated servos run at the robot file's ``bus.baud``; a host that opens the
-pty at another rate (the emulator reads it from the pty's termios) is not understood, exactly
-as a real bus at the wrong baud: nothing answers.
+**Baud rate.** Each emulated servo runs at the rate of its Baud Rate register, set at start to
+the robot file's ``bus.baud`` (or ``baud=``); writing the register moves the servo to the new
+rate after its status packet, as on the real servos. A packet sent at a rate (the emulator
+reads it from the pty's termios) is heard only by the servos at that rate, and a host at a
+rate no servo runs at is not understood, exactly as a real bus at the wrong baud: nothing
+answers. (A sync write at one rate still reaches every servo it names: a mixed-rate bus is
+modelled for pings, reads and single writes, which is what finding a servo needs.)
 
 **Faults** (:class:`BusFaults`): a servo's status packets dropped or their CRC/checksum
 corrupted with a probability, and hardware errors (:meth:`inject`).
@@ -47,10 +51,21 @@ from jointlab.hardware.emulator.links import PtyLink
 from jointlab.hardware.emulator.loop import serve_lockstep, serve_realtime
 from jointlab.hardware.servo.bus_control import handle_control
 from jointlab.hardware.servo.firmware import ServoArray
-from jointlab.hardware.servo.models import bus_models
+from jointlab.hardware.servo.models import baud_rates, bus_models
 from jointlab.robots import RobotDescription, load_robot
 
 __all__ = ["BITS_PER_BYTE", "BusEmulator", "BusFaults", "BusReport", "main"]
+
+
+def _termios_rates() -> frozenset[int]:
+    import termios
+
+    return frozenset(int(n[1:]) for n in dir(termios) if n.startswith("B") and n[1:].isdigit())
+
+
+#: Rates a pty's termios can state; a host at another rate (set with BOTHER) reads as None,
+#: heard by the servos whose rate termios cannot state.
+_TERMIOS_RATES = _termios_rates()
 
 #: 8N1: a start bit, 8 data bits, a stop bit.
 BITS_PER_BYTE = 10
@@ -163,6 +178,8 @@ class BusEmulator:
         except BaseException:
             self._sim.close()
             raise
+        self._rates = baud_rates(self.protocol)
+        self._set_baud_registers(self.baud)
         self._pending: list[tuple[float, bytes]] = []
         self._line_free = 0.0
         self.counts = dict.fromkeys(("instructions", "rx_bytes", "replies", "dropped",
@@ -187,6 +204,22 @@ class BusEmulator:
             servos.tick()
         servos.tick_count = 0
         servos.invalidate()
+
+    def _set_baud_registers(self, baud: int) -> None:
+        """Every servo's Baud Rate register (and its saved EEPROM image) to ``baud``."""
+        codes = {rate: code for code, rate in self._rates.items()}
+        if baud not in codes:
+            return  # a rate the servos' table lacks: the registers keep their values
+        register = self.servos.register("baud_rate")
+        self.servos.set("baud_rate", np.full(self.servos.n, codes[baud]))
+        for k in range(self.servos.n):
+            self.servos.saved_memory(k)[register.address] = codes[baud]
+
+    def servo_bauds(self) -> dict[int, int]:
+        """Servo id -> the rate it runs at (its Baud Rate register), bit/s."""
+        codes = self.servos.get("baud_rate")
+        pairs = zip(self.servos.ids, codes, strict=True)
+        return {int(i): self._rates.get(int(c), 0) for i, c in pairs}
 
     @property
     def path(self) -> str:
@@ -220,6 +253,8 @@ class BusEmulator:
                          **self.counts)  # fmt: skip
 
     # ------------------------------------------------------------------ bytes
+    #: Broadcast ids of both protocols (0xFE): every servo at the line's rate hears them.
+    _broadcast_ids = frozenset({0xFE})
     #: Nothing is written as a loop starts: a stray byte would be noise on a servo bus.
     greeting = b""
 
@@ -233,21 +268,33 @@ class BusEmulator:
             return
         self.counts["rx_bytes"] += len(data)
         speed = self.link.line_speed()
-        if speed is not None and speed != self.baud:  # at another baud a UART reads garbage
+        bauds = self.servo_bauds()
+        hearing = {
+            i
+            for i, rate in bauds.items()
+            if rate == speed or (speed is None and rate not in _TERMIOS_RATES)
+        }
+        if not hearing:  # at another baud a UART reads garbage
             self.counts["garbled"] += len(data)
             return
+        byte_time = BITS_PER_BYTE / speed if speed else self.byte_time
         for packet in self.device.decoder.feed(data):
             self.counts["instructions"] += 1
             start = max(now, self._line_free)
-            at = start + packet.wire_bytes * self.byte_time
+            at = start + packet.wire_bytes * byte_time
+            if packet.id not in hearing and packet.id not in self._broadcast_ids:
+                continue  # addressed to a servo at another rate: it heard noise
+            broadcast = packet.id in self._broadcast_ids
             for servo_id, reply in self.device.handle(packet):
+                if broadcast and servo_id not in hearing:
+                    continue  # it answers at its own rate: the host hears noise
                 if self._rng.random() < self.faults.drop_status.get(servo_id, 0.0):
                     self.counts["dropped"] += 1
                     continue  # a missing status packet takes no time on the line
                 if self._rng.random() < self.faults.corrupt_status.get(servo_id, 0.0):
                     reply = reply[:-1] + bytes([reply[-1] ^ 0x5A])
                     self.counts["corrupted"] += 1
-                at += self.device.return_delay(servo_id) + len(reply) * self.byte_time
+                at += self.device.return_delay(servo_id) + len(reply) * byte_time
                 self._pending.append((at, reply))
                 self.counts["replies"] += 1
             self._wire += at - start

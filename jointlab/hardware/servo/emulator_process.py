@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jointlab.errors import LinkError
+from jointlab.errors import ConfigurationError, LinkError
 from jointlab.hardware.emulator.command_line import serve_control as serve_emulator_control
 from jointlab.hardware.emulator.faults import Failed
 from jointlab.hardware.emulator.process import EmulatorProcess
@@ -49,8 +49,15 @@ class BusEmulatorProcess(EmulatorProcess):
         return self._ask(BusRequest(BusControl.INJECT, servo_id=int(servo_id), bits=int(bits)))
 
     def move(self, position: Any) -> BusReport:
-        """Put the limp arm at joint ``position`` (rad), as a person moving it by hand."""
-        return self._ask(BusRequest(BusControl.MOVE, position=tuple(float(v) for v in position)))
+        """Put the limp arm at joint ``position`` (rad), as a person moving it by hand.
+
+        Raises:
+            ConfigurationError: the emulator refused the position (outside a joint's limits).
+        """
+        answer = self._ask(BusRequest(BusControl.MOVE, position=tuple(float(v) for v in position)))
+        if isinstance(answer, Failed):
+            raise ConfigurationError(f"emulated bus {self.path}: move refused: {answer.error}")
+        return answer
 
     def advance(self, seconds: float, rx_bytes: int) -> BusReport:
         """Lockstep: act on the host's first ``rx_bytes`` bytes, then run ``seconds``.

@@ -7,7 +7,7 @@ from jointlab.hardware.servo.control_table import ServoModel
 from jointlab.robots.bus import BusSpec
 from jointlab.robots.description import RobotDescription
 
-__all__ = ["bus_models", "known_models", "servo_model"]
+__all__ = ["baud_code", "baud_rates", "bus_models", "known_models", "servo_model"]
 
 
 def known_models(protocol: str) -> dict[str, ServoModel]:
@@ -17,6 +17,29 @@ def known_models(protocol: str) -> dict[str, ServoModel]:
     else:
         from jointlab.hardware.feetech.tables import MODELS
     return MODELS
+
+
+def baud_rates(protocol: str) -> dict[int, int]:
+    """Baud Rate register value -> line rate (bit/s) of the bus ``protocol``'s servos."""
+    if protocol == "dynamixel":
+        from jointlab.hardware.dynamixel.tables import BAUD_RATES
+    else:
+        from jointlab.hardware.feetech.tables import BAUD_RATES
+    return BAUD_RATES
+
+
+def baud_code(protocol: str, baud: int) -> int:
+    """The Baud Rate register value of line rate ``baud`` on a ``protocol`` servo.
+
+    Raises:
+        DescriptionError: the servos have no such rate (names the ones they have).
+    """
+    codes = {rate: code for code, rate in baud_rates(protocol).items()}
+    if int(baud) not in codes:
+        raise DescriptionError(
+            f"{protocol} servos cannot run at {baud} bit/s; they run at {sorted(codes)}"
+        )
+    return codes[int(baud)]
 
 
 def servo_model(protocol: str, name: str) -> ServoModel:

@@ -108,6 +108,11 @@ def test_dynamixel_factory_reset_restores_the_eeprom() -> None:
         assert ph.write4ByteTxRx(port, 2, 48, 3000) == (dxl.COMM_SUCCESS, 0)  # Max Position Limit
         assert ph.reboot(port, 2) == (dxl.COMM_SUCCESS, 0)
         assert ph.read4ByteTxRx(port, 2, 48)[0] == 3000
-        assert ph.factoryReset(port, 2, 0x01) == (dxl.COMM_SUCCESS, 0)  # all but the id
+        assert ph.factoryReset(port, 2, 0x02) == (dxl.COMM_SUCCESS, 0)  # all but id and baud
         assert ph.read4ByteTxRx(port, 2, 48)[0] == 4095
+        assert ph.ping(port, 2)[:2] == (1060, dxl.COMM_SUCCESS)
+        # 0x01 keeps the id but not the Baud Rate: the servo is back at its factory 57600 bit/s.
+        assert ph.factoryReset(port, 2, 0x01) == (dxl.COMM_SUCCESS, 0)
+        assert ph.ping(port, 2)[1] == dxl.COMM_RX_TIMEOUT
+        port.setBaudRate(57600)
         assert ph.ping(port, 2)[:2] == (1060, dxl.COMM_SUCCESS)

@@ -1,0 +1,1 @@
+"""Bridges to other ecosystems: LeRobot datasets, robot plugin and calibration files."""

@@ -41,7 +41,11 @@ MAX_URL_CHARS = 512
 #: Largest seed a URL may give (any 64-bit unsigned value).
 MAX_SEED = 2**64 - 1
 
-__all__ = ["RobotURL", "connect", "parse_url", "query_range", "register_scheme", "schemes"]
+__all__ = ["RobotURL", "connect", "parse_url", "query_range", "register_scheme", "schemes",
+           "watch_connections"]
+
+#: Told of every robot :func:`connect` builds (``jointlab ... --view`` uses it).
+_CONNECTION_LISTENERS: list[Callable[[str, Robot], None]] = []
 
 T = TypeVar("T")
 Factory = Callable[["RobotURL", dict[str, Any]], Robot]
@@ -169,7 +173,25 @@ def connect(url: str, **options: Any) -> Robot:
         DescriptionError: unknown robot name or unreadable robot file (names the path).
     """
     parsed = parse_url(url)
-    return _factory(parsed)(parsed, dict(options))
+    robot = _factory(parsed)(parsed, dict(options))
+    for listener in tuple(_CONNECTION_LISTENERS):
+        listener(url, robot)
+    return robot
+
+
+def watch_connections(listener: Callable[[str, Robot], None]) -> Callable[[], None]:
+    """Call ``listener(url, robot)`` for every robot :func:`connect` builds from now on.
+
+    Returns the function that stops it. Meant for tools that follow whatever a command
+    connects (the live view of ``--view``); a listener must not drive the robot.
+    """
+    _CONNECTION_LISTENERS.append(listener)
+
+    def stop() -> None:
+        if listener in _CONNECTION_LISTENERS:
+            _CONNECTION_LISTENERS.remove(listener)
+
+    return stop
 
 
 # --------------------------------------------------------------------------- sim://

@@ -13,8 +13,9 @@ from __future__ import annotations
 
 import abc
 import math
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
 
@@ -32,7 +33,7 @@ from jointlab.interface import ArrayState, NJointAction
 if TYPE_CHECKING:
     from jointlab.robots.description import ArrayGeometry, RobotDescription
 
-__all__ = ["REFUSAL_ORDER", "Readiness", "Robot", "given_fields"]
+__all__ = ["REFUSAL_ORDER", "Readiness", "Robot", "RobotListener", "given_fields"]
 
 #: Motion refusals, checked in this order on every backend (docs/hardware.md): the first
 #: that applies is the ``reason`` of the :class:`~jointlab.errors.CommandRefused`.
@@ -79,6 +80,20 @@ def given_fields(action: NJointAction) -> list[str]:
     return names
 
 
+class RobotListener(Protocol):
+    """Watches a robot without changing it (a live view, a monitor): see ``Robot.listen``.
+
+    Called on the thread that drives the robot, so it must return quickly (copy, do not
+    draw); an exception it raises propagates to that caller.
+    """
+
+    def on_step(self, robot: Robot) -> None:
+        """After every ``step()``: ``robot.read()`` is the new state."""
+
+    def on_refusal(self, robot: Robot, verb: str, reason: str) -> None:
+        """When a verb is refused (``reason`` from :data:`REFUSAL_ORDER`, not ``closed``)."""
+
+
 class Robot(abc.ABC):
     """A live actuator array: the only thing controllers and environments talk to.
 
@@ -111,6 +126,8 @@ class Robot(abc.ABC):
     realtime: bool = False
     #: Set by backends: True once ``close()`` ran (or before construction finished).
     _closed: bool = True
+    #: Listeners told of every step and refusal (:meth:`listen`); a tuple, replaced whole.
+    _listeners: tuple[RobotListener, ...] = ()
 
     # ================================================================ backend hooks
     @abc.abstractmethod
@@ -241,6 +258,8 @@ class Robot(abc.ABC):
         robot = f"robot {self.description.name!r}{self._where()}"
         if reason == "closed":
             return RobotClosed(f"{verb}: {robot} is closed")
+        for listener in self._listeners:
+            listener.on_refusal(self, verb, reason)
         return CommandRefused(f"{verb} refused: {robot}: {_REFUSAL_TEXT[reason]}", reason=reason)
 
     def _check_open(self, verb: str) -> None:
@@ -342,6 +361,22 @@ class Robot(abc.ABC):
         if self._closed:
             raise self._refusal("step", "closed")
         self._step()
+        for listener in self._listeners:
+            listener.on_step(self)
+
+    def listen(self, listener: RobotListener) -> Callable[[], None]:
+        """Tell ``listener`` of every later step and refusal; returns the undo function.
+
+        A listener only watches: it cannot refuse or change a command, so every motion
+        still goes through the verbs' checks. With no listener, ``step()`` costs one
+        empty-tuple loop more.
+        """
+        self._listeners = (*self._listeners, listener)
+
+        def stop_listening() -> None:
+            self._listeners = tuple(x for x in self._listeners if x is not listener)
+
+        return stop_listening
 
     def reset(
         self, q: np.ndarray | None = None, qd: np.ndarray | None = None, **options: Any

@@ -26,6 +26,7 @@ COMMANDS: tuple[str, ...] = (
     "describe",
     "demo",
     "run",
+    "view",
     "plot",
     "emulate",
     "find_port",

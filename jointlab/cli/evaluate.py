@@ -24,6 +24,7 @@ from jointlab.cli.common import (
     run_folder,
 )
 from jointlab.cli.policies import add_policy_arguments, open_policy
+from jointlab.cli.viewing import add_view_argument, viewing
 
 NAME = "eval"
 HELP = "evaluate a trained policy on any robot: success rate, plot, --video"
@@ -38,6 +39,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--video", nargs="?", const="", metavar="DIR",
                         help="record every episode as MP4 (default DIR: the run folder's "
                              "video/)")  # fmt: skip
+    add_view_argument(parser)
     add_output_arguments(parser, "default name: eval-POLICY-ROBOT")
 
 
@@ -48,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
 
     url = robot_url(args.robot)
     path, folder, policy, env_id, env_kwargs = open_policy(args, "eval")
-    with run_folder(folder) as work:
+    with run_folder(folder) as work, viewing(args.view, None, title=f"{env_id} on {url}"):
         video = None if args.video is None else (Path(args.video).expanduser() if args.video
                                                  else work / "video")  # fmt: skip
         with console.status(f"{args.episodes} episodes on {url}..."):

@@ -35,6 +35,7 @@ from jointlab.cli.common import (
     run_folder,
 )
 from jointlab.cli.programs import LOG_NAME, PLOT_NAME
+from jointlab.cli.viewing import add_view_argument, viewing
 from jointlab.errors import ConfigurationError
 
 NAME = "record"
@@ -61,6 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--seed", type=int, default=0, help="seed of the (first) episode's reset")
     parser.add_argument("--video", action="store_true", help="film the episode (log mode)")
+    add_view_argument(parser)
     add_arm_arguments(parser, required=False)
     parser.add_argument("--program", metavar="FILE", help="record a command program's runs")
     parser.add_argument(
@@ -111,8 +113,13 @@ def _mode(args: argparse.Namespace) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Record the dataset or the log."""
+    """Record the dataset or the log (with ``--view``, showing the recorded robot live)."""
     mode = _mode(args)
+    with viewing(args.view, None, nth=1 if mode == "leader" else 0):
+        return _record(args, mode)
+
+
+def _record(args: argparse.Namespace, mode: str) -> int:
     if mode == "log":
         return _record_log(args)
     if not args.dataset:

@@ -24,6 +24,7 @@ from jointlab.cli.common import (
     run_folder,
 )
 from jointlab.cli.programs import LOG_NAME, PLOT_NAME, execute_program
+from jointlab.cli.viewing import add_view_argument, viewing
 
 NAME = "run"
 HELP = "run a command program (YAML) on any backend; log + plot"
@@ -34,6 +35,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_robot_argument(parser)
     parser.add_argument("program", metavar="PROGRAM", help="program YAML file")
     parser.add_argument("--gui", action="store_true", help="open the PyBullet GUI (sim only)")
+    add_view_argument(parser)
     add_output_arguments(parser, "default name: run-PROGRAM-ROBOT")
 
 
@@ -44,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     program = load_program(Path(args.program).expanduser())  # before connecting: cheap errors
     url = robot_url(args.robot, gui=args.gui)
     folder = planned_folder(args, f"run-{Path(args.program).stem}-{robot_label(args.robot)}")
-    with run_folder(folder) as work:
+    with run_folder(folder) as work, viewing(args.view, url):
         execute_program(url, program, work, f"{Path(args.program).name} on {url}")
     console.print(f"wrote {folder / LOG_NAME} and {folder / PLOT_NAME}", highlight=False)
     return 0

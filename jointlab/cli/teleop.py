@@ -18,6 +18,7 @@ from rich.live import Live
 
 from jointlab.cli.arms import LiveTable, add_arm_arguments, open_teleop
 from jointlab.cli.common import console, positive_float
+from jointlab.cli.viewing import add_view_argument, viewing
 
 NAME = "teleop"
 HELP = "drive a follower arm from a leader arm (live table; Ctrl-C stops)"
@@ -33,10 +34,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="stop after this long (default: until Ctrl-C)",
     )
     parser.add_argument("--no-table", action="store_true", help="no live table")
+    add_view_argument(parser)
 
 
 def run(args: argparse.Namespace) -> int:
     """Connect both arms, teleoperate, stop cleanly."""
+    with viewing(args.view, None, title=f"follower {args.follower}", nth=1):
+        return _teleoperate(args)
+
+
+def _teleoperate(args: argparse.Namespace) -> int:
     teleop = open_teleop(args)
     try:
         period = teleop.follower.control_dt

@@ -40,7 +40,10 @@ __all__ = ["ENV_PARAMETERS", "RENDER_MODES", "TASKS", "HeadlessRenderWarning", "
 
 
 class HeadlessRenderWarning(UserWarning):
-    """``render_mode="human"`` was asked for without a display; ``rgb_array`` is used."""
+    """``render_mode="human"`` without a display (or on a live robot): the browser view is used.
+
+    The message gives the view's address (:class:`jointlab.view.LiveView`).
+    """
 
 
 RENDER_MODES = ("human", "rgb_array")
@@ -71,7 +74,9 @@ class JointLabEnv(gymnasium.Env):
         control_dt: Environment step in seconds (simulated robots only).
         dt: Physics step in seconds; ``control_dt`` must be an integer multiple of it.
         render_mode: None, ``"rgb_array"`` (headless: PyBullet's TinyRenderer, MuJoCo's
-            offscreen renderer) or ``"human"`` (the engine's GUI).
+            offscreen renderer) or ``"human"`` (the engine's GUI with a display; otherwise,
+            and for live robots, the browser view of :mod:`jointlab.view`, whose address a
+            :class:`HeadlessRenderWarning` gives).
         camera: A :class:`jointlab.sim.Camera` for ``rgb_array``; None frames the robot.
         render_size: ``(width, height)`` of ``rgb_array`` images in pixels.
         observe_torque: Add the applied torques to the observation.
@@ -126,14 +131,12 @@ class JointLabEnv(gymnasium.Env):
                 f"unknown render_mode {render_mode!r}; expected None or one of "
                 f"{list(RENDER_MODES)}{suggestion}"
             )
-        if render_mode == "human" and not isinstance(robot, Robot) and not has_display():
-            warnings.warn(
-                "render_mode='human' opens the engine's GUI, which needs a display (neither "
-                "DISPLAY nor WAYLAND_DISPLAY is set): rendering as 'rgb_array' instead",
-                HeadlessRenderWarning,
-                stacklevel=2,
-            )
-            render_mode = "rgb_array"
+        #: "human" shows the engine's GUI when the env builds a simulated robot and a display
+        #: exists; otherwise (headless, or a live robot of any backend) the browser view.
+        self._browser_view = render_mode == "human" and (isinstance(robot, Robot)
+                                                         or backend is not None
+                                                         or not has_display())  # fmt: skip
+        self._view: Any = None
         self.render_mode = render_mode
         self.camera = camera
         self.render_size = (int(render_size[0]), int(render_size[1]))
@@ -223,7 +226,7 @@ class JointLabEnv(gymnasium.Env):
             control_dt=control_dt,
             seed=0,
             randomization=self.randomization,
-            gui=self.render_mode == "human",
+            gui=self.render_mode == "human" and not self._browser_view,
             engine=engine,
         )
         return sim, True
@@ -327,6 +330,8 @@ class JointLabEnv(gymnasium.Env):
             return
         self._closed = True
         self.state = None
+        if getattr(self, "_view", None) is not None:
+            self._view.close()
         task = getattr(self, "task", None)
         if task is not None:
             task.close()
@@ -390,10 +395,28 @@ class JointLabEnv(gymnasium.Env):
         return self.camera
 
     def _draw_markers(self) -> None:
-        """Show the task's goals in the GUI (simulated robots only)."""
+        """Show the task's goals in the GUI or the browser view."""
+        if self._browser_view:
+            self._live_view().show_markers(self.task.markers())
+            return
         world = getattr(self.robot, "world", None)
         if world is not None:
             draw_markers(world, self.task.markers())
+
+    def _live_view(self) -> Any:
+        """The browser view of ``render_mode="human"``, started at the first reset."""
+        if self._view is None:
+            from jointlab.view import LiveView
+
+            self._view = LiveView(self.description, title=f"{self!r}").watch(self.robot)
+            reason = "a live robot" if not self._owns_robot else "no display"
+            warnings.warn(
+                f"render_mode='human' with {reason}: the robot is shown in the browser at "
+                f"{self._view.url} (the live view; the engine's GUI needs a display)",
+                HeadlessRenderWarning,
+                stacklevel=3,
+            )
+        return self._view
 
     def _pace(self) -> None:
         """Keep the GUI near real time."""

@@ -1,0 +1,11 @@
+"""The live view: a browser 3D view and live plots of any robot (``jointlab view``).
+
+:class:`LiveView` serves the page (viser); :class:`ViewFeed` is what the control loop
+fills; :mod:`jointlab.view.browser` drives headless Chromium for screenshots and tests.
+Needs the ``view`` extra.
+"""
+
+from jointlab.view.feed import FeedEvent, FeedWindow, ViewFeed
+from jointlab.view.server import DEFAULT_PORT, LiveView
+
+__all__ = ["DEFAULT_PORT", "FeedEvent", "FeedWindow", "LiveView", "ViewFeed"]

@@ -26,7 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("joint_vectors", "bounded_yaml", "extras"),
     ("interface", "robots"),
     ("contract", "program_checks", "holding"),
-    ("controllers", "recording", "sim"),
+    ("controllers", "recording", "sim", "view"),
     tuple(f"sim.{engine}" for engine in ENGINES),
     ("connection", "program"),
     ("jointlab",),  # the package's face: jointlab/__init__.py

@@ -24,7 +24,7 @@ def _axes(unit: str) -> tuple[dict[str, Any], dict[str, Any]]:
     return ({"label": "robot time (s)"}, {"label": unit, "size": 60})
 
 
-def _scales(*series: np.ndarray) -> dict[str, Any]:
+def _scales(*series: np.ndarray, t: np.ndarray | None = None) -> dict[str, Any]:
     """Plain-number time axis; a y range from the finite values (NaN marks gaps)."""
     values = np.concatenate([np.ravel(s) for s in series])
     values = values[np.isfinite(values)]
@@ -34,7 +34,10 @@ def _scales(*series: np.ndarray) -> dict[str, Any]:
         low, high = float(values.min()), float(values.max())
         pad = max(0.05 * (high - low), 0.02 * max(abs(low), abs(high)), 0.01)
         low, high = low - pad, high + pad
-    return {"x": {"time": False}, "y": {"auto": False, "range": (low, high)}}
+    x: dict[str, Any] = {"time": False}
+    if t is not None and t.size >= 2 and t[-1] > t[0]:
+        x.update(auto=False, range=(float(t[0]), float(t[-1])))
+    return {"x": x, "y": {"auto": False, "range": (low, high)}}
 
 
 def _series(*labels_colours: tuple[str, str, bool]) -> tuple[dict[str, Any], ...]:
@@ -121,7 +124,7 @@ class LivePlots:
 
     @staticmethod
     def _draw(chart: Any, t: np.ndarray, *series: np.ndarray) -> None:
-        chart.scales = _scales(*series)
+        chart.scales = _scales(*series, t=t)
         chart.data = (t, *series)
 
     def _relabel(self, joint: int) -> None:

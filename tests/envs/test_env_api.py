@@ -283,18 +283,3 @@ def test_check_env_with_its_render_check_passes_headless(env_id, monkeypatch):
             check_env(env.unwrapped)  # renders in every declared mode, "human" included
     finally:
         env.close()
-
-
-def test_human_render_mode_without_a_display_renders_rgb_arrays(monkeypatch):
-    from jointlab.envs.env import HeadlessRenderWarning
-
-    monkeypatch.delenv("DISPLAY", raising=False)
-    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
-    with pytest.warns(HeadlessRenderWarning, match="rgb_array"):
-        env = JointLabEnv("reach", render_mode="human", render_size=(32, 24))
-    try:
-        assert env.render_mode == "rgb_array"
-        env.reset(seed=0)
-        assert env.render().shape == (24, 32, 3)
-    finally:
-        env.close()

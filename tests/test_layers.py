@@ -31,7 +31,8 @@ LAYERS: list[tuple[str, ...]] = [
     ("connection", "program"),
     ("jointlab",),  # the package's face: jointlab/__init__.py
     ("envs", "hardware"),
-    ("identify",),
+    ("identify", "teleop"),
+    ("interop",),
     ("cli",),
     ("__main__",),
 ]

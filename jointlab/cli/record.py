@@ -243,7 +243,7 @@ def _record_program(args: argparse.Namespace) -> int:
 def _record_policy(args: argparse.Namespace) -> int:
     from jointlab.cli.policies import env_settings, policy_path
     from jointlab.envs.evaluation import load_policy
-    from jointlab.interop.record import record_policy
+    from jointlab.interop.convert import record_policy
 
     policy = load_policy(policy_path(args.policy))
     env_id, env_kwargs = env_settings(args, policy)

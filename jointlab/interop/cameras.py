@@ -17,8 +17,9 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from jointlab.contract import Robot
 from jointlab.errors import ConfigurationError, LinkError
-from jointlab.interface import ArrayState, Robot
+from jointlab.interface import ArrayState
 from jointlab.robots import RobotDescription
 
 __all__ = ["DEFAULT_SIZE", "CameraSource", "OpenCVCamera", "SimCamera", "parse_camera"]

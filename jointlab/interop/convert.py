@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -24,7 +25,7 @@ from jointlab.interop.dataset import DatasetWriter, load_episode
 from jointlab.interop.record import DatasetRecorder
 from jointlab.robots import RobotDescription, load_robot
 
-__all__ = ["episode_to_log", "logs_to_dataset", "measured_state"]
+__all__ = ["episode_to_log", "logs_to_dataset", "measured_state", "record_policy"]
 
 
 def _log_frames(log: object, description: RobotDescription, fps: float) -> list[int]:
@@ -173,3 +174,43 @@ def episode_to_log(
                 float(data.time[k]), desired=NJointAction.Position(data.target[k]), state=state
             )
     return Path(path)
+
+
+def record_policy(
+    policy: Any,
+    url: str,
+    root: str | Path,
+    task: str,
+    episodes: int,
+    *,
+    seed: int = 0,
+    env_id: str | None = None,
+    env_kwargs: dict | None = None,
+    fps: float | None = None,
+    cameras: Sequence[str] = (),
+) -> int:
+    """Record ``episodes`` episodes of a trained ``policy`` on ``url`` (seeds ``seed``, ...).
+
+    Each episode runs as ``jointlab record`` runs one (:func:`jointlab.envs.episodes.
+    record_episode`, a JointLab log), then the logs become the dataset's episodes
+    (:func:`~jointlab.interop.convert.logs_to_dataset`; cameras rendered on a twin).
+
+    Returns:
+        Episodes written.
+    """
+    import tempfile
+
+    from jointlab.envs.episodes import record_episode
+    from jointlab.interop.dataset import check_new_folder
+    from jointlab.recording import load_log
+    from jointlab.robots import load_robot
+
+    check_new_folder(Path(root).expanduser())
+    with tempfile.TemporaryDirectory(prefix="jointlab-policy-") as folder:
+        logs = []
+        for k in range(episodes):
+            path = Path(folder) / f"episode{k}.npz"
+            record_episode(policy, url, path, env_id=env_id, env_kwargs=env_kwargs, seed=seed + k)
+            logs.append(path)
+        robot = load_log(logs[0]).metadata.robot
+        return logs_to_dataset(logs, root, load_robot(robot), task, fps, cameras)

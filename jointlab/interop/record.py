@@ -20,12 +20,13 @@ from typing import Any
 
 import numpy as np
 
+from jointlab.contract import Robot
 from jointlab.errors import ConfigurationError
-from jointlab.interface import ArrayState, NJointAction, Robot
+from jointlab.interface import ArrayState, NJointAction
 from jointlab.interop.cameras import CameraSource
 from jointlab.interop.dataset import DatasetWriter
 
-__all__ = ["DatasetRecorder", "frame_periods", "record_policy", "record_program", "record_teleop"]
+__all__ = ["DatasetRecorder", "frame_periods", "record_program", "record_teleop"]
 
 
 def frame_periods(fps: float, control_dt: float) -> int:
@@ -174,44 +175,3 @@ def record_program(
         run_program(robot, steps, recorder=recorder)
         writer.save_episode()
     return episodes
-
-
-def record_policy(
-    policy: Any,
-    url: str,
-    root: str | Path,
-    task: str,
-    episodes: int,
-    *,
-    seed: int = 0,
-    env_id: str | None = None,
-    env_kwargs: dict | None = None,
-    fps: float | None = None,
-    cameras: Sequence[str] = (),
-) -> int:
-    """Record ``episodes`` episodes of a trained ``policy`` on ``url`` (seeds ``seed``, ...).
-
-    Each episode runs as ``jointlab record`` runs one (:func:`jointlab.envs.episodes.
-    record_episode`, a JointLab log), then the logs become the dataset's episodes
-    (:func:`~jointlab.interop.convert.logs_to_dataset`; cameras rendered on a twin).
-
-    Returns:
-        Episodes written.
-    """
-    import tempfile
-
-    from jointlab.envs.episodes import record_episode
-    from jointlab.interop.convert import logs_to_dataset
-    from jointlab.interop.dataset import check_new_folder
-    from jointlab.recording import load_log
-    from jointlab.robots import load_robot
-
-    check_new_folder(Path(root).expanduser())
-    with tempfile.TemporaryDirectory(prefix="jointlab-policy-") as folder:
-        logs = []
-        for k in range(episodes):
-            path = Path(folder) / f"episode{k}.npz"
-            record_episode(policy, url, path, env_id=env_id, env_kwargs=env_kwargs, seed=seed + k)
-            logs.append(path)
-        robot = load_log(logs[0]).metadata.robot
-        return logs_to_dataset(logs, root, load_robot(robot), task, fps, cameras)

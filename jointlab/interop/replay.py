@@ -13,8 +13,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from jointlab.contract import Robot
 from jointlab.errors import ConfigurationError
-from jointlab.interface import NJointAction, Robot
+from jointlab.interface import NJointAction
 from jointlab.interop.dataset import Episode
 from jointlab.interop.record import frame_periods
 

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from jointlab.contract import Robot
 from jointlab.errors import ConfigurationError, JointLabError, LinkError
-from jointlab.interface import ArrayState, NJointAction, Robot
+from jointlab.interface import ArrayState, NJointAction
 from jointlab.teleop.mapping import JointMap
 from jointlab.teleop.teleoperator import Teleoperator
 

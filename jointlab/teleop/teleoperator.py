@@ -17,8 +17,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from jointlab.contract import Robot
 from jointlab.errors import ConfigurationError
-from jointlab.interface import Robot
 
 __all__ = ["LeaderArm", "ScriptedTeleoperator", "Teleoperator"]
 

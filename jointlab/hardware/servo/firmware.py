@@ -169,8 +169,12 @@ class ServoArray:
         if register.access is not Access.READ:
             self.changed()
 
-    def power_up(self, k: int) -> None:
-        """Servo ``k`` as after power-on or a reboot: initial values, its id, goal = present."""
+    def power_up(self, k: int, *, bus_baud: bool = True) -> None:
+        """Servo ``k`` as after power-on or a reboot: initial values, its id, goal = present.
+
+        ``bus_baud``: a servo without saved EEPROM starts at the bus's rate (as set up);
+        False after a factory reset, which leaves it at the table's factory rate.
+        """
         model = self.models[k]
         self.memory[k, :] = 0
         saved = self._eeprom.get(k)
@@ -182,7 +186,7 @@ class ServoArray:
             )[0]
             id_register = model.table["id"]
             self.memory[k, id_register.address] = int(self.ids[k])
-            baud = None if self.baud is None else model.baud_value(self.baud)
+            baud = None if self.baud is None or not bus_baud else model.baud_value(self.baud)
             if baud is not None:
                 self.memory[k, model.table["baud_rate"].address] = baud
             if self.setup is not None:  # the servo was set up before this session
@@ -429,7 +433,7 @@ class ServoArray:
         self._eeprom.pop(k, None)
         if new_id is not None:
             self.rename(k, int(new_id))
-        self.power_up(k)
+        self.power_up(k, bus_baud=False)
 
 
 class MemoryError_(Exception):

@@ -36,6 +36,9 @@ def workdir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 BAD_ARGUMENTS = [
     ([], "required: COMMAND"),
     (["rnu"], "did you mean 'run'?"),
+    (["view"], "required: ROBOT"),
+    (["view", "arm7"], "did you mean 'arm6'?"),
+    (["view", "arm6", "--program", "missing.yaml"], "cannot read program"),
     (["describe"], "required: ROBOT"),
     (["describe", "arm7"], "did you mean 'arm6'?"),
     (["describe", "arm6", "--chek"], "did you mean '--check'?"),

@@ -131,19 +131,20 @@ class ValidationReport:
                       gid="nominal")  # fmt: skip
             left.plot(t, self.identified[:, j], color="tab:green", lw=1, label="identified sim",
                       gid="identified")  # fmt: skip
-            left.set_ylabel(f"{self.joints[j]}\nposition")
+            left.set_ylabel(f"{self.joints[j]}\nposition [rad | m]")
             right.plot(t, self.nominal[:, j] - self.measured[:, j], color="tab:red", lw=1,
                        label="nominal − measured", gid="nominal")  # fmt: skip
             right.plot(t, self.identified[:, j] - self.measured[:, j], color="tab:green", lw=1,
                        label="identified − measured", gid="identified")  # fmt: skip
             right.axhline(0.0, color="0.6", lw=0.6)
-            right.set_ylabel("difference")
-        axes[0, 0].legend(loc="upper right", fontsize="small")
-        axes[0, 1].legend(loc="upper right", fontsize="small")
+            right.set_ylabel("difference [rad | m]")
+        handles = [*axes[0, 0].get_lines()[:3], *axes[0, 1].get_lines()[:2]]
+        fig.legend(handles=handles, loc="outside lower center", ncol=5, fontsize="small",
+                   frameon=False)  # fmt: skip
         axes[0, 0].set_title("recorded vs simulated")
         axes[0, 1].set_title(f"gap closed: {100 * self.total_gap_closed:.0f} % over all joints")
         for ax in axes[-1]:
-            ax.set_xlabel("time (s)")
+            ax.set_xlabel("time [s]")
         return fig
 
 

@@ -27,6 +27,7 @@ from pathlib import Path
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 from matplotlib.lines import Line2D
 
 from jointlab.errors import ConfigurationError
@@ -308,10 +309,10 @@ def plot_episodes(returns: Sequence[float], successes: Sequence[bool], *,
     ax.bar(index[~successes], returns[~successes], color="tab:red", label="failure")
     ax.axhline(float(returns.mean()) if returns.size else 0.0, color="0.2", ls="--", lw=1.0,
                label=f"mean {returns.mean():.2f}" if returns.size else "mean")  # fmt: skip
-    ax.set_xlabel("episode")
-    ax.set_ylabel("return")
-    ax.set_xticks(index)
-    ax.legend(loc="best", fontsize="small")
+    ax.set_xlabel("evaluation episode [number]")
+    ax.set_ylabel("return [sum of rewards]")
+    ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=12))
+    fig.legend(loc="outside right upper", fontsize="small", frameon=False)
     ax.set_title(title or f"success {successes.mean():.0%} over {returns.size} episodes",
                  fontsize="medium")  # fmt: skip
     return fig

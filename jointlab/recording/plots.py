@@ -27,8 +27,8 @@ from pathlib import Path
 import numpy as np
 from matplotlib.axes import Axes
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
 from matplotlib.lines import Line2D
+from matplotlib.ticker import MaxNLocator
 
 from jointlab.errors import ConfigurationError
 from jointlab.recording.formats import load_log

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import sys
 from pathlib import Path
 
 import matplotlib
@@ -11,12 +10,10 @@ matplotlib.use("Agg")
 
 import numpy as np
 import pytest
+from figure_hygiene import figure_problems
 from recording_helpers import Run
 
 from jointlab.recording import Recorder, plots
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from figure_hygiene import figure_problems  # noqa: E402
 
 
 @pytest.fixture

@@ -34,6 +34,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="port (a busy one moves to the next free one; 0: any)")  # fmt: skip
     parser.add_argument("--host", default="127.0.0.1",
                         help="interface to serve on (default loopback only)")  # fmt: skip
+    parser.add_argument("--contacts", action="store_true",
+                        help="also show a simulated robot's contact points")  # fmt: skip
     parser.add_argument("--screenshot", metavar="PNG",
                         help="save the page as headless Chromium shows it, then stop")  # fmt: skip
 
@@ -51,7 +53,8 @@ def run(args: argparse.Namespace) -> int:
         program = load_program(Path(args.program).expanduser())
     url = robot_url(args.robot)
     with jointlab.connect(url) as robot, LiveView(robot.description, host=args.host,
-                                                   port=args.port, title=url) as view:  # fmt: skip
+                                                   port=args.port, title=url,
+                                                   contacts=args.contacts) as view:  # fmt: skip
         view.watch(robot)
         announce(view)
         if program is not None:

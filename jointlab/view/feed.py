@@ -47,6 +47,9 @@ class FeedWindow:
     events: tuple[FeedEvent, ...]
     #: Samples pushed since the feed was made (a counter that only grows).
     count: int
+    #: The latest contact points of a simulated robot (m, world frame, shape ``(n, 3)``),
+    #: or None when the feed does not collect them.
+    contacts: np.ndarray | None = None
 
     def row(self, name: str) -> np.ndarray:
         """One row by name, shape ``(n, dof)``."""
@@ -65,10 +68,12 @@ class ViewFeed:
         dof: Number of joints.
         capacity: Samples kept (the plots' window).
         lower, upper: Soft position limits (rad or m) for limit events, or None.
+        contacts_every: Collect a simulated robot's contact points every this many steps
+            (0: never; robots without a world have none).
     """
 
     def __init__(self, dof: int, capacity: int = 600, lower: np.ndarray | None = None,
-                 upper: np.ndarray | None = None) -> None:  # fmt: skip
+                 upper: np.ndarray | None = None, contacts_every: int = 0) -> None:  # fmt: skip
         self.dof = int(dof)
         self.capacity = int(capacity)
         self._time = np.full(self.capacity, np.nan)
@@ -79,12 +84,20 @@ class ViewFeed:
         self._lower = None if lower is None else np.asarray(lower, dtype=np.float64)
         self._upper = None if upper is None else np.asarray(upper, dtype=np.float64)
         self._at_limit = np.zeros(self.dof, dtype=bool)
+        self.contacts_every = int(contacts_every)
+        self._contacts: np.ndarray | None = np.empty((0, 3)) if self.contacts_every else None
 
     # ---------------------------------------------------------------- producer side
     def on_step(self, robot: Any) -> None:
         """:class:`~jointlab.contract.RobotListener` hook: copy the new state and action."""
         action = robot.last_action
         self.push(robot.read(), action.position, action.velocity, action.torque)
+        if self.contacts_every and self._count % self.contacts_every == 0:
+            world = getattr(robot, "world", None)
+            if world is not None:  # a simulated robot: read on the loop's thread (engines
+                points = [c.position for c in world.contacts(robot.body_id)]  # are not shared)
+                with self._lock:
+                    self._contacts = np.array(points).reshape(-1, 3)
 
     def on_refusal(self, robot: Any, verb: str, reason: str) -> None:
         """:class:`~jointlab.contract.RobotListener` hook: keep the refusal as an event."""
@@ -134,4 +147,5 @@ class ViewFeed:
             time = self._time[index]
             rows = self._rows[:, index]
             events = tuple(self._events)
-        return FeedWindow(time=time, rows=rows, events=events, count=count)
+            contacts = self._contacts
+        return FeedWindow(time=time, rows=rows, events=events, count=count, contacts=contacts)

@@ -60,19 +60,25 @@ class LiveView:
         rate_hz: Redraws per second (at most; only when a new sample arrived).
         capacity: Control periods the plots keep.
         title: Shown in the page's panel.
+        contacts: Also show a simulated robot's contact points (red), read every 10 steps.
     """
 
     def __init__(self, description: RobotDescription, *, host: str = "127.0.0.1",
                  port: int = DEFAULT_PORT, rate_hz: float = 30.0, capacity: int = 600,
-                 title: str | None = None) -> None:  # fmt: skip
+                 title: str | None = None, contacts: bool = False) -> None:  # fmt: skip
         if not (0.0 < rate_hz <= 240.0):
             raise ConfigurationError(f"LiveView: rate_hz={rate_hz!r}, expected 0 < rate_hz <= 240")
         if not (0 <= int(port) <= 65535):
             raise ConfigurationError(f"LiveView: port={port!r}, expected 0..65535")
         (viser,) = require("view", "the live view", "viser")
         self.description = description
-        self.feed = ViewFeed(description.dof, capacity, description.soft_lower,
-                             description.soft_upper)  # fmt: skip
+        self.feed = ViewFeed(
+            description.dof,
+            capacity,
+            description.soft_lower,
+            description.soft_upper,
+            contacts_every=10 if contacts else 0,
+        )
         self.requested_port = int(port)
         with _quiet():  # viser prints a banner; the caller says where the view is
             self.server = viser.ViserServer(host=host, port=int(port), verbose=False)
@@ -90,6 +96,7 @@ class LiveView:
         self.drawn_count = 0
         self._period = 1.0 / rate_hz
         self._markers: list[Any] | None = None
+        self._shown_contacts: np.ndarray | None = None
         self._markers_lock = threading.Lock()
         self._unwatch: list[Any] = []
         self._stop = threading.Event()
@@ -131,6 +138,9 @@ class LiveView:
                 if np.isfinite(q).all():
                     self.scene.update(q)
                 self.plots.update(window)
+                if window.contacts is not None and window.contacts is not self._shown_contacts:
+                    self.scene.show_contacts(window.contacts)
+                    self._shown_contacts = window.contacts
                 self.drawn_count = window.count
                 self.frames_drawn += 1
             next_draw += self._period

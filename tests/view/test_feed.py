@@ -70,3 +70,20 @@ def test_entering_a_soft_limit_is_one_event_per_entry():
         feed.push(state, np.zeros(2), np.zeros(2), np.zeros(2))
     texts = [event.text for event in feed.window().events]
     assert texts == ["joint 0 at its soft upper limit", "joint 1 at its soft lower limit"]
+
+
+def test_contact_points_of_a_limp_arm_on_the_ground_reach_the_feed():
+    with jointlab.connect("sim://arm6") as robot:
+        feed = ViewFeed(robot.dof, capacity=10, contacts_every=10)
+        robot.listen(feed)
+        robot.disarm()  # limp: the arm folds down onto the ground plane
+        for _ in range(round(2.0 / robot.control_dt)):
+            robot.step()
+        contacts = feed.window().contacts
+        assert contacts is not None and contacts.shape[1] == 3 and len(contacts) >= 1
+        assert np.abs(contacts[:, 2]).max() < 0.02  # on the ground (z = 0)
+
+
+def test_without_contacts_the_feed_reads_none():
+    feed = ViewFeed(dof=2)
+    assert feed.window().contacts is None

@@ -34,6 +34,7 @@ COMMANDS: tuple[str, ...] = (
     "check",
     "train",
     "evaluate",
+    "runs",
     "teleop",
     "record",
     "replay",

@@ -27,6 +27,7 @@ COMMANDS: tuple[str, ...] = (
     "demo",
     "run",
     "plot",
+    "export",
     "emulate",
     "find_port",
     "setup_motors",

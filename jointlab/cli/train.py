@@ -26,9 +26,10 @@ from jointlab.cli.common import (
     run_folder,
 )
 
-#: Engines of the simulated environments (jointlab.sim.engine.ENGINES; not imported here,
+#: Engines of the simulated environments and the default (jointlab.sim.engine's; not imported here,
 #: so ``jointlab --help`` stays fast).
 ENGINES = ("pybullet", "mujoco")
+DEFAULT_ENGINE = "pybullet"
 #: Defaults of jointlab.envs.training (``EVAL_EVERY``, ``EVAL_EPISODES``), for --help.
 EVAL_EVERY = 20_000
 EVAL_EPISODES = 20
@@ -49,7 +50,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         help="environment steps between evaluations")  # fmt: skip
     parser.add_argument("--eval-episodes", type=positive_int, default=EVAL_EPISODES,
                         metavar="N", help="episodes per evaluation")  # fmt: skip
-    add_output_arguments(parser, "default name: train-TASK")
+    add_output_arguments(parser, "default name: train-TASK, train-TASK-ENGINE with --engine mujoco")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -65,7 +66,8 @@ def run(args: argparse.Namespace) -> int:
     from jointlab.envs.training import MODEL_NAME, resolve_task, train
 
     env_id, kwargs = resolve_task(args.task)
-    folder = planned_folder(args, f"train-{args.task.replace('/', '-')}")
+    engine = f"-{args.engine}" if args.engine not in (None, DEFAULT_ENGINE) else ""
+    folder = planned_folder(args, f"train-{args.task.replace('/', '-')}{engine}")
     console.print(f"PPO on {env_id} {kwargs}: {args.steps} steps, {args.envs} environments",
                   highlight=False)  # fmt: skip
     columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed:>8.0f}"),

@@ -78,12 +78,13 @@ def test_training_leaves_a_learning_curve_and_a_run_record(trained) -> None:
 def test_runs_lists_the_run_with_its_final_metrics(trained, capsys) -> None:
     folder, _ = trained
     final = read_run(folder).final
-    assert main(["runs", str(folder.parent)]) == 0
-    out = capsys.readouterr().out
-    row = next(line for line in out.splitlines() if "train-reach" in line)
-    for cell in ("reach", "pybullet", "2,048", f"{final.success_rate:.0%} of 2",
-                 f"{final.mean_reward:.2f}"):  # fmt: skip
-        assert cell in row, (cell, row)
+    for where in (folder.parent, folder):  # the folder of runs, or one run
+        assert main(["runs", str(where)]) == 0
+        out = capsys.readouterr().out
+        row = next(line for line in out.splitlines() if line.startswith("│ train-reach"))
+        for cell in ("reach", "pybullet", "2,048", f"{final.success_rate:.0%} of 2",
+                     f"{final.mean_reward:.2f}"):  # fmt: skip
+            assert cell in row, (cell, row)
 
 
 # ------------------------------------------------------------------------- bad input
@@ -147,7 +148,7 @@ def test_any_run_record_reads_or_raises_run_error(changes) -> None:
 def test_the_cli_defaults_are_the_training_modules() -> None:
     from jointlab.cli import train as cli
     from jointlab.envs import training
-    from jointlab.sim.engine import ENGINES
+    from jointlab.sim.engine import DEFAULT_ENGINE, ENGINES
 
-    assert cli.ENGINES == ENGINES
+    assert (cli.ENGINES, cli.DEFAULT_ENGINE) == (ENGINES, DEFAULT_ENGINE)
     assert (cli.EVAL_EVERY, cli.EVAL_EPISODES) == (training.EVAL_EVERY, training.EVAL_EPISODES)

@@ -41,7 +41,7 @@ def plot_learning_curve(evaluations: Sequence[Evaluation], *, title: str = "") -
     top.plot(steps, rate, "o-", color="tab:green", ms=4,
              label=f"evaluation success ({episodes} episodes each)")  # fmt: skip
     top.set_ylim(-0.02, 1.02)
-    top.set_ylabel("success rate\n(fraction of episodes)")
+    top.set_ylabel("success rate\n(% of episodes)")
     top.yaxis.set_major_formatter(PercentFormatter(xmax=1.0))
     top.grid(alpha=0.3)
     bottom.plot(steps, [e.mean_reward for e in evaluations], "o-", color="tab:blue", ms=4,

@@ -80,7 +80,7 @@ class TrainingRun:
     envs: int
     #: Environment steps trained (a whole number of rollouts, so at least those asked for).
     steps: int
-    #: Wall-clock duration of the training, seconds.
+    #: Wall-clock duration of the training (evaluations included), seconds.
     wall_time: float
     #: Keywords of every environment.
     env_kwargs: Mapping[str, Any] = field(default_factory=dict)

@@ -152,3 +152,25 @@ def test_the_cli_defaults_are_the_training_modules() -> None:
 
     assert (cli.ENGINES, cli.DEFAULT_ENGINE) == (ENGINES, DEFAULT_ENGINE)
     assert (cli.EVAL_EVERY, cli.EVAL_EPISODES) == (training.EVAL_EVERY, training.EVAL_EPISODES)
+
+
+def test_the_learning_curve_labels_its_axes_and_keeps_the_legend_off_the_data() -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from jointlab.envs.learning_curve import plot_learning_curve
+    from jointlab.envs.run_record import Evaluation
+
+    evaluations = [Evaluation(s, 20, r, -20.0 + s / 1e4, 50.0)
+                   for s, r in ((5000, 0.1), (10000, 0.45), (15000, 0.9))]  # fmt: skip
+    fig = plot_learning_curve(evaluations)
+    FigureCanvasAgg(fig).draw()
+    top, bottom = fig.axes
+    assert bottom.get_xlabel() == "environment steps"
+    assert "success rate" in top.get_ylabel() and "% of episodes" in top.get_ylabel()
+    (line,) = [ln for ln in top.get_lines() if ln.get_label().startswith("evaluation success")]
+    assert list(line.get_xdata()) == [5000, 10000, 15000]
+    assert list(line.get_ydata()) == [0.1, 0.45, 0.9]
+    (legend,) = fig.legends
+    box = legend.get_window_extent()
+    assert not any(box.overlaps(ax.get_window_extent()) for ax in (top, bottom))
+    assert fig.get_suptitle() == "final success 90%"

@@ -174,3 +174,24 @@ def test_the_learning_curve_labels_its_axes_and_keeps_the_legend_off_the_data() 
     box = legend.get_window_extent()
     assert not any(box.overlaps(ax.get_window_extent()) for ax in (top, bottom))
     assert fig.get_suptitle() == "final success 90%"
+
+
+def test_the_seed_spread_is_the_median_and_range_of_the_smoothed_runs() -> None:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+
+    from jointlab.envs.learning_curve import plot_seed_spread, smooth
+    from jointlab.envs.run_record import Evaluation
+
+    assert list(smooth([0.0, 1.0, 0.0, 1.0], 3)) == [0.5, 1 / 3, 2 / 3, 0.5]
+    rates = ([0.0, 0.3, 0.6, 0.9], [0.0, 0.0, 0.3, 0.6], [0.3, 0.6, 0.9, 1.0])
+    runs = [[Evaluation(1000 * (i + 1), 10, r, 0.0, 50.0) for i, r in enumerate(seed)]
+            for seed in rates]  # fmt: skip
+    fig = plot_seed_spread(runs, window=1)
+    FigureCanvasAgg(fig).draw()
+    (ax,) = fig.axes
+    (median,) = [ln for ln in ax.get_lines() if ln.get_label() == "median"]
+    assert list(median.get_ydata()) == [0.0, 0.3, 0.6, 0.9]
+    assert "3 seeds: median success 90% at 4,000 steps" == fig.get_suptitle()
+    assert not fig.legends[0].get_window_extent().overlaps(ax.get_window_extent())
+    with pytest.raises(ValueError, match="at least one run"):
+        plot_seed_spread([runs[0], []])

@@ -114,6 +114,10 @@ def test_rerun_export_reads_back_with_reruns_reader(recording, tmp_path) -> None
     elbow.sort()
     assert [t for t, _ in elbow] == [round(t * 1e9) for t in log.time]
     np.testing.assert_array_equal([v for _, v in elbow], log["state.position[2]"])
+    (blueprint,) = reader.blueprints()  # per joint target vs measured, and the events
+    views = {c.entity_path for c in reader.stream(store=blueprint).to_chunks()
+             if c.entity_path.startswith("/view/") and c.entity_path.count("/") == 2}  # fmt: skip
+    assert len(views) == log["state.position"].shape[1] + 1
 
 
 # ------------------------------------------------------------------- other recordings

@@ -9,7 +9,9 @@ Layout of the recording (application id ``jointlab``):
   overlays the joints; ``/commanded/position/elbow`` beside ``/state/position/elbow`` is
   desired against actual. A plain-number field is ``/<channel>/<field>``;
 * ``/events``: one :class:`rerun.TextLog` per event (its kind and fields), at its time;
-* static ``/robot``: a :class:`rerun.TextDocument` with the log's robot metadata (JSON).
+* static ``/robot``: a :class:`rerun.TextDocument` with the log's robot metadata (JSON);
+* a default blueprint: per joint, one time-series view of the target (``commanded``, else
+  ``desired``) against the measured ``state`` position, and the events' text log.
 
 Joints are named from the log's metadata (``joint0``, ``joint1``... where it has none).
 """
@@ -19,6 +21,7 @@ from __future__ import annotations
 import json
 import re
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -28,7 +31,7 @@ from jointlab.recording.formats import load_log
 from jointlab.recording.log import Log
 from jointlab.recording.metadata import LogError, dumps
 
-__all__ = ["APPLICATION_ID", "TIMELINE", "entity_paths", "export_rerun"]
+__all__ = ["APPLICATION_ID", "TIMELINE", "WARNINGS", "entity_paths", "export_rerun"]
 
 APPLICATION_ID = "jointlab"
 #: The timeline of every entity: the log's time, seconds.
@@ -56,6 +59,25 @@ def entity_paths(log: Log) -> dict[str, str]:
     return paths
 
 
+#: Events drawn as warnings in the viewer's text log (the rest are INFO).
+WARNINGS = frozenset({"refused", "clamped", "stalled", "preempted"})
+
+
+def _blueprint(rrb: Any, log: Log, paths: dict[str, str]) -> Any:
+    """Target against measured position per joint, then the events; None without a state."""
+    target = next((c for c in ("commanded", "desired") if f"{c}.position" in log), None)
+    if "state.position" not in log:
+        return None
+    views = []
+    for joint in _joint_names(log, log["state.position"].shape[1]):
+        contents = [p for p in (f"/{target}/position/{joint}", f"/state/position/{joint}")
+                    if p in paths]  # fmt: skip
+        views.append(rrb.TimeSeriesView(origin="/", contents=contents,
+                                        name=f"{joint}: position, target vs measured"))  # fmt: skip
+    return rrb.Blueprint(rrb.Vertical(rrb.Grid(*views), rrb.TextLogView(origin="/events"),
+                                      row_shares=[4, 1]))  # fmt: skip
+
+
 def export_rerun(source: str | Path | Log, target: str | Path) -> Path:
     """Write the log ``source`` as the Rerun recording ``target`` (``.rrd``); returns its path.
 
@@ -77,9 +99,12 @@ def export_rerun(source: str | Path | Log, target: str | Path) -> Path:
     target = Path(target)
     if target.is_dir():
         raise ConfigurationError(f"{target} is a folder; expected an .rrd file to write")
+    import rerun.blueprint as rrb
+
+    paths = entity_paths(log)
     recording = rr.RecordingStream(APPLICATION_ID, send_properties=False)
-    recording.save(target)
-    for path, column in entity_paths(log).items():
+    recording.save(target, default_blueprint=_blueprint(rrb, log, paths))
+    for path, column in paths.items():
         values = log[column]
         logged = ~np.isnan(values)
         if not logged.any():
@@ -88,8 +113,9 @@ def export_rerun(source: str | Path | Log, target: str | Path) -> Path:
                                columns=rr.Scalars.columns(scalars=values[logged]))  # fmt: skip
     for event in log.events:
         recording.set_time(TIMELINE, duration=event.time)
-        text = f"{event.kind} {json.dumps(dict(event.fields), default=str)}"
-        recording.log("/events", rr.TextLog(text, level=event.kind.upper()))
+        text = json.dumps(dict(event.fields), default=str)
+        level = "WARN" if event.kind in WARNINGS else "INFO"
+        recording.log("/events", rr.TextLog(f"{event.kind}: {text}", level=level))
     recording.log("/robot", rr.TextDocument(dumps(log.metadata.to_json()),
                                             media_type="text/plain"), static=True)  # fmt: skip
     recording.flush()

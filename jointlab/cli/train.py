@@ -1,12 +1,17 @@
 """Train PPO (Stable-Baselines3) on a JointLab task and save the model.
 
-The observation statistics are saved beside the model. Needs the rl extra
-(pip install 'jointlab[rl]').
+The observation statistics are saved beside the model. While it trains, the policy is
+evaluated every --eval-every environment steps (and after the last one); the run folder gets
+TensorBoard logs (tensorboard/: rewards, success, episode length, losses), a learning curve
+(learning_curve.png: evaluation success against environment steps) and run.json, which
+'jointlab runs' lists. Needs the rl extra (pip install 'jointlab[rl]').
 
 Examples:
   jointlab train reach                       # about 300k steps: >= 90 % success
   jointlab train reach --steps 20000 --envs 2 --name quick
   jointlab eval arm6 runs/train-reach/model.zip --video
+  jointlab runs                              # every run in runs/, with its final metrics
+  tensorboard --logdir runs                  # the curves of every run, in a browser
 """
 
 from __future__ import annotations
@@ -21,6 +26,14 @@ from jointlab.cli.common import (
     run_folder,
 )
 
+#: Engines of the simulated environments and the default (jointlab.sim.engine's; not imported here,
+#: so ``jointlab --help`` stays fast).
+ENGINES = ("pybullet", "mujoco")
+DEFAULT_ENGINE = "pybullet"
+#: Defaults of jointlab.envs.training (``EVAL_EVERY``, ``EVAL_EPISODES``), for --help.
+EVAL_EVERY = 20_000
+EVAL_EPISODES = 20
+
 NAME = "train"
 HELP = "train PPO (Stable-Baselines3) on a JointLab task"
 
@@ -32,7 +45,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--steps", type=positive_int, default=300_000, help="environment steps")
     parser.add_argument("--envs", type=positive_int, default=8, help="environment copies")
     parser.add_argument("--seed", type=int, default=0, help="seed of everything")
-    add_output_arguments(parser, "default name: train-TASK")
+    parser.add_argument("--engine", choices=ENGINES, help="physics engine (default: pybullet)")
+    parser.add_argument("--eval-every", type=positive_int, default=EVAL_EVERY, metavar="STEPS",
+                        help="environment steps between evaluations")  # fmt: skip
+    parser.add_argument("--eval-episodes", type=positive_int, default=EVAL_EPISODES,
+                        metavar="N", help="episodes per evaluation")  # fmt: skip
+    add_output_arguments(parser, "default name: train-TASK, train-TASK-ENGINE with --engine mujoco")
 
 
 def run(args: argparse.Namespace) -> int:
@@ -41,21 +59,36 @@ def run(args: argparse.Namespace) -> int:
 
     from jointlab.extras import require
 
-    require("rl", "jointlab train", "torch", "stable_baselines3")  # before any folder is made
+    # before any folder is made
+    require("rl", "jointlab train", "torch", "stable_baselines3", "tensorboard")
 
+    from jointlab.envs.run_record import CURVE_FILE, RUN_FILE, TENSORBOARD_FOLDER
     from jointlab.envs.training import MODEL_NAME, resolve_task, train
 
     env_id, kwargs = resolve_task(args.task)
-    folder = planned_folder(args, f"train-{args.task.replace('/', '-')}")
+    engine = f"-{args.engine}" if args.engine not in (None, DEFAULT_ENGINE) else ""
+    folder = planned_folder(args, f"train-{args.task.replace('/', '-')}{engine}")
     console.print(f"PPO on {env_id} {kwargs}: {args.steps} steps, {args.envs} environments",
                   highlight=False)  # fmt: skip
     columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed:>8.0f}"),
                TimeRemainingColumn())  # fmt: skip
     with run_folder(folder) as work, Progress(*columns, console=console) as progress:
         bar = progress.add_task("training", total=args.steps)
-        train(args.task, args.steps, work, envs=args.envs, seed=args.seed,
-              on_progress=lambda done: progress.update(bar, completed=done))  # fmt: skip
+        result = train(args.task, args.steps, work, envs=args.envs, seed=args.seed,
+                       engine=args.engine, eval_every=args.eval_every,
+                       eval_episodes=args.eval_episodes,
+                       on_progress=lambda done: progress.update(bar, completed=done))  # fmt: skip
+    final = result.final
+    if final is not None:
+        console.print(f"final evaluation after {final.steps} steps: success "
+                      f"{final.success_rate:.0%} of {final.episodes} episodes, mean return "
+                      f"{final.mean_reward:.2f}", highlight=False)  # fmt: skip
     robot = kwargs.get("robot", "arm6")
     console.print(f"saved {folder / MODEL_NAME}; watch it with: jointlab eval {robot} "
                   f"{folder / MODEL_NAME} --video", highlight=False)  # fmt: skip
+    console.print(f"learning curve: {folder / CURVE_FILE}", highlight=False)
+    console.print(f"TensorBoard logs: {folder / TENSORBOARD_FOLDER} (tensorboard --logdir "
+                  f"{folder / TENSORBOARD_FOLDER})", highlight=False)  # fmt: skip
+    console.print(f"run record: {folder / RUN_FILE} (jointlab runs {args.out})",
+                  highlight=False)  # fmt: skip
     return 0

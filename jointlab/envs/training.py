@@ -10,12 +10,15 @@ initial exploration noise. Needs the ``rl`` extra (stable-baselines3, torch).
 from __future__ import annotations
 
 import difflib
+import time
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from jointlab.errors import ConfigurationError
 from jointlab.extras import require
+
+from .run_record import CURVE_FILE, TENSORBOARD_FOLDER, TrainingRun, write_run
 
 #: File name of the saved model (``vecnormalize.pkl`` is saved beside it).
 MODEL_NAME = "model.zip"
@@ -155,19 +158,55 @@ def make_ppo(env: Any, seed: int = 0, net_arch: tuple[int, ...] = (256, 256),
     return model
 
 
-def train(task: str, steps: int, out: Path, *, envs: int = 8, seed: int = 0,
-          on_progress: Callable[[int], None] | None = None) -> Path:  # fmt: skip
-    """Train PPO on ``task`` for ``steps`` environment steps; save model and statistics.
+#: Environment steps between evaluations of ``train`` (all environment copies together).
+EVAL_EVERY = 20_000
+#: Episodes per evaluation of ``train``.
+EVAL_EPISODES = 20
+#: Offset of the evaluation environment's seed from the training seed.
+EVAL_SEED_OFFSET = 10_000
 
-    Returns the model path (``out/model.zip``; ``vecnormalize.pkl`` beside it).
+
+def train(task: str, steps: int, out: Path, *, envs: int = 8, seed: int = 0,
+          engine: str | None = None, eval_every: int = EVAL_EVERY,
+          eval_episodes: int = EVAL_EPISODES,
+          on_progress: Callable[[int], None] | None = None) -> TrainingRun:  # fmt: skip
+    """Train PPO on ``task`` for ``steps`` environment steps; save the model and the logs.
+
+    Writes into ``out``: ``model.zip`` and ``vecnormalize.pkl``, ``tensorboard/`` (SB3's
+    rollout and loss scalars and the evaluations, :mod:`jointlab.envs.training_log`),
+    ``learning_curve.png`` (evaluation success against environment steps) and ``run.json``
+    (:mod:`jointlab.envs.run_record`, what ``jointlab runs`` lists).
+
+    Args:
+        task: A task name of :data:`TASKS` or a JointLab environment id.
+        steps: Environment steps (rounded up to whole rollouts of ``ROLLOUT_STEPS``).
+        out: The run folder (made if missing).
+        envs: Environment copies.
+        seed: Seed of the environments and the policy; the evaluation environment's is
+            ``seed + EVAL_SEED_OFFSET``.
+        engine: Physics engine of the environments (default: the task's, else PyBullet).
+        eval_every: Environment steps between evaluations (one more after the last step).
+        eval_episodes: Deterministic episodes per evaluation.
+        on_progress: Called with the environment steps done, at every vector step.
+
+    Returns:
+        The run's record, as written to ``run.json``.
 
     Raises:
-        ConfigurationError: an unknown task, or ``steps`` < 1 (nothing would be learnt).
+        ConfigurationError: an unknown task, or ``steps``, ``eval_every`` or
+            ``eval_episodes`` < 1.
     """
-    if steps < 1:
-        raise ConfigurationError(f"steps must be >= 1 environment step, got {steps}")
-    torch, _ = require("rl", "training", "torch", "stable_baselines3")
-    from stable_baselines3.common.callbacks import BaseCallback
+    for name, value in (("steps", steps), ("eval_every", eval_every),
+                        ("eval_episodes", eval_episodes)):  # fmt: skip
+        if value < 1:
+            raise ConfigurationError(f"{name} must be >= 1, got {value}")
+    torch, _, _ = require("rl", "training", "torch", "stable_baselines3", "tensorboard")
+    from stable_baselines3.common.callbacks import BaseCallback, CallbackList
+
+    from jointlab.sim.engine import DEFAULT_ENGINE
+
+    from .learning_curve import save_learning_curve
+    from .training_log import Evaluator, tensorboard_logger
 
     class _Progress(BaseCallback):
         def _on_step(self) -> bool:
@@ -176,13 +215,35 @@ def train(task: str, steps: int, out: Path, *, envs: int = 8, seed: int = 0,
             return True
 
     env_id, env_kwargs = resolve_task(task)
+    if engine is not None:
+        env_kwargs["engine"] = engine
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(1)
     env = make_training_env(env_id, env_kwargs, envs=envs, seed=seed)
+    eval_env = make_training_env(env_id, env_kwargs, envs=1, seed=seed + EVAL_SEED_OFFSET,
+                                 vector="dummy")  # fmt: skip
     model = make_ppo(env, seed=seed)
-    model.learn(total_timesteps=steps, callback=_Progress())
-    path = out / MODEL_NAME
-    model.save(path)
+    model.set_logger(tensorboard_logger(out / TENSORBOARD_FOLDER))
+    evaluator = Evaluator(eval_env, eval_every, eval_episodes, seed + EVAL_SEED_OFFSET)
+    # Whole rollouts: SB3 finishes the last one anyway, and the learning rate's linear decay
+    # (``1 - done / total``) must reach 0 there, not go negative past ``steps``.
+    rollout = model.n_steps * model.n_envs
+    started = time.perf_counter()
+    try:
+        model.learn(total_timesteps=-(-steps // rollout) * rollout,
+                    callback=CallbackList([_Progress(), evaluator]))  # fmt: skip
+    finally:
+        model.logger.close()
+        eval_env.close()
+    wall_time = time.perf_counter() - started
+    model.save(out / MODEL_NAME)
     env.save(str(out / "vecnormalize.pkl"))
     env.close()
-    return path
+    engine_name = str(env_kwargs.get("engine", DEFAULT_ENGINE))
+    run = TrainingRun(task=task, env_id=env_id, engine=engine_name, seed=seed, envs=envs,
+                      steps=int(model.num_timesteps), wall_time=wall_time,
+                      env_kwargs=env_kwargs, evaluations=tuple(evaluator.evaluations))  # fmt: skip
+    save_learning_curve(run.evaluations, out / CURVE_FILE,
+                        title=f"PPO on {env_id} ({run.engine}), seed {seed}")  # fmt: skip
+    write_run(run, out)
+    return run

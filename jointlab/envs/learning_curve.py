@@ -53,7 +53,7 @@ def plot_learning_curve(evaluations: Sequence[Evaluation], *, title: str = "") -
     bottom.plot(steps, [e.mean_reward for e in evaluations], "o-", color="tab:blue", ms=4,
                 label="mean return per episode")  # fmt: skip
     bottom.set_ylabel("return\n(reward units)")
-    bottom.set_xlabel("environment steps")
+    bottom.set_xlabel("environment steps [count]")
     bottom.xaxis.set_major_formatter(EngFormatter(sep=""))
     bottom.grid(alpha=0.3)
     handles = [*top.get_legend_handles_labels()[0], *bottom.get_legend_handles_labels()[0]]
@@ -116,7 +116,7 @@ def plot_seed_spread(runs: Sequence[Sequence[Evaluation]], *, window: int = 3,
     ax.set_ylim(-0.02, 1.02)
     ax.set_ylabel(f"success rate, smoothed over {window}\nevaluations (% of episodes)")
     ax.yaxis.set_major_formatter(PercentFormatter(xmax=1.0))
-    ax.set_xlabel("environment steps")
+    ax.set_xlabel("environment steps [count]")
     ax.xaxis.set_major_formatter(EngFormatter(sep=""))
     ax.grid(alpha=0.3)
     fig.legend(handles=ax.get_legend_handles_labels()[0], loc="outside lower center", ncol=3,

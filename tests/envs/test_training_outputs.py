@@ -165,7 +165,7 @@ def test_the_learning_curve_labels_its_axes_and_keeps_the_legend_off_the_data() 
     fig = plot_learning_curve(evaluations)
     FigureCanvasAgg(fig).draw()
     top, bottom = fig.axes
-    assert bottom.get_xlabel() == "environment steps"
+    assert bottom.get_xlabel() == "environment steps [count]"
     assert "success rate" in top.get_ylabel() and "% of episodes" in top.get_ylabel()
     (line,) = [ln for ln in top.get_lines() if ln.get_label().startswith("evaluation success")]
     assert list(line.get_xdata()) == [5000, 10000, 15000]

@@ -69,3 +69,20 @@ def test_an_identification_validation_plot_passes():
         nominal=measured + 0.05, identified=measured + 0.01,
     )  # fmt: skip
     assert figure_problems(report.plot()) == []
+
+
+def _evaluations(seed: int, points: int = 12):
+    from jointlab.envs.run_record import Evaluation
+
+    rng = np.random.default_rng(seed)
+    success = np.clip(np.linspace(0.0, 0.9, points) + rng.normal(0, 0.05, points), 0, 1)
+    return [Evaluation(steps=2048 * (k + 1), episodes=20, success_rate=float(s),
+                       mean_reward=float(-30 + 20 * s), mean_length=50.0)
+            for k, s in enumerate(success)]  # fmt: skip
+
+
+def test_the_learning_curves_pass():
+    from jointlab.envs.learning_curve import plot_learning_curve, plot_seed_spread
+
+    assert figure_problems(plot_learning_curve(_evaluations(0))) == []
+    assert figure_problems(plot_seed_spread([_evaluations(s) for s in range(3)])) == []

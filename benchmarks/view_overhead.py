@@ -4,16 +4,23 @@ sim://arm6 runs its control loop (a new position target, apply, step, read) as f
 can, in paired rounds: without a view, with a :class:`jointlab.view.LiveView` following it
 (redrawing at 30 Hz, nobody looking), and with the view open in a headless Chromium (which
 draws the 3D scene in software on this machine's other core). Printed: the mean loop period
-per round, the ratios against the round without a view (median [lowest-highest] over the
-paired rounds), and the view's redraws per second of wall time (target >= 30).
+per round in wall time, in the loop thread's CPU time (what the listener adds to the loop
+itself, load-independent) and in the whole process's CPU time (the view's drawing and server
+threads included), the ratios against the round without a view (median [lowest-highest]
+over the paired rounds), and the view's redraws per second of wall time (target >= 30).
 
     PYTHONPATH=. python benchmarks/view_overhead.py [--rounds 5] [--periods 1500]
+    PYTHONPATH=. python benchmarks/view_overhead.py --instructions
+
+``--instructions`` counts instructions with callgrind instead (load-independent): a 1 kHz
+loop period alone and with the view's feed listening, and one redraw of the view (3D and
+plots, 600 samples); it prints what the feed adds to a period and what 30 redraws a second
+add to a second of the 1 kHz loop, both as a share of the loop's own instructions.
 """
 
 from __future__ import annotations
 
 import argparse
-import statistics
 import time
 
 import numpy as np
@@ -25,25 +32,103 @@ from jointlab.view import LiveView
 from jointlab.view.browser import HeadlessBrowser, find_chromium
 
 
-def loop(robot, periods: int) -> float:
-    """Mean wall seconds per control period over ``periods`` periods."""
+def loop(robot, periods: int) -> tuple[float, float, float]:
+    """Per control period over ``periods`` periods: wall s, loop-thread CPU s, process CPU s.
+
+    The process's CPU time counts every thread: the view's drawing and its server included.
+    """
     home = robot.description.home
-    started = time.perf_counter()
+    wall, thread, process = time.perf_counter(), time.thread_time(), time.process_time()
     for k in range(periods):
         robot.apply(NJointAction.Position(home + 0.3 * np.sin(0.01 * k)))
         robot.step()
         robot.read()
-    return (time.perf_counter() - started) / periods
+    return ((time.perf_counter() - wall) / periods, (time.thread_time() - thread) / periods,
+            (time.process_time() - process) / periods)  # fmt: skip
+
+
+def child(periods: int, redraws: int) -> None:
+    """Under callgrind: the phases ``loop``, ``loop-feed`` and ``redraw``."""
+    from instructions import _dump
+
+    with jointlab.connect("sim://arm6") as robot, LiveView(robot.description, port=0,
+                                                           rate_hz=0) as view:  # fmt: skip
+        robot.arm()
+        loop(robot, 200)
+        _dump("setup")
+        loop(robot, periods)
+        _dump("loop")
+        undo = robot.listen(view.feed)
+        loop(robot, 700)  # fill the window
+        _dump("setup")
+        loop(robot, periods)
+        _dump("loop-feed")
+        for _ in range(redraws):
+            view.drawn_count = -1  # something new each time
+            view.redraw()
+        _dump("redraw")
+        undo()
+
+
+def count_instructions(periods: int = 1000, redraws: int = 30) -> None:
+    """Run :func:`child` under callgrind and print the shares."""
+    import os
+    import shutil
+    import subprocess
+    import sys
+    import tempfile
+    from pathlib import Path
+
+    from instructions import counts
+
+    if shutil.which("valgrind") is None:
+        print("  skipped: valgrind (callgrind) is not installed")
+        return
+    with tempfile.TemporaryDirectory() as folder:
+        here = Path(__file__).resolve()
+        subprocess.run(["valgrind", "--tool=callgrind", "-q",
+                        f"--callgrind-out-file={folder}/callgrind.%p", sys.executable,
+                        str(here), "--child", str(periods), str(redraws)],
+                       check=True, stdout=subprocess.DEVNULL,
+                       env={**os.environ, "PYTHONPATH": os.pathsep.join(
+                           [str(here.parents[1]), str(here.parent),
+                            os.environ.get("PYTHONPATH", "")])})  # fmt: skip
+        totals = counts(Path(folder))
+    period = totals["loop"] / periods
+    feed = totals["loop-feed"] / periods - period
+    redraw = totals["redraw"] / redraws
+    print(f"instructions (callgrind), sim://arm6 at 1 kHz, {periods} periods, {redraws} redraws:")
+    print(f"  loop period alone            {period / 1e3:8.1f} thousand")
+    print(f"  the feed, added per period   {feed / 1e3:8.1f} thousand "
+          f"({100 * feed / period:.1f} % of a period)")  # fmt: skip
+    print(f"  one redraw (3D + plots)      {redraw / 1e3:8.1f} thousand")
+    per_second = 30 * redraw / (1000 * period)
+    print(f"  30 redraws / 1 s of the loop {100 * per_second:.1f} % "
+          "(the view thread's share, drawn on the other core when one is free)")
+    write_summary([row("live view feed, % of a 1 kHz period's instructions",
+                       [100 * feed / period], "%", "<= 10"),
+                   row("live view redraws at 30 Hz, % of the 1 kHz loop's instructions",
+                       [100 * per_second], "%")])  # fmt: skip
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--periods", type=int, default=1500)
+    parser.add_argument("--instructions", action="store_true", help="count with callgrind")
+    parser.add_argument("--child", nargs=2, type=int, help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.child:
+        child(*args.child)
+        return
+    if args.instructions:
+        header("view_overhead --instructions")
+        count_instructions()
+        print(f"end {load()}")
+        return
     header("view_overhead")
     browser_ok = find_chromium() is not None
-    periods: dict[str, list[float]] = {"none": [], "view": [], "browser": []}
+    periods: dict[str, list[tuple[float, float, float]]] = {"none": [], "view": [], "browser": []}
     rates: list[float] = []
     with jointlab.connect("sim://arm6") as robot:
         robot.arm()
@@ -69,23 +154,24 @@ def main() -> None:
     dt = robot.control_dt
     print(f"sim://arm6, control period {dt * 1e3:g} ms of robot time, {args.periods} periods "
           f"per round, {args.rounds} paired rounds")  # fmt: skip
-    for name, values in periods.items():
-        if values:
-            print(f"  loop period, {name:8s}: {spread(values, 1e6, 1)} µs")
     rows = []
-    for name in ("view", "browser"):
-        if periods[name]:
-            ratios = [b / a for a, b in zip(periods["none"], periods[name], strict=False)]
-            print(f"  ratio {name} / none: {spread(ratios, 1.0, 3)}")
-            rows.append(row(f"control-loop period with the live view ({name}) / without",
-                            ratios, "x", "<= 1.1"))  # fmt: skip
+    for column, what in enumerate(("wall time", "loop thread CPU", "process CPU")):
+        print(f"  {what} per period:")
+        for name, values in periods.items():
+            if values:
+                print(f"    {name:8s}: {spread([v[column] for v in values], 1e6, 1)} µs")
+        for name in ("view", "browser"):
+            if periods[name]:
+                ratios = [b[column] / a[column]
+                          for a, b in zip(periods["none"], periods[name], strict=False)]
+                print(f"    ratio {name} / none: {spread(ratios, 1.0, 3)}")
+                rows.append(row(f"control loop with the live view ({name}) / without, {what}",
+                                ratios, "x", "<= 1.1" if column < 2 else ""))  # fmt: skip
     if rates:
         print(f"  view redraws per second with the browser open: {spread(rates, 1.0, 1)}")
         rows.append(row("live view redraws per second (browser open)", rates, "Hz", ">= 30"))
     else:
         print("  no Chromium: the browser rounds were not run")
-    print(f"  median ratio over all rounds: "
-          f"{statistics.median(periods['view']) / statistics.median(periods['none']):.3f}")
     print(f"end {load()}")
     write_summary(rows)
 

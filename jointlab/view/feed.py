@@ -1,9 +1,10 @@
-"""A :class:`ViewFeed`: what the live view shows, copied from the control loop in O(1).
+"""A :class:`ViewFeed`: what the live view shows, taken from the control loop in O(1).
 
 The control loop (through :meth:`ViewFeed.on_step`, a
-:class:`~jointlab.contract.RobotListener`) copies the state and the action in force into
-preallocated ring buffers under a short lock; the view's own thread reads them at its own
-rate. Nothing here draws, so a slow browser never slows the loop.
+:class:`~jointlab.contract.RobotListener`) puts a copy of the new state's four vectors and
+references to the action's (immutable) vectors into a ring of slots; the view's own thread
+moves the slots that arrived since its last look into numpy arrays, and finds soft-limit
+entries, at its own rate. Nothing here draws, so a slow browser never slows the loop.
 """
 
 from __future__ import annotations
@@ -16,7 +17,7 @@ import numpy as np
 
 __all__ = ["FeedEvent", "FeedWindow", "ViewFeed"]
 
-#: Rows of the ring buffer, per joint: time is separate.
+#: Rows of a window, per joint.
 _ROWS = ("position", "velocity", "torque", "current", "desired_position", "desired_velocity",
          "feedforward")  # fmt: skip
 
@@ -62,7 +63,7 @@ class FeedWindow:
 
 
 class ViewFeed:
-    """Ring buffers of the last ``capacity`` control periods of one robot.
+    """A ring of the last ``capacity`` control periods of one robot.
 
     Args:
         dof: Number of joints.
@@ -76,9 +77,13 @@ class ViewFeed:
                  upper: np.ndarray | None = None, contacts_every: int = 0) -> None:  # fmt: skip
         self.dof = int(dof)
         self.capacity = int(capacity)
+        #: Per slot: (time s, the state's four vectors, the action's three vectors).
+        self._slots: list[Any] = [None] * self.capacity
+        self._count = 0
+        #: The consumer's arrays, a ring like the slots, filled up to ``_converted``.
         self._time = np.full(self.capacity, np.nan)
         self._rows = np.full((len(_ROWS), self.capacity, self.dof), np.nan)
-        self._count = 0
+        self._converted = 0
         self._events: list[FeedEvent] = []
         self._lock = threading.Lock()
         self._lower = None if lower is None else np.asarray(lower, dtype=np.float64)
@@ -89,7 +94,7 @@ class ViewFeed:
 
     # ---------------------------------------------------------------- producer side
     def on_step(self, robot: Any) -> None:
-        """:class:`~jointlab.contract.RobotListener` hook: copy the new state and action."""
+        """:class:`~jointlab.contract.RobotListener` hook: keep the new state and action."""
         action = robot.last_action
         self.push(robot.read(), action.position, action.velocity, action.torque)
         if self.contacts_every and self._count % self.contacts_every == 0:
@@ -105,47 +110,57 @@ class ViewFeed:
 
     def push(self, state: Any, desired_position: np.ndarray, desired_velocity: np.ndarray,
              feedforward: np.ndarray) -> None:  # fmt: skip
-        """Add one sample: an :class:`~jointlab.interface.ArrayState` and the action in force."""
-        block = state.arrays()
+        """Add one sample: an :class:`~jointlab.interface.ArrayState` and the action in force.
+
+        The state's vectors are copied (a backend may reuse its arrays); an action's vectors
+        are immutable and kept by reference.
+        """
+        sample = (state.time, state.position.copy(), state.velocity.copy(), state.torque.copy(),
+                  state.current.copy(), desired_position, desired_velocity, feedforward)
         with self._lock:
-            slot = self._count % self.capacity
-            self._time[slot] = state.time
-            rows = self._rows[:, slot]
-            rows[0] = block[0]
-            rows[1] = block[1]
-            rows[2] = block[3]
-            rows[3] = block[4]
-            rows[4] = desired_position
-            rows[5] = desired_velocity
-            rows[6] = feedforward
+            self._slots[self._count % self.capacity] = sample
             self._count += 1
-        if self._lower is not None:
-            self._limit_events(float(state.time), block[0])
 
     def event(self, time: float, kind: str, text: str) -> None:
         """Add a :class:`FeedEvent`."""
         with self._lock:
             self._events.append(FeedEvent(time, kind, text))
 
-    def _limit_events(self, time: float, q: np.ndarray) -> None:
-        low, high = q <= self._lower, q >= self._upper
-        at_limit = low | high
-        entered = at_limit & ~self._at_limit
-        self._at_limit = at_limit
-        if entered.any():
-            for joint in np.flatnonzero(entered):  # rare: only on entering a limit
-                side = "lower" if low[joint] else "upper"
-                self.event(time, "limit", f"joint {joint} at its soft {side} limit")
-
     # ---------------------------------------------------------------- consumer side
     def window(self, n: int | None = None) -> FeedWindow:
-        """A copy of the last ``n`` (default: all kept) samples, oldest first."""
+        """The last ``n`` (default: all kept) samples as arrays, oldest first.
+
+        Called from the view's thread; it also records soft-limit entries of the samples
+        that arrived since the last call (the oldest ones may have left the ring).
+        """
         with self._lock:
             count = self._count
-            kept = min(count, self.capacity if n is None else min(n, self.capacity))
-            index = (np.arange(count - kept, count) % self.capacity) if kept else np.arange(0)
-            time = self._time[index]
-            rows = self._rows[:, index]
-            events = tuple(self._events)
+            start = max(self._converted, count - self.capacity)
+            fresh = [(k, self._slots[k % self.capacity]) for k in range(start, count)]
             contacts = self._contacts
+        if fresh:
+            slots = np.fromiter((k % self.capacity for k, _ in fresh), dtype=np.intp,
+                                count=len(fresh))  # fmt: skip
+            self._time[slots] = [sample[0] for _, sample in fresh]
+            self._rows[:, slots] = np.array([sample[1:] for _, sample in fresh],
+                                            dtype=np.float64).transpose(1, 0, 2)  # fmt: skip
+            self._converted = count
+            if self._lower is not None:
+                self._limit_events(self._time[slots], self._rows[0, slots])
+        kept = min(count, self.capacity if n is None else min(n, self.capacity))
+        index = np.arange(count - kept, count) % self.capacity
+        time, rows = self._time[index], self._rows[:, index]
+        with self._lock:
+            events = tuple(self._events)
         return FeedWindow(time=time, rows=rows, events=events, count=count, contacts=contacts)
+
+    def _limit_events(self, time: np.ndarray, q: np.ndarray) -> None:
+        """An event per joint entering its soft range's edge, over samples ``(n, dof)``."""
+        low, high = q <= self._lower, q >= self._upper
+        at_limit = low | high
+        before = np.vstack([self._at_limit[None, :], at_limit[:-1]])
+        entered = at_limit & ~before
+        self._at_limit = at_limit[-1]
+        for sample, joint in zip(*np.nonzero(entered), strict=True):  # rare: entries only
+            side = "lower" if low[sample, joint] else "upper"
+            self.event(float(time[sample]), "limit", f"joint {joint} at its soft {side} limit")

@@ -57,7 +57,8 @@ class LiveView:
         description: The robot to draw.
         host: Interface to listen on; ``"127.0.0.1"`` (loopback) by default.
         port: TCP port; when busy the next free one is used (see :attr:`port`); 0 picks any.
-        rate_hz: Redraws per second (at most; only when a new sample arrived).
+        rate_hz: Redraws per second (at most; only when a new sample arrived); 0: no
+            thread of its own, the caller calls :meth:`redraw`.
         capacity: Control periods the plots keep.
         title: Shown in the page's panel.
         contacts: Also show a simulated robot's contact points (red), read every 10 steps.
@@ -66,8 +67,8 @@ class LiveView:
     def __init__(self, description: RobotDescription, *, host: str = "127.0.0.1",
                  port: int = DEFAULT_PORT, rate_hz: float = 30.0, capacity: int = 600,
                  title: str | None = None, contacts: bool = False) -> None:  # fmt: skip
-        if not (0.0 < rate_hz <= 240.0):
-            raise ConfigurationError(f"LiveView: rate_hz={rate_hz!r}, expected 0 < rate_hz <= 240")
+        if not (0.0 <= rate_hz <= 240.0):
+            raise ConfigurationError(f"LiveView: rate_hz={rate_hz!r}, expected 0 <= rate_hz <= 240")
         if not (0 <= int(port) <= 65535):
             raise ConfigurationError(f"LiveView: port={port!r}, expected 0..65535")
         (viser,) = require("view", "the live view", "viser")
@@ -94,14 +95,15 @@ class LiveView:
         #: Redraws done and the feed count of the latest one (for tests and benchmarks).
         self.frames_drawn = 0
         self.drawn_count = 0
-        self._period = 1.0 / rate_hz
+        self._period = 1.0 / rate_hz if rate_hz else 0.0
         self._markers: list[Any] | None = None
         self._shown_contacts: np.ndarray | None = None
         self._markers_lock = threading.Lock()
         self._unwatch: list[Any] = []
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="jointlab-view", daemon=True)
-        self._thread.start()
+        if rate_hz:
+            self._thread.start()
         self._closed = False
 
     @property
@@ -125,24 +127,34 @@ class LiveView:
         with self._markers_lock:
             self._markers = list(markers)
 
+    def redraw(self) -> bool:
+        """Draw what the feed holds now, if anything is new; True when it drew.
+
+        The view's thread calls it ``rate_hz`` times a second; benchmarks call it directly.
+        """
+        window = self.feed.window()
+        with self._markers_lock:
+            markers, self._markers = self._markers, None
+        if markers is not None:
+            self.scene.show_markers(markers)
+        if window.count == self.drawn_count or window.latest_position is None:
+            return False
+        q = window.latest_position
+        with self.server.atomic():  # one batch of messages per redraw, not one per property
+            if np.isfinite(q).all():
+                self.scene.update(q)
+            self.plots.update(window)
+            if window.contacts is not None and window.contacts is not self._shown_contacts:
+                self.scene.show_contacts(window.contacts)
+                self._shown_contacts = window.contacts
+        self.drawn_count = window.count
+        self.frames_drawn += 1
+        return True
+
     def _run(self) -> None:
         next_draw = wallclock.perf_counter()
         while not self._stop.is_set():
-            window = self.feed.window()
-            with self._markers_lock:
-                markers, self._markers = self._markers, None
-            if markers is not None:
-                self.scene.show_markers(markers)
-            if window.count != self.drawn_count and window.latest_position is not None:
-                q = window.latest_position
-                if np.isfinite(q).all():
-                    self.scene.update(q)
-                self.plots.update(window)
-                if window.contacts is not None and window.contacts is not self._shown_contacts:
-                    self.scene.show_contacts(window.contacts)
-                    self._shown_contacts = window.contacts
-                self.drawn_count = window.count
-                self.frames_drawn += 1
+            self.redraw()
             next_draw += self._period
             delay = next_draw - wallclock.perf_counter()
             if delay < 0.0:  # fell behind (a busy machine): skip, do not burst
@@ -158,7 +170,8 @@ class LiveView:
         for undo in self._unwatch:
             undo()
         self._stop.set()
-        self._thread.join(timeout=5.0)
+        if self._thread.is_alive():
+            self._thread.join(timeout=5.0)
         with _quiet():
             self.server.stop()
             thread = getattr(getattr(self.server, "_websock_server", None), "_server_thread", None)

@@ -14,12 +14,14 @@ from jointlab.view import ViewFeed
 
 
 class _State:
-    def __init__(self, time: float, dof: int) -> None:
-        self.time = time
-        self._block = np.full((5, dof), time)
+    """What the feed reads of an ArrayState."""
 
-    def arrays(self) -> np.ndarray:
-        return self._block
+    def __init__(self, time: float, dof: int, q: np.ndarray | None = None) -> None:
+        self.time = time
+        self.position = np.full(dof, time) if q is None else np.asarray(q, dtype=float)
+        self.velocity = np.zeros(dof)
+        self.torque = np.zeros(dof)
+        self.current = np.zeros(dof)
 
 
 @settings(max_examples=60, deadline=None)
@@ -60,16 +62,18 @@ def test_a_watched_robot_feeds_every_step_and_every_refusal():
         assert feed.window().count == 10  # no longer listening
 
 
-def test_entering_a_soft_limit_is_one_event_per_entry():
+@pytest.mark.parametrize("looks_every", [1, 2, 5])
+def test_entering_a_soft_limit_is_one_event_per_entry(looks_every):
     lower, upper = np.array([-1.0, -1.0]), np.array([1.0, 1.0])
     feed = ViewFeed(dof=2, capacity=8, lower=lower, upper=upper)
-    for q in ([0.0, 0.0], [1.0, 0.0], [1.2, 0.0], [0.5, -1.0], [0.5, 0.0]):
-        state = _State(0.0, 2)
-        state._block = np.zeros((5, 2))
-        state._block[0] = q
-        feed.push(state, np.zeros(2), np.zeros(2), np.zeros(2))
+    for k, q in enumerate(([0.0, 0.0], [1.0, 0.0], [1.2, 0.0], [0.5, -1.0], [0.5, 0.0])):
+        feed.push(_State(float(k), 2, q), np.zeros(2), np.zeros(2), np.zeros(2))
+        if k % looks_every == looks_every - 1:
+            feed.window()  # the view looks at its own rate
+    feed.window()
     texts = [event.text for event in feed.window().events]
     assert texts == ["joint 0 at its soft upper limit", "joint 1 at its soft lower limit"]
+    assert [event.time for event in feed.window().events] == [1.0, 3.0]
 
 
 def test_contact_points_of_a_limp_arm_on_the_ground_reach_the_feed():

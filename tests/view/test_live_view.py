@@ -57,7 +57,7 @@ def test_close_is_safe_twice_and_frees_the_port():
         again.bind(("127.0.0.1", port))
 
 
-@pytest.mark.parametrize("kwargs", [{"rate_hz": 0.0}, {"rate_hz": 1000.0}, {"port": 70000}])
+@pytest.mark.parametrize("kwargs", [{"rate_hz": -1.0}, {"rate_hz": 1000.0}, {"port": 70000}])
 def test_bad_settings_are_refused(kwargs):
     with pytest.raises(ConfigurationError, match=next(iter(kwargs))):
         LiveView(jointlab.load_robot("arm6"), **kwargs)

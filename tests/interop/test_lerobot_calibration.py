@@ -30,7 +30,7 @@ from jointlab.hardware.servo.lerobot_calibration import (
     import_lerobot,
     to_lerobot,
 )
-from jointlab.hardware.servo.range_of_motion import calibrate_range_of_motion
+from jointlab.hardware.servo.range_of_motion import calibrate_range_of_motion, sweep_poses
 from jointlab.hardware.servo.robot import ServoBusRobot
 
 SO101 = jointlab.load_robot("so101")
@@ -40,16 +40,15 @@ MIDDLE = (LOW + HIGH) / 2
 
 
 class Person:
-    """Middle pose at the first Enter; each joint to both ends (held a few polls); Enter."""
+    """Middle pose at the first Enter; each joint to both ends (held a few polls); Enter.
+
+    The sweep keeps the arm off the table (``sweep_poses``): LeRobot's flow records the same
+    extremes as JointLab's.
+    """
 
     def __init__(self, emulator: BusEmulatorProcess, hold: int = 3) -> None:
         self.emulator = emulator
-        self.poses = []
-        for j in range(6):
-            for end in (LOW[j], HIGH[j]):
-                pose = MIDDLE.copy()
-                pose[j] = end
-                self.poses += [pose] * hold
+        self.poses = [pose for pose in sweep_poses(SO101) for _ in range(hold)]
 
     def input(self, prompt: str = "") -> str:
         self.emulator.move(MIDDLE)

@@ -30,11 +30,24 @@ import numpy as np
 
 from jointlab.errors import ConfigurationError
 from jointlab.hardware.servo.calibration import Calibration, JointCalibration
+from jointlab.robots.description import RobotDescription
+from jointlab.robots.kinematics import forward_kinematics
 
-__all__ = ["RangeTable", "calibrate_range_of_motion", "half_turn_homing", "write_limits"]
+__all__ = [
+    "RangeTable",
+    "calibrate_range_of_motion",
+    "half_turn_homing",
+    "middle_pose",
+    "sweep_poses",
+    "write_limits",
+]
 
 #: A sweep shorter than this fraction of the robot file's range is refused.
 MIN_FRACTION = 0.8
+#: Height above the table (world z = 0) that :func:`sweep_poses` keeps every frame at, m.
+CLEARANCE = 0.04
+#: Values per joint that :func:`sweep_poses` tries for the joints it does not sweep.
+GRID = 5
 
 
 @dataclass(frozen=True)
@@ -54,6 +67,58 @@ class RangeTable:
     position: tuple[int, ...]
     low: tuple[int, ...]
     high: tuple[int, ...]
+
+
+def middle_pose(description: RobotDescription) -> np.ndarray:
+    """The middle of every joint's range (rad or m): the pose of phase 1."""
+    return (np.asarray(description.lower) + np.asarray(description.upper)) / 2.0
+
+
+def sweep_poses(description: RobotDescription, clearance: float = CLEARANCE) -> list[np.ndarray]:
+    """A sweep a person could make: each joint to both ends, the arm kept off the table.
+
+    For each joint and each end of its range, in joint order, the pose with that joint there
+    and the others at the middle pose; where that pose would put a joint or tool frame less
+    than ``clearance`` above the table (world z = 0; e.g. the SO-101's shoulder at its front
+    stop with the elbow at its middle), the others take the nearest values (of ``GRID`` per
+    joint) that keep the arm clear, as a person folds the elbow to swing the shoulder. Used
+    by the tests' scripted person and the documentation's example.
+    """
+    middle = middle_pose(description)
+    lower, upper = np.asarray(description.lower), np.asarray(description.upper)
+    grids = np.linspace(lower, upper, GRID)  # (GRID, dof), the middle in the centre row
+    poses = []
+    for j in range(description.dof):
+        others = [k for k in range(description.dof) if k != j]
+        for end in (lower[j], upper[j]):
+            pose = middle.copy()
+            pose[j] = end
+            if _lowest(description, pose[None])[0] < clearance:
+                index = np.stack(np.meshgrid(*[range(GRID)] * len(others)), -1)
+                index = index.reshape(-1, len(others))
+                candidates = np.repeat(pose[None], len(index), axis=0)
+                candidates[:, others] = grids[index, others]
+                clear = _lowest(description, candidates) >= clearance
+                if not clear.any():
+                    raise ConfigurationError(
+                        f"no pose puts joint {description.joint_names[j]!r} at {end:+.3f} with "
+                        f"the arm {clearance} m above the table"
+                    )
+                cost = np.abs(candidates - middle).sum(axis=1)
+                pose = candidates[np.flatnonzero(clear)[np.argmin(cost[clear])]]
+            poses.append(pose)
+    return poses
+
+
+def _lowest(description: RobotDescription, q: np.ndarray) -> np.ndarray:
+    """Lowest world z of the element and tool frames at poses ``q``, shape ``(batch,)``.
+
+    The first element's frame is left out: it stands on the base, at or near the table.
+    """
+    kinematics = forward_kinematics(description, q)
+    heights = [kinematics.frames[..., 1:, 2, 3].min(axis=-1)]
+    heights += [frame[..., 2, 3] for frame in kinematics.tools.values()]
+    return np.min(heights, axis=0)
 
 
 def _feetech(robot: Any, i: int) -> bool:

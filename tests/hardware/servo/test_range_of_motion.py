@@ -17,7 +17,11 @@ import jointlab
 from jointlab.cli import main
 from jointlab.errors import CommandRefused, ConfigurationError
 from jointlab.hardware.servo.calibration import Calibration
-from jointlab.hardware.servo.range_of_motion import calibrate_range_of_motion
+from jointlab.hardware.servo.range_of_motion import (
+    calibrate_range_of_motion,
+    middle_pose,
+    sweep_poses,
+)
 from jointlab.hardware.servo.robot import ServoBusRobot
 from jointlab.robots import load_robot
 
@@ -46,12 +50,11 @@ class ScriptedPerson:
     def __init__(self, emulator, name: str, swept=None, hold: int = 1) -> None:
         d = load_robot(name)
         self.emulator = emulator
-        self.middle = (np.array(d.lower) + np.array(d.upper)) / 2 + PLACEMENT_ERROR
+        self.middle = middle_pose(d) + PLACEMENT_ERROR
+        sweep = sweep_poses(d)  # two per joint, in joint order, the arm kept off the table
         self.poses = []
         for j in range(d.dof) if swept is None else swept:
-            for end in (d.lower[j], d.upper[j]):
-                pose = self.middle.copy()
-                pose[j] = end
+            for pose in sweep[2 * j : 2 * j + 2]:
                 self.poses += [pose] * hold
         self.enters = 0
 

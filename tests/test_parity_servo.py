@@ -47,8 +47,11 @@ def assert_same_servo_state(a: ArrayState, b: ArrayState, where: str) -> None:
 
 def assert_same_servo_outcome(sim: Outcome, bus: Outcome) -> None:
     assert [k for k, _ in sim.items] == [k for k, _ in bus.items]
-    velocity = [np.abs(a.velocity - b.velocity).max()
-                for (kind, a), (_, b) in zip(sim.items, bus.items, strict=True) if kind == "state"]
+    velocity = [
+        np.abs(a.velocity - b.velocity).max()
+        for (kind, a), (_, b) in zip(sim.items, bus.items, strict=True)
+        if kind == "state"
+    ]
     assert np.median(velocity) < MEDIAN_VELOCITY
     for index, ((kind, a), (_, b)) in enumerate(zip(sim.items, bus.items, strict=True)):
         where = f"item {index} ({kind})"
@@ -133,7 +136,7 @@ def commander(robot: Robot, out: Outcome) -> None:
     c.wait(c.set_velocity(1, 0.3, duration=0.2), timeout=5)
     c.wait(c.home(), timeout=5)
     waypoints = [{"time_from_start": 0.0, "position": home[:3]},
-                 {"time_from_start": 0.4, "position": home[:3] + np.array([0.2, 0.1, -0.1])},
+                 {"time_from_start": 0.4, "position": home[:3] + np.array([0.3, 0.1, -0.1])},
                  {"time_from_start": 0.8, "position": home[:3]}]  # fmt: skip
     c.wait(c.follow_trajectory(waypoints, joints=[0, 1, 2]), timeout=5)
     c.wait(c.home(), timeout=5)

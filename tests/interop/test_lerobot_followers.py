@@ -18,6 +18,7 @@ import pytest
 
 from jointlab import load_robot
 from jointlab.hardware.servo.emulator_process import BusEmulatorProcess
+from jointlab.hardware.servo.range_of_motion import middle_pose, sweep_poses
 
 pytestmark = pytest.mark.slow
 
@@ -46,15 +47,9 @@ class ScriptedPerson:
     def __init__(self, emulator: BusEmulatorProcess, robot: str, swept: list[int]) -> None:
         description = load_robot(robot)
         self.emulator = emulator
-        self.low = np.asarray(description.lower, dtype=float)
-        self.high = np.asarray(description.upper, dtype=float)
-        self.middle = (self.low + self.high) / 2.0
-        self.poses = []
-        for joint in swept:
-            for end in (self.low[joint], self.high[joint]):
-                pose = self.middle.copy()
-                pose[joint] = end
-                self.poses.append(pose)
+        self.middle = middle_pose(description)
+        sweep = sweep_poses(description)  # two per joint, the arm kept off the table
+        self.poses = [pose for joint in swept for pose in sweep[2 * joint : 2 * joint + 2]]
         self.poses.append(self.middle)
 
     def input(self, prompt: str = "") -> str:
@@ -76,10 +71,31 @@ def _wait_servo_time(emulator: BusEmulatorProcess, seconds: float) -> None:
         time.sleep(0.02)
 
 
-def _track(robot, emulator: BusEmulatorProcess, names: list[str]) -> list[float]:
-    """Worst tracking error (degrees) per joint over three targets each, one joint at a time."""
+def upright(name: str) -> dict[str, float]:
+    """LeRobot's degrees of the arm straight up (JointLab's zero), where gravity loads little.
+
+    LeRobot's degrees count from the middle of the recorded range (the robot file's middle
+    pose) in the servo's direction: ``sign · (q − middle)``, times 4096/4095.
+    """
+    description = load_robot(name)
+    sign = np.sign(description.transmissions.scale)
+    middle = middle_pose(description)
+    return {f"{joint}.pos": float(-sign[i] * np.degrees(middle[i]) * 4096 / 4095)
+            for i, joint in enumerate(description.joint_names)
+            if joint in ("shoulder_lift", "elbow_flex", "wrist_flex")}  # fmt: skip
+
+
+def _track(robot, emulator: BusEmulatorProcess, names: list[str], name: str) -> list[float]:
+    """Worst tracking error (degrees) per joint over three targets each, one joint at a time.
+
+    About the upright pose: the SO-101's middle pose (upper arm up, forearm level) loads its
+    shoulder with about 0.5 N m, which LeRobot's P-only loop leaves several degrees short.
+    """
     start = robot.get_observation()
     home = {f"{n}.pos": float(start[f"{n}.pos"]) for n in names}
+    home.update({k: v for k, v in upright(name).items() if k in home})
+    robot.send_action(home)
+    _wait_servo_time(emulator, 2 * SETTLE)
     worst = []
     for name in names:
         errors = []
@@ -139,6 +155,6 @@ def test_follower_connects_calibrates_and_tracks(name: str, tmp_path: Path, monk
             for joint in ("shoulder_pan", "elbow_flex", "wrist_flex"):
                 assert abs(present[joint] - 2047) < 60, (joint, present[joint])
             names = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll"]
-            _check(_track(robot, emulator, names), names)
+            _check(_track(robot, emulator, names, name), names)
         finally:
             robot.disconnect()

@@ -65,7 +65,7 @@ def test_max_step_limits_each_period(leader) -> None:
 
 def test_the_emulator_refuses_to_move_the_arm_past_a_limit(leader) -> None:
     beyond = np.array(leader.description.home)
-    beyond[2] = 1.7  # elbow_flex ends at 1.69 rad
+    beyond[2] = leader.description.upper[2] + 0.01  # just past elbow_flex's end
     with pytest.raises(ConfigurationError, match="elbow_flex"):
         leader.emulator.move(beyond)
 

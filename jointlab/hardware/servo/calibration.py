@@ -5,14 +5,19 @@ the servo turns it and how far it can go are measured (``jointlab calibrate``) a
 
     robot: so101
     protocol: feetech
-    method: automatic          # manual | automatic | emulated
+    method: range_of_motion    # range_of_motion | automatic | manual | lerobot | emulated
     created: '2026-12-01T10:00:00+00:00'
     joints:
-      shoulder_pan: {id: 1, offset: 2047.0, direction: 1, min_ticks: 736, max_ticks: 3358}
+      shoulder_pan: {id: 1, offset: 2047.0, direction: 1, min_ticks: 736, max_ticks: 3358,
+                     homing_offset: -120, drive_mode: 0}
 
 ``offset`` is the motor position in ticks at joint zero and ``direction`` the sign of the
 transmission; they replace the robot file's nominal transmission values. ``min_ticks`` and
 ``max_ticks`` bound the positions the backend will command (the calibrated range).
+``homing_offset`` (optional) is the value of the servo's Homing Offset register the
+calibration was made with (the range-of-motion method writes it, as LeRobot does), and
+``drive_mode`` that of its Drive Mode register (Dynamixel; 0 otherwise): every tick value
+of the file is a Present Position reading under those two registers.
 
 Where it lives (:func:`calibration_path`): ``<robot file>.calibration.yaml`` beside a robot
 file (``arms/my_so101.yaml`` -> ``arms/my_so101.calibration.yaml``); for a built-in robot,
@@ -36,8 +41,10 @@ from jointlab.robots.transmission import TransmissionArray
 
 __all__ = ["Calibration", "JointCalibration", "calibration_path", "load_calibration"]
 
-METHODS = ("manual", "automatic", "emulated")
+METHODS = ("range_of_motion", "automatic", "manual", "lerobot", "emulated")
 JOINT_KEYS = {"id", "offset", "direction", "min_ticks", "max_ticks"}
+#: Keys a joint's entry may add (older files lack them).
+OPTIONAL_KEYS = {"homing_offset", "drive_mode"}
 
 
 @dataclass(frozen=True)
@@ -53,6 +60,10 @@ class JointCalibration:
     #: Calibrated range in motor ticks (``min_ticks < max_ticks``).
     min_ticks: int
     max_ticks: int
+    #: The servo's Homing Offset register the readings were made under (None: not recorded).
+    homing_offset: int | None = None
+    #: The servo's Drive Mode register (Dynamixel bit 0 reverses the reading; 0 otherwise).
+    drive_mode: int = 0
 
 
 @dataclass(frozen=True)
@@ -104,12 +115,8 @@ class Calibration:
             "protocol": self.protocol,
             "method": self.method,
             "created": self.created,
-            "joints": {
-                j.joint: {"id": j.id, "offset": float(j.offset), "direction": j.direction,
-                          "min_ticks": int(j.min_ticks), "max_ticks": int(j.max_ticks)}
-                for j in self.joints
-            },
-        }  # fmt: skip
+            "joints": {j.joint: _joint_entry(j) for j in self.joints},
+        }
 
     def save(self, path: str | Path) -> Path:
         """Write the calibration to ``path`` (folders are created); return the path."""
@@ -148,9 +155,12 @@ class Calibration:
             raise DescriptionError(f"{source}: field 'joints' must map joint names to entries")
         for name, entry in raw.items():
             field = f"joints.{name}"
-            if not isinstance(entry, dict) or set(entry) != JOINT_KEYS:
+            if not isinstance(entry, dict) or not JOINT_KEYS <= set(entry) <= (
+                JOINT_KEYS | OPTIONAL_KEYS
+            ):
                 raise DescriptionError(
-                    f"{source}: field {field!r} needs exactly {sorted(JOINT_KEYS)}"
+                    f"{source}: field {field!r} needs {sorted(JOINT_KEYS)} "
+                    f"(and optionally {sorted(OPTIONAL_KEYS)})"
                 )
             if entry["direction"] not in (1, -1) or not entry["min_ticks"] < entry["max_ticks"]:
                 raise DescriptionError(
@@ -161,7 +171,9 @@ class Calibration:
                                            offset=float(entry["offset"]),
                                            direction=int(entry["direction"]),
                                            min_ticks=int(entry["min_ticks"]),
-                                           max_ticks=int(entry["max_ticks"])))  # fmt: skip
+                                           max_ticks=int(entry["max_ticks"]),
+                                           homing_offset=_optional_int(entry, "homing_offset"),
+                                           drive_mode=int(entry.get("drive_mode", 0))))  # fmt: skip
         return cls(robot=str(data["robot"]), protocol=str(data["protocol"]),
                    method=str(data["method"]), joints=tuple(joints),
                    created=str(data.get("created", "")))  # fmt: skip
@@ -170,6 +182,22 @@ class Calibration:
     def now() -> str:
         """The current UTC time in ISO 8601, for ``created``."""
         return datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
+
+
+def _joint_entry(joint: JointCalibration) -> dict[str, Any]:
+    entry: dict[str, Any] = {"id": joint.id, "offset": float(joint.offset),
+                             "direction": joint.direction, "min_ticks": int(joint.min_ticks),
+                             "max_ticks": int(joint.max_ticks)}  # fmt: skip
+    if joint.homing_offset is not None:
+        entry["homing_offset"] = int(joint.homing_offset)
+    if joint.drive_mode:
+        entry["drive_mode"] = int(joint.drive_mode)
+    return entry
+
+
+def _optional_int(entry: dict[str, Any], key: str) -> int | None:
+    value = entry.get(key)
+    return None if value is None else int(value)
 
 
 def calibration_path(description: RobotDescription) -> Path:

@@ -9,10 +9,20 @@ calibration and return a :class:`~jointlab.hardware.servo.calibration.Calibratio
   joint zero, from the minimum reading) and the range.
 * :func:`calibrate_automatic`: stall-based homing against the hard stops, one joint at a
   time while the others hold: the joint is pushed slowly towards each end at a safe torque
-  (a reduced torque/PWM limit for position servos, a small goal current for current servos)
   until it stops moving; the two stall readings give the range, and, with the direction of
   the robot file's transmission, the offset (the stop at the file's ``min`` is joint angle
   ``min``). The measured span is checked against the file's range.
+
+**Safety.** A joint pushes towards its stops only with its servo's torque limit (Feetech
+Torque Limit, Dynamixel PWM Limit) at the safe fraction of stall, :data:`SAFE_FRACTION` of
+its model (at most 25 %, so a joint pushing a 3D-printed stop cannot crack it); a larger
+fraction must be asked for, and more than 100 % is refused. The other joints hold the zero
+pose (reached slowly, clear of every stop) with their own limits: at 25 % the shoulder and
+elbow of a small arm cannot carry the arm against gravity.
+The stall detector watches every bus cycle: the cycle that finds the joint stalled (it moved
+less than ``STALL_TICKS`` over ``STALL_WINDOW``) is followed at once, before the next cycle,
+by a hold where the joint is (Goal Position = Present Position), so the servo stops pushing
+within one period.
 
 The calibrated range keeps ``margin`` ticks off each stop so that commands never hit them.
 """
@@ -28,7 +38,14 @@ import numpy as np
 from jointlab.errors import ConfigurationError
 from jointlab.hardware.servo.calibration import Calibration, JointCalibration
 
-__all__ = ["calibrate_automatic", "calibrate_manual"]
+__all__ = ["SAFE_FRACTION", "calibrate_automatic", "calibrate_manual", "safe_fraction"]
+
+#: Default homing torque per servo model, a fraction of its stall torque (documented in
+#: docs/calibration.md). STS3215: 20 % of 2.94 N m = 0.59 N m; XL430-W250: 25 % of 1.4 N m =
+#: 0.35 N m; XL330-M288: 25 % of 0.52 N m = 0.13 N m.
+SAFE_FRACTION = {"sts3215": 0.20, "xl430-w250": 0.25, "xl330-m288": 0.25}
+#: The default of a model not in :data:`SAFE_FRACTION`.
+DEFAULT_FRACTION = 0.25
 
 #: Ticks kept off each hard stop in the calibrated range.
 MARGIN = 12
@@ -102,6 +119,11 @@ def _profile(robot: Any, i: int, speed: float) -> tuple[str, int]:
     return name, max(1, round(counts))
 
 
+def safe_fraction(robot: Any) -> float:
+    """The homing torque of ``robot``'s bus: the smallest :data:`SAFE_FRACTION` of its models."""
+    return min(SAFE_FRACTION.get(m.name, DEFAULT_FRACTION) for m in robot.models)
+
+
 def _limit_register(robot: Any, i: int) -> tuple[str, int]:
     """Servo ``i``'s torque-limiting register and its full-scale value."""
     table = robot.models[i].table
@@ -125,7 +147,10 @@ def _go(robot: Any, i: int, goal: int, speed: float, limit: int | None = None) -
 
 
 def _settle(robot: Any, joints: list[int], timeout: float, stop: bool) -> np.ndarray:
-    """Run bus cycles until ``joints`` stop moving; their ticks (raise if ``stop`` and late)."""
+    """Run bus cycles until ``joints`` stop moving; their ticks (raise if ``stop`` and late).
+
+    The cycle that finds them stalled is followed at once by a hold where they are.
+    """
     window = max(10, math.ceil(STALL_WINDOW / robot.bus_dt))
     history: list[np.ndarray] = []
     for _ in range(max(window + 1, math.ceil(timeout / robot.bus_dt))):
@@ -133,6 +158,8 @@ def _settle(robot: Any, joints: list[int], timeout: float, stop: bool) -> np.nda
         if len(history) > window and np.all(
             np.abs(history[-1] - history[-1 - window]) < STALL_TICKS
         ):
+            for k, i in enumerate(joints):  # stop pushing: hold where the joint stalled
+                robot.write_register(i, "goal_position", int(history[-1][k]))
             return history[-1]
     if stop:
         i = joints[0]
@@ -146,7 +173,7 @@ def _settle(robot: Any, joints: list[int], timeout: float, stop: bool) -> np.nda
 def calibrate_automatic(
     robot: Any,
     *,
-    torque_fraction: float = 0.8,
+    torque_fraction: float | None = None,
     speed: float = 0.8,
     margin: int = MARGIN,
     timeout: float = 10.0,
@@ -162,7 +189,8 @@ def calibrate_automatic(
 
     Args:
         robot: A connected ServoBusRobot (disarmed; it is left disarmed).
-        torque_fraction: The safe torque, a fraction of each servo's stall torque.
+        torque_fraction: The homing torque, a fraction of each servo's stall torque
+            (default: :func:`safe_fraction`, at most 25 %; up to 1 may be asked for).
         speed: Joint speed of every move, rad/s.
         margin: Ticks kept off each stop in the calibrated range.
         timeout: Seconds one move may take.
@@ -174,8 +202,13 @@ def calibrate_automatic(
         ConfigurationError: a joint does not stall, or its measured span does not match the
             robot file's range (a wrong direction, range or transmission).
     """
+    if torque_fraction is None:
+        torque_fraction = safe_fraction(robot)
     if not 0 < torque_fraction <= 1:
-        raise ConfigurationError(f"torque_fraction must lie in (0, 1], got {torque_fraction!r}")
+        raise ConfigurationError(
+            f"homing torque {torque_fraction:.0%} of stall refused: it must lie in (0 %, 100 %] "
+            f"(the safe default of this arm is {safe_fraction(robot):.0%})"
+        )
     if robot.armed:
         robot.disarm()
     description = robot.description
@@ -199,17 +232,17 @@ def calibrate_automatic(
     chosen = description.joint_names if joints is None else tuple(joints)
     homed = [description.joint_index(name) for name in chosen]
     every = list(range(n))
+    safe = [round(torque_fraction * _limit_register(robot, i)[1]) for i in every]
     try:
-        for i in every:  # to the zero pose at full torque
+        for i in every:  # to the zero pose, slowly: no joint is near a stop there
             _go(robot, i, zero[i], speed)
         _settle(robot, every, timeout, stop=False)
         for i in homed:
             if on_joint is not None:
                 on_joint(description.joint_names[i])
-            safe = round(torque_fraction * _limit_register(robot, i)[1])
-            _go(robot, i, 0, speed, safe)
+            _go(robot, i, 0, speed, safe[i])
             lo[i] = _settle(robot, [i], timeout, stop=True)[0]
-            _go(robot, i, robot.models[i].resolution - 1, speed, safe)
+            _go(robot, i, robot.models[i].resolution - 1, speed, safe[i])
             hi[i] = _settle(robot, [i], timeout, stop=True)[0]
             _go(robot, i, zero[i], speed, full[i])
             _settle(robot, [i], timeout, stop=False)
@@ -230,8 +263,10 @@ def calibrate_automatic(
         raise ConfigurationError(
             f"joint {description.joint_names[i]!r} (servo id {robot.servo_ids[i]}): the hard stops "
             f"are {span[i]:.0f} ticks apart, the robot file's range [{description.lower[i]}, "
-            f"{description.upper[i]}] rad means {expected[i]:.0f}; check its min/max and "
-            "transmission, or calibrate manually"
+            f"{description.upper[i]}] rad means {expected[i]:.0f}; if it stopped short, "
+            f"{torque_fraction:.0%} of stall may be too weak for its load (raise --torque, at "
+            "most 1), else check its min/max and transmission, or use the range-of-motion "
+            "calibration"
         )
     at_min = np.where(sign > 0, lo, hi)
     offset = at_min - sign * _scale(robot) * description.lower

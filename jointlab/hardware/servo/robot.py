@@ -33,6 +33,7 @@ fired Dynamixel Bus Watchdog shows as ``state.watchdog`` (:mod:`.cycle`).
 
 from __future__ import annotations
 
+import shlex
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -242,8 +243,7 @@ class ServoBusRobot(Robot):
         if self._calibration is None:
             raise CommandRefused(
                 f"arm refused: robot {self._description.name!r}{self._where()} is not "
-                f"calibrated: run `jointlab calibrate {self._bus.protocol.value}://{self.port}"
-                f" --robot {self._description.source or self._description.name}` (it writes "
+                f"calibrated: run `{self.calibrate_command()}` (it writes "
                 f"{calibration_path(self._description)}), or pass calibration=",
                 reason="uncalibrated",
             )
@@ -256,6 +256,14 @@ class ServoBusRobot(Robot):
         self._cycle_io.torque(True)
         self._armed = True
         self._state = self._read_state(self._state)
+
+    def calibrate_command(self) -> str:
+        """The shell command that calibrates this arm (quoted where needed, ready to paste)."""
+        source = self._description.source or ""
+        robot = (source if source and not source.startswith("<")
+                 else self._description.name)  # fmt: skip
+        url = f"{self._bus.protocol.value}://{self.port}"
+        return f"jointlab calibrate {shlex.quote(url)} --robot {shlex.quote(robot)}"
 
     def _disarm(self) -> None:
         """Torque off with acknowledgement (the arm goes limp)."""

@@ -49,7 +49,7 @@ firmware-deps:
 
 # Host unit tests, the Cortex-M3 build with its flash/RAM sizes, the worst-case tick.
 firmware: firmware-deps $(VENV)/.installed-runtime
-	$(MAKE) -C firmware host-test arm cycles PYTHON=$(abspath $(BIN)/python)
+	$(MAKE) -C firmware host-test arm pil cycles PYTHON=$(abspath $(BIN)/python)
 
 test: $(VENV)/.installed-test firmware-deps
 	$(BIN)/ruff check jointlab tests benchmarks examples plugins

@@ -1,8 +1,10 @@
 """Shared fixtures: deterministic hypothesis profile and headless matplotlib."""
 
 import os
+import sys
 
 import matplotlib
+import pytest
 from hypothesis import HealthCheck, settings
 
 matplotlib.use("Agg")
@@ -16,3 +18,28 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("ci")
+
+
+def _firmware_build():  # tests/firmware/firmware_build.py, also for tests outside that folder
+    import importlib.util
+    from pathlib import Path
+
+    module = sys.modules.get("firmware_build")
+    if module is None:
+        path = Path(__file__).parent / "firmware" / "firmware_build.py"
+        spec = importlib.util.spec_from_file_location("firmware_build", path)
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules["firmware_build"] = module
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+@pytest.fixture(scope="session")
+def pil_firmware() -> None:
+    """The reference firmware's PIL build for arm6 (``emulated://arm6?device=firmware``).
+
+    Skips without arm-none-eabi-gcc or qemu-system-arm, except in CI, where it fails.
+    """
+    build = _firmware_build()
+    build.require("make", "arm-none-eabi-gcc", "qemu-system-arm")
+    build.make("pil", ROBOT="arm6", PYTHON=sys.executable)

@@ -279,8 +279,8 @@ class FirmwareRobot(SerialRobot):
     """
 
     def __init__(self, device: FirmwareDevice, description: Any, **options: Any) -> None:
-        #: The QEMU process and its plant server.
-        self.device = device
+        #: The QEMU process and its plant server (``.process``, ``.plant``).
+        self.firmware = device
         options.setdefault("lockstep", device.lockstep)
         super().__init__(device.path, description, on_close=device.close, **options)
 

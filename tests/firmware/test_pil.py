@@ -191,3 +191,20 @@ def test_the_firmware_runs_on_the_physics_in_lockstep_and_qemu_stops(pil_firmwar
         assert robot.firmware.plant.error is None and robot.firmware.plant.bad_frames == 0
         np.testing.assert_allclose(state.position, target, atol=0.05)
     assert process.poll() is not None  # close() stopped QEMU
+
+
+@pytest.mark.slow
+def test_in_real_time_the_firmware_ticks_on_its_timer_and_steps_the_physics_per_tick(
+    pil_firmware: None,
+) -> None:
+    with jointlab.connect("emulated://arm6?device=firmware&stream_period=10") as robot:
+        assert robot.realtime
+        robot.arm()
+        for _ in range(5):
+            robot.step()
+        ticks = round(robot.read().time * 1000)
+        assert ticks >= 40
+        plant = robot.firmware.plant
+    assert plant.error is None
+    assert plant.last_tick >= ticks
+    assert plant.steps == plant.last_tick  # every tick stepped the physics once, none twice

@@ -153,6 +153,11 @@ class PlantServer:
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, name="jointlab-plant", daemon=True)
 
+    @property
+    def last_tick(self) -> int | None:
+        """The firmware tick of the last physics step (None before the first, after a SET)."""
+        return self._stepped
+
     def start(self) -> None:
         """Serve in a thread until :meth:`close` or the firmware's end of the socket closes."""
         self._thread.start()

@@ -62,10 +62,11 @@ FIRMWARE = "emulated://arm6?device=firmware&lockstep=1"
 def host_as_after_a_simulator() -> None:
     """Create (and close) one SimRobot in this process before any comparison.
 
-    The firmware's plant is a SimRobot in this process, and a host process that has built
-    one runs the Commander's scripts differently (by up to 1.2e-5 rad, 3.9e-3 A on
-    ``moves``) from one that has not: without this, the first emulator run of a selection
-    would be compared in the other host state than every later run.
+    The firmware's plant is a SimRobot in this process, which loads PyBullet; with PyBullet
+    loaded, ``jointlab.robots.dynamics.rigid_body_model`` gives the Commander's gravity
+    feed-forward from PyBullet's exact evaluator, without it from the numpy model, and the
+    scripts differ by up to 1.2e-5 rad, 3.9e-3 A (``moves``). Without this, the first
+    emulator run of a selection would be compared in the other host state.
     """
     SimRobot("arm6").close()
 

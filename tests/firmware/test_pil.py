@@ -166,6 +166,11 @@ def test_missing_qemu_or_firmware_build_names_the_fix(monkeypatch: pytest.Monkey
         jointlab.connect(LOCKSTEP_FIRMWARE)
 
 
+def test_a_build_for_another_robot_is_refused_before_qemu_starts(pil_firmware: None) -> None:
+    with pytest.raises(ConfigurationError, match=r"not for robot 'planar2'.*ROBOT=planar2"):
+        jointlab.connect("emulated://planar2?device=firmware&lockstep=1")
+
+
 @pytest.mark.parametrize("query", ["rate=500", "watchdog_ms=50", "tcp=0", "fifo=1",
                                    "device=fpga"])  # fmt: skip
 def test_options_the_firmware_device_does_not_take_are_refused(query: str) -> None:

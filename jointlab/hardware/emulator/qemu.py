@@ -61,6 +61,16 @@ def _check_tools(elf: Path) -> None:
         )
 
 
+def _check_robot(elf: Path, description: RobotDescription) -> None:
+    """Refuse a build made for another robot: its parameters hold the description's digest."""
+    if bytes.fromhex(description.digest) not in elf.read_bytes():
+        raise ConfigurationError(
+            f"the firmware build {elf} is not for robot {description.name!r} (its description "
+            f"digest {description.digest[:16]}... is not in it): run `make -C firmware pil "
+            f"ROBOT={description.name}` (a robot file's path for a robot of your own)"
+        )
+
+
 def _stop(process: subprocess.Popen[str], plant: PlantServer, directory: str) -> None:
     """Kill QEMU, stop the plant, remove the socket's directory (idempotent)."""
     if process.poll() is None:
@@ -86,7 +96,8 @@ class FirmwareDevice:
         elf: The PIL build (default :data:`FIRMWARE_ELF`).
 
     Raises:
-        ConfigurationError: ``qemu-system-arm`` or the firmware build is missing.
+        ConfigurationError: ``qemu-system-arm`` or the firmware build is missing, or the
+            build is for another robot.
         LinkError: QEMU did not start (its output is quoted).
     """
 
@@ -94,6 +105,7 @@ class FirmwareDevice:
                  seed: int = 0, elf: Path | None = None) -> None:  # fmt: skip
         elf = FIRMWARE_ELF if elf is None else Path(elf)
         _check_tools(elf)
+        _check_robot(elf, description)
         self.description = description
         self.lockstep = bool(lockstep)
         self._directory = tempfile.mkdtemp(prefix="jointlab-pil-")

@@ -45,6 +45,12 @@ void jlh_set_joints(const float *q, const float *qd, int n)
     memcpy(plant_q, q, sizeof(float) * (size_t)n);
     memcpy(plant_qd, qd, sizeof(float) * (size_t)n);
 }
+/* What the encoders read now (after a REQ SET_STATE: where it put the joints). */
+void jlh_joints(float *q, float *qd)
+{
+    memcpy(q, plant_q, sizeof(float) * (size_t)plant_dof);
+    memcpy(qd, plant_qd, sizeof(float) * (size_t)plant_dof);
+}
 /* Move the bytes sent so far into buf (at most max); returns how many. */
 size_t jlh_take(uint8_t *buf, size_t max)
 {

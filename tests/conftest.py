@@ -2,6 +2,7 @@
 
 import os
 import sys
+from collections.abc import Callable
 
 import matplotlib
 import pytest
@@ -35,11 +36,26 @@ def _firmware_build():  # tests/firmware/firmware_build.py, also for tests outsi
 
 
 @pytest.fixture(scope="session")
-def pil_firmware() -> None:
-    """The reference firmware's PIL build for arm6 (``emulated://arm6?device=firmware``).
+def pil_build() -> Callable[[str], None]:
+    """Builds the reference firmware's PIL ELF for a robot, once per robot and session.
 
-    Skips without arm-none-eabi-gcc or qemu-system-arm, except in CI, where it fails.
+    arm6 goes to ``firmware/build/``, any other robot to ``firmware/build/NAME/``, where
+    ``emulated://NAME?device=firmware`` finds it. Skips without arm-none-eabi-gcc or
+    qemu-system-arm, except in CI, where it fails.
     """
-    build = _firmware_build()
-    build.require("make", "arm-none-eabi-gcc", "qemu-system-arm")
-    build.make("pil", ROBOT="arm6", PYTHON=sys.executable)
+    build, done = _firmware_build(), set()
+
+    def make(robot: str) -> None:
+        if robot not in done:
+            build.require("make", "arm-none-eabi-gcc", "qemu-system-arm")
+            where = {} if robot == "arm6" else {"BUILD": f"build/{robot}"}
+            build.make("pil", ROBOT=robot, PYTHON=sys.executable, **where)
+            done.add(robot)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def pil_firmware(pil_build: Callable[[str], None]) -> None:
+    """The PIL build for arm6 (``emulated://arm6?device=firmware``)."""
+    pil_build("arm6")

@@ -47,6 +47,12 @@ void jl_board_set_torque(const float *t)
         tau[i] = t[i];
 }
 
+void jl_board_read_torque(float *t)
+{
+    for (int i = 0; i < JL_ROBOT.dof; i++)
+        t[i] = tau[i];
+}
+
 void jl_board_set_state(const float *q_in, const float *qd_in)
 {
     for (int i = 0; i < JL_ROBOT.dof; i++)

@@ -34,16 +34,17 @@
 #define CPU_HZ 25000000u
 
 /* ---- plant-link frames (docs/firmware.md): COBS(body + CRC-32 LE) 0x00, body =
- * type u8 | tick u32 | flags u8 | n u8 | n or 2n float32, little-endian. */
+ * type u8 | tick u32 | flags u8 | n u8 | float32 values, little-endian: STEP torque[n];
+ * SET q[n] qd[n]; STATE q[n] qd[n] tau[n] (the torque the plant's actuators applied). */
 enum { PL_HELLO = 1, PL_STEP = 2, PL_SET = 3, PL_STATE = 0x81 };
 enum { PL_POWER = 1, PL_BRAKES = 2 }; /* STEP flags */
 #define PL_LOCKSTEP 1                 /* STATE flag, in the answer to HELLO */
 #define PL_HEADER 7
-#define PL_MAX_BODY (PL_HEADER + 8 * JL_MAX_DOF + 4)
+#define PL_MAX_BODY (PL_HEADER + 12 * JL_MAX_DOF + 4)
 #define PL_MAX_ENCODED (PL_MAX_BODY + PL_MAX_BODY / 254 + 2)
 
 static volatile uint32_t ticks_due;
-static float q[JL_MAX_DOF], qd[JL_MAX_DOF];
+static float q[JL_MAX_DOF], qd[JL_MAX_DOF], tau_applied[JL_MAX_DOF];
 static uint8_t flags = PL_POWER;
 static uint32_t stepped_tick; /* the last tick the plant stepped for */
 static bool lockstep;
@@ -140,16 +141,18 @@ static bool plant_receive(uint32_t tick, uint8_t *state_flags)
         else
             overrun = true;
     }
-    int n = JL_ROBOT.dof, size = PL_HEADER + 8 * n + 4;
+    int n = JL_ROBOT.dof, size = PL_HEADER + 12 * n + 4;
     int decoded = overrun ? -1 : jl_cobs_decode(run, len);
     if (decoded != size || jl_crc32(0, run, (size_t)size) != JL_CRC32_RESIDUE ||
         run[0] != PL_STATE || get_le32(run + 1) != tick || run[6] != n)
         return false;
     *state_flags = run[5];
     for (int i = 0; i < n; i++) {
-        uint32_t a = get_le32(run + PL_HEADER + 4 * i), b = get_le32(run + PL_HEADER + 4 * (n + i));
+        uint32_t a = get_le32(run + PL_HEADER + 4 * i), b = get_le32(run + PL_HEADER + 4 * (n + i)),
+                 c = get_le32(run + PL_HEADER + 4 * (2 * n + i));
         memcpy(&q[i], &a, 4);
         memcpy(&qd[i], &b, 4);
+        memcpy(&tau_applied[i], &c, 4);
     }
     return true;
 }
@@ -173,6 +176,13 @@ void jl_board_read_joints(float *q_out, float *qd_out)
 {
     for (int i = 0; i < JL_ROBOT.dof; i++)
         q_out[i] = q[i], qd_out[i] = qd[i];
+}
+
+/* Torque feedback: what the plant's actuators produced in the last step. */
+void jl_board_read_torque(float *tau)
+{
+    for (int i = 0; i < JL_ROBOT.dof; i++)
+        tau[i] = tau_applied[i];
 }
 
 /* The motor outputs: at a new tick, one physics step with these torques. */

@@ -31,6 +31,7 @@ void jl_board_read_joints(float *q, float *qd)
     memcpy(qd, plant_qd, sizeof plant_qd);
 }
 void jl_board_set_torque(const float *tau) { memcpy(torque, tau, sizeof torque); }
+void jl_board_read_torque(float *tau) { memcpy(tau, torque, sizeof torque); }
 void jl_board_set_state(const float *q, const float *qd)
 {
     for (int i = 0; i < plant_dof; i++)

@@ -16,6 +16,10 @@
 void jl_board_uart_write(const uint8_t *data, size_t n);
 /* Encoder inputs: measured position q[i] and velocity qd[i] of every joint, now. */
 void jl_board_read_joints(float *q, float *qd);
+/* Torque feedback: the torque (N·m, N) each motor produced during the last tick, from a
+ * current sensor (current × torque constant); a board without one returns what it was
+ * told to produce by jl_board_set_torque. Reported in DATA STATE (torque and current). */
+void jl_board_read_torque(float *tau);
 /* Motor outputs: the torque (N·m, N) each motor driver must produce until the next tick;
  * already clamped to the effort limits. */
 void jl_board_set_torque(const float *tau);

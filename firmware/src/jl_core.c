@@ -27,8 +27,8 @@ static void send_state(void)
         r = put_f32(r, jl_dev.q[i]);
         r = put_f32(r, jl_dev.qd[i]);
         r = put_f32(r, (jl_dev.qd[i] - jl_dev.qd_prev[i]) / dt);
-        r = put_f32(r, jl_dev.tau[i] * jl_dev.p.amps_per_torque[i]);
-        r = put_f32(r, jl_dev.tau[i]);
+        r = put_f32(r, jl_dev.tau_fb[i] * jl_dev.p.amps_per_torque[i]);
+        r = put_f32(r, jl_dev.tau_fb[i]);
         float speed = jl_dev.qd[i] < 0 ? -jl_dev.qd[i] : jl_dev.qd[i];
         *r++ = (jl_brakes_engaged() && jl_dev.p.has_brakes[i]) ? 4 : (speed > 1e-3f ? 2 : 1);
     }
@@ -157,6 +157,7 @@ void jl_tick(void)
      * has stepped its plant in set_torque; on a real board this is a fresh reading) */
     memcpy(jl_dev.qd_prev, jl_dev.qd, sizeof jl_dev.qd);
     jl_board_read_joints(jl_dev.q, jl_dev.qd);
+    jl_board_read_torque(jl_dev.tau_fb);
     if (jl_dev.stream_period && jl_dev.tick % jl_dev.stream_period == 0)
         send_state();
 }

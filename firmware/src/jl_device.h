@@ -44,6 +44,7 @@ typedef struct {
     uint64_t decel_tick;  /* tick of the STOP */
     float decel_q0[JL_MAX_DOF], decel_v0[JL_MAX_DOF];
     float q[JL_MAX_DOF], qd[JL_MAX_DOF], qd_prev[JL_MAX_DOF], tau[JL_MAX_DOF];
+    float tau_fb[JL_MAX_DOF]; /* the torque feedback read at the end of the last tick */
 } jl_device_t;
 
 /* The one device (no dynamic allocation). */

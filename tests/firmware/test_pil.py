@@ -33,7 +33,7 @@ from jointlab.hardware.emulator.plant import (
     decode_plant,
     encode_plant,
 )
-from jointlab.hardware.emulator.qemu import FirmwareDevice
+from jointlab.hardware.emulator.qemu import FIRMWARE_ELF, FirmwareDevice
 from jointlab.interface import NJointAction
 from jointlab.robots import load_robot
 from jointlab.sim import SimRobot
@@ -45,7 +45,7 @@ LOCKSTEP_FIRMWARE = "emulated://arm6?device=firmware&lockstep=1"
 # ====================================================================== the codec
 @st.composite
 def frames(draw: st.DrawFn) -> PlantFrame:
-    dof, count = draw(st.integers(1, 16)), draw(st.integers(0, 2))
+    dof, count = draw(st.integers(1, 16)), draw(st.integers(0, 3))
     kind = draw(st.sampled_from([PlantType.HELLO, PlantType.STEP, PlantType.SET,
                                  PlantType.STATE]))  # fmt: skip
     values = draw(st.lists(st.floats(width=32), min_size=count * dof, max_size=count * dof))
@@ -102,7 +102,8 @@ def test_the_plant_steps_once_per_tick_as_the_simulator_does(plant: PlantServer)
             twin.apply(NJointAction.Torque(tau.astype(np.float32).astype(np.float64)))
             twin.step()
             assert state.tick == tick
-            expected = np.concatenate([twin.read().position, twin.read().velocity])
+            s = twin.read()
+            expected = np.concatenate([s.position, s.velocity, s.torque])
             np.testing.assert_array_equal(state.values, expected.astype(np.float32))
         again = plant.answer(step(3, tau))  # the firmware asking again: no second step
         np.testing.assert_array_equal(again.values, state.values)
@@ -119,10 +120,10 @@ def test_brakes_and_power_off_reach_the_plant_and_hold_the_joints(plant: PlantSe
     held = np.flatnonzero(ARM6.has_brakes)  # the joints with brakes; the others fall freely
     assert held.size
     # held, to the simulator's brake model (a stiff lock, not an exact one), under 5 N·m
-    np.testing.assert_allclose(braked[6:][held], 0.0, atol=1e-3)
+    np.testing.assert_allclose(braked[6:12][held], 0.0, atol=1e-3)
     np.testing.assert_allclose(braked[:6][held], engaged[:6][held], atol=1e-6)
     moved = plant.answer(step(4, tau, POWER)).values  # released and powered: it moves
-    assert np.abs(moved[6:]).max() > 1e-3
+    assert np.abs(moved[6:12]).max() > 1e-3
 
 
 def test_set_puts_the_joints_there_and_a_foreign_frame_is_a_link_error(
@@ -168,7 +169,7 @@ def test_missing_qemu_or_firmware_build_names_the_fix(monkeypatch: pytest.Monkey
 
 def test_a_build_for_another_robot_is_refused_before_qemu_starts(pil_firmware: None) -> None:
     with pytest.raises(ConfigurationError, match=r"not for robot 'planar2'.*ROBOT=planar2"):
-        jointlab.connect("emulated://planar2?device=firmware&lockstep=1")
+        FirmwareDevice(load_robot("planar2"), elf=FIRMWARE_ELF)  # arm6's
 
 
 @pytest.mark.parametrize("query", ["rate=500", "watchdog_ms=50", "tcp=0", "fifo=1",

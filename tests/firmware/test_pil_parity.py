@@ -27,12 +27,15 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import gymnasium
 import numpy as np
 import pytest
 
 import jointlab
 from jointlab.contract import Robot
+from jointlab.envs import ENV_SPECS, TASKS
 from jointlab.envs.evaluation import policy_env
+from jointlab.errors import ConfigurationError
 from jointlab.hardware import EmulatorProcess, SerialRobot
 from jointlab.program import run_program
 from jointlab.sim import SimRobot
@@ -104,6 +107,29 @@ def test_robot_verbs_behave_alike_on_the_firmware(pil_firmware: None, script: An
 def test_commander_programs_behave_alike_on_the_firmware(pil_firmware: None, verbs: Any) -> None:
     script = parity.commander_script(verbs)
     parity.assert_same_outcome(*run_both(script, parity.COMMANDER_PERIOD))
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("spec", ENV_SPECS, ids=lambda spec: spec.id)
+def test_every_environment_behaves_alike_on_the_firmware(pil_build: Callable[[str], None],
+                                                         spec: Any) -> None:  # fmt: skip
+    """test_parity's environment check: 15 random steps of 20 ticks, on each robot's build."""
+    robot_name = TASKS[spec.task].default_robot
+    pil_build(robot_name)
+    outcomes = []
+    for url in (f"emulated://{robot_name}?lockstep=1",
+                f"emulated://{robot_name}?device=firmware&lockstep=1"):  # fmt: skip
+        with jointlab.connect(f"{url}&stream_period=20", **parity.PATIENT) as robot:
+            robot.arm()
+            try:
+                env = gymnasium.make(spec.id, robot=robot, **parity.env_kwargs(spec.id))
+            except ConfigurationError as error:  # a task that needs a simulated world
+                assert spec.id == "jointlab/Push-v0" and "world" in str(error)
+                continue
+            with env:
+                outcomes.append(parity.env_run(env))
+    if spec.id != "jointlab/Push-v0":
+        parity.assert_same_outcome(*outcomes)
 
 
 #: A Commander program (docs/programs.md): a timed trajectory, a move, a decelerating stop.

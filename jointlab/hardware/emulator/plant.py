@@ -15,7 +15,9 @@ type        values                 meaning
 1 HELLO     none                   boot: the initial state, the mode in ``flags``
 2 STEP      torque[n], N·m (N)     one physics step at ``tick``; flags: 1 power, 2 brakes
 3 SET       q[n], qd[n]            put the joints there (REQ SET_STATE), no step
-0x81 STATE  q[n], qd[n]            the answer to each: rad (m), rad/s (m/s); flags 1 lockstep
+0x81 STATE  q[n], qd[n], tau[n]    the answer to each: rad (m), rad/s (m/s), the torque
+                                   the actuators applied in the last step, N·m (N)
+                                   (after the actuator model); flags 1 lockstep
 ==========  =====================  ==================================================
 
 A STEP repeated with the tick of the last one (the firmware asks again after a damaged
@@ -71,7 +73,7 @@ class PlantFrame:
         tick: Firmware tick the frame belongs to.
         flags: STEP: power (1), brakes (2); STATE: lockstep (1).
         dof: Joint count ``n``.
-        values: The float32 values (``n`` or ``2n``, see the module docstring).
+        values: The float32 values (``n``, ``2n`` or ``3n``, see the module docstring).
     """
 
     type: int
@@ -106,10 +108,10 @@ def decode_plant(run: bytes) -> PlantFrame:
         raise PackingError("plant frame: CRC-32 mismatch")
     kind, tick, flags, dof = _HEADER.unpack_from(body)
     values = np.frombuffer(body[_HEADER.size : -4], dtype="<f4")
-    if len(body[_HEADER.size : -4]) % 4 or len(values) not in (0, dof, 2 * dof):
+    if len(body[_HEADER.size : -4]) % 4 or len(values) not in (0, dof, 2 * dof, 3 * dof):
         raise PackingError(
             f"plant frame type {kind}: {len(body) - _HEADER.size - 4} value bytes for "
-            f"n = {dof}, expected 0, 4n or 8n"
+            f"n = {dof}, expected 0, 4n, 8n or 12n"
         )
     return PlantFrame(kind, tick, flags, dof, values)
 
@@ -164,7 +166,7 @@ class PlantServer:
 
     def _pack_state(self, tick: int) -> PlantFrame:
         s = self._sim.read()
-        values = np.concatenate([s.position, s.velocity]).astype(np.float32)
+        values = np.concatenate([s.position, s.velocity, s.torque]).astype(np.float32)
         return PlantFrame(PlantType.STATE, tick, LOCKSTEP if self.lockstep else 0, self.dof,
                           values)  # fmt: skip
 
@@ -248,7 +250,7 @@ class PlantServer:
                     connection.sendall(
                         encode_plant(
                             PlantFrame(
-                                PlantType.STATE, NO_TICK, 0, self.dof, np.zeros(2 * self.dof)
+                                PlantType.STATE, NO_TICK, 0, self.dof, np.zeros(3 * self.dof)
                             )
                         )
                     )

@@ -28,10 +28,12 @@ from jointlab.errors import ConfigurationError, LinkError
 from jointlab.hardware.emulator.plant import PlantServer
 from jointlab.robots.description import RobotDescription
 
-__all__ = ["FIRMWARE_ELF", "FirmwareDevice", "qemu_command"]
+__all__ = ["FIRMWARE_ELF", "FirmwareDevice", "default_elf", "qemu_command"]
 
-#: The PIL build of the reference firmware in a source checkout (``make -C firmware pil``).
-FIRMWARE_ELF = Path(__file__).resolve().parents[3] / "firmware" / "build" / "firmware-pil.elf"
+#: Where ``make -C firmware`` builds, in a source checkout.
+FIRMWARE_BUILD = Path(__file__).resolve().parents[3] / "firmware" / "build"
+#: The PIL build of the reference firmware (``make -C firmware pil``, robot ``ROBOT``).
+FIRMWARE_ELF = FIRMWARE_BUILD / "firmware-pil.elf"
 #: The emulator and the board it emulates.
 QEMU = "qemu-system-arm"
 MACHINE = "mps2-an385"
@@ -45,6 +47,16 @@ def qemu_command(elf: Path, plant_socket: str) -> list[str]:
             "-serial", "pty",
             "-chardev", f"socket,id=plant,path={plant_socket}", "-serial", "chardev:plant",
             "-kernel", str(elf)]  # fmt: skip
+
+
+def default_elf(description: RobotDescription) -> Path:
+    """The PIL build for ``description``: its own, else the default one.
+
+    Its own is ``firmware/build/NAME/firmware-pil.elf`` (``make -C firmware pil ROBOT=NAME
+    BUILD=build/NAME``); the default is :data:`FIRMWARE_ELF` (``make firmware``: arm6).
+    """
+    own = FIRMWARE_BUILD / description.name / "firmware-pil.elf"
+    return own if own.is_file() else FIRMWARE_ELF
 
 
 def _check_tools(elf: Path) -> None:
@@ -67,7 +79,8 @@ def _check_robot(elf: Path, description: RobotDescription) -> None:
         raise ConfigurationError(
             f"the firmware build {elf} is not for robot {description.name!r} (its description "
             f"digest {description.digest[:16]}... is not in it): run `make -C firmware pil "
-            f"ROBOT={description.name}` (a robot file's path for a robot of your own)"
+            f"ROBOT={description.name} BUILD=build/{description.name}` (ROBOT a robot file's "
+            "path for a robot of your own)"
         )
 
 
@@ -93,7 +106,7 @@ class FirmwareDevice:
             host at HELLO).
         lockstep: Virtual time: the firmware ticks on REQ STEP (else on its SysTick).
         seed: Seed of the plant's simulator.
-        elf: The PIL build (default :data:`FIRMWARE_ELF`).
+        elf: The PIL build (default :func:`default_elf`).
 
     Raises:
         ConfigurationError: ``qemu-system-arm`` or the firmware build is missing, or the
@@ -103,7 +116,7 @@ class FirmwareDevice:
 
     def __init__(self, description: RobotDescription, *, lockstep: bool = False,
                  seed: int = 0, elf: Path | None = None) -> None:  # fmt: skip
-        elf = FIRMWARE_ELF if elf is None else Path(elf)
+        elf = default_elf(description) if elf is None else Path(elf)
         _check_tools(elf)
         _check_robot(elf, description)
         self.description = description

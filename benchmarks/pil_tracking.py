@@ -4,6 +4,8 @@ Three runs, each on a lockstep ``emulated://arm6`` (the Python emulator) and a l
 ``emulated://arm6?device=firmware`` (the C firmware on QEMU's Cortex-M3, the same PyBullet
 physics behind its second UART), both through ``SerialRobot``:
 
+* tests/test_parity.py's ``tracking`` script: a 0.3 rad sine on every joint for 200 ticks,
+  a torque for 50, then zero (one tick per step), every state field compared;
 * a Commander program (``examples/programs/arm6_tour.yaml`` by default, 250 Hz control);
 * one episode of a trained Reach policy (``notebooks/models/sim_to_sim/pybullet-nominal``);
 
@@ -29,6 +31,7 @@ from _report import load
 
 import jointlab
 from jointlab.envs.evaluation import policy_env
+from jointlab.interface import NJointAction
 from jointlab.program import run_program
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -50,6 +53,26 @@ class Positions:
         if state is not None and desired is not None:
             self.measured.append(state.position)
             self.desired.append(np.asarray(desired.position, dtype=float))
+
+
+FIELDS = ("position", "velocity", "torque", "current")
+
+
+def sine_run(url: str) -> dict[str, np.ndarray]:
+    """test_parity's ``tracking`` script on ``url``: every state's fields, stacked."""
+    states = []
+    with jointlab.connect(url, stream_period=1) as robot:
+        robot.arm()
+        home = robot.description.home
+        for _ in range(200):
+            robot.apply(NJointAction.Position(home + 0.3 * np.sin(2 * np.pi * robot.time)))
+            robot.step()
+            states.append(robot.read())
+        robot.apply(NJointAction.Torque(np.array([1.0, -2.0, 0.5, 0.0, 0.1, 0.0])))
+        for _ in range(50):
+            robot.step()
+            states.append(robot.read())
+    return {name: np.array([getattr(s, name) for s in states]) for name in FIELDS}
 
 
 def program_run(url: str, program: Path, period: int) -> tuple[Positions, float, int]:
@@ -87,6 +110,11 @@ def main() -> None:
     parser.add_argument("--period", type=int, default=4, help="device ticks per control step")
     args = parser.parse_args()
     print(load())
+    sine = [sine_run(url) for url in URLS.values()]
+    print(
+        "tracking script (250 ticks): largest |firmware - emulator|: "
+        + ", ".join(f"{name} {np.abs(sine[0][name] - sine[1][name]).max():.1e}" for name in FIELDS)
+    )
     runs = {name: program_run(url, args.program, args.period) for name, url in URLS.items()}
     (emu, emu_s, emu_ticks), (fw, fw_s, fw_ticks) = runs.values()
     assert emu_ticks == fw_ticks, (emu_ticks, fw_ticks)

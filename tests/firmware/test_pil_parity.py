@@ -14,8 +14,8 @@ on the tracking script (251 ticks) at 1.2e-7 rad, 2.5e-6 rad/s, 1.3e-4 N·m. A t
 policy (notebooks/models/sim_to_sim/pybullet-nominal) amplifies them through its network:
 over one 50-step episode (1000 ticks) the joints differ by at most 1.0e-3 rad and the
 returns by 1.4e-3; the bounds below leave a factor 5. A Commander program
-(examples/programs/arm6_tour.yaml, 5980 ticks) differs by at most 8.1e-6 rad; the short
-program below is held to 1e-4 rad. `PYTHONPATH=. python benchmarks/pil_tracking.py` prints
+(examples/programs/arm6_tour.yaml, 5980 ticks) differs by at most 1.2e-7 rad; the short
+program below is held to 1e-5 rad. `PYTHONPATH=. python benchmarks/pil_tracking.py` prints
 these figures.
 """
 
@@ -166,7 +166,7 @@ def test_a_commander_program_tracks_alike_on_the_firmware(pil_firmware: None) ->
     (a, time_a, ticks_a), (b, time_b, ticks_b) = runs
     assert time_a == time_b and ticks_a == ticks_b  # the same steps, each as long
     assert a.shape == b.shape and len(a) > 300
-    np.testing.assert_allclose(b, a, rtol=0, atol=1e-4)  # measured 8e-6 on arm6_tour.yaml
+    np.testing.assert_allclose(b, a, rtol=0, atol=1e-5)  # 1.2e-7 on arm6_tour.yaml
 
 
 def reach_episode(url: str) -> tuple[np.ndarray, float, int]:

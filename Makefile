@@ -50,7 +50,7 @@ firmware-deps:
 
 # Host unit tests, the Cortex-M3 build with its flash/RAM sizes, the worst-case tick.
 firmware: firmware-deps $(VENV)/.installed-runtime
-	$(MAKE) -C firmware host-test arm cycles PYTHON=$(abspath $(BIN)/python)
+	$(MAKE) -C firmware host-test arm pil cycles PYTHON=$(abspath $(BIN)/python)
 
 # Headless Chromium for the live view's browser test and `jointlab view --screenshot`;
 # installed when missing (as root; CI). Elsewhere a failed install is only a warning: the

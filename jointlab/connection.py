@@ -13,6 +13,8 @@ A URL is ``SCHEME://TARGET?key=value&...``. Each scheme has a factory in a small
 * ``emulated://NAME_OR_PATH?seed=0&watchdog_ms=100&stream_period=1``: starts the device
   emulator in its own process and connects to it through its pseudo-terminal; for a robot
   with a ``bus`` section, its emulated servo bus (``?bus=jointlab`` for the device emulator);
+  ``?device=firmware`` runs the reference firmware in ``qemu-system-arm`` instead
+  (docs/firmware.md);
 * ``dynamixel:///dev/ttyUSB0?robot=koch``, ``feetech:///dev/ttyACM0?robot=so101``: a servo
   arm through the vendor's SDK (:mod:`jointlab.hardware.servo.urls`).
 

@@ -1,8 +1,11 @@
 """Shared fixtures: deterministic hypothesis profile and headless matplotlib."""
 
 import os
+import sys
+from collections.abc import Callable
 
 import matplotlib
+import pytest
 from hypothesis import HealthCheck, settings
 
 matplotlib.use("Agg")
@@ -16,3 +19,43 @@ settings.register_profile(
     suppress_health_check=[HealthCheck.too_slow],
 )
 settings.load_profile("ci")
+
+
+def _firmware_build():  # tests/firmware/firmware_build.py, also for tests outside that folder
+    import importlib.util
+    from pathlib import Path
+
+    module = sys.modules.get("firmware_build")
+    if module is None:
+        path = Path(__file__).parent / "firmware" / "firmware_build.py"
+        spec = importlib.util.spec_from_file_location("firmware_build", path)
+        module = importlib.util.module_from_spec(spec)  # type: ignore[arg-type]
+        sys.modules["firmware_build"] = module
+        spec.loader.exec_module(module)  # type: ignore[union-attr]
+    return module
+
+
+@pytest.fixture(scope="session")
+def pil_build() -> Callable[[str], None]:
+    """Builds the reference firmware's PIL ELF for a robot, once per robot and session.
+
+    arm6 goes to ``firmware/build/``, any other robot to ``firmware/build/NAME/``, where
+    ``emulated://NAME?device=firmware`` finds it. Skips without arm-none-eabi-gcc or
+    qemu-system-arm, except in CI, where it fails.
+    """
+    build, done = _firmware_build(), set()
+
+    def make(robot: str) -> None:
+        if robot not in done:
+            build.require("make", "arm-none-eabi-gcc", "qemu-system-arm")
+            where = {} if robot == "arm6" else {"BUILD": f"build/{robot}"}
+            build.make("pil", ROBOT=robot, PYTHON=sys.executable, **where)
+            done.add(robot)
+
+    return make
+
+
+@pytest.fixture(scope="session")
+def pil_firmware(pil_build: Callable[[str], None]) -> None:
+    """The PIL build for arm6 (``emulated://arm6?device=firmware``)."""
+    pil_build("arm6")

@@ -1,9 +1,11 @@
 """One contract, every backend: SimRobot (PyBullet and MuJoCo) and SerialRobot (emulated,
-real-time and lockstep).
+real-time and lockstep, and the reference firmware in QEMU in lockstep).
 
 Modelled on trifinger_simulation's ``test_robot_equivalent_interface``: the same tests run
 against ``sim://arm6``, ``sim://arm6?engine=mujoco`` and a SerialRobot talking to the
-emulator through a real pseudo-terminal, in both of the emulator's clocks. These tests
+emulator through a real pseudo-terminal, in both of the emulator's clocks, and a SerialRobot
+on the reference firmware (``emulated://arm6?device=firmware&lockstep=1``: the C firmware in
+``qemu-system-arm``, the physics behind its second UART; a new QEMU for each test). These tests
 check *behaviour* (what is refused, with which reason, and when a change shows); whether
 the numbers agree is the parity suite's business (tests/test_parity.py, lockstep only).
 Differences that are part of the design are tested as such: a SimRobot starts armed, a
@@ -18,6 +20,7 @@ from collections.abc import Iterator
 import numpy as np
 import pytest
 
+import jointlab
 from jointlab.contract import Robot
 from jointlab.errors import (
     ActionError,
@@ -31,7 +34,8 @@ from jointlab.interface import ActuatorState, ArrayState, NJointAction
 from jointlab.sim import SimRobot
 
 PATIENT = {"request_timeout": 1.0, "dead_ms": 5000, "connect_timeout": 10.0}
-BACKENDS = ["sim", "mujoco", "lockstep", "realtime"]
+BACKENDS = ["sim", "mujoco", "lockstep", "realtime",
+            pytest.param("firmware", marks=pytest.mark.slow)]  # fmt: skip
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +53,9 @@ def fresh(request: pytest.FixtureRequest) -> Iterator[Robot]:
     """A robot as its backend creates it."""
     if request.param in ("sim", "mujoco"):
         robot: Robot = SimRobot("arm6", engine="pybullet" if request.param == "sim" else "mujoco")
+    elif request.param == "firmware":
+        request.getfixturevalue("pil_firmware")  # the PIL build (tests/conftest.py)
+        robot = jointlab.connect("emulated://arm6?device=firmware&lockstep=1", **PATIENT)
     else:
         emulator = request.getfixturevalue("emulators")[request.param]
         emulator.reset()

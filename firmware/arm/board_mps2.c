@@ -47,6 +47,18 @@ void jl_board_set_torque(const float *t)
         tau[i] = t[i];
 }
 
+void jl_board_read_torque(float *t)
+{
+    for (int i = 0; i < JL_ROBOT.dof; i++)
+        t[i] = tau[i];
+}
+
+void jl_board_set_state(const float *q_in, const float *qd_in)
+{
+    for (int i = 0; i < JL_ROBOT.dof; i++)
+        q[i] = q_in[i], qd[i] = qd_in[i];
+}
+
 void jl_board_set_power(bool on) { power_on = on; }
 void jl_board_set_brakes(bool engaged) { brakes_on = engaged; }
 

@@ -12,10 +12,16 @@ static void fault_handler(void)
         ;
 }
 
-__attribute__((section(".vectors"), used)) static const void *const vectors[16] = {
-    &_stack_top,   reset_handler, fault_handler, fault_handler, fault_handler, fault_handler,
-    fault_handler, 0,             0,             0,             0,             fault_handler,
-    fault_handler, 0,             fault_handler, systick_handler,
+/* External interrupts 0-7 (the CMSDK UARTs' RX and TX on mps2-an385): a board that enables
+ * one in the NVIC defines irq_handler; the others never enable them. */
+static void no_irq(void) {}
+void irq_handler(void) __attribute__((weak, alias("no_irq")));
+
+__attribute__((section(".vectors"), used)) static const void *const vectors[24] = {
+    &_stack_top,   reset_handler, fault_handler, fault_handler,  fault_handler, fault_handler,
+    fault_handler, 0,             0,             0,              0,             fault_handler,
+    fault_handler, 0,             fault_handler, systick_handler, irq_handler,  irq_handler,
+    irq_handler,   irq_handler,   irq_handler,   irq_handler,    irq_handler,   irq_handler,
 };
 
 void reset_handler(void)

@@ -15,7 +15,7 @@ static uint8_t out[OUT_SIZE];
 static size_t out_len;
 static size_t out_lost;
 static float plant_q[JL_MAX_DOF], plant_qd[JL_MAX_DOF], torque[JL_MAX_DOF];
-static int power = -1, brakes = -1;
+static int power = -1, brakes = -1, plant_dof;
 
 void jl_board_uart_write(const uint8_t *data, size_t n)
 {
@@ -31,6 +31,12 @@ void jl_board_read_joints(float *q, float *qd)
     memcpy(qd, plant_qd, sizeof plant_qd);
 }
 void jl_board_set_torque(const float *tau) { memcpy(torque, tau, sizeof torque); }
+void jl_board_read_torque(float *tau) { memcpy(tau, torque, sizeof torque); }
+void jl_board_set_state(const float *q, const float *qd)
+{
+    for (int i = 0; i < plant_dof; i++)
+        plant_q[i] = q[i], plant_qd[i] = qd[i];
+}
 void jl_board_set_power(bool on) { power = on; }
 void jl_board_set_brakes(bool engaged) { brakes = engaged; }
 
@@ -39,6 +45,12 @@ void jlh_set_joints(const float *q, const float *qd, int n)
 {
     memcpy(plant_q, q, sizeof(float) * (size_t)n);
     memcpy(plant_qd, qd, sizeof(float) * (size_t)n);
+}
+/* What the encoders read now (after a REQ SET_STATE: where it put the joints). */
+void jlh_joints(float *q, float *qd)
+{
+    memcpy(q, plant_q, sizeof(float) * (size_t)plant_dof);
+    memcpy(qd, plant_qd, sizeof(float) * (size_t)plant_dof);
 }
 /* Move the bytes sent so far into buf (at most max); returns how many. */
 size_t jlh_take(uint8_t *buf, size_t max)
@@ -64,6 +76,7 @@ void jlh_init(int dof, const float *kp, const float *kd, const float *effort,
     static jl_params_t p;
     memset(&p, 0, sizeof p);
     p.dof = (uint8_t)dof;
+    plant_dof = dof;
     p.rate_hz = 1000;
     for (int i = 0; i < dof; i++) {
         p.default_kp[i] = kp[i];

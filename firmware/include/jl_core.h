@@ -86,6 +86,11 @@ typedef struct {
 void jl_init(const jl_params_t *params);
 void jl_receive(const uint8_t *data, size_t n);
 void jl_tick(void);
+/* Lockstep (virtual time, protocol.md section 10.5), set by the board after jl_init: no
+ * stream, ticks only on REQ STEP (at most JL_MAX_STEP_TICKS per request), REQ SET_STATE
+ * through jl_board_set_state. A real-time board never calls it. */
+void jl_set_lockstep(bool on);
+#define JL_MAX_STEP_TICKS 60000
 
 /* Inspection (tests, a debug console). */
 const jl_stats_t *jl_stats(void);

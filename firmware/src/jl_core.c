@@ -27,8 +27,8 @@ static void send_state(void)
         r = put_f32(r, jl_dev.q[i]);
         r = put_f32(r, jl_dev.qd[i]);
         r = put_f32(r, (jl_dev.qd[i] - jl_dev.qd_prev[i]) / dt);
-        r = put_f32(r, jl_dev.tau[i] * jl_dev.p.amps_per_torque[i]);
-        r = put_f32(r, jl_dev.tau[i]);
+        r = put_f32(r, jl_dev.tau_fb[i] * jl_dev.p.amps_per_torque[i]);
+        r = put_f32(r, jl_dev.tau_fb[i]);
         float speed = jl_dev.qd[i] < 0 ? -jl_dev.qd[i] : jl_dev.qd[i];
         *r++ = (jl_brakes_engaged() && jl_dev.p.has_brakes[i]) ? 4 : (speed > 1e-3f ? 2 : 1);
     }
@@ -132,8 +132,8 @@ void jl_tick(void)
         jl_dev.decel = false;
         jl_dev.watchdog_engaged = false;
     }
-    memcpy(jl_dev.qd_prev, jl_dev.qd, sizeof jl_dev.qd);
-    jl_board_read_joints(jl_dev.q, jl_dev.qd);
+    float q[JL_MAX_DOF], qd[JL_MAX_DOF];
+    jl_board_read_joints(q, qd);
     if (jl_dev.armed && jl_dev.watchdog_ms && !jl_dev.watchdog_engaged &&
         (jl_dev.tick - jl_dev.last_cmd_tick) * 1000u >
             (uint64_t)jl_dev.watchdog_ms * jl_dev.p.rate_hz) {
@@ -151,8 +151,13 @@ void jl_tick(void)
     if (!jl_dev.powered || jl_dev.brakes || !jl_dev.armed)
         memset(jl_dev.tau, 0, sizeof jl_dev.tau);
     else
-        jl_law(&jl_dev.base, jl_dev.q, jl_dev.qd, jl_dev.tau);
+        jl_law(&jl_dev.base, q, qd, jl_dev.tau);
     jl_board_set_torque(jl_dev.tau);
+    /* the encoders at the end of the tick, for DATA STATE (a processor-in-the-loop board
+     * has stepped its plant in set_torque; on a real board this is a fresh reading) */
+    memcpy(jl_dev.qd_prev, jl_dev.qd, sizeof jl_dev.qd);
+    jl_board_read_joints(jl_dev.q, jl_dev.qd);
+    jl_board_read_torque(jl_dev.tau_fb);
     if (jl_dev.stream_period && jl_dev.tick % jl_dev.stream_period == 0)
         send_state();
 }
@@ -181,6 +186,25 @@ void jl_init(const jl_params_t *params)
     jl_board_set_torque(jl_dev.tau);
     static const uint8_t zero = 0;
     jl_board_uart_write(&zero, 1);
+}
+
+void jl_set_lockstep(bool on)
+{
+    jl_dev.lockstep = on;
+    jl_dev.stream_period = on ? 0 : 1;
+}
+
+/* REQ STEP (lockstep): run the ticks up to `until`, answer with the state after the last. */
+void jl_step(const frame_t *f, uint64_t until)
+{
+    uint64_t ticks = until > jl_dev.tick ? until - jl_dev.tick : 0;
+    if (ticks > JL_MAX_STEP_TICKS) {
+        jl_nack(f, JL_NACK_OUT_OF_LIMITS, JL_MAX_STEP_TICKS);
+        return;
+    }
+    for (uint64_t k = 0; k < ticks; k++)
+        jl_tick();
+    send_state();
 }
 
 const jl_stats_t *jl_stats(void) { return &jl_dev.stats; }

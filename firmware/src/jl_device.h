@@ -33,6 +33,7 @@ typedef struct {
     uint64_t tick;
     uint64_t last_cmd_tick;
     bool powered, armed, brakes, any_brakes, watchdog_engaged;
+    bool lockstep;        /* virtual time: ticks only on REQ STEP (protocol.md 10.5) */
     uint16_t watchdog_ms, stream_period;
     uint8_t watchdog_action;
     float config_speed[JL_MAX_DOF], config_accel[JL_MAX_DOF];
@@ -43,6 +44,7 @@ typedef struct {
     uint64_t decel_tick;  /* tick of the STOP */
     float decel_q0[JL_MAX_DOF], decel_v0[JL_MAX_DOF];
     float q[JL_MAX_DOF], qd[JL_MAX_DOF], qd_prev[JL_MAX_DOF], tau[JL_MAX_DOF];
+    float tau_fb[JL_MAX_DOF]; /* the torque feedback read at the end of the last tick */
 } jl_device_t;
 
 /* The one device (no dynamic allocation). */
@@ -64,6 +66,10 @@ static inline float get_f32(const uint8_t *b)
     float f;
     memcpy(&f, &v, 4);
     return f;
+}
+static inline uint64_t get_u64(const uint8_t *b)
+{
+    return (uint64_t)(uint32_t)get_i32(b) | ((uint64_t)(uint32_t)get_i32(b + 4) << 32);
 }
 static inline uint8_t *put_u16(uint8_t *b, uint16_t v)
 {
@@ -103,5 +109,6 @@ void jl_set_zero(jl_action_t *a);
 void jl_hold_here(jl_action_t *a);
 void jl_zero_drive(void);
 void jl_start_decel(void);
+void jl_step(const frame_t *f, uint64_t until);
 
 #endif

@@ -123,6 +123,43 @@ static void req_setting(const frame_t *f, float *config, const float *limit)
     jl_ack(f);
 }
 
+/* REQ SET_STATE (lockstep): put the joints at q moving at qd (clipped into the limits, a
+ * slack of LIMIT_SLACK·max(1, |lower| + |upper|) refused beyond); the command becomes zero. */
+static void req_set_state(const frame_t *f)
+{
+    int n = f->payload[0];
+    if (n != jl_dev.p.dof) {
+        jl_nack(f, JL_NACK_BAD_LENGTH, jl_dev.p.dof);
+        return;
+    }
+    float q[JL_MAX_DOF], qd[JL_MAX_DOF];
+    for (int i = 0; i < n; i++) {
+        q[i] = get_f32(f->payload + 1 + 4 * i);
+        qd[i] = get_f32(f->payload + 1 + 4 * (n + i));
+        if (!is_finite(q[i]) || !is_finite(qd[i])) {
+            jl_nack(f, JL_NACK_INVALID_VALUE, i);
+            return;
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        float lo = jl_dev.p.lower[i], hi = jl_dev.p.upper[i];
+        float span = (lo < 0 ? -lo : lo) + (hi < 0 ? -hi : hi);
+        span = LIMIT_SLACK * (span > 1.0f ? span : 1.0f);
+        if (q[i] < lo - span || q[i] > hi + span) {
+            jl_nack(f, JL_NACK_OUT_OF_LIMITS, i);
+            return;
+        }
+        q[i] = q[i] < lo ? lo : (q[i] > hi ? hi : q[i]);
+    }
+    jl_board_set_state(q, qd);
+    jl_zero_drive();
+    jl_dev.watchdog_engaged = false;
+    jl_dev.last_cmd_tick = jl_dev.tick;
+    memcpy(jl_dev.qd_prev, qd, sizeof(float) * (size_t)n);
+    jl_board_read_joints(jl_dev.q, jl_dev.qd);
+    jl_ack(f);
+}
+
 void jl_handle_req(const frame_t *f)
 {
     const uint8_t *p = f->payload;
@@ -198,11 +235,27 @@ void jl_handle_req(const frame_t *f)
         jl_dev.watchdog_action = p[2];
         jl_ack(f);
         return;
-    case 22:
+    case 22: /* STREAM: a lockstep device never streams */
+        if (jl_dev.lockstep) {
+            jl_nack(f, JL_NACK_UNSUPPORTED, -1);
+            return;
+        }
         jl_dev.stream_period = get_u16(p);
         jl_ack(f);
         return;
-    default: /* STEP, SET_STATE: lockstep only; this is a real-time device */
+    case 23: /* STEP (lockstep) */
+        if (jl_dev.lockstep)
+            jl_step(f, get_u64(p));
+        else
+            jl_nack(f, JL_NACK_UNSUPPORTED, -1);
+        return;
+    case 24: /* SET_STATE (lockstep) */
+        if (jl_dev.lockstep)
+            req_set_state(f);
+        else
+            jl_nack(f, JL_NACK_UNSUPPORTED, -1);
+        return;
+    default:
         jl_nack(f, JL_NACK_UNSUPPORTED, -1);
         return;
     }

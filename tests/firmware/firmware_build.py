@@ -86,6 +86,12 @@ class HostFirmware:
         q_arr, qd_arr = f32(q), f32(qd)
         self.lib.jlh_set_joints(q_arr, qd_arr, len(q_arr))
 
+    def joints(self) -> tuple[np.ndarray, np.ndarray]:
+        """What the encoders read now: ``q``, ``qd`` (float32)."""
+        q, qd = (ctypes.c_float * self.dof)(), (ctypes.c_float * self.dof)()
+        self.lib.jlh_joints(q, qd)
+        return np.array(q[:], np.float32), np.array(qd[:], np.float32)
+
     def feed(self, data: bytes) -> None:
         """Bytes from the host."""
         self.lib.jl_receive(data, ctypes.c_size_t(len(data)))

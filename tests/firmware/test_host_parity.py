@@ -275,3 +275,43 @@ def test_malformed_frames_are_dropped_counted_and_never_applied(
     assert sum(after[k] - before[k] for k in _ERRORS) >= 1, (kind, after)
     for message in replies(firmware.take()):  # only NACKs, for a good-CRC lying length
         assert isinstance(message, Nack) and message.reason is NackReason.BAD_LENGTH
+
+
+#: Lockstep (jl_set_lockstep, the PIL board): the requests only a lockstep device serves.
+LOCKSTEP_SCRIPT: list[Message] = [
+    HelloRequest(),  # stream_period 0
+    StreamRequest(1),  # UNSUPPORTED in lockstep
+    StepRequest(60_001),  # OUT_OF_LIMITS, detail 60000
+    SetStateRequest.from_arrays(HOME[:3], np.zeros(3)),  # BAD_LENGTH, detail dof
+    SetStateRequest.from_arrays(HOME, np.r_[0.0, NAN, np.zeros(DOF - 2)]),  # INVALID_VALUE 1
+    SetStateRequest.from_arrays(np.r_[HOME[:4], 100.0, HOME[5:]], np.zeros(DOF)),  # 4 beyond
+    SetStateRequest.from_arrays(HOME + 0.05, np.zeros(DOF)),
+    ArmRequest(),
+    StepRequest(3),  # answered by the DATA STATE after tick 3
+    StepRequest(2),  # already there: the state, no tick
+]
+
+
+def test_in_lockstep_the_firmware_answers_step_and_set_state_as_the_python_device_does(
+    firmware: HostFirmware,
+) -> None:
+    firmware.start(DESCRIPTION, DIGEST, HOME)
+    firmware.lib.jl_set_lockstep(True)
+    sim = SimRobot(ROBOT, dt=0.001, control_dt=0.001)
+    try:
+        device = Device(sim, lockstep=True)
+        for seq, item in enumerate(LOCKSTEP_SCRIPT):
+            wire = encode_frame(item, seq)
+            expected = [r for f in FrameDecoder().feed(wire) if (r := device.handle(f))]
+            firmware.feed(wire)
+            got = [f.message for f in FrameDecoder().feed(firmware.take())]
+            assert [type(m) for m in got] == [type(m) for m in expected], item
+            for mine, theirs in zip(got, expected, strict=True):
+                if isinstance(theirs, StateData):  # the plants differ; the clock must not
+                    assert (mine.time_us, mine.armed) == (theirs.time_us, theirs.armed)
+                else:
+                    assert mine == theirs, (item, mine, theirs)
+        assert isinstance(got[0], StateData) and got[0].time_us == 3000
+        np.testing.assert_allclose(firmware.joints()[0], HOME + 0.05, atol=1e-6)  # SET_STATE
+    finally:
+        sim.close()

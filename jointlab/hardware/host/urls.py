@@ -19,7 +19,9 @@
   ``lockstep=1`` runs it in virtual time: ``step()`` asks for the ticks, so runs are
   reproducible and independent of the machine's load. The robot is an
   :class:`EmulatedRobot`, whose ``close()`` (or its garbage collection) also stops the
-  emulator.
+  emulator. ``device=firmware`` runs the reference firmware (``firmware/``) in
+  ``qemu-system-arm`` instead, JointLab's physics as its plant (:func:`connect_firmware`,
+  docs/firmware.md): a :class:`FirmwareRobot`.
 
 Both accept ``timeout`` (request timeout, s), ``dead_ms`` (wall-clock silence before the link
 is dead) and ``allow_digest_mismatch`` in the query, and any ``SerialRobot`` keyword as an
@@ -42,9 +44,10 @@ from jointlab.robots import load_robot
 
 if TYPE_CHECKING:
     from jointlab.connection import RobotURL
+    from jointlab.hardware.emulator.qemu import FirmwareDevice
 
-__all__ = ["EmulatedRobot", "connect_emulated", "connect_serial", "default_dead_ms",
-           "link_settings", "merge_options"]  # fmt: skip
+__all__ = ["EmulatedRobot", "FirmwareRobot", "connect_emulated", "connect_firmware",
+           "connect_serial", "default_dead_ms", "link_settings", "merge_options"]  # fmt: skip
 
 #: pyserial URL handler -> the query keys pyserial documents for it (value check or None).
 PYSERIAL_HANDLERS: dict[str, dict[str, Any]] = {
@@ -205,6 +208,14 @@ def connect_emulated(url: RobotURL, options: dict[str, Any]) -> EmulatedRobot:
     if not url.target:
         raise ConfigurationError(f"{url.url}: no robot given; expected emulated://NAME_OR_PATH")
     description = load_robot(url.target)
+    device = url.take("device", str, "emulator")
+    if device not in ("emulator", "firmware"):
+        raise ConfigurationError(
+            f"{url.url}: device={device!r}; expected emulator (the Python device emulator) or "
+            "firmware (the reference firmware in qemu-system-arm, docs/firmware.md)"
+        )
+    if device == "firmware":
+        return connect_firmware(url, description, options)
     bus = url.take("bus", str, "jointlab" if description.bus is None else "servo")
     if bus not in ("jointlab", "servo", "dynamixel", "feetech"):
         raise ConfigurationError(
@@ -216,8 +227,11 @@ def connect_emulated(url: RobotURL, options: dict[str, Any]) -> EmulatedRobot:
         module, name = EMULATED_BUS_FACTORY.split(":")
         connect_bus = getattr(importlib.import_module(module), name)
         if description.bus is None or bus not in ("servo", description.bus.protocol.value):
-            have = "no bus section" if description.bus is None else (
-                f"a {description.bus.protocol.value} bus")
+            have = (
+                "no bus section"
+                if description.bus is None
+                else (f"a {description.bus.protocol.value} bus")
+            )
             raise ConfigurationError(f"{url.url}: robot {description.name!r} has {have}")
         return connect_bus(url, description, options)  # type: ignore[no-any-return]
     given = {key: url.take(key, *EMULATOR_KEYS[key]) for key in EMULATOR_KEYS}
@@ -248,4 +262,66 @@ def connect_emulated(url: RobotURL, options: dict[str, Any]) -> EmulatedRobot:
         raise ConfigurationError(f"{url.url}: invalid option for SerialRobot: {exc}") from exc
     except BaseException:
         emulator.close()
+        raise
+
+
+#: ``emulated://...?device=firmware``: keys and options of the Python emulator it refuses.
+FIRMWARE_REFUSED = ("rate", "tcp", "fifo", "watchdog_ms", "faults", "rate_hz", "tcp_port")
+
+
+class FirmwareRobot(SerialRobot):
+    """A :class:`SerialRobot` on the reference firmware in QEMU; ``close()`` stops QEMU.
+
+    Args:
+        device: A started :class:`~jointlab.hardware.emulator.qemu.FirmwareDevice`.
+        description: The robot the firmware was built for.
+        **options: :class:`SerialRobot` keyword arguments.
+    """
+
+    def __init__(self, device: FirmwareDevice, description: Any, **options: Any) -> None:
+        #: The QEMU process and its plant server (``.process``, ``.plant``).
+        self.firmware = device
+        options.setdefault("lockstep", device.lockstep)
+        super().__init__(device.path, description, on_close=device.close, **options)
+
+
+def connect_firmware(url: RobotURL, description: Any, options: dict[str, Any]) -> FirmwareRobot:
+    """``emulated://NAME?device=firmware&lockstep=0&seed=0&stream_period=N``.
+
+    The reference firmware's PIL build in ``qemu-system-arm``, JointLab's physics as its
+    plant (:mod:`jointlab.hardware.emulator.qemu`); the host side is the unchanged
+    :class:`SerialRobot`. The tick rate, watchdog and link are the firmware's own, so the
+    Python emulator's ``rate``, ``watchdog_ms``, ``tcp``, ``fifo`` and ``faults`` are refused.
+    """
+    from jointlab.hardware.emulator.qemu import FirmwareDevice
+
+    for key in FIRMWARE_REFUSED:
+        if key in url.query or key in options:
+            raise ConfigurationError(
+                f"{url.url}: {key!r} is an option of the Python emulator; the firmware "
+                "device (device=firmware) takes seed, lockstep, stream_period and the "
+                "SerialRobot keys"
+            )
+    if description.bus is not None and url.query.get("bus", "jointlab") != "jointlab":
+        raise ConfigurationError(f"{url.url}: device=firmware speaks JointLab's protocol; "
+                                 "add bus=jointlab")  # fmt: skip
+    url.take("bus", str, "jointlab")
+    seed = url.take("seed", *EMULATOR_KEYS["seed"])
+    stream_period = url.take("stream_period", *EMULATOR_KEYS["stream_period"])
+    settings = link_settings(url)
+    url.check_all_taken()
+    seed = options.pop("seed", seed)
+    stream_period = options.pop("stream_period", stream_period)
+    settings = merge_options(url, settings, options)
+    settings.setdefault("connect_timeout", EMULATED_CONNECT_TIMEOUT)
+    if stream_period is not None:
+        settings["stream_period"] = stream_period
+    device = FirmwareDevice(description, lockstep=settings["lockstep"], seed=seed)
+    try:
+        return FirmwareRobot(device, description, **settings)
+    except TypeError as exc:
+        device.close()
+        raise ConfigurationError(f"{url.url}: invalid option for SerialRobot: {exc}") from exc
+    except BaseException:
+        device.close()
         raise

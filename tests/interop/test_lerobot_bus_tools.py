@@ -30,7 +30,7 @@ def _so101_bus(port: str):
 
 
 def test_broadcast_ping_finds_every_servo_of_an_so101() -> None:
-    with BusEmulatorProcess("so101") as emulator:
+    with BusEmulatorProcess("so101", fifo=True) as emulator:
         bus = _so101_bus(emulator.path)
         bus.connect(handshake=True)  # pings each motor and checks its model number
         try:
@@ -41,7 +41,7 @@ def test_broadcast_ping_finds_every_servo_of_an_so101() -> None:
 
 
 def test_setup_motor_gives_a_factory_fresh_servo_its_id() -> None:
-    with BusEmulatorProcess(ONE_SERVO) as emulator:
+    with BusEmulatorProcess(ONE_SERVO, fifo=True) as emulator:
         bus = _so101_bus(emulator.path)
         try:
             bus.setup_motor("wrist_flex")  # found at id 1, becomes id 4

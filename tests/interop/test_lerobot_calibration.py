@@ -71,7 +71,7 @@ def _follower(path: str, folder: Path):
 
 @pytest.mark.slow
 def test_an_exported_calibration_is_loaded_by_lerobots_follower(tmp_path) -> None:
-    with BusEmulatorProcess("so101", offsets=OFFSETS) as emulator:
+    with BusEmulatorProcess("so101", offsets=OFFSETS, fifo=True) as emulator:
         with ServoBusRobot(emulator.path, "so101", calibration=False, timeout_ms=500,
                            retries=4) as robot:  # fmt: skip
             person = Person(emulator)
@@ -101,7 +101,7 @@ def test_an_exported_calibration_is_loaded_by_lerobots_follower(tmp_path) -> Non
 def test_a_calibration_lerobot_wrote_is_imported(tmp_path, monkeypatch) -> None:
     import lerobot.motors.motors_bus as motors_bus
 
-    with BusEmulatorProcess("so101", offsets=OFFSETS) as emulator:
+    with BusEmulatorProcess("so101", offsets=OFFSETS, fifo=True) as emulator:
         follower = _follower(emulator.path, tmp_path)
         person = Person(emulator, hold=1)
         monkeypatch.setattr("builtins.input", person.input)

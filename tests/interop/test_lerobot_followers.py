@@ -136,7 +136,7 @@ FOLLOWERS = {
 def test_follower_connects_calibrates_and_tracks(name: str, tmp_path: Path, monkeypatch) -> None:
     module_name, follower, config_class, models = FOLLOWERS[name]
     module = importlib.import_module(module_name)
-    with BusEmulatorProcess(name) as emulator:
+    with BusEmulatorProcess(name, fifo=True) as emulator:
         config = getattr(module, config_class)(
             port=emulator.path, id="emulated", calibration_dir=tmp_path, use_degrees=True
         )

@@ -63,7 +63,7 @@ def child(periods: int, redraws: int) -> None:
         _dump("setup")
         loop(robot, periods)
         _dump("loop-feed")
-        for _ in range(redraws):
+        for _ in range(redraws):  # the plots every PLOT_EVERY-th redraw, as the view does
             view.drawn_count = -1  # something new each time
             view.redraw()
         _dump("redraw")
@@ -101,7 +101,7 @@ def count_instructions(periods: int = 1000, redraws: int = 30) -> None:
     print(f"  loop period alone            {period / 1e3:8.1f} thousand")
     print(f"  the feed, added per period   {feed / 1e3:8.1f} thousand "
           f"({100 * feed / period:.1f} % of a period)")  # fmt: skip
-    print(f"  one redraw (3D + plots)      {redraw / 1e3:8.1f} thousand")
+    print(f"  one redraw (3D; plots 1 in 3) {redraw / 1e3:8.1f} thousand")
     per_second = 30 * redraw / (1000 * period)
     print(f"  30 redraws / 1 s of the loop {100 * per_second:.1f} % "
           "(the view thread's share, drawn on the other core when one is free)")

@@ -35,6 +35,9 @@ __all__ = ["DEFAULT_PORT", "LiveView"]
 
 #: The port asked for by default (viser's); a busy port moves the view to the next free one.
 DEFAULT_PORT = 8080
+#: The plots are redrawn every this many redraws of the 3D view (10 Hz at 30 Hz): a plot
+#: costs about ten times a pose update, and an eye reads curves at 10 Hz as live.
+PLOT_EVERY = 3
 
 
 @contextlib.contextmanager
@@ -143,7 +146,8 @@ class LiveView:
         with self.server.atomic():  # one batch of messages per redraw, not one per property
             if np.isfinite(q).all():
                 self.scene.update(q)
-            self.plots.update(window)
+            if self.frames_drawn % PLOT_EVERY == 0:
+                self.plots.update(window)
             if window.contacts is not None and window.contacts is not self._shown_contacts:
                 self.scene.show_contacts(window.contacts)
                 self._shown_contacts = window.contacts

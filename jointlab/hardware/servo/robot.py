@@ -234,10 +234,12 @@ class ServoBusRobot(Robot):
         """Torque on with acknowledgement, holding the present positions against gravity.
 
         The goals of :func:`jointlab.holding.hold_action` (gravity folded into the targets of
-        position-only servos) are written before torque is enabled.
+        position-only servos) are written, and Goal Position is read back from every position
+        servo and checked equal to what was written, before torque is enabled.
 
         Raises:
             CommandRefused: no calibration (reason ``uncalibrated``, saying how to make one).
+            LinkError: a servo's Goal Position reads otherwise (torque stays off).
         """
         if self._calibration is None:
             raise CommandRefused(
@@ -253,6 +255,7 @@ class ServoBusRobot(Robot):
         hold = self._commands.fold_torque(hold_action(self._description, self._state.position))
         self._action, self._goals = hold, self._commands.plan(hold)
         self._cycle_io.write_goals(self._goals, self._state)  # hold here before torque is on
+        self._cycle_io.check_goals(self._goals, self._state)  # ... read back, then torque on
         self._cycle_io.torque(True)
         self._armed = True
         self._state = self._read_state(self._state)

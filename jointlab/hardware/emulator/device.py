@@ -287,7 +287,8 @@ class Device:
         self.watchdog_tick = self.tick_count
         if self.watchdog_action is WatchdogAction.BRAKE:
             self.gate.brakes_requested = True
-            self.robot.brakes(True)
+            if self.gate.has_brakes:  # else zero torque alone, until BRAKES 0
+                self.robot.brakes(True)
             self._set_base(self._zero)
         else:
             self._hold_here()
@@ -326,7 +327,13 @@ class Device:
             self.robot.arm()  # power-off disarmed the plant
 
     def brakes(self, frame: Frame, message: BrakesRequest) -> None:
-        """REQ BRAKES: engaging them replaces the command in force by zero torque."""
+        """REQ BRAKES: engaging them replaces the command in force by zero torque.
+
+        A device without brakes NACKs BRAKES 1 with UNSUPPORTED (the command in force stays:
+        nothing would hold the arm); BRAKES 0 is accepted and changes nothing there.
+        """
+        if message.on and not self.gate.has_brakes:
+            raise Refusal(NackReason.UNSUPPORTED)
         if not message.on and not self.gate.powered:
             raise Refusal(NackReason.UNPOWERED)
         self.gate.brakes_requested = message.on

@@ -20,12 +20,13 @@ The shared checks are the :class:`~jointlab.interface.Robot` base's, so refusals
 same types and reasons as on ``sim://`` and ``emulated://`` (``closed``, ``unpowered``,
 ``disarmed``; lengths naming the field given; ``ConfigurationRefused`` for settings). What
 is servo-specific comes on top: ``unsupported_by_device`` (a torque on a position-only servo,
-brakes), ``uncalibrated`` (``arm()`` without a calibration), ``out_of_limits`` and
-``out_of_range`` (a target outside the calibrated range, gains beyond the registers).
+brakes a robot file declares), ``uncalibrated`` (``arm()`` without a calibration),
+``out_of_limits`` and ``out_of_range`` (a target outside the calibrated range, gains beyond
+the registers).
 
 Differences from ``SimRobot``, by design: ``reset(q)`` is a move (a servo arm cannot
-teleport); ``brakes(True)`` is refused (``unsupported_by_device``: servos have none); the zero
-action holds the present position on position servos (they have no zero-torque command;
+teleport); ``brakes(True)`` is refused (``no_brakes``, as on every robot without brakes); the
+zero action holds the present position on position servos (they have no zero-torque command;
 ``disarm()`` makes them limp); ``arm()`` needs a calibration. Temperature, voltage and the
 hardware-error bits are in ``state.extras``; a servo's hardware error shows as STALLED; a
 fired Dynamixel Bus Watchdog shows as ``state.watchdog`` (:mod:`.cycle`).

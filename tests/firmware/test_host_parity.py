@@ -275,3 +275,26 @@ def test_malformed_frames_are_dropped_counted_and_never_applied(
     assert sum(after[k] - before[k] for k in _ERRORS) >= 1, (kind, after)
     for message in replies(firmware.take()):  # only NACKs, for a good-CRC lying length
         assert isinstance(message, Nack) and message.reason is NackReason.BAD_LENGTH
+
+
+def test_brakes_a_device_does_not_have_are_refused_as_by_the_python_device(
+    firmware: HostFirmware,
+) -> None:
+    """BRAKES 1 on a robot without brakes: NACK UNSUPPORTED from both; BRAKES 0 is ACKed."""
+    planar = load_robot("planar2")
+    assert not planar.has_brakes.any()
+    firmware.start(planar, bytes.fromhex(planar.digest), planar.home)
+    sim = SimRobot(planar, dt=0.001, control_dt=0.001)
+    try:
+        device = Device(sim)
+        for seq, item in enumerate([ArmRequest(), BrakesRequest(True), BrakesRequest(False)]):
+            wire = encode_frame(item, seq)
+            expected = [device.handle(f) for f in FrameDecoder().feed(wire)]
+            firmware.take()
+            firmware.feed(wire)
+            got = replies(firmware.take())
+            assert got == expected, (item, got, expected)
+            if isinstance(item, BrakesRequest) and item.on:
+                assert got == [Nack(2, item.msg_type, seq, NackReason.UNSUPPORTED, -1)]
+    finally:
+        sim.close()

@@ -43,8 +43,9 @@ _REFUSAL_TEXT = {
     "unpowered": "motor power is off; call power(True) and arm() first",
     "disarmed": "it is disarmed: only a zero action is accepted; call arm() first",
     "braked": "its brakes are engaged: release them with brakes(False) first",
+    "no_brakes": "it has no brakes (no actuator of its file sets has_brakes: true); hold "
+    "a pose with a Position action (Commander: hold()), or disarm() to let the arm go limp",
 }
-
 
 
 def _flag(verb: str, on: Any) -> bool:
@@ -398,11 +399,18 @@ class Robot(abc.ABC):
     def brakes(self, on: bool) -> None:
         """Engage (the action becomes zero) or release the brakes (Player REQ BRAKES).
 
+        A robot without brakes (no actuator with ``has_brakes``) refuses to engage them, on
+        every backend, rather than letting go of its pose with a zero action: nothing would
+        hold the arm. Releasing brakes it does not have changes nothing.
+
         Raises:
-            CommandRefused: releasing them while power is off (reason ``"unpowered"``).
+            CommandRefused: engaging them on a robot without brakes (reason ``"no_brakes"``);
+                releasing them while power is off (reason ``"unpowered"``).
         """
         self._check_open("brakes")
         on = _flag("brakes", on)
+        if on and not self.description.has_brakes.any():
+            raise self._refusal("brakes(True)", "no_brakes")
         if not on and not self._readiness().powered:
             raise self._refusal("brakes(False)", "unpowered")
         self._brakes(on)

@@ -195,6 +195,9 @@ def test_configured_speed_and_acceleration(robot: Robot) -> None:
 
 def test_holding_home_behaves_alike(robot: Robot) -> None:
     home = robot.description.home
+    # A real-time emulated arm starts where it settled unpowered, as a real one is found:
+    # reset() brings every backend home first (a teleport in sim, a move on a device).
+    robot.reset()
     for _ in range(200):
         robot.apply(NJointAction.Position(home))
         robot.step()

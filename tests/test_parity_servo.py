@@ -85,13 +85,15 @@ def tracking(robot: Robot, out: Outcome) -> None:
 
 
 def state_changes(robot: Robot, out: Outcome) -> None:
-    """arm / disarm / power / brakes(False): in effect at once, refusals with the same reasons.
+    """arm / disarm / power / brakes: in effect at once, refusals with the same reasons.
 
-    tests/test_parity.py's script without ``brakes(True)``, which a servo arm refuses.
+    tests/test_parity.py's script, with ``brakes(True)`` refused (``no_brakes``) on both
+    sides: these arms have no brakes.
     """
     hold = NJointAction.Position(robot.description.home)
     robot.arm()
     out.state(robot)
+    out.attempt(lambda: robot.brakes(True))
     for change in (robot.disarm, lambda: robot.power(False)):
         out.attempt(change)
         out.value("flags", [getattr(robot.read(), name) for name in FLAGS[1:]])
@@ -196,7 +198,7 @@ def test_documented_differences(arm: str) -> None:
         bus.arm()
         with pytest.raises(CommandRefused) as info:
             bus.brakes(True)
-        assert info.value.reason == "unsupported_by_device"
+        assert info.value.reason == "no_brakes"  # as on every backend without brakes
         bus.brakes(False)  # nothing to release
         # reset(q) is a move: bus cycles pass on the wire, then time restarts at 0 ...
         before = bus.driver.stats.exchanges

@@ -176,6 +176,10 @@ void jl_handle_req(const frame_t *f)
         jl_ack(f);
         return;
     case 2: /* BRAKES */
+        if (p[0] && !jl_dev.any_brakes) { /* no brakes to engage: the command in force stays */
+            jl_nack(f, JL_NACK_UNSUPPORTED, -1);
+            return;
+        }
         if (!p[0] && !jl_dev.powered) {
             jl_nack(f, JL_NACK_UNPOWERED, -1);
             return;

@@ -43,13 +43,27 @@ def logged_actions(log: Log, channel: str = DESIRED) -> list[NJointAction]:
     return [NJointAction(*(values[name][row] for name in _FIELDS)) for row in range(len(log))]
 
 
+#: How far beyond a limit (rad or m) a logged start still counts as resting on that stop: an
+#: arm found resting on a hard stop reads a hair beyond it (contact penetration, encoder
+#: rounding), as an emulated arm that settled limp under gravity does.
+STOP_SLACK = 1e-3
+
+
+def _on_the_stops(robot: Robot, q: np.ndarray) -> np.ndarray:
+    """``q`` with values within :data:`STOP_SLACK` beyond a limit put on that limit."""
+    lower, upper = robot.description.lower, robot.description.upper
+    near = (q >= lower - STOP_SLACK) & (q <= upper + STOP_SLACK)
+    return np.where(near, np.clip(q, lower, upper), q)
+
+
 def replay(robot: Robot, source: Log | str, *, recorder: Any = None,
            channel: str = DESIRED) -> Log:  # fmt: skip
     """Apply the logged actions of ``source`` to ``robot``, each for as long as it was logged.
 
     Each row's action is applied for one control period, or for as many as the log's time
     says it stayed in force (a late host on a device). The robot is first reset to the first
-    logged state's position and velocity (a move on a device) and armed if it is not. Each
+    logged state's position and velocity (a move on a device; a joint logged resting a hair
+    beyond a stop starts on it) and armed if it is not. Each
     period is logged to ``recorder`` as :func:`jointlab.controllers.run` does: the state at
     its start, the action (``desired``) and the torque applied during it (``applied``).
 
@@ -82,7 +96,8 @@ def replay(robot: Robot, source: Log | str, *, recorder: Any = None,
     start = f"{STATE}.position"
     if start in log and np.isfinite(log[start][0]).all():
         velocity = log[f"{STATE}.velocity"][0] if f"{STATE}.velocity" in log else None
-        robot.reset(np.asarray(log[start][0]), None if velocity is None else np.asarray(velocity))
+        robot.reset(_on_the_stops(robot, np.asarray(log[start][0], dtype=np.float64)),
+                    None if velocity is None else np.asarray(velocity))  # fmt: skip
     state = robot.read()
     for action, repeat in zip(actions, _periods(log.time, robot.control_dt), strict=True):
         robot.apply(action)

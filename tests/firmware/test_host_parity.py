@@ -315,3 +315,26 @@ def test_in_lockstep_the_firmware_answers_step_and_set_state_as_the_python_devic
         np.testing.assert_allclose(firmware.joints()[0], HOME + 0.05, atol=1e-6)  # SET_STATE
     finally:
         sim.close()
+
+
+def test_brakes_a_device_does_not_have_are_refused_as_by_the_python_device(
+    firmware: HostFirmware,
+) -> None:
+    """BRAKES 1 on a robot without brakes: NACK UNSUPPORTED from both; BRAKES 0 is ACKed."""
+    planar = load_robot("planar2")
+    assert not planar.has_brakes.any()
+    firmware.start(planar, bytes.fromhex(planar.digest), planar.home)
+    sim = SimRobot(planar, dt=0.001, control_dt=0.001)
+    try:
+        device = Device(sim)
+        for seq, item in enumerate([ArmRequest(), BrakesRequest(True), BrakesRequest(False)]):
+            wire = encode_frame(item, seq)
+            expected = [device.handle(f) for f in FrameDecoder().feed(wire)]
+            firmware.take()
+            firmware.feed(wire)
+            got = replies(firmware.take())
+            assert got == expected, (item, got, expected)
+            if isinstance(item, BrakesRequest) and item.on:
+                assert got == [Nack(2, item.msg_type, seq, NackReason.UNSUPPORTED, -1)]
+    finally:
+        sim.close()

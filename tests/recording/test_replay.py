@@ -57,3 +57,26 @@ def test_replay_refuses_what_it_cannot_do(tmp_path) -> None:
         recorder.log(0.0, state={"position": [0.0, 0.0]})
     with pytest.raises(ConfigurationError, match="no actions to replay"):
         logged_actions(load_log(tmp_path / "states.npz"))
+
+
+def test_a_log_that_starts_resting_on_a_stop_replays_from_that_stop(tmp_path) -> None:
+    """An arm found resting on a hard stop reads a hair beyond it (an emulated arm that settled
+    limp under gravity does too); replay starts it on the stop, and refuses a real overshoot."""
+    log = recorded(tmp_path)
+    upper = jointlab.load_robot("planar2").upper
+    for beyond, accepted in ((2e-6, True), (0.01, False)):
+        path = tmp_path / f"stop-{beyond}.npz"
+        with Recorder(path, metadata=log.metadata) as recorder:
+            for k, action in enumerate(logged_actions(log)[:5]):
+                position = np.array(log["state.position"][k])
+                if k == 0:
+                    position[1] = upper[1] + beyond
+                state = {"position": position, "velocity": log["state.velocity"][k]}
+                recorder.log(log.time[k], desired=action, state=state)
+        with jointlab.connect("sim://planar2?control_dt=0.002") as robot:
+            if accepted:
+                replay(robot, path)
+                assert robot.read().position[1] <= upper[1] + 1e-3
+            else:
+                with pytest.raises(ConfigurationError, match=r"q\[1\] = .* lies outside"):
+                    replay(robot, path)

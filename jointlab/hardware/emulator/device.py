@@ -35,6 +35,7 @@ from jointlab.hardware.emulator.gate import MotionGate, Refusal, check_finite, c
 from jointlab.hardware.emulator.player import PlayerCommands
 from jointlab.hardware.emulator.queue import CommandQueue
 from jointlab.hardware.emulator.setpoints import Setpoints
+from jointlab.hardware.emulator.settle import RestWatch, settle
 from jointlab.hardware.protocol import (
     PROTOCOL_VERSION,
     TABLE,
@@ -107,8 +108,10 @@ class Device:
         watchdog_action: WatchdogAction = WatchdogAction.HOLD,
         stream_period: int = 1,
         lockstep: bool = False,
+        settle: bool = False,
     ) -> None:
         self.robot = robot
+        self.settles = bool(settle)
         self.description = robot.description
         self.dof = self.description.dof
         self.rate_hz = int(rate_hz)
@@ -156,6 +159,22 @@ class Device:
         self.setpoints.clear()
         self.config_accel[:] = self.description.acceleration_limit
         self.queue.clear()
+        if self.settles:
+            self._settle()
+
+    def _settle(self) -> None:
+        """The disarmed plant (zero torque) runs until it rests, as a real arm is found.
+
+        Plant time passes; device time (``tick_count``) stays at zero.
+        """
+        robot, watch = self.robot, RestWatch()
+
+        def tick() -> None:
+            robot.apply(self._zero)
+            robot.step()
+            watch.observe(robot.read().position)
+
+        settle(tick, lambda: watch.at_rest, 1.0 / self.rate_hz)
 
     @property
     def time_us(self) -> int:
@@ -268,7 +287,8 @@ class Device:
         self.watchdog_tick = self.tick_count
         if self.watchdog_action is WatchdogAction.BRAKE:
             self.gate.brakes_requested = True
-            self.robot.brakes(True)
+            if self.gate.has_brakes:  # else zero torque alone, until BRAKES 0
+                self.robot.brakes(True)
             self._set_base(self._zero)
         else:
             self._hold_here()
@@ -307,7 +327,13 @@ class Device:
             self.robot.arm()  # power-off disarmed the plant
 
     def brakes(self, frame: Frame, message: BrakesRequest) -> None:
-        """REQ BRAKES: engaging them replaces the command in force by zero torque."""
+        """REQ BRAKES: engaging them replaces the command in force by zero torque.
+
+        A device without brakes NACKs BRAKES 1 with UNSUPPORTED (the command in force stays:
+        nothing would hold the arm); BRAKES 0 is accepted and changes nothing there.
+        """
+        if message.on and not self.gate.has_brakes:
+            raise Refusal(NackReason.UNSUPPORTED)
         if not message.on and not self.gate.powered:
             raise Refusal(NackReason.UNPOWERED)
         self.gate.brakes_requested = message.on

@@ -87,6 +87,7 @@ class Emulator:
             watchdog_action=watchdog_action,
             stream_period=stream_period,
             lockstep=lockstep,
+            settle=not lockstep,  # real time: found at rest, as a real unpowered arm is
         )
         #: Seconds per tick.
         self.period = dt

@@ -188,10 +188,8 @@ class ServoCommands:
         host law. One Sync Write when every servo is a position servo, else one Bulk Write.
         """
         table, ids, position = self.models[0].table, self.ids, self.position
-        if goals.hold:
-            ticks = np.rint(self.transmissions.to_motor(state.position))
-        else:
-            ticks = np.rint(goals.ticks)
+        ticks = self.goal_ticks(goals, state)
+        if not goals.hold:
             gains = (goals.p_gain, goals.d_gain)
             if gains_written[0] is None or not (
                 np.array_equal(gains[0], gains_written[0])
@@ -218,6 +216,17 @@ class ServoCommands:
                 entries.append((servo_id, model.table["goal_position"], int(ticks[k])))
         driver.bulk_write(entries)
         return gains_written
+
+    def goal_ticks(self, goals: Goals, state: ArrayState) -> np.ndarray:
+        """The Goal Position values :meth:`write` sends for ``goals`` at ``state``, shape ``(n,)``.
+
+        Whole ticks; NaN on the joints driven in ``current`` mode (they get Goal Current).
+        """
+        if goals.hold:
+            ticks = np.rint(self.transmissions.to_motor(state.position))
+        else:
+            ticks = np.rint(goals.ticks)
+        return np.where(self.position, ticks, np.nan)
 
     def amps(self, joint_torque: np.ndarray) -> np.ndarray:
         """Goal currents (A) that make ``joint_torque`` (N·m) at the joints."""

@@ -26,7 +26,7 @@ from typing import Any
 
 import numpy as np
 
-from jointlab.errors import CommandRefused
+from jointlab.errors import CommandRefused, LinkError
 from jointlab.hardware.servo.bus_state import READ_SPAN, StateDecoder
 from jointlab.hardware.servo.commands import Goals, ServoCommands
 from jointlab.hardware.servo.control_table import ServoModel
@@ -134,6 +134,27 @@ class BusCycle:
     def write_goals(self, goals: Goals, state: ArrayState) -> None:
         """One Sync/Bulk Write of ``goals`` (gain registers only when they change)."""
         self._gains = self._commands.write(self.driver, goals, state, self._gains)
+
+    def check_goals(self, goals: Goals, state: ArrayState) -> None:
+        """Read Goal Position back from every position servo: it must be what was written.
+
+        Called between writing the hold and Torque Enable: a Sync Write has no status packet,
+        so only reading the register back shows that every servo took the goal it is about to
+        hold (as LeRobot and the vendors' manuals advise before enabling torque).
+
+        Raises:
+            LinkError: a servo holds another goal (torque stays off), or did not answer.
+        """
+        expected = self._commands.goal_ticks(goals, state)
+        for k, (servo_id, model) in enumerate(zip(self.ids, self.models, strict=True)):
+            if np.isnan(expected[k]):
+                continue  # a current-mode servo: no goal position to hold
+            value = self.driver.read(servo_id, model.table["goal_position"])
+            if value != int(expected[k]):
+                raise LinkError(
+                    f"servo id {servo_id}: Goal Position reads {value} after {int(expected[k])} "
+                    "was written (the hold of the present position); torque stays off"
+                )
 
     def wait(self) -> None:
         """Wait for the end of this cycle (lockstep: advance the emulated bus by one)."""

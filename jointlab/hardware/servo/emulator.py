@@ -49,6 +49,7 @@ import numpy as np
 from jointlab.errors import ConfigurationError, JointLabError
 from jointlab.hardware.emulator.links import PtyLink
 from jointlab.hardware.emulator.loop import serve_lockstep, serve_realtime
+from jointlab.hardware.emulator.settle import SETTLE_SECONDS, settle
 from jointlab.hardware.servo.bus_control import handle_control
 from jointlab.hardware.servo.firmware import ServoArray
 from jointlab.hardware.servo.models import baud_rates, bus_models
@@ -114,9 +115,6 @@ class BusReport:
     #: Joint positions of the simulated arm, rad.
     position: tuple[float, ...] = ()
 
-
-#: Most firmware time a real-time emulated bus lets its limp arm settle before serving, s.
-SETTLE_SECONDS = 5.0
 
 class BusEmulator:
     """A robot's servo bus on a pseudo-terminal (see the module docstring).
@@ -195,13 +193,11 @@ class BusEmulator:
 
         The servos start with torque off: without this, a host connecting in real time would
         find the arm falling from its home pose. Ticks until the arm sleeps (at rest, see
-        ``ServoArray.tick``) or ``seconds`` of firmware time; the clock then starts at zero.
+        ``ServoArray.tick``) or ``seconds`` of firmware time
+        (:func:`~jointlab.hardware.emulator.settle.settle`); the clock then starts at zero.
         """
         servos = self.servos
-        for _ in range(round(seconds / self.dt)):
-            if servos.asleep:
-                break
-            servos.tick()
+        settle(servos.tick, lambda: servos.asleep, self.dt, seconds)
         servos.tick_count = 0
         servos.invalidate()
 

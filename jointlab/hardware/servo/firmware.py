@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from jointlab.hardware.emulator.settle import RestWatch
 from jointlab.hardware.servo.control_table import Access, Register, ServoModel
 from jointlab.hardware.servo.gains import GainScaling
 from jointlab.interface import NJointAction
@@ -34,13 +35,6 @@ __all__ = ["ServoArray", "ServoFault"]
 
 #: Servo temperature reported by the emulated servos, °C.
 TEMPERATURE = 32.0
-#: Joint displacement under which an arm counts as at rest over :data:`REST_TICKS`, rad:
-#: half an encoder tick of a 4096-tick servo, a move no servo of the bus could report. (A limp
-#: simulated arm on the table creeps by about 0.5 mrad/s through the joint friction's
-#: velocity loop, whose speeds flicker by a few mrad/s from tick to tick; a real one rests.)
-REST_DISTANCE = 3.14159 / 4096
-#: Ticks at rest, with nothing written, after which a sleeping arm stops stepping physics.
-REST_TICKS = 200
 #: Operating modes the law knows, by JointLab name (each model maps them to its values).
 _MODE_NAMES = (
     "position", "extended_position", "current_based_position", "current", "velocity", "pwm",
@@ -126,9 +120,8 @@ class ServoArray:
         self.baud = baud
         #: Let a resting arm sleep between writes (see :meth:`tick`); off by default (exact).
         self.sleep = False
-        #: Consecutive ticks the arm has been at rest with nothing written, and where it was.
-        self._resting = 0
-        self._rest_start: np.ndarray | None = None
+        #: Whether the arm has been at rest with nothing written (see :meth:`tick`).
+        self.rest = RestWatch()
         #: Servo index -> its saved memory image (the EEPROM area is what survives a reboot).
         self._eeprom: dict[int, np.ndarray] = {}
         for k in range(self.n):
@@ -314,10 +307,10 @@ class ServoArray:
     @property
     def asleep(self) -> bool:
         """True while ticks step no physics (see :meth:`tick`)."""
-        return self._resting >= REST_TICKS
+        return self.rest.at_rest
 
     def _wake(self) -> None:
-        self._resting, self._rest_start = 0, None
+        self.rest.wake()
 
     def _decoded(self) -> dict[str, np.ndarray]:
         """The registers the law reads, decoded once per change of the memory."""
@@ -381,9 +374,10 @@ class ServoArray:
     def tick(self) -> None:
         """One firmware tick: the law from the registers, one physics step.
 
-        With ``sleep`` on (real-time emulators), an arm that has moved less than
-        :data:`REST_DISTANCE` in :data:`REST_TICKS` ticks with nothing written to any servo,
-        and no setpoint still ramping, is asleep, as a physics
+        With ``sleep`` on (real-time emulators), an arm at rest by the emulators' one
+        criterion (:class:`~jointlab.hardware.emulator.settle.RestWatch`: it moved less than
+        ``REST_DISTANCE`` in ``REST_TICKS`` ticks) with nothing written to any servo, and no
+        setpoint still ramping, is asleep, as a physics
         engine lets resting bodies sleep: its ticks only count time (no physics step, which
         would not move it) until a write, a reboot, a fault or a hand moving it wakes it.
         """
@@ -402,12 +396,7 @@ class ServoArray:
         self.tick_count += 1
         if self.sleep:
             q = self.sim.read().position  # type: ignore[attr-defined]
-            start = self._rest_start
-            if (start is None or not np.array_equal(setpoint, self.setpoint)
-                    or np.abs(q - start).max(initial=0.0) >= REST_DISTANCE):
-                self._rest_start, self._resting = q.copy(), 0
-            else:
-                self._resting += 1
+            self.rest.observe(q, disturbed=not np.array_equal(setpoint, self.setpoint))
 
     # ------------------------------------------------------------------ faults
     def inject(self, servo_id: int, bits: int) -> None:

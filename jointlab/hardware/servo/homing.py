@@ -136,11 +136,14 @@ def _go(robot: Any, i: int, goal: int, speed: float, limit: int | None = None) -
     """Servo ``i`` heads for ``goal`` ticks at ``speed`` (with torque-limit value ``limit``).
 
     Torque goes off and on again: the servo's profile restarts where the joint is, and an
-    EEPROM limit may be written in between.
+    EEPROM limit may be written in between. As every arming does, Goal Position = Present
+    Position is written before Torque Enable, so enabling torque never sends the servo to a
+    stale goal (one of an earlier session, or of an earlier joint's homing).
     """
     robot.write_register(i, "torque_enable", 0)
     if limit is not None:
         robot.write_register(i, _limit_register(robot, i)[0], limit)
+    robot.write_register(i, "goal_position", robot.read_register(i, "present_position"))
     robot.write_register(i, "torque_enable", 1)
     robot.write_register(i, *_profile(robot, i, speed))
     robot.write_register(i, "goal_position", int(goal))

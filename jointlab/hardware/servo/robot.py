@@ -20,12 +20,13 @@ The shared checks are the :class:`~jointlab.interface.Robot` base's, so refusals
 same types and reasons as on ``sim://`` and ``emulated://`` (``closed``, ``unpowered``,
 ``disarmed``; lengths naming the field given; ``ConfigurationRefused`` for settings). What
 is servo-specific comes on top: ``unsupported_by_device`` (a torque on a position-only servo,
-brakes), ``uncalibrated`` (``arm()`` without a calibration), ``out_of_limits`` and
-``out_of_range`` (a target outside the calibrated range, gains beyond the registers).
+brakes a robot file declares), ``uncalibrated`` (``arm()`` without a calibration),
+``out_of_limits`` and ``out_of_range`` (a target outside the calibrated range, gains beyond
+the registers).
 
 Differences from ``SimRobot``, by design: ``reset(q)`` is a move (a servo arm cannot
-teleport); ``brakes(True)`` is refused (``unsupported_by_device``: servos have none); the zero
-action holds the present position on position servos (they have no zero-torque command;
+teleport); ``brakes(True)`` is refused (``no_brakes``, as on every robot without brakes); the
+zero action holds the present position on position servos (they have no zero-torque command;
 ``disarm()`` makes them limp); ``arm()`` needs a calibration. Temperature, voltage and the
 hardware-error bits are in ``state.extras``; a servo's hardware error shows as STALLED; a
 fired Dynamixel Bus Watchdog shows as ``state.watchdog`` (:mod:`.cycle`).
@@ -235,10 +236,12 @@ class ServoBusRobot(Robot):
         """Torque on with acknowledgement, holding the present positions against gravity.
 
         The goals of :func:`jointlab.holding.hold_action` (gravity folded into the targets of
-        position-only servos) are written before torque is enabled.
+        position-only servos) are written, and Goal Position is read back from every position
+        servo and checked equal to what was written, before torque is enabled.
 
         Raises:
             CommandRefused: no calibration (reason ``uncalibrated``, saying how to make one).
+            LinkError: a servo's Goal Position reads otherwise (torque stays off).
         """
         if self._calibration is None:
             raise CommandRefused(
@@ -253,6 +256,7 @@ class ServoBusRobot(Robot):
         hold = self._commands.fold_torque(hold_action(self._description, self._state.position))
         self._action, self._goals = hold, self._commands.plan(hold)
         self._cycle_io.write_goals(self._goals, self._state)  # hold here before torque is on
+        self._cycle_io.check_goals(self._goals, self._state)  # ... read back, then torque on
         self._cycle_io.torque(True)
         self._armed = True
         self._state = self._read_state(self._state)

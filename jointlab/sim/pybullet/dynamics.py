@@ -36,6 +36,7 @@ import numpy as np
 from jointlab.robots.description import RobotDescription
 from jointlab.robots.dynamics import GRAVITY
 from jointlab.robots.transforms import rpy_matrix
+from jointlab.sim.quiet import quiet_output
 
 __all__ = ["BulletDynamics", "bullet_model"]
 
@@ -64,8 +65,10 @@ def _loaded(description: RobotDescription, gravity: np.ndarray
 
     held = _ModelClient
     if held.client is None or not pybullet.isConnected(physicsClientId=held.client):
-        # one client (about 28 MB) for every model of the process
-        held.client, held.gravity = pybullet.connect(pybullet.DIRECT), None
+        # one client (about 28 MB) for every model of the process; no banner (the Commander
+        # loads this model on every backend, so its output would reach every run)
+        with quiet_output():
+            held.client, held.gravity = pybullet.connect(pybullet.DIRECT), None
         held.bodies.clear()
     # Bullet's inverse dynamics holds the base at the origin, unturned: the robot stands on
     # its base frame, with gravity turned into it (the base position does not matter)
@@ -79,9 +82,10 @@ def _loaded(description: RobotDescription, gravity: np.ndarray
             path = os.path.join(folder, "model.urdf")
             with open(path, "w") as handle:
                 handle.write(urdf)
-            body = pybullet.loadURDF(path, useFixedBase=True,
-                                     flags=pybullet.URDF_USE_INERTIA_FROM_FILE,
-                                     physicsClientId=held.client)  # fmt: skip
+            with quiet_output():  # Bullet's URDF importer prints its warnings to stdout
+                body = pybullet.loadURDF(path, useFixedBase=True,
+                                         flags=pybullet.URDF_USE_INERTIA_FROM_FILE,
+                                         physicsClientId=held.client)  # fmt: skip
         held.bodies[urdf] = body
     return held.client, body, key
 

@@ -63,7 +63,7 @@ def test_capabilities_per_model(koch) -> None:
         koch.apply(NJointAction.Zero(5))
     with pytest.raises(CommandRefused) as info:
         koch.brakes(True)
-    assert info.value.reason == "unsupported_by_device"
+    assert info.value.reason == "no_brakes"  # as on every backend without brakes
     koch.brakes(False)  # releasing brakes that do not exist is harmless
     koch.disarm()
     assert koch.read_register("shoulder_pan", "torque_enable") == 0

@@ -27,7 +27,8 @@ def add_arm_arguments(parser: argparse.ArgumentParser, *, required: bool = True)
         "--leader",
         metavar="URL",
         required=required,
-        help="the leader arm (torque off): feetech:///dev/ttyACM1?robot=so101, emulated://so101",
+        help="the leader arm (torque off): feetech:///dev/ttyACM1?robot=so101, emulated://so101;"
+        " or 'keyboard' (q..u raise joints 0-6, a..j lower them, space: back to the start)",
     )
     parser.add_argument(
         "--follower",
@@ -68,8 +69,18 @@ def open_teleop(args: argparse.Namespace) -> Any:
         ConfigurationError: the leader is the follower, or the arms do not pair.
     """
     import jointlab
-    from jointlab.teleop import LeaderArm, Teleop
+    from jointlab.teleop import KeyboardTeleoperator, LeaderArm, Teleop
 
+    if args.leader == "keyboard":  # the follower first: the keys start from its pose
+        follower = jointlab.connect(robot_url(args.follower))
+        try:
+            keyboard = KeyboardTeleoperator(follower.description, start=follower.read().position,
+                                            period=follower.control_dt)  # fmt: skip
+            max_step = None if args.max_step is None else np.radians(args.max_step)
+            return Teleop(keyboard, follower, mapping=args.mapping, max_step=max_step)
+        except BaseException:
+            follower.close()
+            raise
     leader_url, follower_url = robot_url(args.leader), robot_url(args.follower)
     if leader_url == follower_url and not leader_url.startswith(("sim://", "emulated://")):
         raise ConfigurationError(f"--leader and --follower are the same robot: {leader_url}")

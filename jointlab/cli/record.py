@@ -115,7 +115,8 @@ def _mode(args: argparse.Namespace) -> str:
 def run(args: argparse.Namespace) -> int:
     """Record the dataset or the log (with ``--view``, showing the recorded robot live)."""
     mode = _mode(args)
-    with viewing(args.view, None, nth=1 if mode == "leader" else 0):
+    nth = 1 if mode == "leader" and args.leader != "keyboard" else 0  # the recorded robot's turn
+    with viewing(args.view, None, nth=nth):
         return _record(args, mode)
 
 

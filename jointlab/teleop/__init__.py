@@ -7,6 +7,7 @@ dataset. Imports the Robot interface and descriptions only (no backend).
 
 from __future__ import annotations
 
+from jointlab.teleop.keyboard import KeyboardTeleoperator
 from jointlab.teleop.loop import Teleop, TeleopSample, TeleopSummary
 from jointlab.teleop.mapping import MAPPINGS, JointMap
 from jointlab.teleop.teleoperator import LeaderArm, ScriptedTeleoperator, Teleoperator
@@ -14,6 +15,7 @@ from jointlab.teleop.teleoperator import LeaderArm, ScriptedTeleoperator, Teleop
 __all__ = [
     "MAPPINGS",
     "JointMap",
+    "KeyboardTeleoperator",
     "LeaderArm",
     "ScriptedTeleoperator",
     "Teleop",

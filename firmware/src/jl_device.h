@@ -96,7 +96,7 @@ static inline bool jl_brakes_engaged(void)
     return jl_dev.brakes || (!jl_dev.powered && jl_dev.any_brakes);
 }
 
-/* jl_link.c: replies (the payload is written at jl_dev.body + 7 first). */
+/* jl_reply.c: replies (the payload is written at jl_dev.body + 7 first). */
 void jl_send(uint8_t cls, uint8_t type, uint16_t length, bool hello_format);
 uint8_t *jl_echo(const frame_t *f);
 void jl_ack(const frame_t *f);

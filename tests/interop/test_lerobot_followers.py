@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib
 import time
+import warnings
 from pathlib import Path
 
 import numpy as np
@@ -134,15 +135,37 @@ FOLLOWERS = {
 
 @pytest.mark.parametrize("name", sorted(FOLLOWERS))
 def test_follower_connects_calibrates_and_tracks(name: str, tmp_path: Path, monkeypatch) -> None:
+    """LeRobot's follower end to end; one more attempt on a fresh bus if its link timed out.
+
+    LeRobot's driver runs on the wall clock, with reply timeouts of tens of milliseconds and
+    (for most reads) no retry; on a loaded 2-core CI machine a status packet was now and
+    then late enough to end a run (2 of about 20 runs, never on an idle machine). A
+    ``ConnectionError``/``RuntimeError`` from LeRobot's bus is therefore tried once more on
+    a new emulator, with the first attempt's bus counters in the warning; a defect of the
+    emulated bus fails both attempts, and every assertion failure fails at once.
+    """
+    try:
+        _follower_run(name, tmp_path / "first", monkeypatch)
+    except (ConnectionError, RuntimeError) as exc:
+        warnings.warn(f"{name}: LeRobot's link gave up once ({exc!s:.300}); trying again",
+                      stacklevel=1)  # fmt: skip
+        _follower_run(name, tmp_path / "second", monkeypatch)
+
+
+def _follower_run(name: str, tmp_path: Path, monkeypatch) -> None:
     module_name, follower, config_class, models = FOLLOWERS[name]
     module = importlib.import_module(module_name)
+    tmp_path.mkdir()
     with BusEmulatorProcess(name, fifo=True) as emulator:
         config = getattr(module, config_class)(
             port=emulator.path, id="emulated", calibration_dir=tmp_path, use_degrees=True
         )
         robot = getattr(module, follower)(config)
         person = ScriptedPerson(emulator, name, swept=[0, 1, 2, 3, 5])
-        _calibrate(robot, person, monkeypatch)
+        try:
+            _calibrate(robot, person, monkeypatch)
+        except (ConnectionError, RuntimeError) as exc:
+            raise type(exc)(f"{exc} [bus counters: {emulator.report()}]") from exc
         try:
             assert robot.is_calibrated
             assert (tmp_path / "emulated.json").exists()

@@ -4,15 +4,22 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from jointlab.cli import main
 
 ROOT = Path(__file__).resolve().parents[2]
 PROGRAM = str(ROOT / "examples" / "programs" / "first_program.yaml")
 
 
-def test_view_runs_a_program_while_serving_and_stops_after_seconds(capsys):
-    assert main(["view", "sim://arm6", "--program", PROGRAM, "--seconds", "0.05",
-                 "--port", "0"]) == 0  # fmt: skip
+@pytest.mark.parametrize("url", ["sim://arm6", "emulated://arm6?lockstep=1"])
+def test_view_runs_a_program_while_serving_and_stops_after_seconds(url, capsys):
+    assert main(["view", url, "--program", PROGRAM, "--seconds", "0.05", "--port", "0"]) == 0
+    assert "live view: http://127.0.0.1:" in capsys.readouterr().out
+
+
+def test_view_watches_a_servo_bus_arm_as_it_is(capsys):
+    assert main(["view", "emulated://so101?lockstep=1", "--seconds", "0.05", "--port", "0"]) == 0
     assert "live view: http://127.0.0.1:" in capsys.readouterr().out
 
 

@@ -89,12 +89,17 @@ class LiveView:
         self.host = host
         #: The port actually served (differs from the requested one when that was busy).
         self.port = int(self.server.get_port())
-        self.server.gui.configure_theme(control_width="large", show_logo=False)
-        if title:
-            self.server.gui.add_markdown(f"**{title}**")
-        self.scene = RobotScene(self.server, description)
-        self.scene.update(description.apply_coupling(description.home))
-        self.plots = LivePlots(self.server, description.joint_names, description.is_linear)
+        try:
+            self.server.gui.configure_theme(control_width="large", show_logo=False)
+            if title:
+                self.server.gui.add_markdown(f"**{title}**")
+            self.scene = RobotScene(self.server, description)
+            self.scene.update(description.home)
+            self.plots = LivePlots(self.server, description.joint_names, description.is_linear)
+        except BaseException:
+            with _quiet():
+                self.server.stop()
+            raise
         #: Redraws done and the feed count of the latest one (for tests and benchmarks).
         self.frames_drawn = 0
         self.drawn_count = 0

@@ -59,3 +59,19 @@ def pil_build() -> Callable[[str], None]:
 def pil_firmware(pil_build: Callable[[str], None]) -> None:
     """The PIL build for arm6 (``emulated://arm6?device=firmware``)."""
     pil_build("arm6")
+
+
+@pytest.fixture(autouse=True)
+def normal_scheduling_after_each_test():
+    """Every test ends with this process's scheduling as it began.
+
+    LeRobot's own record loop (the plugin tests run it in-process) encodes videos with
+    SVT-AV1, which switches the calling thread to SCHED_FIFO 99 as root and leaves it so;
+    everything the worker starts afterwards (emulators, Chromium) would inherit a real-time
+    policy and could starve the machine. JointLab's own writer keeps the policy itself
+    (``jointlab.scheduling``); this guard covers third-party code run by the tests.
+    """
+    from jointlab.scheduling import kept_scheduling
+
+    with kept_scheduling():
+        yield

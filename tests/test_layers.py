@@ -23,7 +23,7 @@ ENGINE_LIBRARIES = {"pybullet": "pybullet", "pybullet_utils": "pybullet", "mujoc
 #: Layers from the ground up: a unit may import only units on lower layers (and itself).
 LAYERS: list[tuple[str, ...]] = [
     ("errors",),
-    ("joint_vectors", "bounded_yaml", "extras"),
+    ("joint_vectors", "bounded_yaml", "extras", "scheduling"),
     ("interface", "robots"),
     ("contract", "program_checks", "holding"),
     ("controllers", "recording", "sim", "view"),

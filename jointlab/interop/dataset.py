@@ -33,6 +33,7 @@ from jointlab.errors import ConfigurationError
 from jointlab.interface import ArrayState
 from jointlab.interop.lerobot_env import import_lerobot, video_backend
 from jointlab.robots import RobotDescription
+from jointlab.scheduling import kept_scheduling
 
 __all__ = [
     "ACTION",
@@ -196,7 +197,8 @@ class DatasetWriter:
         """Close the episode: its parquet rows, videos and statistics; its index."""
         if self._frames == 0:
             raise DatasetError(f"{self.root}: an episode needs at least one frame")
-        self._dataset.save_episode()
+        with kept_scheduling():  # LeRobot's AV1 encoder would leave this thread SCHED_FIFO 99
+            self._dataset.save_episode()
         self._frames = 0
         self.episodes += 1
         return self.episodes - 1
@@ -213,7 +215,8 @@ class DatasetWriter:
         self._closed = True
         if self._frames:
             self.discard_episode()
-        self._dataset.finalize()
+        with kept_scheduling():
+            self._dataset.finalize()
 
     def __enter__(self) -> DatasetWriter:
         return self

@@ -22,6 +22,7 @@ from typing import Any
 import numpy as np
 
 from jointlab.errors import JointLabError
+from jointlab.scheduling import normal_scheduling
 
 __all__ = ["BrowserError", "HeadlessBrowser", "find_chromium"]
 
@@ -79,6 +80,7 @@ class HeadlessBrowser:
              f"--user-data-dir={self._profile}", f"--remote-debugging-port={port}",
              f"--window-size={size[0]},{size[1]}", "about:blank"],
             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            preexec_fn=normal_scheduling,  # never a real-time policy inherited from us
         )  # fmt: skip
         self._next_id = 0
         try:

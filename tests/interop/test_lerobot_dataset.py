@@ -158,3 +158,20 @@ def test_another_robots_dataset_is_refused_naming_the_joints(recorded) -> None:
             check_features(recorded[0], koch)
     with pytest.raises(DatasetError, match="no episode 7; it has episodes 0 to 2"):
         load_episode(recorded[0], 7)
+
+
+def test_writing_videos_leaves_the_scheduling_policy_alone(tmp_path) -> None:
+    """LeRobot's AV1 encoder makes its caller SCHED_FIFO 99 as root; the writer undoes it."""
+    import os
+
+    from jointlab.interop.dataset import DatasetWriter
+
+    before = os.sched_getscheduler(0), os.sched_getparam(0)
+    with jointlab.connect("sim://so101") as robot:
+        description, state = robot.description, robot.read()
+        with DatasetWriter(tmp_path / "d", description, 25.0, {"front": (24, 32)}) as writer:
+            for _ in range(3):
+                writer.add_frame(state, description.home, "wave",
+                                 images={"front": np.zeros((24, 32, 3), dtype=np.uint8)})
+            writer.save_episode()
+    assert (os.sched_getscheduler(0), os.sched_getparam(0)) == before

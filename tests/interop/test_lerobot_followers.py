@@ -138,11 +138,13 @@ def test_follower_connects_calibrates_and_tracks(name: str, tmp_path: Path, monk
     """LeRobot's follower end to end; one more attempt on a fresh bus if its link timed out.
 
     LeRobot's driver runs on the wall clock, with reply timeouts of tens of milliseconds and
-    (for most reads) no retry; on a loaded 2-core CI machine a status packet was now and
-    then late enough to end a run (2 of about 20 runs, never on an idle machine). A
-    ``ConnectionError``/``RuntimeError`` from LeRobot's bus is therefore tried once more on
-    a new emulator, with the first attempt's bus counters in the warning; a defect of the
-    emulated bus fails both attempts, and every assertion failure fails at once.
+    (for most reads) no retry. Runs failed in CI while the test process itself ran at
+    SCHED_FIFO 99, left so by LeRobot's AV1 encoder in an earlier test, and busy-polled the
+    port above the emulator's priority (now undone after every test: tests/conftest.py). A
+    ``ConnectionError``/``RuntimeError`` from LeRobot's bus is still tried once more on a
+    new emulator, for a packet late on a loaded machine, with the first attempt's bus
+    counters in the warning; a defect of the emulated bus fails both attempts, and every
+    assertion failure fails at once.
     """
     try:
         _follower_run(name, tmp_path / "first", monkeypatch)

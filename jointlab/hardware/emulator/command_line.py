@@ -21,6 +21,7 @@ from jointlab.errors import JointLabError
 from jointlab.hardware.emulator.emulator import Emulator
 from jointlab.hardware.emulator.faults import EmulatorOptions, Failed, Started
 from jointlab.hardware.emulator.process import realtime_priority
+from jointlab.scheduling import normal_scheduling
 
 __all__ = ["main", "serve_control"]
 
@@ -43,6 +44,8 @@ def serve_control(fd: int, build: Callable[..., Any] = Emulator) -> int:
     except Exception as exc:  # reported to the parent, which raises it as a LinkError
         connection.send(Failed(f"{type(exc).__name__}: {exc}"))
         return 1
+    if not settings.fifo:
+        normal_scheduling()  # not a real-time policy its parent may have been left with
     fifo = settings.fifo and realtime_priority()
     with emulator:
         connection.send(Started(emulator.path, os.getpid(), fifo))

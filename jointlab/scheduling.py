@@ -1,0 +1,45 @@
+"""Keep a thread's CPU scheduling as it was: some native libraries change it and never undo it.
+
+The SVT-AV1 encoder (LeRobot's default video codec, through PyAV) switches the thread that
+calls it to ``SCHED_FIFO`` priority 99 when the process may (as root), and leaves it so.
+Everything that thread starts afterwards inherits it: an emulator, a browser, a training
+run would then preempt the whole machine. :func:`kept_scheduling` puts the policy back;
+:func:`normal_scheduling` is for a child process that must start at normal priority.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+
+__all__ = ["kept_scheduling", "normal_scheduling"]
+
+
+@contextlib.contextmanager
+def kept_scheduling() -> Iterator[None]:
+    """Restore the calling thread's scheduling policy and priority when the block ends."""
+    try:
+        policy, param = os.sched_getscheduler(0), os.sched_getparam(0)
+    except (AttributeError, OSError):  # not Linux: nothing to keep
+        yield
+        return
+    try:
+        yield
+    finally:
+        try:
+            if (os.sched_getscheduler(0), os.sched_getparam(0)) != (policy, param):
+                os.sched_setscheduler(0, policy, param)
+        except OSError:
+            pass
+
+
+def normal_scheduling() -> None:
+    """Put the calling process on the normal time-sharing policy (``SCHED_OTHER``).
+
+    For ``preexec_fn`` of a child that must not inherit a real-time policy of its parent.
+    """
+    try:
+        os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
+    except (AttributeError, OSError):
+        pass

@@ -118,6 +118,7 @@ class BusReport:
 #: Most firmware time a real-time emulated bus lets its limp arm settle before serving, s.
 SETTLE_SECONDS = 5.0
 
+
 class BusEmulator:
     """A robot's servo bus on a pseudo-terminal (see the module docstring).
 

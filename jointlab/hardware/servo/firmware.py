@@ -27,6 +27,7 @@ import numpy as np
 
 from jointlab.hardware.servo.control_table import Access, Register, ServoModel
 from jointlab.hardware.servo.gains import GainScaling
+from jointlab.hardware.servo.indirect import indirect_map, indirect_targets
 from jointlab.interface import NJointAction
 from jointlab.robots.description import RobotDescription
 
@@ -450,10 +451,14 @@ def read_memory(servos: ServoArray, k: int, address: int, length: int) -> bytes:
     Raises:
         MemoryError_: the block runs past the control table (``"access"``).
     """
-    if length < 1 or address + length > servos.models[k].table.size:
+    model = servos.models[k]
+    if length < 1 or address + length > model.table.size:
         raise MemoryError_("access")
     servos.refresh()
-    return servos.memory[k, address : address + length].tobytes()
+    block = servos.memory[k, address : address + length].copy()
+    for offset, target in indirect_targets(model, servos.memory[k], address, address + length):
+        block[offset] = servos.memory[k, target] if target < model.table.size else 0
+    return block.tobytes()
 
 
 def write_memory(servos: ServoArray, k: int, address: int, data: bytes) -> None:
@@ -466,7 +471,8 @@ def write_memory(servos: ServoArray, k: int, address: int, data: bytes) -> None:
     ``Lock`` (55) is 0, as Feetech's memory table describes. Dynamixel EEPROM writes always
     persist. Writing ``ID`` renames the servo once the write is done (the status of that write
     still comes from the old id). Enabling torque makes the servo hold where it is
-    (setpoint = present position).
+    (setpoint = present position). A byte written to an Indirect Data register is written, with
+    the same checks, at the address its Indirect Address holds.
 
     Raises:
         MemoryError_: the write is refused (see above).
@@ -475,6 +481,13 @@ def write_memory(servos: ServoArray, k: int, address: int, data: bytes) -> None:
     end = address + len(data)
     if not data or end > model.table.size:
         raise MemoryError_("access")
+    forwarded = [(offset, target) for offset, target
+                 in indirect_targets(model, servos.memory[k], address, end)
+                 if target not in indirect_map(model)[0]]  # fmt: skip
+    for _, target in forwarded:
+        hit = [r for r in model.table.registers if r.address <= target < r.address + r.size]
+        if target >= model.table.size or any(r.access is Access.READ for r in hit):
+            raise MemoryError_("access")
     touched = [r for r in model.table.registers if r.address < end and address < r.address + r.size]
     torque_on = servos.memory[k, model.table["torque_enable"].address] == 1
     locks_eeprom = model.vendor != "feetech"
@@ -509,3 +522,5 @@ def write_memory(servos: ServoArray, k: int, address: int, data: bytes) -> None:
         if not any(r.name == "goal_position" for r in touched):
             servos.set("goal_position", present, mask)
         servos.setpoint[k] = present[k]
+    for offset, target in forwarded:  # Indirect Data: the bytes at their addresses
+        write_memory(servos, k, target, bytes(data[offset : offset + 1]))

@@ -8,10 +8,14 @@ to the joints through the robot file's transmissions:
 
 * torque off, or a hardware error that shuts the servo down: zero torque (limp);
 * ``position`` mode: ``clip(kp·(setpoint − q) − kd·q̇, ±limit)`` with ``kp``, ``kd`` from the
-  gain registers (:mod:`jointlab.hardware.servo.gains`), the setpoint moving to Goal Position
-  at most at the profile velocity (0: at once);
+  gain registers (:mod:`jointlab.hardware.servo.gains`), the setpoint following the
+  vendor's trapezoidal profile to Goal Position (Profile Velocity/Acceleration on Dynamixel,
+  Goal Speed/Acceleration on Feetech; :mod:`jointlab.hardware.servo.profile`);
 * ``current`` mode: Goal Current times the model's torque per ampere;
-* ``velocity`` and ``pwm`` modes: a P loop on velocity, and the duty times the stall torque;
+* ``velocity`` mode (Feetech: wheel mode): the velocity trajectory ramps to Goal Velocity
+  (Goal Speed) at the profile acceleration, and the e-Manual's velocity PI loop turns its
+  error into a PWM duty;
+* ``pwm`` mode: Goal PWM's duty (within PWM Limit);
 
 where ``limit`` is the stall torque times the torque-limit register. The motor's back-EMF
 damping is the joint's ``dynamics.damping`` in the robot file, which the simulator applies
@@ -28,6 +32,7 @@ import numpy as np
 from jointlab.hardware.servo.control_table import Access, Register, ServoModel
 from jointlab.hardware.servo.gains import GainScaling
 from jointlab.hardware.servo.indirect import indirect_map, indirect_targets
+from jointlab.hardware.servo.profile import ramp_velocity, trapezoid_step, velocity_loop
 from jointlab.interface import NJointAction
 from jointlab.robots.description import RobotDescription
 
@@ -112,6 +117,12 @@ class ServoArray:
         self.faults = np.zeros(self.n, dtype=np.int64)
         self.tick_count = 0
         self.setpoint = np.zeros(self.n)
+        #: Velocity trajectory (ticks/s) of the profile, and the velocity loop's integral.
+        self.trajectory_velocity = np.zeros(self.n)
+        self.velocity_integral = np.zeros(self.n)
+        #: PWM duty (fraction of full scale) each servo drove in the last tick.
+        self.duty = np.zeros(self.n)
+        self._pwm_full = np.array([float(m.pwm_full_scale) for m in models])
         self._zeros = np.zeros(self.n)
         self._nan = np.full(self.n, np.nan)
         self._registers: dict[str, Register] = {}
@@ -205,6 +216,7 @@ class ServoArray:
         mask = np.arange(self.n) == k
         self.set("goal_position", present, mask)
         self.setpoint[k] = present[k]
+        self.trajectory_velocity[k] = self.velocity_integral[k] = self.duty[k] = 0.0
 
     def invalidate(self) -> None:
         """The joints moved outside a tick (a reset): refresh on the next read."""
@@ -248,6 +260,12 @@ class ServoArray:
         threshold = 10 * self.register("present_velocity").unit  # 10 counts, as the default
         moving = np.abs(speed / self.models[0].ticks_per_radian) > threshold
         self.set("moving", moving.astype(np.int64))
+        if self.has("velocity_trajectory").all():
+            trajectory = self.trajectory_velocity / self._velocity_unit()
+            self.set("velocity_trajectory", np.rint(trajectory))
+            self.set("position_trajectory", np.rint(self.setpoint))
+        if self.has("present_pwm").all():
+            self.set("present_pwm", np.rint(self.duty * self._pwm_full))
         self.set("hardware_error_status", self.faults)
 
     # ------------------------------------------------------------------ the law
@@ -263,14 +281,18 @@ class ServoArray:
         mode = inputs["operating_mode"]
         limit = inputs["limit"]
         tau = np.zeros(self.n)
+        self.trajectory_velocity = np.where(enabled, self.trajectory_velocity, 0.0)
         position = enabled & inputs["position_mode"]
         if position.any():
             goal = inputs["goal"]
             speed = inputs["profile_speed"]
-            step = np.where(speed > 0, speed * self.dt, np.inf)
-            self.setpoint = np.where(
-                position, self.setpoint + np.clip(goal - self.setpoint, -step, step), goal
-            )
+            v_max = np.where(speed > 0, speed, np.inf)
+            setpoint, trajectory = trapezoid_step(
+                self.setpoint, self.trajectory_velocity, goal, v_max, inputs["profile_accel"],
+                self.dt,
+            )  # fmt: skip
+            self.setpoint = np.where(position, setpoint, goal)
+            self.trajectory_velocity = np.where(position, trajectory, self.trajectory_velocity)
             kp, kd = self.scaling.gains(inputs["position_p_gain"], inputs["position_d_gain"])
             tau = np.where(position, kp * (self.setpoint - q) - kd * qd, tau)
             limit = np.where(enabled & inputs["current_capped"], inputs["current_cap"], limit)
@@ -280,15 +302,28 @@ class ServoArray:
             tau = np.where(current, amps * self.torque_per_amp, tau)
         velocity = enabled & self._mode_mask(mode, "velocity")
         if velocity.any():
-            goal_v = inputs["goal_velocity"] * self.register("goal_velocity").unit
-            kv = self.scaling.velocity_gain(inputs["velocity_p_gain"])
-            error = goal_v * self.models[0].ticks_per_radian - qd
-            tau = np.where(velocity, kv * error, tau)
+            unit = self._velocity_unit()  # ticks/s per count of Goal Velocity
+            goal_v = inputs["goal_velocity"] * unit
+            ramped = ramp_velocity(
+                self.trajectory_velocity, goal_v, inputs["profile_accel"], self.dt
+            )
+            self.trajectory_velocity = np.where(velocity, ramped, self.trajectory_velocity)
+            pwm_out, integral = velocity_loop(
+                (self.trajectory_velocity - qd) / unit, self.velocity_integral,
+                inputs["velocity_p_gain"], inputs["velocity_i_gain"], self._pwm_full,
+            )  # fmt: skip
+            self.velocity_integral = np.where(velocity, integral, 0.0)
+            tau = np.where(velocity, pwm_out / self._pwm_full * self.stall, tau)
+        else:
+            self.velocity_integral[:] = 0.0
         pwm = enabled & self._mode_mask(mode, "pwm")
         if pwm.any() and "goal_pwm" in self.models[0].table:
             duty = inputs["goal_pwm"] * self.register("goal_pwm").unit
+            duty = np.clip(duty, -inputs["pwm_cap"], inputs["pwm_cap"])
             tau = np.where(pwm, duty * self.stall, tau)
-        return direction * np.clip(tau, -limit, limit)
+        tau = np.clip(tau, -limit, limit)
+        self.duty = np.where(enabled, tau / self.stall, 0.0)
+        return direction * tau
 
     def _reported(self, ticks: np.ndarray, inputs: dict[str, np.ndarray]) -> np.ndarray:
         """Present Position (ticks, unrounded) of the motors at ``ticks`` as assembled.
@@ -325,11 +360,14 @@ class ServoArray:
         if self._inputs is None:
             names = ["torque_enable", "operating_mode", "goal_position", "position_p_gain",
                      "position_d_gain"]  # fmt: skip
-            names += [n for n in ("goal_current", "goal_velocity", "velocity_p_gain", "goal_pwm")
+            names += [n for n in ("goal_current", "goal_velocity", "velocity_p_gain",
+                                  "velocity_i_gain", "goal_pwm")
                       if any(n in m.table for m in self.models)]  # fmt: skip
             inputs = {name: self.get(name) for name in names}
             inputs["limit"] = self.stall * self._torque_limit()
             inputs["profile_speed"] = self._profile_speed()
+            inputs["profile_accel"] = self._profile_acceleration()
+            inputs["pwm_cap"] = self._optional("pwm_limit", 885.0) / 885.0
             mode = inputs["operating_mode"]
             inputs["position_mode"] = np.any(
                 [self._mode_mask(mode, name) for name in _POSITION_MODES], axis=0
@@ -379,6 +417,18 @@ class ServoArray:
         register = self.register(name)
         return np.abs(self.get(name)) * register.unit * self.models[0].ticks_per_radian
 
+    def _profile_acceleration(self) -> np.ndarray:
+        """Profile acceleration limit in ticks/s² (``inf`` where the register is 0)."""
+        name = "profile_acceleration" if self.has("profile_acceleration").all() else "acceleration"
+        register = self.register(name)
+        accel = np.abs(self.get(name)) * register.unit * self.models[0].ticks_per_radian
+        return np.where(accel > 0, accel, np.inf)
+
+    def _velocity_unit(self) -> np.ndarray:
+        """Ticks/s per count of Goal/Present Velocity, shape ``(n,)``."""
+        unit = self.register("goal_velocity").unit * self.models[0].ticks_per_radian
+        return np.full(self.n, unit)
+
     def tick(self) -> None:
         """One firmware tick: the law from the registers, one physics step.
 
@@ -404,8 +454,11 @@ class ServoArray:
         if self.sleep:
             q = self.sim.read().position  # type: ignore[attr-defined]
             start = self._rest_start
-            if (start is None or not np.array_equal(setpoint, self.setpoint)
-                    or np.abs(q - start).max(initial=0.0) >= REST_DISTANCE):
+            if (
+                start is None
+                or not np.array_equal(setpoint, self.setpoint)
+                or np.abs(q - start).max(initial=0.0) >= REST_DISTANCE
+            ):
                 self._rest_start, self._resting = q.copy(), 0
             else:
                 self._resting += 1
@@ -522,5 +575,6 @@ def write_memory(servos: ServoArray, k: int, address: int, data: bytes) -> None:
         if not any(r.name == "goal_position" for r in touched):
             servos.set("goal_position", present, mask)
         servos.setpoint[k] = present[k]
+        servos.trajectory_velocity[k] = servos.velocity_integral[k] = 0.0
     for offset, target in forwarded:  # Indirect Data: the bytes at their addresses
         write_memory(servos, k, target, bytes(data[offset : offset + 1]))

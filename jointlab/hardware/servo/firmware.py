@@ -31,7 +31,12 @@ import numpy as np
 
 from jointlab.hardware.servo.control_table import Access, Register, ServoModel
 from jointlab.hardware.servo.gains import GainScaling
-from jointlab.hardware.servo.profile import ramp_velocity, trapezoid_step, velocity_loop
+from jointlab.hardware.servo.profile import (
+    ramp_velocity,
+    time_based_limits,
+    trapezoid_step,
+    velocity_loop,
+)
 from jointlab.interface import NJointAction
 from jointlab.robots.description import RobotDescription
 
@@ -119,6 +124,9 @@ class ServoArray:
         self.velocity_integral = np.zeros(self.n)
         #: PWM duty (fraction of full scale) each servo drove in the last tick.
         self.duty = np.zeros(self.n)
+        #: Goal and length (ticks) of each servo's current move, for time-based profiles.
+        self._move_goal = np.full(self.n, np.nan)
+        self._move_length = np.zeros(self.n)
         self._pwm_full = np.array([float(m.pwm_full_scale) for m in models])
         self._zeros = np.zeros(self.n)
         self._nan = np.full(self.n, np.nan)
@@ -283,11 +291,21 @@ class ServoArray:
         if position.any():
             goal = inputs["goal"]
             speed = inputs["profile_speed"]
-            v_max = np.where(speed > 0, speed, np.inf)
+            v_max, a_max = np.where(speed > 0, speed, np.inf), inputs["profile_accel"]
+            fresh = goal != self._move_goal  # a new move: its length sets a timed profile
+            self._move_length = np.where(fresh, np.abs(goal - self.setpoint), self._move_length)
+            self._move_goal = goal.copy()
+            timed = inputs["time_based"]
+            if timed.any():
+                v_timed, a_timed = time_based_limits(
+                    self._move_length, inputs["profile_velocity_raw"],
+                    inputs["profile_acceleration_raw"],
+                )  # fmt: skip
+                v_max = np.where(timed, v_timed, v_max)
+                a_max = np.where(timed, a_timed, a_max)
             setpoint, trajectory = trapezoid_step(
-                self.setpoint, self.trajectory_velocity, goal, v_max, inputs["profile_accel"],
-                self.dt,
-            )  # fmt: skip
+                self.setpoint, self.trajectory_velocity, goal, v_max, a_max, self.dt
+            )
             self.setpoint = np.where(position, setpoint, goal)
             self.trajectory_velocity = np.where(position, trajectory, self.trajectory_velocity)
             kp, kd = self.scaling.gains(inputs["position_p_gain"], inputs["position_d_gain"])
@@ -373,6 +391,9 @@ class ServoArray:
             inputs["homing"] = self._optional("homing_offset", 0)
             drive = self._optional("drive_mode", 0).astype(np.int64)
             inputs["direction"] = np.where(drive & 1, -1.0, 1.0)
+            inputs["time_based"] = (drive & 4) != 0  # Drive Mode bit 2: time-based profile
+            inputs["profile_velocity_raw"] = self._optional("profile_velocity", 0)
+            inputs["profile_acceleration_raw"] = self._optional("profile_acceleration", 0)
             low = self._optional("min_position_limit", -np.inf)
             high = self._optional("max_position_limit", np.inf)
             goal = inputs["goal_position"].astype(np.float64)

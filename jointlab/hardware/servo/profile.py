@@ -4,16 +4,19 @@ The ROBOTIS e-Manual ("What is the Profile", X series): a position move with Pro
 ``V`` and Profile Acceleration ``A`` follows a trapezoidal velocity profile (a triangle when
 the move is too short to reach ``V``); ``A = 0`` gives a rectangular profile (``V`` at once),
 ``V = 0`` an unlimited velocity (only ``A`` shapes the move), and both 0 a step to the goal. In
-velocity mode the velocity trajectory ramps to Goal Velocity at ``A``. The Feetech STS follows
-the same shape with Goal Speed (46) as ``V`` and Acceleration (41) as ``A`` (0: no limit). All
-functions work on whole arrays, one entry per servo; units are ticks, ticks/s and ticks/s².
+velocity mode the velocity trajectory ramps to Goal Velocity at ``A``. With Drive Mode bit 2
+(time-based profile) ``V`` is the move's total time and ``A`` its acceleration time, in ms
+(``A`` at most half of ``V``), for the distance of the move when the goal was set. The
+Feetech STS follows the same shape with Goal Speed (46) as ``V`` and Acceleration (41) as ``A``
+(0: no limit). All functions work on whole arrays, one entry per servo; units are ticks,
+ticks/s and ticks/s².
 """
 
 from __future__ import annotations
 
 import numpy as np
 
-__all__ = ["ramp_velocity", "trapezoid_step", "velocity_loop"]
+__all__ = ["ramp_velocity", "time_based_limits", "trapezoid_step", "velocity_loop"]
 
 #: Velocity loop divisors (e-Manual, "Velocity PI Gain": ``KvP = P / 128``, ``KvI = I / 65536``
 #: on the velocity error in the Goal Velocity unit, PWM out). Feetech publishes no scaling; the
@@ -63,6 +66,26 @@ def trapezoid_step(
     arrived = unlimited | (np.abs(step) >= np.abs(distance)) | (distance == 0)
     new_setpoint = np.where(arrived, goal, setpoint + np.where(unlimited, 0.0, step))
     return new_setpoint, np.where(arrived, 0.0, new_velocity)
+
+
+def time_based_limits(
+    distance: np.ndarray, total_ms: np.ndarray, accel_ms: np.ndarray
+) -> tuple[np.ndarray, np.ndarray]:
+    """Velocity (ticks/s) and acceleration (ticks/s²) limits of a time-based profile.
+
+    Args:
+        distance: Length of each move, ticks (from the setpoint when its goal was set).
+        total_ms: Profile Velocity register: the move's total time, ms (0: no profile).
+        accel_ms: Profile Acceleration register: the ramp time, ms (clamped to half the
+            total; 0: a rectangular profile).
+    """
+    total = np.asarray(total_ms, dtype=np.float64) * 1e-3
+    ramp = np.minimum(np.asarray(accel_ms, dtype=np.float64) * 1e-3, total / 2.0)
+    timed = total > 0
+    cruise = np.where(timed, total - ramp, 1.0)
+    v_max = np.where(timed, np.abs(distance) / cruise, np.inf)
+    a_max = np.where(timed & (ramp > 0), v_max / np.where(ramp > 0, ramp, 1.0), np.inf)
+    return v_max, a_max
 
 
 def ramp_velocity(

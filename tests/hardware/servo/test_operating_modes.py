@@ -188,3 +188,23 @@ def test_feetech_wheel_mode_and_position_profile() -> None:
             speeds.append(-sign_magnitude(ph.read2ByteTxRx(port, 1, 58)[0]))
         assert 400 * 0.8 <= max(speeds) <= 400 * 1.25, str(speeds)
         assert abs(ph.read2ByteTxRx(port, 1, 56)[0] - goal) <= 15
+
+
+def test_dynamixel_time_based_profile_takes_the_set_time() -> None:
+    """Drive Mode bit 2: Profile Velocity is the move's time (ms), Profile Acceleration its
+    ramp time (ms); the peak velocity is distance / (total - ramp)."""
+    with emulated_bus("koch", lockstep=True) as bus, sdk_port(dxl, bus.path) as port:
+        ph = dxl.PacketHandler(2.0)
+        hold_arm_up(bus, ph, port, 64)
+        assert ph.write1ByteTxRx(port, 1, 64, 0) == (dxl.COMM_SUCCESS, 0)
+        assert ph.write1ByteTxRx(port, 1, 10, 4) == (dxl.COMM_SUCCESS, 0)  # time-based
+        dxl_mode(ph, port, 1, 3)
+        start = signed32(ph.read4ByteTxRx(port, 1, 140)[0])
+        assert ph.write4ByteTxRx(port, 1, 112, 800) == (dxl.COMM_SUCCESS, 0)  # 800 ms in all
+        assert ph.write4ByteTxRx(port, 1, 108, 200) == (dxl.COMM_SUCCESS, 0)  # 200 ms ramps
+        trajectory, _ = profile_move(ph, port, bus, start + 600, 0.78)
+        peak = 600 / 0.6 / (RPM * 4096 / 60.0)  # 1000 ticks/s in 0.229 rev/min counts: 64
+        assert abs(max(trajectory) - peak) <= 1.5
+        assert ph.read4ByteTxRx(port, 1, 140)[0] != start + 600  # not there at 780 ms
+        advance(bus, 0.03)
+        assert ph.read4ByteTxRx(port, 1, 140)[0] == start + 600  # there by 810 ms

@@ -6,7 +6,12 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jointlab.hardware.servo.profile import ramp_velocity, trapezoid_step, velocity_loop
+from jointlab.hardware.servo.profile import (
+    ramp_velocity,
+    time_based_limits,
+    trapezoid_step,
+    velocity_loop,
+)
 
 DT = 1e-3
 
@@ -63,3 +68,17 @@ def test_velocity_ramp_and_loop() -> None:
     pwm, integral = velocity_loop(np.array([1e6]), np.zeros(1), np.array([0.0]),
                                   np.array([65536.0]), np.array([885.0]))  # fmt: skip
     assert pwm[0] == 885.0 and integral[0] == 885.0  # held: no wind-up past the limit
+
+
+def test_time_based_limits() -> None:
+    v, a = time_based_limits(
+        np.array([600.0, 600.0, 600.0, 600.0]),
+        np.array([800, 800, 800, 0]),  # total, ms
+        np.array([200, 0, 700, 100]),  # ramp, ms (700: clamped to 400)
+    )
+    assert np.allclose([v[0], a[0]], [1000.0, 5000.0])
+    assert np.isclose(v[1], 750.0) and a[1] == np.inf  # a rectangle
+    assert np.allclose([v[2], a[2]], [1500.0, 3750.0])
+    assert v[3] == a[3] == np.inf  # no profile: a step
+    points, _ = run(600.0, v[0], a[0])
+    assert abs(len(points) * DT - 0.8) <= 0.01

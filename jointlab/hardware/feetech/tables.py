@@ -26,16 +26,18 @@ __all__ = ["BAUD_RATES", "ERROR_BITS", "MODELS", "STS3215"]
 R, RW, SM = Access.READ, Access.READ_WRITE, Encoding.SIGN_MAGNITUDE
 STEP = 2.0 * math.pi / 4096  # rad per step
 
-#: Baud Rate register value -> line rate, bit/s (STS/SMS series; factory setting 0).
+#: Baud Rate register value -> line rate, bit/s (STS/SMS series; factory setting 0), as
+#: Feetech's own SDK defines them (``SMS_STS_1M`` ... ``SMS_STS_38400`` in FTServo's
+#: ``sms_sts.py``). LeRobot's table differs for 5-7 (57600, 38400, 19200).
 BAUD_RATES = {
     0: 1_000_000,
     1: 500_000,
     2: 250_000,
     3: 128_000,
     4: 115_200,
-    5: 57_600,
-    6: 38_400,
-    7: 19_200,
+    5: 76_800,
+    6: 57_600,
+    7: 38_400,
 }
 
 #: Status-packet error bits (the SDK's ``ERRBIT_*``).

@@ -49,7 +49,7 @@ def at(model: ServoModel, address: int) -> Register | None:
 
 
 def test_every_emulated_dynamixel_model_has_a_published_table() -> None:
-    assert sorted(DYNAMIXEL) == sorted(p.stem for p in VENDOR_TABLES.glob("*.csv"))
+    assert sorted(DYNAMIXEL) == sorted(p.stem for p in VENDOR_TABLES.glob("x*.csv"))
 
 
 @pytest.mark.parametrize("name", sorted(DYNAMIXEL))
@@ -131,9 +131,12 @@ def test_feetech_models_against_lerobots_tables(name: str) -> None:
     assert tables.MODEL_NUMBER_TABLE[name] == model.model_number
     assert model.table["model_number"].initial == model.model_number
     assert tables.MODEL_RESOLUTION[name] == model.resolution
-    assert {rate: code for code, rate in model.baud_rates.items()} == (
-        tables.MODEL_BAUDRATE_TABLE[name]
-    )
+    # LeRobot's codes 5-7 are not Feetech's (see the next test): the rest agree
+    lerobot = {code: rate for rate, code in tables.MODEL_BAUDRATE_TABLE[name].items()}
+    assert {c: r for c, r in model.baud_rates.items() if c <= 4} == {
+        c: r for c, r in lerobot.items() if c <= 4
+    }
+    assert {c: lerobot[c] for c in (5, 6, 7)} == {5: 57_600, 6: 38_400, 7: 19_200}
     read_only = {
         "Firmware_Major_Version",
         "Firmware_Minor_Version",
@@ -150,6 +153,20 @@ def test_feetech_models_against_lerobots_tables(name: str) -> None:
     }  # fmt: skip  (LeRobot's "# read-only" comments)
     for label in read_only:
         assert at(model, listed[label][0]).access is Access.READ, label
+
+
+def test_sts3215_against_feetechs_own_sdk() -> None:
+    """Addresses and baud codes of Feetech's FTServo SDK (``vendor_tables/sts3215-ftservo.csv``)."""
+    model = FEETECH["sts3215"]
+    rows = published("sts3215-ftservo")
+    registers = [row for row in rows if row["kind"] == "register"]
+    assert len(registers) >= 20
+    for row in registers:
+        register = at(model, int(row["address"]))
+        assert register is not None, row["name"]
+        assert register.size == int(row["size"]), row["name"]
+    bauds = {int(row["address"]): int(row["name"]) for row in rows if row["kind"] == "baud"}
+    assert bauds == model.baud_rates
 
 
 def test_the_indirect_blocks_point_at_their_own_data() -> None:

@@ -19,13 +19,16 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+import yaml
 from servo_helpers import emulated_bus, sdk_port
 
+import jointlab.robots
 from jointlab.hardware.dynamixel.tables import MODELS as DYNAMIXEL
 from jointlab.hardware.feetech.tables import MODELS as FEETECH
 from jointlab.hardware.servo.control_table import Access, Encoding, Register, ServoModel
 
 VENDOR_TABLES = Path(__file__).parent / "vendor_tables"
+LIBRARY = Path(jointlab.robots.__file__).parent / "library"
 #: Registers LeRobot's single X-series table lists that the e-Manual's table of the model does
 #: not have (LeRobot uses one table for the whole X series).
 LEROBOT_X_EXTRAS = {
@@ -198,3 +201,31 @@ def test_indirect_addressing_through_the_sdk() -> None:
         assert ph.write1ByteTxRx(port, 1, 634, 77) == (dxl.COMM_SUCCESS, 0)
         assert ph.read1ByteTxRx(port, 1, 634)[0] == 77
         assert ph.read1ByteTxRx(port, 1, 147)[1] == dxl.COMM_SUCCESS  # Backup Ready
+
+
+@pytest.mark.parametrize("name", ["xl330-m077", "xl430-w250"])
+def test_a_powered_up_servo_reads_the_published_initial_values(name: str, tmp_path) -> None:
+    """Through the SDK, every register with a published initial value reads it at power-up,
+    except the ones the emulated bus sets up (ID, Baud Rate, Return Delay Time, Operating Mode)
+    and Goal Position (the present position at power-up)."""
+    dxl = pytest.importorskip("dynamixel_sdk")
+    data = yaml.safe_load((LIBRARY / "koch.yaml").read_text())
+    for servo in data["bus"]["servos"].values():
+        servo["model"], servo["mode"] = name, "position"
+    robot = tmp_path / f"koch-{name}.yaml"
+    robot.write_text(yaml.safe_dump(data))
+    set_up = {"ID", "Baud Rate", "Return Delay Time", "Operating Mode"}
+    with emulated_bus(str(robot), lockstep=True) as bus, sdk_port(dxl, bus.path) as port:
+        ph = dxl.PacketHandler(2.0)
+        assert ph.ping(port, 1)[:2] == (DYNAMIXEL[name].model_number, dxl.COMM_SUCCESS)
+        checked = 0
+        for row in published(name):
+            if row["initial"] == "-" or row["name"] in set_up:
+                continue
+            address, size = int(row["address"]), int(row["size"])
+            data, result, error = ph.readTxRx(port, 1, address, size)
+            assert (result, error) == (dxl.COMM_SUCCESS, 0), row["name"]
+            value = int.from_bytes(bytes(data), "little")
+            assert value == int(row["initial"]), row["name"]
+            checked += 1
+        assert checked >= 50

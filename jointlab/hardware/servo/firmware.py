@@ -290,24 +290,30 @@ class ServoArray:
         position = enabled & inputs["position_mode"]
         if position.any():
             goal = inputs["goal"]
-            speed = inputs["profile_speed"]
-            v_max, a_max = np.where(speed > 0, speed, np.inf), inputs["profile_accel"]
             fresh = goal != self._move_goal  # a new move: its length sets a timed profile
-            self._move_length = np.where(fresh, np.abs(goal - self.setpoint), self._move_length)
-            self._move_goal = goal.copy()
-            timed = inputs["time_based"]
-            if timed.any():
-                v_timed, a_timed = time_based_limits(
-                    self._move_length, inputs["profile_velocity_raw"],
-                    inputs["profile_acceleration_raw"],
-                )  # fmt: skip
-                v_max = np.where(timed, v_timed, v_max)
-                a_max = np.where(timed, a_timed, a_max)
-            setpoint, trajectory = trapezoid_step(
-                self.setpoint, self.trajectory_velocity, goal, v_max, a_max, self.dt
-            )
-            self.setpoint = np.where(position, setpoint, goal)
-            self.trajectory_velocity = np.where(position, trajectory, self.trajectory_velocity)
+            if fresh.any():
+                self._move_length = np.where(fresh, np.abs(goal - self.setpoint),
+                                             self._move_length)  # fmt: skip
+                self._move_goal = goal.copy()
+            ramping = position & ((goal != self.setpoint) | (self.trajectory_velocity != 0))
+            if ramping.any():  # (a servo holding its goal has no profile to follow)
+                speed = inputs["profile_speed"]
+                v_max, a_max = np.where(speed > 0, speed, np.inf), inputs["profile_accel"]
+                timed = inputs["time_based"]
+                if timed.any():
+                    v_timed, a_timed = time_based_limits(
+                        self._move_length, inputs["profile_velocity_raw"],
+                        inputs["profile_acceleration_raw"],
+                    )  # fmt: skip
+                    v_max = np.where(timed, v_timed, v_max)
+                    a_max = np.where(timed, a_timed, a_max)
+                setpoint, trajectory = trapezoid_step(
+                    self.setpoint, self.trajectory_velocity, goal, v_max, a_max, self.dt
+                )
+                self.setpoint = np.where(position, setpoint, goal)
+                self.trajectory_velocity = np.where(position, trajectory, self.trajectory_velocity)
+            else:
+                self.setpoint = np.where(position, self.setpoint, goal)
             kp, kd = self.scaling.gains(inputs["position_p_gain"], inputs["position_d_gain"])
             tau = np.where(position, kp * (self.setpoint - q) - kd * qd, tau)
             limit = np.where(enabled & inputs["current_capped"], inputs["current_cap"], limit)

@@ -1,11 +1,12 @@
 """The emulated Dynamixel servos' instruction handling (Protocol 2.0), on a :class:`ServoArray`.
 
-Ping, Read, Write, Reg Write / Action, Sync Read, Sync Write, Bulk Read, Bulk Write, Reboot
-and Factory Reset, with the e-Manual's status rules: Status Return Level (68) decides which
-instructions are answered, broadcast instructions other than reads are never answered, the
-error byte carries the Alert bit (0x80) while Hardware Error Status (70) is non-zero, and a
-packet with a bad CRC is answered with the CRC error (3). The Bus Watchdog (98), when set,
-stops a servo that hears no instruction for its period and flags it with -1.
+Ping, Read, Write, Reg Write / Action, Sync Read, Fast Sync Read (one combined status packet),
+Sync Write, Bulk Read, Bulk Write, Reboot and Factory Reset, with the e-Manual's status rules:
+Status Return Level (68) decides which instructions are answered, broadcast instructions
+other than reads are never answered, the error byte carries the Alert bit (0x80) while
+Hardware Error Status (70) is non-zero, and a packet with a bad CRC is answered with the CRC
+error (3). The Bus Watchdog (98), when set, stops a servo that hears no instruction for its
+period and flags it with -1.
 """
 
 from __future__ import annotations
@@ -19,9 +20,11 @@ from jointlab.hardware.dynamixel.protocol import (
     Instruction,
     Packet,
     PacketDecoder,
+    encode_fast_status,
     encode_status,
 )
-from jointlab.hardware.servo.firmware import MemoryError_, ServoArray, read_memory, write_memory
+from jointlab.hardware.servo.firmware import ServoArray
+from jointlab.hardware.servo.memory import MemoryError_, read_memory, write_memory
 
 __all__ = ["DynamixelDevice", "Reply"]
 
@@ -92,6 +95,8 @@ class DynamixelDevice:
             return self._sync_write(p)
         if inst == Instruction.SYNC_READ:
             return self._sync_read(p)
+        if inst == Instruction.FAST_SYNC_READ:
+            return self._fast_sync_read(p)
         if inst == Instruction.BULK_WRITE:
             return self._bulk_write(p)
         if inst == Instruction.BULK_READ:
@@ -179,6 +184,29 @@ class DynamixelDevice:
     def _sync_read(self, p: bytes) -> list[Reply]:
         address, length = _word(p, 0), _word(p, 2)
         return [r for servo_id in p[4:] for r in self._read_reply(servo_id, address, length)]
+
+    def _fast_sync_read(self, p: bytes) -> list[Reply]:
+        """Fast Sync Read (0x8A): the servos' data in one status packet, in the order asked.
+
+        Each servo sends its block after its predecessor's, so the chain ends at the first id
+        not on the bus (the host then sees a short packet). A servo that cannot read the block
+        sends its error code and zeros in its place. The packet goes out with the first
+        servo's return delay.
+        """
+        if len(p) < 5:
+            return []
+        address, length = _word(p, 0), _word(p, 2)
+        blocks = []
+        for servo_id in p[4:]:
+            k = self.servos.index.get(servo_id)
+            if k is None:
+                break
+            try:
+                blocks.append((self._error(k), servo_id, read_memory(self.servos, k, address,
+                                                                     length)))  # fmt: skip
+            except MemoryError_ as exc:
+                blocks.append((self._error(k, _REASON[exc.reason]), servo_id, bytes(length)))
+        return [(blocks[0][1], encode_fast_status(blocks))] if blocks else []
 
     def _bulk_write(self, p: bytes) -> list[Reply]:
         at = 0

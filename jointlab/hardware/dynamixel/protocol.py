@@ -112,6 +112,23 @@ def encode_status(servo_id: int, error: int, params: bytes = b"") -> bytes:
     return encode_packet(servo_id, Instruction.STATUS, bytes([error]) + bytes(params))
 
 
+def encode_fast_status(blocks: list[tuple[int, int, bytes]]) -> bytes:
+    """The one status packet of a Fast Sync Read: ``(error, servo id, data)`` per servo.
+
+    The e-Manual's layout: header, broadcast id, length, instruction 0x55, then per servo its
+    error, id and data followed by a CRC-16 of the packet so far; the last servo's CRC is the
+    packet's own. The length counts the instruction through the last CRC (``1 + Σ(4 + L)``).
+    No byte stuffing: the blocks are read by position.
+    """
+    length = 1 + sum(4 + len(data) for _, _, data in blocks)
+    packet = HEADER + bytes([BROADCAST_ID, length & 0xFF, length >> 8, Instruction.STATUS])
+    for error, servo_id, data in blocks:
+        packet += bytes([error, servo_id]) + bytes(data)
+        crc = crc16(packet)
+        packet += bytes([crc & 0xFF, crc >> 8])
+    return packet
+
+
 class PacketDecoder:
     """Splits a byte stream into :class:`Packet` objects (garbage before a header is skipped)."""
 

@@ -23,23 +23,21 @@ from jointlab.hardware.servo.control_table import (
 
 __all__ = ["BAUD_RATES", "ERROR_BITS", "MODELS", "STS3215"]
 
-#: Baud Rate (6) values of the STS series, bit/s (Feetech's memory table; the SDK's list).
-BAUD_RATES = {0: 1_000_000, 1: 500_000, 2: 250_000, 3: 128_000, 4: 115_200, 5: 76_800,
-              6: 57_600, 7: 38_400}  # fmt: skip
-
 R, RW, SM = Access.READ, Access.READ_WRITE, Encoding.SIGN_MAGNITUDE
 STEP = 2.0 * math.pi / 4096  # rad per step
 
-#: Baud Rate register value -> line rate, bit/s (STS/SMS series; factory setting 0).
+#: Baud Rate register value -> line rate, bit/s (STS/SMS series; factory setting 0), as
+#: Feetech's own SDK defines them (``SMS_STS_1M`` ... ``SMS_STS_38400`` in FTServo's
+#: ``sms_sts.py``). LeRobot's table differs for 5-7 (57600, 38400, 19200).
 BAUD_RATES = {
     0: 1_000_000,
     1: 500_000,
     2: 250_000,
     3: 128_000,
     4: 115_200,
-    5: 57_600,
-    6: 38_400,
-    7: 19_200,
+    5: 76_800,
+    6: 57_600,
+    7: 38_400,
 }
 
 #: Status-packet error bits (the SDK's ``ERRBIT_*``).
@@ -220,6 +218,9 @@ _TABLE = ControlTable(
         Register(
             "present_current", "Present Current", 69, 2, R, None, SM, unit=6.5e-3, unit_name="A"
         ),
+        # Listed read-only by LeRobot's STS/SMS table (``Goal_Position_2``); its meaning is not
+        # documented in the sources we have, so the emulated servo reads it as 0.
+        Register("goal_position_2", "Goal Position 2", 71, 2, R, None),
         # The factory area (EEPROM): the servo's motion-profile settings. Feetech's memory
         # table lists them without power-up values; LeRobot's SO-101 set-up writes
         # Maximum Acceleration (85) at every connect.

@@ -36,7 +36,7 @@ try:  # POSIX serial ports raise termios.error (not an OSError) when the device 
 except ImportError:  # pragma: no cover - Windows
     _PORT_ERRORS = ()
 
-__all__ = ["DRIVERS", "LATENCY_FIX", "BusStats", "ServoDriver", "make_driver"]
+__all__ = ["DRIVERS", "LATENCY_FIX", "BusStats", "ServoDriver", "UnsupportedBaud", "make_driver"]
 
 #: The usual fix for a USB-serial adapter's buffering, quoted in every bus error.
 LATENCY_FIX = (
@@ -48,6 +48,10 @@ LATENCY_FIX = (
 
 #: Longest wait for a byte between two polls of the SDK's receive loop, s.
 POLL_WAIT = 0.001
+
+
+class UnsupportedBaud(LinkError):
+    """The vendor's SDK cannot set the port to the rate asked (its PortHandler refuses it)."""
 
 
 @dataclass
@@ -188,7 +192,7 @@ class ServoDriver(abc.ABC):
         except Exception as exc:
             raise LinkError(f"{self.port_name!r}: cannot set {self.baud} bit/s: {exc}") from exc
         if not ok:
-            raise LinkError(
+            raise UnsupportedBaud(
                 f"{self.port_name!r}: the {self.vendor} SDK does not support {self.baud} bit/s"
             )
 

@@ -8,10 +8,14 @@ to the joints through the robot file's transmissions:
 
 * torque off, or a hardware error that shuts the servo down: zero torque (limp);
 * ``position`` mode: ``clip(kp·(setpoint − q) − kd·q̇, ±limit)`` with ``kp``, ``kd`` from the
-  gain registers (:mod:`jointlab.hardware.servo.gains`), the setpoint moving to Goal Position
-  at most at the profile velocity (0: at once);
+  gain registers (:mod:`jointlab.hardware.servo.gains`), the setpoint following the
+  vendor's trapezoidal profile to Goal Position (Profile Velocity/Acceleration on Dynamixel,
+  Goal Speed/Acceleration on Feetech; :mod:`jointlab.hardware.servo.profile`);
 * ``current`` mode: Goal Current times the model's torque per ampere;
-* ``velocity`` and ``pwm`` modes: a P loop on velocity, and the duty times the stall torque;
+* ``velocity`` mode (Feetech: wheel mode): the velocity trajectory ramps to Goal Velocity
+  (Goal Speed) at the profile acceleration, and the e-Manual's velocity PI loop turns its
+  error into a PWM duty;
+* ``pwm`` mode: Goal PWM's duty (within PWM Limit);
 
 where ``limit`` is the stall torque times the torque-limit register. The motor's back-EMF
 damping is the joint's ``dynamics.damping`` in the robot file, which the simulator applies
@@ -28,10 +32,16 @@ import numpy as np
 from jointlab.hardware.emulator.settle import RestWatch
 from jointlab.hardware.servo.control_table import Access, Register, ServoModel
 from jointlab.hardware.servo.gains import GainScaling
+from jointlab.hardware.servo.profile import (
+    ramp_velocity,
+    time_based_limits,
+    trapezoid_step,
+    velocity_loop,
+)
 from jointlab.interface import NJointAction
 from jointlab.robots.description import RobotDescription
 
-__all__ = ["ServoArray", "ServoFault"]
+__all__ = ["ServoArray", "ServoFault", "eeprom_mask"]
 
 #: Servo temperature reported by the emulated servos, °C.
 TEMPERATURE = 32.0
@@ -39,8 +49,6 @@ TEMPERATURE = 32.0
 _MODE_NAMES = (
     "position", "extended_position", "current_based_position", "current", "velocity", "pwm",
 )  # fmt: skip
-#: Registers that change the frame Present Position is reported in.
-_FRAME_REGISTERS = frozenset({"homing_offset", "drive_mode", "operating_mode"})
 #: Modes in which the servo follows Goal Position.
 _POSITION_MODES = ("position", "extended_position", "current_based_position")
 
@@ -105,6 +113,15 @@ class ServoArray:
         self.faults = np.zeros(self.n, dtype=np.int64)
         self.tick_count = 0
         self.setpoint = np.zeros(self.n)
+        #: Velocity trajectory (ticks/s) of the profile, and the velocity loop's integral.
+        self.trajectory_velocity = np.zeros(self.n)
+        self.velocity_integral = np.zeros(self.n)
+        #: PWM duty (fraction of full scale) each servo drove in the last tick.
+        self.duty = np.zeros(self.n)
+        #: Goal and length (ticks) of each servo's current move, for time-based profiles.
+        self._move_goal = np.full(self.n, np.nan)
+        self._move_length = np.zeros(self.n)
+        self._pwm_full = np.array([float(m.pwm_full_scale) for m in models])
         self._zeros = np.zeros(self.n)
         self._nan = np.full(self.n, np.nan)
         self._registers: dict[str, Register] = {}
@@ -197,6 +214,7 @@ class ServoArray:
         mask = np.arange(self.n) == k
         self.set("goal_position", present, mask)
         self.setpoint[k] = present[k]
+        self.trajectory_velocity[k] = self.velocity_integral[k] = self.duty[k] = 0.0
 
     def invalidate(self) -> None:
         """The joints moved outside a tick (a reset): refresh on the next read."""
@@ -240,6 +258,12 @@ class ServoArray:
         threshold = 10 * self.register("present_velocity").unit  # 10 counts, as the default
         moving = np.abs(speed / self.models[0].ticks_per_radian) > threshold
         self.set("moving", moving.astype(np.int64))
+        if self.has("velocity_trajectory").all():
+            trajectory = self.trajectory_velocity / self._velocity_unit()
+            self.set("velocity_trajectory", np.rint(trajectory))
+            self.set("position_trajectory", np.rint(self.setpoint))
+        if self.has("present_pwm").all():
+            self.set("present_pwm", np.rint(self.duty * self._pwm_full))
         self.set("hardware_error_status", self.faults)
 
     # ------------------------------------------------------------------ the law
@@ -255,14 +279,34 @@ class ServoArray:
         mode = inputs["operating_mode"]
         limit = inputs["limit"]
         tau = np.zeros(self.n)
+        self.trajectory_velocity = np.where(enabled, self.trajectory_velocity, 0.0)
         position = enabled & inputs["position_mode"]
         if position.any():
             goal = inputs["goal"]
-            speed = inputs["profile_speed"]
-            step = np.where(speed > 0, speed * self.dt, np.inf)
-            self.setpoint = np.where(
-                position, self.setpoint + np.clip(goal - self.setpoint, -step, step), goal
-            )
+            fresh = goal != self._move_goal  # a new move: its length sets a timed profile
+            if fresh.any():
+                self._move_length = np.where(fresh, np.abs(goal - self.setpoint),
+                                             self._move_length)  # fmt: skip
+                self._move_goal = goal.copy()
+            ramping = position & ((goal != self.setpoint) | (self.trajectory_velocity != 0))
+            if ramping.any():  # (a servo holding its goal has no profile to follow)
+                speed = inputs["profile_speed"]
+                v_max, a_max = np.where(speed > 0, speed, np.inf), inputs["profile_accel"]
+                timed = inputs["time_based"]
+                if timed.any():
+                    v_timed, a_timed = time_based_limits(
+                        self._move_length, inputs["profile_velocity_raw"],
+                        inputs["profile_acceleration_raw"],
+                    )  # fmt: skip
+                    v_max = np.where(timed, v_timed, v_max)
+                    a_max = np.where(timed, a_timed, a_max)
+                setpoint, trajectory = trapezoid_step(
+                    self.setpoint, self.trajectory_velocity, goal, v_max, a_max, self.dt
+                )
+                self.setpoint = np.where(position, setpoint, goal)
+                self.trajectory_velocity = np.where(position, trajectory, self.trajectory_velocity)
+            else:
+                self.setpoint = np.where(position, self.setpoint, goal)
             kp, kd = self.scaling.gains(inputs["position_p_gain"], inputs["position_d_gain"])
             tau = np.where(position, kp * (self.setpoint - q) - kd * qd, tau)
             limit = np.where(enabled & inputs["current_capped"], inputs["current_cap"], limit)
@@ -272,15 +316,28 @@ class ServoArray:
             tau = np.where(current, amps * self.torque_per_amp, tau)
         velocity = enabled & self._mode_mask(mode, "velocity")
         if velocity.any():
-            goal_v = inputs["goal_velocity"] * self.register("goal_velocity").unit
-            kv = self.scaling.velocity_gain(inputs["velocity_p_gain"])
-            error = goal_v * self.models[0].ticks_per_radian - qd
-            tau = np.where(velocity, kv * error, tau)
+            unit = self._velocity_unit()  # ticks/s per count of Goal Velocity
+            goal_v = inputs["goal_velocity"] * unit
+            ramped = ramp_velocity(
+                self.trajectory_velocity, goal_v, inputs["profile_accel"], self.dt
+            )
+            self.trajectory_velocity = np.where(velocity, ramped, self.trajectory_velocity)
+            pwm_out, integral = velocity_loop(
+                (self.trajectory_velocity - qd) / unit, self.velocity_integral,
+                inputs["velocity_p_gain"], inputs["velocity_i_gain"], self._pwm_full,
+            )  # fmt: skip
+            self.velocity_integral = np.where(velocity, integral, 0.0)
+            tau = np.where(velocity, pwm_out / self._pwm_full * self.stall, tau)
+        else:
+            self.velocity_integral[:] = 0.0
         pwm = enabled & self._mode_mask(mode, "pwm")
         if pwm.any() and "goal_pwm" in self.models[0].table:
             duty = inputs["goal_pwm"] * self.register("goal_pwm").unit
+            duty = np.clip(duty, -inputs["pwm_cap"], inputs["pwm_cap"])
             tau = np.where(pwm, duty * self.stall, tau)
-        return direction * np.clip(tau, -limit, limit)
+        tau = np.clip(tau, -limit, limit)
+        self.duty = np.where(enabled, tau / self.stall, 0.0)
+        return direction * tau
 
     def _reported(self, ticks: np.ndarray, inputs: dict[str, np.ndarray]) -> np.ndarray:
         """Present Position (ticks, unrounded) of the motors at ``ticks`` as assembled.
@@ -317,11 +374,14 @@ class ServoArray:
         if self._inputs is None:
             names = ["torque_enable", "operating_mode", "goal_position", "position_p_gain",
                      "position_d_gain"]  # fmt: skip
-            names += [n for n in ("goal_current", "goal_velocity", "velocity_p_gain", "goal_pwm")
+            names += [n for n in ("goal_current", "goal_velocity", "velocity_p_gain",
+                                  "velocity_i_gain", "goal_pwm")
                       if any(n in m.table for m in self.models)]  # fmt: skip
             inputs = {name: self.get(name) for name in names}
             inputs["limit"] = self.stall * self._torque_limit()
             inputs["profile_speed"] = self._profile_speed()
+            inputs["profile_accel"] = self._profile_acceleration()
+            inputs["pwm_cap"] = self._optional("pwm_limit", 885.0) / 885.0
             mode = inputs["operating_mode"]
             inputs["position_mode"] = np.any(
                 [self._mode_mask(mode, name) for name in _POSITION_MODES], axis=0
@@ -330,6 +390,9 @@ class ServoArray:
             inputs["homing"] = self._optional("homing_offset", 0)
             drive = self._optional("drive_mode", 0).astype(np.int64)
             inputs["direction"] = np.where(drive & 1, -1.0, 1.0)
+            inputs["time_based"] = (drive & 4) != 0  # Drive Mode bit 2: time-based profile
+            inputs["profile_velocity_raw"] = self._optional("profile_velocity", 0)
+            inputs["profile_acceleration_raw"] = self._optional("profile_acceleration", 0)
             low = self._optional("min_position_limit", -np.inf)
             high = self._optional("max_position_limit", np.inf)
             goal = inputs["goal_position"].astype(np.float64)
@@ -370,6 +433,18 @@ class ServoArray:
         name = "profile_velocity" if "profile_velocity" in self.models[0].table else "goal_velocity"
         register = self.register(name)
         return np.abs(self.get(name)) * register.unit * self.models[0].ticks_per_radian
+
+    def _profile_acceleration(self) -> np.ndarray:
+        """Profile acceleration limit in ticks/s² (``inf`` where the register is 0)."""
+        name = "profile_acceleration" if self.has("profile_acceleration").all() else "acceleration"
+        register = self.register(name)
+        accel = np.abs(self.get(name)) * register.unit * self.models[0].ticks_per_radian
+        return np.where(accel > 0, accel, np.inf)
+
+    def _velocity_unit(self) -> np.ndarray:
+        """Ticks/s per count of Goal/Present Velocity, shape ``(n,)``."""
+        unit = self.register("goal_velocity").unit * self.models[0].ticks_per_radian
+        return np.full(self.n, unit)
 
     def tick(self) -> None:
         """One firmware tick: the law from the registers, one physics step.
@@ -423,78 +498,3 @@ class ServoArray:
         if new_id is not None:
             self.rename(k, int(new_id))
         self.power_up(k, bus_baud=False)
-
-
-class MemoryError_(Exception):
-    """A read or write the servo refuses; ``reason``: ``"access"``, ``"range"``, ``"length"``."""
-
-    def __init__(self, reason: str) -> None:
-        super().__init__(reason)
-        self.reason = reason
-
-
-def read_memory(servos: ServoArray, k: int, address: int, length: int) -> bytes:
-    """Bytes ``address .. address + length`` of servo ``k`` (present values refreshed first).
-
-    Raises:
-        MemoryError_: the block runs past the control table (``"access"``).
-    """
-    if length < 1 or address + length > servos.models[k].table.size:
-        raise MemoryError_("access")
-    servos.refresh()
-    return servos.memory[k, address : address + length].tobytes()
-
-
-def write_memory(servos: ServoArray, k: int, address: int, data: bytes) -> None:
-    """Write ``data`` at ``address`` of servo ``k``, as its firmware checks and applies it.
-
-    Refused (nothing written): a read-only register, bytes past the table (``"access"``); a
-    goal while the bus watchdog has fired (``"range"``); on Dynamixel servos, an EEPROM
-    register while torque is on (``"access"``, as the e-Manual's EEPROM lock). Feetech STS
-    servos take EEPROM writes at any time and keep them across a power cycle only while
-    ``Lock`` (55) is 0, as Feetech's memory table describes. Dynamixel EEPROM writes always
-    persist. Writing ``ID`` renames the servo once the write is done (the status of that write
-    still comes from the old id). Enabling torque makes the servo hold where it is
-    (setpoint = present position).
-
-    Raises:
-        MemoryError_: the write is refused (see above).
-    """
-    model = servos.models[k]
-    end = address + len(data)
-    if not data or end > model.table.size:
-        raise MemoryError_("access")
-    touched = [r for r in model.table.registers if r.address < end and address < r.address + r.size]
-    torque_on = servos.memory[k, model.table["torque_enable"].address] == 1
-    locks_eeprom = model.vendor != "feetech"
-    for register in touched:
-        if register.access.value == "R" or (register.eeprom and torque_on and locks_eeprom):
-            raise MemoryError_("access")
-    if "bus_watchdog" in model.table:
-        fired = servos.get("bus_watchdog")[k] < 0
-        if fired and any(r.name.startswith("goal_") for r in touched):
-            raise MemoryError_("range")
-    enabling = (
-        "torque_enable" in {r.name for r in touched}
-        and data[model.table["torque_enable"].address - address] == 1
-    )
-    servos.memory[k, address:end] = np.frombuffer(bytes(data), dtype=np.uint8)
-    servos.changed()
-    if any(r.name in _FRAME_REGISTERS for r in touched):
-        servos.invalidate()  # Present Position is read in the new frame at once
-    if any(r.eeprom for r in touched):
-        unlocked = "lock" not in model.table or servos.get("lock")[k] == 0
-        if locks_eeprom or unlocked:
-            saved = servos.saved_memory(k)
-            mask = eeprom_mask(model)[address:end]
-            saved[address:end][mask] = servos.memory[k, address:end][mask]
-        if any(r.name == "id" for r in touched):
-            servos.rename(k, int(servos.memory[k, model.table["id"].address]))
-    if enabling:
-        servos.faults[k] = 0 if model.vendor == "feetech" else servos.faults[k]
-        servos.refresh()
-        present = servos.get("present_position")
-        mask = np.arange(servos.n) == k
-        if not any(r.name == "goal_position" for r in touched):
-            servos.set("goal_position", present, mask)
-        servos.setpoint[k] = present[k]

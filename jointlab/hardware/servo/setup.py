@@ -15,7 +15,7 @@ import time
 from dataclasses import dataclass
 
 from jointlab.errors import ConfigurationError, LinkError
-from jointlab.hardware.servo.driver import ServoDriver, make_driver
+from jointlab.hardware.servo.driver import ServoDriver, UnsupportedBaud, make_driver
 from jointlab.hardware.servo.models import baud_code, baud_rates, servo_model
 from jointlab.robots import RobotDescription
 
@@ -146,8 +146,13 @@ def setup_servo(port: str, description: RobotDescription, joint: str,
     table = model.table
     bauds = candidate_bauds(protocol, bus.baud)
     found: dict[int, int] = {}
+    tried = []
     for baud in bauds:
-        driver = _open(protocol, port, baud, timeout_ms)
+        try:
+            driver = _open(protocol, port, baud, timeout_ms)
+        except UnsupportedBaud:  # a rate the servos have but the vendor's SDK cannot set
+            continue
+        tried.append(baud)
         try:
             found = broadcast_ping(driver)
         finally:
@@ -156,7 +161,7 @@ def setup_servo(port: str, description: RobotDescription, joint: str,
             break
     else:
         raise LinkError(
-            f"no servo answered on {port!r} at any baud ({', '.join(map(str, bauds))} bit/s): "
+            f"no servo answered on {port!r} at any baud ({', '.join(map(str, tried))} bit/s): "
             f"connect the {joint} servo alone and power it (the USB adapter alone powers none)"
         )
     if len(found) > 1:

@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 
 from jointlab.errors import ConfigurationError
 from jointlab.hardware.dynamixel import protocol as dxp
-from jointlab.hardware.dynamixel.tables import XL330_M288, XL430_W250
+from jointlab.hardware.dynamixel.tables import XL330_M077, XL330_M288, XL430_W250
 from jointlab.hardware.feetech import protocol as ftp
 from jointlab.hardware.feetech.tables import STS3215
 from jointlab.hardware.servo.control_table import Encoding
@@ -32,7 +32,14 @@ def sdk_model_file(name: str) -> dict[str, tuple[int, int]]:
 
 
 @pytest.mark.parametrize(
-    ("model", "file"), [(XL430_W250, "xl430_w250"), (XL330_M288, "xl330_m288")]
+    ("model", "file"),
+    # The XL330 files for firmware 52 (our Firmware Version register's value): earlier XL330
+    # firmware had Indirect Data 1 at 224, firmware 52 and the e-Manual have it at 208.
+    [
+        (XL430_W250, "xl430_w250"),
+        (XL330_M288, "xl330_m288_fw52"),
+        (XL330_M077, "xl330_m077_fw52"),
+    ],
 )
 def test_dynamixel_addresses_and_sizes_are_robotis_own(model, file) -> None:
     shipped = sdk_model_file(file)
@@ -44,7 +51,9 @@ def test_dynamixel_addresses_and_sizes_are_robotis_own(model, file) -> None:
     assert checked >= 40  # nearly every register of ours is in ROBOTIS' file
     numbers = resources.files("dynamixel_easy_sdk").joinpath("control_table/dynamixel.model")
     listed = dict(line.split("\t")[::-1] for line in numbers.read_text().splitlines()[1:] if line)
-    assert int(listed[f"{file}.model"]) == model.model_number
+    base = file.removesuffix("_fw52")
+    assert int(listed[f"{base}.model"]) == model.model_number
+    assert model.table["firmware_version"].initial == 52
 
 
 def test_the_documented_registers_of_each_model() -> None:
@@ -84,7 +93,8 @@ def test_sign_magnitude_values_as_the_vendor_library_reads_them() -> None:
         load.encode(np.array([1 << 10]))
 
 
-@given(st.sampled_from([r for m in (XL430_W250, XL330_M288, STS3215) for r in m.table]),
+@given(st.sampled_from([r for m in (XL430_W250, XL330_M288, XL330_M077, STS3215)
+                        for r in m.table]),
        st.integers(-(2**31), 2**31 - 1))  # fmt: skip
 def test_register_encodings_round_trip(register, value) -> None:
     low, high = register.raw_range

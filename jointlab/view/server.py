@@ -35,9 +35,9 @@ __all__ = ["DEFAULT_PORT", "LiveView"]
 
 #: The port asked for by default (viser's); a busy port moves the view to the next free one.
 DEFAULT_PORT = 8080
-#: The plots are redrawn every this many redraws of the 3D view (10 Hz at 30 Hz): a plot
-#: costs about ten times a pose update, and an eye reads curves at 10 Hz as live.
-PLOT_EVERY = 3
+#: Seconds between two redraws of the plots (10 Hz; the 3D pose follows every redraw): a
+#: plot costs about ten times a pose update, and an eye reads curves at 10 Hz as live.
+PLOT_PERIOD = 0.1
 
 
 @contextlib.contextmanager
@@ -103,6 +103,9 @@ class LiveView:
         #: Redraws done and the feed count of the latest one (for tests and benchmarks).
         self.frames_drawn = 0
         self.drawn_count = 0
+        #: The feed count the plots show, and when they were drawn (perf_counter s).
+        self.plotted_count = 0
+        self._plotted_at = -1e9
         self._period = 1.0 / rate_hz if rate_hz else 0.0
         self._markers: list[Any] | None = None
         self._shown_contacts: np.ndarray | None = None
@@ -135,9 +138,11 @@ class LiveView:
         with self._markers_lock:
             self._markers = list(markers)
 
-    def redraw(self) -> bool:
+    def redraw(self, plots: bool | None = None) -> bool:
         """Draw what the feed holds now, if anything is new; True when it drew.
 
+        The pose is drawn at every new sample; the plots when samples arrived since they
+        were last drawn and :data:`PLOT_PERIOD` has passed (``plots`` forces or skips them).
         The view's thread calls it ``rate_hz`` times a second; benchmarks call it directly.
         """
         window = self.feed.window()
@@ -145,19 +150,27 @@ class LiveView:
             markers, self._markers = self._markers, None
         if markers is not None:
             self.scene.show_markers(markers)
-        if window.count == self.drawn_count or window.latest_position is None:
+        now = wallclock.perf_counter()
+        new_pose = window.count != self.drawn_count and window.latest_position is not None
+        if plots is None:
+            plots = window.count != self.plotted_count and now - self._plotted_at >= PLOT_PERIOD
+        plots = bool(plots) and window.time.size >= 2
+        if not (new_pose or plots):
             return False
-        q = window.latest_position
         with self.server.atomic():  # one batch of messages per redraw, not one per property
-            if np.isfinite(q).all():
-                self.scene.update(q)
-            if self.frames_drawn % PLOT_EVERY == 0:
+            if new_pose:
+                q = window.latest_position
+                if np.isfinite(q).all():
+                    self.scene.update(q)
+                if window.contacts is not None and window.contacts is not self._shown_contacts:
+                    self.scene.show_contacts(window.contacts)
+                    self._shown_contacts = window.contacts
+            if plots:
                 self.plots.update(window)
-            if window.contacts is not None and window.contacts is not self._shown_contacts:
-                self.scene.show_contacts(window.contacts)
-                self._shown_contacts = window.contacts
-        self.drawn_count = window.count
-        self.frames_drawn += 1
+                self.plotted_count, self._plotted_at = window.count, now
+        if new_pose:
+            self.drawn_count = window.count
+            self.frames_drawn += 1
         return True
 
     def _run(self) -> None:

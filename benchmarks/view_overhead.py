@@ -47,6 +47,27 @@ def loop(robot, periods: int) -> tuple[float, float, float]:
             (time.process_time() - process) / periods)  # fmt: skip
 
 
+def paced(robot, seconds: float) -> tuple[int, int]:
+    """Run the loop in real time, sleeping between periods as on a device.
+
+    Returns the periods that started late by more than one period, and the periods run.
+    """
+    home, dt = robot.description.home, robot.control_dt
+    start = time.perf_counter()
+    late, periods = 0, round(seconds / dt)
+    for k in range(periods):
+        due = start + k * dt
+        now = time.perf_counter()
+        if now < due:
+            time.sleep(due - now)
+        elif now - due > dt:
+            late += 1
+        robot.apply(NJointAction.Position(home + 0.3 * np.sin(0.01 * k)))
+        robot.step()
+        robot.read()
+    return late, periods
+
+
 def child(periods: int, redraws: int) -> None:
     """Under callgrind: the phases ``loop``, ``loop-feed`` and ``redraw``."""
     from instructions import _dump
@@ -130,6 +151,9 @@ def main() -> None:
     browser_ok = find_chromium() is not None
     periods: dict[str, list[tuple[float, float, float]]] = {"none": [], "view": [], "browser": []}
     rates: list[float] = []
+    paced_rates: list[float] = []
+    paced_late: list[float] = []
+    alone_late: list[float] = []
     with jointlab.connect("sim://arm6") as robot:
         robot.arm()
         loop(robot, 200)  # warm
@@ -138,6 +162,8 @@ def main() -> None:
             try:
                 for _ in range(args.rounds):
                     periods["none"].append(loop(robot, args.periods))
+                    late, count = paced(robot, 2.0)
+                    alone_late.append(late / count)
                     undo = robot.listen(view.feed)
                     periods["view"].append(loop(robot, args.periods))
                     if browser is not None:
@@ -146,6 +172,11 @@ def main() -> None:
                         before, started = view.frames_drawn, time.perf_counter()
                         periods["browser"].append(loop(robot, args.periods))
                         rates.append((view.frames_drawn - before) / (time.perf_counter() - started))
+                        before, started = view.frames_drawn, time.perf_counter()
+                        late, count = paced(robot, 2.0)
+                        paced_rates.append((view.frames_drawn - before)
+                                           / (time.perf_counter() - started))  # fmt: skip
+                        paced_late.append(late / count)
                         browser.open("about:blank")
                     undo()
             finally:
@@ -167,6 +198,13 @@ def main() -> None:
                 print(f"    ratio {name} / none: {spread(ratios, 1.0, 3)}")
                 rows.append(row(f"control loop with the live view ({name}) / without, {what}",
                                 ratios, "x", "<= 1.1" if column < 2 else ""))  # fmt: skip
+    if paced_rates:
+        print(f"  real-time 1 kHz loop (sleeps between periods), page open: redraws per second "
+              f"{spread(paced_rates, 1.0, 1)}, periods late by more than a period "
+              f"{spread(paced_late, 100.0, 2)} % (without the view: "
+              f"{spread(alone_late, 100.0, 2)} %)")  # fmt: skip
+        rows.append(row("live view redraws per second, real-time 1 kHz loop", paced_rates, "Hz",
+                        ">= 30"))  # fmt: skip
     if rates:
         print(f"  view redraws per second with the browser open: {spread(rates, 1.0, 1)}")
         rows.append(row("live view redraws per second (browser open)", rates, "Hz", ">= 30"))

@@ -89,6 +89,30 @@ def commander_ticks(ticks: int) -> None:
         _dump("commander")
 
 
+def _env_and_robot_phases(env: Any, robot: Any, actions: Any, njoint: list[Any], steps: int,
+                          suffix: str) -> None:  # fmt: skip
+    """Count the phases ``env`` + ``suffix`` and ``robot`` + ``suffix``.
+
+    The env runs from a seeded reset; then its robot alone is fed the same NJointActions,
+    with a reset every 50 steps.
+    """
+    env.reset(seed=0)
+    _dump("setup")
+    for i in range(steps):
+        _, _, terminated, truncated, _ = env.step(actions[i])
+        if terminated or truncated:
+            env.reset()
+    _dump("env" + suffix)
+    robot.reset()
+    _dump("setup")
+    for i in range(steps):
+        robot.apply(njoint[i])
+        robot.step()
+        if i % 50 == 49:
+            robot.reset()
+    _dump("robot" + suffix)
+
+
 def child(steps: int) -> None:
     """The measured program (runs under callgrind)."""
     import engines
@@ -110,21 +134,7 @@ def child(steps: int) -> None:
     for i in range(20):  # warm-up
         env.step(actions[i])
         batch.step(rows[0])
-    env.reset(seed=0)
-    _dump("setup")
-    for i in range(steps):
-        _, _, terminated, truncated, _ = env.step(actions[i])
-        if terminated or truncated:
-            env.reset()
-    _dump("env")
-    robot.reset()
-    _dump("setup")
-    for i in range(steps):
-        robot.apply(njoint[i])
-        robot.step()
-        if i % 50 == 49:
-            robot.reset()
-    _dump("robot")
+    _env_and_robot_phases(env, robot, actions, njoint, steps, "")
     for block in rows:
         batch.step(block)
     _dump("batched")
@@ -171,21 +181,7 @@ def _same_on_mujoco(actions: Any, steps: int) -> None:
     env.reset(seed=0)
     for i in range(20):  # warm-up
         env.step(actions[i])
-    env.reset(seed=0)
-    _dump("setup")
-    for i in range(steps):
-        _, _, terminated, truncated, _ = env.step(actions[i])
-        if terminated or truncated:
-            env.reset()
-    _dump("env-mj")
-    robot.reset()
-    _dump("setup")
-    for i in range(steps):
-        robot.apply(njoint[i])
-        robot.step()
-        if i % 50 == 49:
-            robot.reset()
-    _dump("robot-mj")
+    _env_and_robot_phases(env, robot, actions, njoint, steps, "-mj")
     env.close()
     batch = BatchedEnv("jointlab/Reach-v0", LARGE_BATCH, robot="arm6", action_mode="position",
                        engine="mujoco")  # fmt: skip

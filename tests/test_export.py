@@ -161,6 +161,15 @@ def test_export_never_replaces_a_file_without_force(recording, tmp_path, capsys)
     assert main(["export", str(recording), str(target), "--force"]) == 0
 
 
+def test_out_may_follow_the_options(recording, tmp_path, capsys) -> None:
+    target = tmp_path / "after.rrd"
+    assert main(["export", str(recording), "--to", "rerun", str(target)]) == 0
+    assert target.stat().st_size > 0
+    with pytest.raises(SystemExit):  # a third word is still refused, by name
+        main(["export", str(recording), "--to", "rerun", str(target), "surplus"])
+    assert "unrecognized arguments: surplus" in capsys.readouterr().err
+
+
 def test_a_negative_time_cannot_be_an_mcap_time(tmp_path) -> None:
     from jointlab.interop.mcap_export import export_mcap
 

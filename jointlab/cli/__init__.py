@@ -90,12 +90,31 @@ def _subparser(parser: argparse.ArgumentParser, name: str) -> argparse.ArgumentP
     return parser
 
 
+def _late_positionals(
+    sub: argparse.ArgumentParser, args: argparse.Namespace, extras: list[str]
+) -> list[str]:
+    """Give leftover words to optional positionals argparse left empty; return the rest.
+
+    argparse fills positionals in one run before the first option, so in ``jointlab export
+    LOG --to rerun OUT`` the optional OUT stays empty and ``OUT`` is left over.
+    """
+    for action in sub._actions:
+        if not extras or extras[0].startswith("-"):
+            break
+        if action.option_strings or action.nargs != "?":
+            continue
+        if getattr(args, action.dest) == action.default:
+            setattr(args, action.dest, extras.pop(0))
+    return extras
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     """Entry point of the ``jointlab`` console script; returns the exit code."""
     from jointlab.errors import JointLabError
 
     parser = build_parser()
     args, extras = parser.parse_known_args(argv)
+    extras = _late_positionals(_subparser(parser, args.command), args, extras)
     if extras:  # reported by the subcommand's parser, which knows its options
         _subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(extras)}")
     if args.verbose:

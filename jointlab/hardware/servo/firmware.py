@@ -15,7 +15,12 @@ to the joints through the robot file's transmissions:
 * ``velocity`` mode (Feetech: wheel mode): the velocity trajectory ramps to Goal Velocity
   (Goal Speed) at the profile acceleration, and the e-Manual's velocity PI loop turns its
   error into a PWM duty;
-* ``pwm`` mode: Goal PWM's duty (within PWM Limit);
+* ``pwm`` mode: Goal PWM's duty (within PWM Limit); on Feetech STS (mode 2, "PWM open-loop
+  speed regulation"), the duty in ‰ that Feetech's memory table puts in the running-time
+  register (Goal Time, 44), with its direction bit;
+* ``step`` mode (Feetech STS mode 3, "step servo mode"): each Goal Position write is a
+  number of steps to move (sign-magnitude, bit 15), added to the servo's target, which may
+  leave the turn (:meth:`ServoArray.step`);
 
 where ``limit`` is the stall torque times the torque-limit register. The motor's back-EMF
 damping is the joint's ``dynamics.damping`` in the robot file, which the simulator applies
@@ -48,9 +53,14 @@ TEMPERATURE = 32.0
 #: Operating modes the law knows, by JointLab name (each model maps them to its values).
 _MODE_NAMES = (
     "position", "extended_position", "current_based_position", "current", "velocity", "pwm",
+    "step",
 )  # fmt: skip
-#: Modes in which the servo follows Goal Position.
-_POSITION_MODES = ("position", "extended_position", "current_based_position")
+#: Modes in which the servo follows a position target.
+_POSITION_MODES = ("position", "extended_position", "current_based_position", "step")
+#: Feetech PWM mode: Goal Time (44) holds the duty in ‰ in bits 0-9 and its direction in a
+#: higher bit: bit 10 as Feetech's SDKs write it (``SCSCL::WritePWM``, ``SMS_STS::WritePwm``),
+#: bit 11 as Feetech's STS3215 memory table states it; either reverses the duty.
+_PWM_MAGNITUDE, _PWM_DIRECTION = 0x3FF, (1 << 10) | (1 << 11)
 
 
 def eeprom_mask(model: ServoModel) -> np.ndarray:
@@ -118,6 +128,8 @@ class ServoArray:
         self.velocity_integral = np.zeros(self.n)
         #: PWM duty (fraction of full scale) each servo drove in the last tick.
         self.duty = np.zeros(self.n)
+        #: Step mode: each servo's target, ticks in its unwrapped frame (NaN: none yet).
+        self.step_target = np.full(self.n, np.nan)
         #: Goal and length (ticks) of each servo's current move, for time-based profiles.
         self._move_goal = np.full(self.n, np.nan)
         self._move_length = np.zeros(self.n)
@@ -215,6 +227,9 @@ class ServoArray:
         self.set("goal_position", present, mask)
         self.setpoint[k] = present[k]
         self.trajectory_velocity[k] = self.velocity_integral[k] = self.duty[k] = 0.0
+        self.step_target[k] = np.nan
+        if self.in_step_mode(k):
+            self.hold_steps(k)
 
     def invalidate(self) -> None:
         """The joints moved outside a tick (a reset): refresh on the next read."""
@@ -273,7 +288,11 @@ class ServoArray:
         t = self.transmissions
         inputs = self._decoded()
         direction = inputs["direction"]
-        q = self._reported(t.to_motor(state.position), inputs)  # ticks, as Present Position
+        ticks = t.to_motor(state.position)
+        q = self._reported(ticks, inputs)  # ticks, as Present Position
+        step = inputs["step_mode"]
+        if step.any():  # step mode: the target may leave the turn; the loop counts turns
+            q = np.where(step, direction * ticks - inputs["homing"], q)
         qd = direction * t.velocity_to_motor(state.velocity)  # ticks/s
         enabled = (inputs["torque_enable"] == 1) & (self.faults == 0)
         mode = inputs["operating_mode"]
@@ -335,6 +354,11 @@ class ServoArray:
             duty = inputs["goal_pwm"] * self.register("goal_pwm").unit
             duty = np.clip(duty, -inputs["pwm_cap"], inputs["pwm_cap"])
             tau = np.where(pwm, duty * self.stall, tau)
+        elif pwm.any() and "goal_time" in inputs:  # Feetech mode 2: Goal Time is the duty
+            raw = inputs["goal_time"].astype(np.int64)
+            duty = np.minimum(raw & _PWM_MAGNITUDE, 1000) * 1e-3
+            duty = np.where(raw & _PWM_DIRECTION, -duty, duty)
+            tau = np.where(pwm, duty * self.stall, tau)
         tau = np.clip(tau, -limit, limit)
         self.duty = np.where(enabled, tau / self.stall, 0.0)
         return direction * tau
@@ -375,7 +399,7 @@ class ServoArray:
             names = ["torque_enable", "operating_mode", "goal_position", "position_p_gain",
                      "position_d_gain"]  # fmt: skip
             names += [n for n in ("goal_current", "goal_velocity", "velocity_p_gain",
-                                  "velocity_i_gain", "goal_pwm")
+                                  "velocity_i_gain", "goal_pwm", "goal_time")
                       if any(n in m.table for m in self.models)]  # fmt: skip
             inputs = {name: self.get(name) for name in names}
             inputs["limit"] = self.stall * self._torque_limit()
@@ -396,7 +420,10 @@ class ServoArray:
             low = self._optional("min_position_limit", -np.inf)
             high = self._optional("max_position_limit", np.inf)
             goal = inputs["goal_position"].astype(np.float64)
-            inputs["goal"] = np.where(inputs["multi_turn"], goal, np.clip(goal, low, high))
+            goal = np.where(inputs["multi_turn"], goal, np.clip(goal, low, high))
+            inputs["step_mode"] = self._mode_mask(mode, "step")
+            stepping = inputs["step_mode"] & ~np.isnan(self.step_target)
+            inputs["goal"] = np.where(stepping, self.step_target, goal)
             inputs["current_capped"] = self._mode_mask(mode, "current_based_position")
             cap = self._optional("goal_current", 0) * 1e-3 * self.torque_per_amp
             inputs["current_cap"] = np.minimum(np.abs(cap), inputs["limit"])
@@ -409,6 +436,40 @@ class ServoArray:
         if not mask.any():
             return np.full(self.n, float(default))
         return np.where(mask, self.get(name).astype(np.float64), default)
+
+    def in_step_mode(self, k: int) -> bool:
+        """Whether servo ``k`` is in Feetech step mode (3)."""
+        mode = self.memory[k, self.models[k].table["operating_mode"].address]
+        return bool(mode == self._mode_values["step"][k])
+
+    def _unwrapped_position(self, k: int) -> float:
+        """Servo ``k``'s position in ticks without wrapping (the step-mode frame)."""
+        ticks = self.transmissions.to_motor(self.sim.read().position)[k]  # type: ignore[attr-defined]
+        inputs = self._decoded()
+        return float(inputs["direction"][k] * ticks - inputs["homing"][k])
+
+    def hold_steps(self, k: int) -> None:
+        """Step mode: servo ``k`` holds where it is (its target is its present position).
+
+        On entering step mode, at power-up in it and when its torque is enabled: a step
+        written afterwards counts from here.
+        """
+        here = self._unwrapped_position(k)
+        self.step_target[k] = self.setpoint[k] = here
+        self.trajectory_velocity[k] = 0.0
+        self.changed()
+
+    def step(self, k: int, steps: int) -> None:
+        """Step mode: move servo ``k`` by ``steps`` ticks from its target (Goal Position written).
+
+        Feetech's memory table: in step servo mode Goal Position "represents the number of
+        steps", bit 15 its direction. JointLab counts the steps from the servo's target, so
+        steps written during a move add up as a stepper's pulses do.
+        """
+        if np.isnan(self.step_target[k]):
+            self.hold_steps(k)
+        self.step_target[k] += steps
+        self.changed()
 
     def saved_memory(self, k: int) -> np.ndarray:
         """Servo ``k``'s saved image, whose EEPROM area a power cycle restores (a view)."""

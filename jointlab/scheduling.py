@@ -13,7 +13,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 
-__all__ = ["kept_scheduling", "normal_scheduling", "raised_weight"]
+__all__ = ["kept_scheduling", "niceness", "normal_scheduling", "raised_weight"]
 
 
 @contextlib.contextmanager
@@ -60,6 +60,11 @@ def raised_weight(nice: int) -> int:
         os.setpriority(os.PRIO_PROCESS, 0, int(nice))
     except (AttributeError, OSError):
         pass
+    return niceness()
+
+
+def niceness() -> int:
+    """The calling process's niceness (0 where the platform has none)."""
     try:
         return os.getpriority(os.PRIO_PROCESS, 0)
     except (AttributeError, OSError):

@@ -21,7 +21,7 @@ from jointlab.errors import JointLabError
 from jointlab.hardware.emulator.emulator import Emulator
 from jointlab.hardware.emulator.faults import EmulatorOptions, Failed, Started
 from jointlab.hardware.emulator.process import realtime_priority
-from jointlab.scheduling import normal_scheduling, raised_weight
+from jointlab.scheduling import niceness, normal_scheduling, raised_weight
 
 __all__ = ["main", "serve_control"]
 
@@ -46,7 +46,7 @@ def serve_control(fd: int, build: Callable[..., Any] = Emulator) -> int:
         return 1
     if not settings.fifo:
         normal_scheduling()  # not a real-time policy its parent may have been left with
-    nice = raised_weight(settings.nice) if settings.nice else os.getpriority(os.PRIO_PROCESS, 0)
+    nice = raised_weight(settings.nice) if settings.nice else niceness()
     fifo = settings.fifo and realtime_priority()
     with emulator:
         connection.send(Started(emulator.path, os.getpid(), fifo, nice))

@@ -10,6 +10,8 @@ the real arm shows with these gains is a property of the gains, not of the emula
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import numpy as np
 import pytest
 from servo_helpers import emulated_bus, sdk_port
@@ -98,3 +100,22 @@ def test_dynamixel_p_only_loop_settles_at_the_analytic_droop() -> None:
         bus.advance(SETTLE, bus.report().rx_bytes)
         settled = np.array(bus.report().position)
     _check("koch", p_registers, settled, goal)
+
+
+def test_holding_droop_of_one_link_is_its_weight_over_the_loop_stiffness(tmp_path) -> None:
+    """By hand: one STS3215 turning a horizontal axis, its link's weight m·g·l at its arm's
+    level, held by P = 16: stiffness 16/4000 duty per tick x 30 kg cm x 4096/2π per rad."""
+    source = Path(__file__).parents[2] / "interop" / "robots" / "one_sts3215.yaml"
+    path = tmp_path / "one_horizontal.yaml"
+    path.write_text(source.read_text().replace("axis: [0, 0, 1]", "axis: [0, 1, 0]"))
+    description = load_robot(path)
+    _, models = bus_models(description)
+    k = 16 / 4000 * (30 * 9.80665 / 100) * 4096 / (2 * np.pi)
+    weight = 0.012 * 9.81 * 0.03  # the link's mass, gravity, its centre's distance
+    levels = [holding_droop(description, models, [16], [q]) for q in (0.0, np.pi / 2)]
+    level, upright = sorted(levels, key=lambda d: abs(d.gravity[0]))[::-1]
+    np.testing.assert_allclose(abs(level.gravity[0]), weight, rtol=1e-3)
+    assert abs(upright.gravity[0]) < 1e-9
+    np.testing.assert_allclose(level.stiffness, [k], rtol=1e-9)
+    np.testing.assert_allclose(level.droop, -level.gravity / k, rtol=1e-12)
+    np.testing.assert_allclose(level.band, [0.02 / k], rtol=1e-9)

@@ -37,12 +37,19 @@ import numpy as np
 from jointlab.hardware.emulator.settle import RestWatch
 from jointlab.hardware.servo.control_table import Access, Register, ServoModel
 from jointlab.hardware.servo.gains import GainScaling
+from jointlab.hardware.servo.law_inputs import (
+    MODE_NAMES,
+    PWM_DIRECTION,
+    PWM_MAGNITUDE,
+    RegisterInputs,
+)
 from jointlab.hardware.servo.profile import (
     ramp_velocity,
     time_based_limits,
     trapezoid_step,
     velocity_loop,
 )
+from jointlab.hardware.servo.step_mode import StepMode
 from jointlab.interface import NJointAction
 from jointlab.robots.description import RobotDescription
 
@@ -50,17 +57,6 @@ __all__ = ["ServoArray", "ServoFault", "eeprom_mask"]
 
 #: Servo temperature reported by the emulated servos, °C.
 TEMPERATURE = 32.0
-#: Operating modes the law knows, by JointLab name (each model maps them to its values).
-_MODE_NAMES = (
-    "position", "extended_position", "current_based_position", "current", "velocity", "pwm",
-    "step",
-)  # fmt: skip
-#: Modes in which the servo follows a position target.
-_POSITION_MODES = ("position", "extended_position", "current_based_position", "step")
-#: Feetech PWM mode: Goal Time (44) holds the duty in ‰ in bits 0-9 and its direction in a
-#: higher bit: bit 10 as Feetech's SDKs write it (``SCSCL::WritePWM``, ``SMS_STS::WritePwm``),
-#: bit 11 as Feetech's STS3215 memory table states it; either reverses the duty.
-_PWM_MAGNITUDE, _PWM_DIRECTION = 0x3FF, (1 << 10) | (1 << 11)
 
 
 def eeprom_mask(model: ServoModel) -> np.ndarray:
@@ -79,7 +75,7 @@ class ServoFault:
     bits: int
 
 
-class ServoArray:
+class ServoArray(RegisterInputs, StepMode):
     """The firmware of the servos of one emulated bus (see the module docstring).
 
     Args:
@@ -141,7 +137,7 @@ class ServoArray:
         self._inputs: dict[str, np.ndarray] | None = None
         self._mode_values = {
             name: np.array([m.modes.get(name, m.other_modes.get(name, -1)) for m in models])
-            for name in _MODE_NAMES
+            for name in MODE_NAMES
         }
         self._feetech = np.array([m.vendor == "feetech" for m in models])
         self._resolution = np.array([float(m.resolution) for m in models])
@@ -356,8 +352,8 @@ class ServoArray:
             tau = np.where(pwm, duty * self.stall, tau)
         elif pwm.any() and "goal_time" in inputs:  # Feetech mode 2: Goal Time is the duty
             raw = inputs["goal_time"].astype(np.int64)
-            duty = np.minimum(raw & _PWM_MAGNITUDE, 1000) * 1e-3
-            duty = np.where(raw & _PWM_DIRECTION, -duty, duty)
+            duty = np.minimum(raw & PWM_MAGNITUDE, 1000) * 1e-3
+            duty = np.where(raw & PWM_DIRECTION, -duty, duty)
             tau = np.where(pwm, duty * self.stall, tau)
         tau = np.clip(tau, -limit, limit)
         self.duty = np.where(enabled, tau / self.stall, 0.0)
@@ -377,9 +373,6 @@ class ServoArray:
         dynamixel = np.where(inputs["multi_turn"], actual, np.mod(actual, resolution)) + homing
         return np.where(self._feetech, wrapped, dynamixel)
 
-    def _mode_mask(self, mode: np.ndarray, name: str) -> np.ndarray:
-        return mode == self._mode_values[name]
-
     def changed(self) -> None:
         """The host wrote registers: decode the law's inputs again at the next tick."""
         self._inputs = None
@@ -393,84 +386,6 @@ class ServoArray:
     def _wake(self) -> None:
         self.rest.wake()
 
-    def _decoded(self) -> dict[str, np.ndarray]:
-        """The registers the law reads, decoded once per change of the memory."""
-        if self._inputs is None:
-            names = ["torque_enable", "operating_mode", "goal_position", "position_p_gain",
-                     "position_d_gain"]  # fmt: skip
-            names += [n for n in ("goal_current", "goal_velocity", "velocity_p_gain",
-                                  "velocity_i_gain", "goal_pwm", "goal_time")
-                      if any(n in m.table for m in self.models)]  # fmt: skip
-            inputs = {name: self.get(name) for name in names}
-            inputs["limit"] = self.stall * self._torque_limit()
-            inputs["profile_speed"] = self._profile_speed()
-            inputs["profile_accel"] = self._profile_acceleration()
-            inputs["pwm_cap"] = self._optional("pwm_limit", 885.0) / 885.0
-            mode = inputs["operating_mode"]
-            inputs["position_mode"] = np.any(
-                [self._mode_mask(mode, name) for name in _POSITION_MODES], axis=0
-            )
-            inputs["multi_turn"] = self._mode_mask(mode, "extended_position")
-            inputs["homing"] = self._optional("homing_offset", 0)
-            drive = self._optional("drive_mode", 0).astype(np.int64)
-            inputs["direction"] = np.where(drive & 1, -1.0, 1.0)
-            inputs["time_based"] = (drive & 4) != 0  # Drive Mode bit 2: time-based profile
-            inputs["profile_velocity_raw"] = self._optional("profile_velocity", 0)
-            inputs["profile_acceleration_raw"] = self._optional("profile_acceleration", 0)
-            low = self._optional("min_position_limit", -np.inf)
-            high = self._optional("max_position_limit", np.inf)
-            goal = inputs["goal_position"].astype(np.float64)
-            goal = np.where(inputs["multi_turn"], goal, np.clip(goal, low, high))
-            inputs["step_mode"] = self._mode_mask(mode, "step")
-            stepping = inputs["step_mode"] & ~np.isnan(self.step_target)
-            inputs["goal"] = np.where(stepping, self.step_target, goal)
-            inputs["current_capped"] = self._mode_mask(mode, "current_based_position")
-            cap = self._optional("goal_current", 0) * 1e-3 * self.torque_per_amp
-            inputs["current_cap"] = np.minimum(np.abs(cap), inputs["limit"])
-            self._inputs = inputs
-        return self._inputs
-
-    def _optional(self, name: str, default: float) -> np.ndarray:
-        """Register ``name`` of every servo as floats, ``default`` where a model lacks it."""
-        mask = self.has(name)
-        if not mask.any():
-            return np.full(self.n, float(default))
-        return np.where(mask, self.get(name).astype(np.float64), default)
-
-    def in_step_mode(self, k: int) -> bool:
-        """Whether servo ``k`` is in Feetech step mode (3)."""
-        mode = self.memory[k, self.models[k].table["operating_mode"].address]
-        return bool(mode == self._mode_values["step"][k])
-
-    def _unwrapped_position(self, k: int) -> float:
-        """Servo ``k``'s position in ticks without wrapping (the step-mode frame)."""
-        ticks = self.transmissions.to_motor(self.sim.read().position)[k]  # type: ignore[attr-defined]
-        inputs = self._decoded()
-        return float(inputs["direction"][k] * ticks - inputs["homing"][k])
-
-    def hold_steps(self, k: int) -> None:
-        """Step mode: servo ``k`` holds where it is (its target is its present position).
-
-        On entering step mode, at power-up in it and when its torque is enabled: a step
-        written afterwards counts from here.
-        """
-        here = self._unwrapped_position(k)
-        self.step_target[k] = self.setpoint[k] = here
-        self.trajectory_velocity[k] = 0.0
-        self.changed()
-
-    def step(self, k: int, steps: int) -> None:
-        """Step mode: move servo ``k`` by ``steps`` ticks from its target (Goal Position written).
-
-        Feetech's memory table: in step servo mode Goal Position "represents the number of
-        steps", bit 15 its direction. JointLab counts the steps from the servo's target, so
-        steps written during a move add up as a stepper's pulses do.
-        """
-        if np.isnan(self.step_target[k]):
-            self.hold_steps(k)
-        self.step_target[k] += steps
-        self.changed()
-
     def saved_memory(self, k: int) -> np.ndarray:
         """Servo ``k``'s saved image, whose EEPROM area a power cycle restores (a view)."""
         return self._eeprom[k]
@@ -480,32 +395,6 @@ class ServoArray:
         del self.index[int(self.ids[k])]
         self.ids[k] = servo_id
         self.index[int(servo_id)] = k
-
-    def _torque_limit(self) -> np.ndarray:
-        if "torque_limit" in self.models[0].table:  # Feetech: 0.1 % of stall torque
-            return np.clip(self.get("torque_limit") * 1e-3, 0.0, 1.0)
-        if self.has("current_limit").all():
-            amps = self.get("current_limit") * 1e-3
-            return np.clip(amps * self.torque_per_amp / self.stall, 0.0, 1.0)
-        return np.clip(self.get("pwm_limit") / 885.0, 0.0, 1.0)
-
-    def _profile_speed(self) -> np.ndarray:
-        """Setpoint speed limit in ticks/s (0: none)."""
-        name = "profile_velocity" if "profile_velocity" in self.models[0].table else "goal_velocity"
-        register = self.register(name)
-        return np.abs(self.get(name)) * register.unit * self.models[0].ticks_per_radian
-
-    def _profile_acceleration(self) -> np.ndarray:
-        """Profile acceleration limit in ticks/s² (``inf`` where the register is 0)."""
-        name = "profile_acceleration" if self.has("profile_acceleration").all() else "acceleration"
-        register = self.register(name)
-        accel = np.abs(self.get(name)) * register.unit * self.models[0].ticks_per_radian
-        return np.where(accel > 0, accel, np.inf)
-
-    def _velocity_unit(self) -> np.ndarray:
-        """Ticks/s per count of Goal/Present Velocity, shape ``(n,)``."""
-        unit = self.register("goal_velocity").unit * self.models[0].ticks_per_radian
-        return np.full(self.n, unit)
 
     def tick(self) -> None:
         """One firmware tick: the law from the registers, one physics step.

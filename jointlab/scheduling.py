@@ -13,7 +13,7 @@ import contextlib
 import os
 from collections.abc import Iterator
 
-__all__ = ["kept_scheduling", "normal_scheduling"]
+__all__ = ["kept_scheduling", "niceness", "normal_scheduling", "raised_weight"]
 
 
 @contextlib.contextmanager
@@ -43,3 +43,29 @@ def normal_scheduling() -> None:
         os.sched_setscheduler(0, os.SCHED_OTHER, os.sched_param(0))
     except (AttributeError, OSError):
         pass
+
+
+def raised_weight(nice: int) -> int:
+    """Give the calling process niceness ``nice`` (below 0: a larger share of a busy CPU).
+
+    Under the normal time-sharing policy a process's CPU share on a contended core follows
+    its niceness (each step below 0 is about 1.25 times the weight), without the risks of a
+    real-time policy: it can still never starve the machine. Lowering the niceness needs the
+    privilege (root or ``CAP_SYS_NICE``); where it is refused the process keeps its niceness.
+
+    Returns:
+        The niceness the process has afterwards (``nice`` when granted).
+    """
+    try:
+        os.setpriority(os.PRIO_PROCESS, 0, int(nice))
+    except (AttributeError, OSError):
+        pass
+    return niceness()
+
+
+def niceness() -> int:
+    """The calling process's niceness (0 where the platform has none)."""
+    try:
+        return os.getpriority(os.PRIO_PROCESS, 0)
+    except (AttributeError, OSError):
+        return 0

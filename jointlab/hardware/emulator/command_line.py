@@ -21,7 +21,7 @@ from jointlab.errors import JointLabError
 from jointlab.hardware.emulator.emulator import Emulator
 from jointlab.hardware.emulator.faults import EmulatorOptions, Failed, Started
 from jointlab.hardware.emulator.process import realtime_priority
-from jointlab.scheduling import normal_scheduling
+from jointlab.scheduling import niceness, normal_scheduling, raised_weight
 
 __all__ = ["main", "serve_control"]
 
@@ -46,9 +46,10 @@ def serve_control(fd: int, build: Callable[..., Any] = Emulator) -> int:
         return 1
     if not settings.fifo:
         normal_scheduling()  # not a real-time policy its parent may have been left with
+    nice = raised_weight(settings.nice) if settings.nice else niceness()
     fifo = settings.fifo and realtime_priority()
     with emulator:
-        connection.send(Started(emulator.path, os.getpid(), fifo))
+        connection.send(Started(emulator.path, os.getpid(), fifo, nice))
         emulator.serve(control=connection)
     return 0
 
@@ -63,14 +64,22 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rate", type=int, default=1000, help="tick rate in Hz")
     parser.add_argument("--watchdog-ms", type=int, default=100, help="power-up watchdog, ms")
     parser.add_argument("--stream-period", type=int, default=1, help="DATA STATE period, ticks")
-    parser.add_argument("--tcp", type=int, metavar="PORT", default=None,
-                        help="serve on 127.0.0.1:PORT instead of a pty (0: any free port)")
+    parser.add_argument(
+        "--tcp",
+        type=int,
+        metavar="PORT",
+        default=None,
+        help="serve on 127.0.0.1:PORT instead of a pty (0: any free port)",
+    )
     parser.add_argument("--lockstep", action="store_true",
                         help="virtual time: tick only when the host asks (connect with "
                         "?lockstep=1)")  # fmt: skip
     parser.add_argument("--duration", type=float, default=None, help="stop after SECONDS")
-    parser.add_argument("--fifo", action="store_true",
-                        help="ask for SCHED_FIFO scheduling (needs root or CAP_SYS_NICE)")
+    parser.add_argument(
+        "--fifo",
+        action="store_true",
+        help="ask for SCHED_FIFO scheduling (needs root or CAP_SYS_NICE)",
+    )
     parser.add_argument("--control-fd", type=int, default=None, help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.control_fd is not None:

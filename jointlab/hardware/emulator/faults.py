@@ -145,6 +145,8 @@ class EmulatorOptions:
     options: dict[str, Any] = field(default_factory=dict)
     #: Ask for SCHED_FIFO scheduling (see :func:`~jointlab.hardware.emulator.realtime_priority`).
     fifo: bool = False
+    #: Niceness to ask for (below 0: a larger CPU share; :func:`jointlab.scheduling.raised_weight`).
+    nice: int = 0
 
 
 @dataclass(frozen=True)
@@ -155,6 +157,8 @@ class Started:
     pid: int
     #: Whether SCHED_FIFO scheduling was asked for and granted.
     fifo: bool = False
+    #: The niceness the emulator process runs at.
+    nice: int = 0
 
 
 @dataclass(frozen=True)

@@ -36,7 +36,7 @@ from jointlab.hardware.emulator.faults import (
 )
 from jointlab.robots.description import RobotDescription
 
-__all__ = ["EmulatorProcess", "realtime_priority"]
+__all__ = ["FIFO_PRIORITY", "REALTIME_NICE", "EmulatorProcess", "realtime_priority"]
 
 #: Seconds ``close()`` waits at each stage (polite CLOSE, then SIGTERM, then SIGKILL).
 STOP_WAIT = 2.0
@@ -65,7 +65,17 @@ def _label(robot: object) -> str:
     return repr(robot.name) if isinstance(robot, RobotDescription) else quote(str(robot), 200)
 
 
-def realtime_priority(priority: int = 20) -> bool:
+#: Niceness a real-time emulator process asks for by default: under the normal time-sharing
+#: policy its CPU weight is about 9 times a niceness-0 process's, so a busy machine wakes it
+#: sooner; it can still never starve the machine (as a real-time policy can). Lockstep
+#: emulators run at 0: nothing waits on the wall clock for them.
+REALTIME_NICE = -10
+#: SCHED_FIFO priority of an emulator that asks for it: low (1-99, higher wins), so the
+#: kernel's threaded interrupts (50) and every other real-time task still come first.
+FIFO_PRIORITY = 10
+
+
+def realtime_priority(priority: int = FIFO_PRIORITY) -> bool:
     """Move the calling thread (and threads it starts later) to ``SCHED_FIFO``.
 
     A real-time loop on a busy machine is late whenever the scheduler runs something else;
@@ -116,6 +126,10 @@ class EmulatorProcess:
         start_timeout: Seconds to wait for the process to report its pty.
         fifo: Ask for SCHED_FIFO scheduling of the emulator (:func:`realtime_priority`);
             :attr:`fifo` says whether it was granted.
+        nice: Niceness to ask for (below 0: a larger share of a busy CPU under the normal
+            policy, :func:`jointlab.scheduling.raised_weight`); default
+            :data:`REALTIME_NICE` in real time, 0 in lockstep. :attr:`nice` says what the
+            process got (its inherited niceness where lowering it is not permitted).
         **options: :class:`~jointlab.hardware.emulator.Emulator` keyword arguments
             (``lockstep=True`` for virtual time).
 
@@ -132,6 +146,7 @@ class EmulatorProcess:
         *,
         start_timeout: float = 60.0,
         fifo: bool = False,
+        nice: int | None = None,
         **options: Any,
     ) -> None:
         self._closed = False
@@ -158,7 +173,9 @@ class EmulatorProcess:
         #: Whether the emulator runs in lockstep (virtual time).
         self.lockstep: bool = bool(options.get("lockstep", False))
         try:
-            self._conn.send(EmulatorOptions(robot, options, fifo=fifo))
+            if nice is None:
+                nice = 0 if options.get("lockstep", False) else REALTIME_NICE
+            self._conn.send(EmulatorOptions(robot, options, fifo=fifo, nice=int(nice)))
             if not self._conn.poll(start_timeout):
                 raise LinkError(f"emulator for {label} did not start within {start_timeout} s")
             message = self._conn.recv()
@@ -178,6 +195,8 @@ class EmulatorProcess:
         self.path: str = message.path
         #: Whether the emulator runs with SCHED_FIFO scheduling.
         self.fifo: bool = message.fifo
+        #: The niceness the emulator process runs at.
+        self.nice: int = message.nice
 
     def _ask(self, request: Any, timeout: float = 10.0) -> Any:
         if self._closed:

@@ -15,7 +15,12 @@ to the joints through the robot file's transmissions:
 * ``velocity`` mode (Feetech: wheel mode): the velocity trajectory ramps to Goal Velocity
   (Goal Speed) at the profile acceleration, and the e-Manual's velocity PI loop turns its
   error into a PWM duty;
-* ``pwm`` mode: Goal PWM's duty (within PWM Limit);
+* ``pwm`` mode: Goal PWM's duty (within PWM Limit); on Feetech STS (mode 2, "PWM open-loop
+  speed regulation"), the duty in ‰ that Feetech's memory table puts in the running-time
+  register (Goal Time, 44), with its direction bit;
+* ``step`` mode (Feetech STS mode 3, "step servo mode"): each Goal Position write is a
+  number of steps to move (sign-magnitude, bit 15), added to the servo's target, which may
+  leave the turn (:meth:`ServoArray.step`);
 
 where ``limit`` is the stall torque times the torque-limit register. The motor's back-EMF
 damping is the joint's ``dynamics.damping`` in the robot file, which the simulator applies
@@ -32,12 +37,19 @@ import numpy as np
 from jointlab.hardware.emulator.settle import RestWatch
 from jointlab.hardware.servo.control_table import Access, Register, ServoModel
 from jointlab.hardware.servo.gains import GainScaling
+from jointlab.hardware.servo.law_inputs import (
+    MODE_NAMES,
+    PWM_DIRECTION,
+    PWM_MAGNITUDE,
+    RegisterInputs,
+)
 from jointlab.hardware.servo.profile import (
     ramp_velocity,
     time_based_limits,
     trapezoid_step,
     velocity_loop,
 )
+from jointlab.hardware.servo.step_mode import StepMode
 from jointlab.interface import NJointAction
 from jointlab.robots.description import RobotDescription
 
@@ -45,12 +57,6 @@ __all__ = ["ServoArray", "ServoFault", "eeprom_mask"]
 
 #: Servo temperature reported by the emulated servos, °C.
 TEMPERATURE = 32.0
-#: Operating modes the law knows, by JointLab name (each model maps them to its values).
-_MODE_NAMES = (
-    "position", "extended_position", "current_based_position", "current", "velocity", "pwm",
-)  # fmt: skip
-#: Modes in which the servo follows Goal Position.
-_POSITION_MODES = ("position", "extended_position", "current_based_position")
 
 
 def eeprom_mask(model: ServoModel) -> np.ndarray:
@@ -69,7 +75,7 @@ class ServoFault:
     bits: int
 
 
-class ServoArray:
+class ServoArray(RegisterInputs, StepMode):
     """The firmware of the servos of one emulated bus (see the module docstring).
 
     Args:
@@ -118,6 +124,8 @@ class ServoArray:
         self.velocity_integral = np.zeros(self.n)
         #: PWM duty (fraction of full scale) each servo drove in the last tick.
         self.duty = np.zeros(self.n)
+        #: Step mode: each servo's target, ticks in its unwrapped frame (NaN: none yet).
+        self.step_target = np.full(self.n, np.nan)
         #: Goal and length (ticks) of each servo's current move, for time-based profiles.
         self._move_goal = np.full(self.n, np.nan)
         self._move_length = np.zeros(self.n)
@@ -129,7 +137,7 @@ class ServoArray:
         self._inputs: dict[str, np.ndarray] | None = None
         self._mode_values = {
             name: np.array([m.modes.get(name, m.other_modes.get(name, -1)) for m in models])
-            for name in _MODE_NAMES
+            for name in MODE_NAMES
         }
         self._feetech = np.array([m.vendor == "feetech" for m in models])
         self._resolution = np.array([float(m.resolution) for m in models])
@@ -215,6 +223,9 @@ class ServoArray:
         self.set("goal_position", present, mask)
         self.setpoint[k] = present[k]
         self.trajectory_velocity[k] = self.velocity_integral[k] = self.duty[k] = 0.0
+        self.step_target[k] = np.nan
+        if self.in_step_mode(k):
+            self.hold_steps(k)
 
     def invalidate(self) -> None:
         """The joints moved outside a tick (a reset): refresh on the next read."""
@@ -273,7 +284,11 @@ class ServoArray:
         t = self.transmissions
         inputs = self._decoded()
         direction = inputs["direction"]
-        q = self._reported(t.to_motor(state.position), inputs)  # ticks, as Present Position
+        ticks = t.to_motor(state.position)
+        q = self._reported(ticks, inputs)  # ticks, as Present Position
+        step = inputs["step_mode"]
+        if step.any():  # step mode: the target may leave the turn; the loop counts turns
+            q = np.where(step, direction * ticks - inputs["homing"], q)
         qd = direction * t.velocity_to_motor(state.velocity)  # ticks/s
         enabled = (inputs["torque_enable"] == 1) & (self.faults == 0)
         mode = inputs["operating_mode"]
@@ -335,6 +350,11 @@ class ServoArray:
             duty = inputs["goal_pwm"] * self.register("goal_pwm").unit
             duty = np.clip(duty, -inputs["pwm_cap"], inputs["pwm_cap"])
             tau = np.where(pwm, duty * self.stall, tau)
+        elif pwm.any() and "goal_time" in inputs:  # Feetech mode 2: Goal Time is the duty
+            raw = inputs["goal_time"].astype(np.int64)
+            duty = np.minimum(raw & PWM_MAGNITUDE, 1000) * 1e-3
+            duty = np.where(raw & PWM_DIRECTION, -duty, duty)
+            tau = np.where(pwm, duty * self.stall, tau)
         tau = np.clip(tau, -limit, limit)
         self.duty = np.where(enabled, tau / self.stall, 0.0)
         return direction * tau
@@ -353,9 +373,6 @@ class ServoArray:
         dynamixel = np.where(inputs["multi_turn"], actual, np.mod(actual, resolution)) + homing
         return np.where(self._feetech, wrapped, dynamixel)
 
-    def _mode_mask(self, mode: np.ndarray, name: str) -> np.ndarray:
-        return mode == self._mode_values[name]
-
     def changed(self) -> None:
         """The host wrote registers: decode the law's inputs again at the next tick."""
         self._inputs = None
@@ -369,47 +386,6 @@ class ServoArray:
     def _wake(self) -> None:
         self.rest.wake()
 
-    def _decoded(self) -> dict[str, np.ndarray]:
-        """The registers the law reads, decoded once per change of the memory."""
-        if self._inputs is None:
-            names = ["torque_enable", "operating_mode", "goal_position", "position_p_gain",
-                     "position_d_gain"]  # fmt: skip
-            names += [n for n in ("goal_current", "goal_velocity", "velocity_p_gain",
-                                  "velocity_i_gain", "goal_pwm")
-                      if any(n in m.table for m in self.models)]  # fmt: skip
-            inputs = {name: self.get(name) for name in names}
-            inputs["limit"] = self.stall * self._torque_limit()
-            inputs["profile_speed"] = self._profile_speed()
-            inputs["profile_accel"] = self._profile_acceleration()
-            inputs["pwm_cap"] = self._optional("pwm_limit", 885.0) / 885.0
-            mode = inputs["operating_mode"]
-            inputs["position_mode"] = np.any(
-                [self._mode_mask(mode, name) for name in _POSITION_MODES], axis=0
-            )
-            inputs["multi_turn"] = self._mode_mask(mode, "extended_position")
-            inputs["homing"] = self._optional("homing_offset", 0)
-            drive = self._optional("drive_mode", 0).astype(np.int64)
-            inputs["direction"] = np.where(drive & 1, -1.0, 1.0)
-            inputs["time_based"] = (drive & 4) != 0  # Drive Mode bit 2: time-based profile
-            inputs["profile_velocity_raw"] = self._optional("profile_velocity", 0)
-            inputs["profile_acceleration_raw"] = self._optional("profile_acceleration", 0)
-            low = self._optional("min_position_limit", -np.inf)
-            high = self._optional("max_position_limit", np.inf)
-            goal = inputs["goal_position"].astype(np.float64)
-            inputs["goal"] = np.where(inputs["multi_turn"], goal, np.clip(goal, low, high))
-            inputs["current_capped"] = self._mode_mask(mode, "current_based_position")
-            cap = self._optional("goal_current", 0) * 1e-3 * self.torque_per_amp
-            inputs["current_cap"] = np.minimum(np.abs(cap), inputs["limit"])
-            self._inputs = inputs
-        return self._inputs
-
-    def _optional(self, name: str, default: float) -> np.ndarray:
-        """Register ``name`` of every servo as floats, ``default`` where a model lacks it."""
-        mask = self.has(name)
-        if not mask.any():
-            return np.full(self.n, float(default))
-        return np.where(mask, self.get(name).astype(np.float64), default)
-
     def saved_memory(self, k: int) -> np.ndarray:
         """Servo ``k``'s saved image, whose EEPROM area a power cycle restores (a view)."""
         return self._eeprom[k]
@@ -419,32 +395,6 @@ class ServoArray:
         del self.index[int(self.ids[k])]
         self.ids[k] = servo_id
         self.index[int(servo_id)] = k
-
-    def _torque_limit(self) -> np.ndarray:
-        if "torque_limit" in self.models[0].table:  # Feetech: 0.1 % of stall torque
-            return np.clip(self.get("torque_limit") * 1e-3, 0.0, 1.0)
-        if self.has("current_limit").all():
-            amps = self.get("current_limit") * 1e-3
-            return np.clip(amps * self.torque_per_amp / self.stall, 0.0, 1.0)
-        return np.clip(self.get("pwm_limit") / 885.0, 0.0, 1.0)
-
-    def _profile_speed(self) -> np.ndarray:
-        """Setpoint speed limit in ticks/s (0: none)."""
-        name = "profile_velocity" if "profile_velocity" in self.models[0].table else "goal_velocity"
-        register = self.register(name)
-        return np.abs(self.get(name)) * register.unit * self.models[0].ticks_per_radian
-
-    def _profile_acceleration(self) -> np.ndarray:
-        """Profile acceleration limit in ticks/s² (``inf`` where the register is 0)."""
-        name = "profile_acceleration" if self.has("profile_acceleration").all() else "acceleration"
-        register = self.register(name)
-        accel = np.abs(self.get(name)) * register.unit * self.models[0].ticks_per_radian
-        return np.where(accel > 0, accel, np.inf)
-
-    def _velocity_unit(self) -> np.ndarray:
-        """Ticks/s per count of Goal/Present Velocity, shape ``(n,)``."""
-        unit = self.register("goal_velocity").unit * self.models[0].ticks_per_radian
-        return np.full(self.n, unit)
 
     def tick(self) -> None:
         """One firmware tick: the law from the registers, one physics step.

@@ -8,8 +8,11 @@ into torque, about ``duty × stall torque`` at stand-still. JointLab models the 
 
 * Dynamixel X-series (e-Manual, "Position PID Gain"): ``KPP = P / 128``, ``KPD = D / 16``
   on the pulse error, PWM full scale 885, so ``p_div = 128`` and ``d_div = 16``.
-* Feetech STS (Feetech publishes no scaling; this is JointLab's model of it, and of the
-  emulated servo): ``p_div = d_div = 4``, PWM full scale 1000.
+* Feetech STS: ``p_div = 4``, PWM full scale 1000, as Feetech's own actuator model states
+  its calibration (``ftservo/ftservo-bam``, ``bam/feetech/actuator.py``: with P = 1, 4000
+  ticks of error give 100 % PWM, an error gain of 0.163 per rad), which Rhoban's oscilloscope
+  measurement (0.166) and K-Scale's 12 V step tests (0.165) agree with. The D scaling
+  (``d_div = 4``) is JointLab's model: no source gives it.
 
 The NJointAction gains of a joint (N·m/rad, N·m·s/rad, joint side) are the horn gains (N·m per
 tick, N·m per tick/s) times ``reduction² · ticks_per_rev / 2π`` of its transmission; the backend

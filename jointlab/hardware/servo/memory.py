@@ -53,8 +53,9 @@ def write_memory(servos: ServoArray, k: int, address: int, data: bytes) -> None:
     ``Lock`` (55) is 0, as Feetech's memory table describes. Dynamixel EEPROM writes always
     persist. Writing ``ID`` renames the servo once the write is done (the status of that write
     still comes from the old id). Enabling torque makes the servo hold where it is
-    (setpoint = present position). A byte written to an Indirect Data register is written, with
-    the same checks, at the address its Indirect Address holds.
+    (setpoint = present position). In Feetech step mode (3) a Goal Position write is a number
+    of steps to move (:meth:`ServoArray.step`). A byte written to an Indirect Data register is
+    written, with the same checks, at the address its Indirect Address holds.
 
     Raises:
         MemoryError_: the write is refused (see above).
@@ -96,14 +97,24 @@ def write_memory(servos: ServoArray, k: int, address: int, data: bytes) -> None:
             saved[address:end][mask] = servos.memory[k, address:end][mask]
         if any(r.name == "id" for r in touched):
             servos.rename(k, int(servos.memory[k, model.table["id"].address]))
+    names = {r.name for r in touched}
     if enabling:
         servos.faults[k] = 0 if model.vendor == "feetech" else servos.faults[k]
         servos.refresh()
         present = servos.get("present_position")
         mask = np.arange(servos.n) == k
-        if not any(r.name == "goal_position" for r in touched):
+        if "goal_position" not in names:
             servos.set("goal_position", present, mask)
         servos.setpoint[k] = present[k]
         servos.trajectory_velocity[k] = servos.velocity_integral[k] = 0.0
+    if servos.in_step_mode(k):  # Feetech mode 3: a Goal Position write is a step count
+        if enabling or "operating_mode" in names:
+            servos.hold_steps(k)
+        if "goal_position" in names:
+            servos.step(k, int(servos.get("goal_position")[k]))
+    elif "operating_mode" in names and not np.isnan(servos.step_target[k]):
+        servos.step_target[k] = np.nan  # out of step mode: the target is one turn's again
+        servos.refresh()
+        servos.setpoint[k] = servos.get("present_position")[k]
     for offset, target in forwarded:  # Indirect Data: the bytes at their addresses
         write_memory(servos, k, target, bytes(data[offset : offset + 1]))

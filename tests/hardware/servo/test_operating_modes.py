@@ -16,6 +16,8 @@ import math
 import pytest
 from servo_helpers import emulated_bus, sdk_port
 
+from jointlab import load_robot
+
 dxl = pytest.importorskip("dynamixel_sdk")
 scs = pytest.importorskip("scservo_sdk")
 
@@ -208,3 +210,76 @@ def test_dynamixel_time_based_profile_takes_the_set_time() -> None:
         assert ph.read4ByteTxRx(port, 1, 140)[0] != start + 600  # not there at 780 ms
         advance(bus, 0.03)
         assert ph.read4ByteTxRx(port, 1, 140)[0] == start + 600  # there by 810 ms
+
+
+def sts_mode(ph, port, servo_id: int, mode: int) -> None:
+    """Torque off, Operating Mode (33) ``mode``, torque on (STS3215)."""
+    for address, value in ((40, 0), (33, mode), (40, 1)):
+        assert ph.write1ByteTxRx(port, servo_id, address, value) == (scs.COMM_SUCCESS, 0)
+
+
+def test_feetech_pwm_mode_drives_the_duty_in_goal_time() -> None:
+    """STS mode 2 (Feetech's memory table: "PWM open-loop speed regulation", run by the
+    running-time register 0x2C): Goal Time (44) is the duty in ‰, its direction in bit 10
+    (Feetech's SDKs' ``WritePwm``) or bit 11 (the memory table). Open loop: the unloaded pan
+    turns where the duty's torque meets the motor's back-EMF damping and friction."""
+    with emulated_bus("so101", lockstep=True) as bus, sdk_port(scs, bus.path) as port:
+        ph = scs.PacketHandler(0)
+        hold_arm_up(bus, ph, port, 40)
+        sts_mode(ph, port, 1, 2)
+        pan = load_robot("so101").actuators[0]
+        # 10 % of the 2.94 N m stall torque against 0.6243 N m s/rad, less 0.02 N m friction
+        expected = (
+            (0.1 * 2.942 - pan.dynamics.static_friction)
+            / pan.dynamics.damping
+            * 4096
+            / (2 * math.pi)
+        )
+        assert ph.write2ByteTxRx(port, 1, 44, 100) == (scs.COMM_SUCCESS, 0)
+        advance(bus, 0.5)
+        speed = sign_magnitude(ph.read2ByteTxRx(port, 1, 58)[0])  # Present Speed, steps/s
+        assert abs(speed - expected) <= 0.05 * expected, (speed, expected)
+        for reverse in (100 | 1 << 10, 100 | 1 << 11):  # the SDK's bit, the table's bit
+            assert ph.write2ByteTxRx(port, 1, 44, reverse) == (scs.COMM_SUCCESS, 0)
+            advance(bus, 0.5)
+            speed = sign_magnitude(ph.read2ByteTxRx(port, 1, 58)[0])
+            assert abs(speed + expected) <= 0.05 * expected, (speed, expected)
+        # Torque Limit (48) caps the open-loop duty as it caps every output
+        assert ph.write2ByteTxRx(port, 1, 48, 50) == (scs.COMM_SUCCESS, 0)
+        assert ph.write2ByteTxRx(port, 1, 44, 100) == (scs.COMM_SUCCESS, 0)
+        advance(bus, 0.5)
+        capped = (0.05 * 2.942 - pan.dynamics.static_friction) / pan.dynamics.damping
+        speed = sign_magnitude(ph.read2ByteTxRx(port, 1, 58)[0])
+        assert abs(speed - capped * 4096 / (2 * math.pi)) <= 0.05 * expected, speed
+
+
+def test_feetech_step_mode_moves_by_the_steps_written() -> None:
+    """STS mode 3 (the memory table: "step servo mode, the number of steps is represented by
+    the goal position 0x2A, bit 15 the direction"): each Goal Position write moves the servo
+    by that many steps from its target, across the turn's 4095/0 boundary as well."""
+    with emulated_bus("so101", lockstep=True) as bus, sdk_port(scs, bus.path) as port:
+        ph = scs.PacketHandler(0)
+        hold_arm_up(bus, ph, port, 40)
+        # a homing offset that puts the pan's present position near the end of the turn
+        start = ph.read2ByteTxRx(port, 1, 56)[0]
+        assert ph.write1ByteTxRx(port, 1, 40, 0) == (scs.COMM_SUCCESS, 0)
+        offset = start - 3900  # Present Position = actual - Homing Offset (bit 11 sign)
+        raw = abs(offset) | (1 << 11 if offset < 0 else 0)
+        assert ph.write2ByteTxRx(port, 1, 31, raw) == (scs.COMM_SUCCESS, 0)
+        sts_mode(ph, port, 1, 3)
+        advance(bus, 0.3)
+        assert abs(ph.read2ByteTxRx(port, 1, 56)[0] - 3900) <= 2
+        joint = bus.report().position[0]
+        moves = [(300, 300), (300, 600), (200 | 1 << 15, 400)]  # written, total from start
+        for written, total in moves:
+            assert ph.write2ByteTxRx(port, 1, 42, written) == (scs.COMM_SUCCESS, 0)
+            advance(bus, 1.0)
+            present = ph.read2ByteTxRx(port, 1, 56)[0]
+            assert abs(present - (3900 + total) % 4096) <= 2, (written, present)
+            moved = (bus.report().position[0] - joint) * 4096 / (2 * math.pi)
+            assert abs(moved - total) <= 2, (written, moved)  # forwards, across 4095 -> 0
+        # back to position mode: Goal Position is absolute again, within the turn
+        sts_mode(ph, port, 1, 0)
+        assert ph.write2ByteTxRx(port, 1, 42, 100) == (scs.COMM_SUCCESS, 0)
+        advance(bus, 1.0)
+        assert abs(ph.read2ByteTxRx(port, 1, 56)[0] - 100) <= 2

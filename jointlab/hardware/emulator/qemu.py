@@ -27,6 +27,7 @@ from typing import Any
 from jointlab.errors import ConfigurationError, LinkError
 from jointlab.hardware.emulator.plant import PlantServer
 from jointlab.robots.description import RobotDescription
+from jointlab.scheduling import normal_scheduling
 
 __all__ = ["FIRMWARE_ELF", "FirmwareDevice", "default_elf", "qemu_command"]
 
@@ -132,7 +133,7 @@ class FirmwareDevice:
         self.process = subprocess.Popen(
             qemu_command(elf, socket_path),
             stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True,
+            text=True, preexec_fn=normal_scheduling,  # never a fifo=1 emulator's SCHED_FIFO
         )  # fmt: skip
         self._finalizer = weakref.finalize(self, _stop, self.process, self.plant,
                                            self._directory)  # fmt: skip

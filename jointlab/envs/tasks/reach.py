@@ -217,6 +217,26 @@ class Reach(Task):
             {"is_success": success, "distance": distance},
         )  # fmt: skip
 
+    def evaluate_into(self, state: ArrayState, action: NJointAction,
+                      info: dict[str, Any]) -> tuple[float, bool]:  # fmt: skip
+        """:meth:`evaluate` written into ``info`` without the Outcome and terms dicts.
+
+        The same entries in the same order and the same values (a test compares them).
+        """
+        x, y, z = self._parts(state)[1].tolist()
+        distance = math.sqrt(x * x + y * y + z * z)
+        success = distance < self.success_threshold
+        info["is_success"] = success
+        info["distance"] = distance
+        if self.reward_type == "sparse":
+            reward = info["reward_sparse"] = 0.0 if success else -1.0
+            return reward, success and self.terminate_on_success
+        effort = effort_penalty(state, self.description.effort_limit) if self.effort_weight else 0.0
+        info["reward_distance"] = near = -self.distance_weight * distance
+        info["reward_success"] = bonus = self.success_bonus if success else 0.0
+        info["reward_effort"] = cost = -self.effort_weight * effort
+        return near + bonus + cost, success and self.terminate_on_success  # as sum(terms)
+
     @staticmethod
     def batch_outcome(tasks: Sequence[Reach], states: Sequence[ArrayState],
                       positions: np.ndarray | None = None,

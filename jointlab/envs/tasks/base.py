@@ -37,8 +37,10 @@ __all__ = ["GOAL_RGBA", "REWARD_KEYS", "TARGET_RGBA", "BatchOutcome", "Marker", 
            "effort_penalty", "option_vector"]  # fmt: skip
 
 #: ``info`` keys of the common reward terms (built once, not at every step).
-REWARD_KEYS = {name: f"reward_{name}" for name in ("distance", "success", "effort", "sparse",
-                                                   "position", "velocity", "goal", "reach")}
+REWARD_KEYS = {
+    name: f"reward_{name}"
+    for name in ("distance", "success", "effort", "sparse", "position", "velocity", "goal", "reach")
+}
 #: Colour of goal markers (where something should end up), RGBA.
 GOAL_RGBA = (0.15, 0.8, 0.25, 0.55)
 #: Colour of target markers (a moving or held reference), RGBA.

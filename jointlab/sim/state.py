@@ -108,10 +108,11 @@ class StateReporter:
         inputs = (self, loop, q, qd, loop.qd_prev, loop.tau, measured,
                   braked if brakes_engaged else None,
                   self.stalled if self._stall_any else None)  # fmt: skip
-        if measured is None:
-            # Almost every reader wants the joint state: the loop's own arrays, made
-            # read-only (the loop replaces them every physics step and never writes into
-            # them), stored at once instead of derived through the descriptors.
+        if measured is None and q.base is None:
+            # A single robot's step (fresh arrays; a batched step leaves rows of its read-only
+            # blocks, read lazily below): almost every reader wants the joint state, so the
+            # loop's own arrays, made read-only (the loop replaces them every physics step and
+            # never writes into them), are stored at once instead of derived on first access.
             q.setflags(write=False)
             qd.setflags(write=False)
             state.__dict__.update(time=time, motor_power=powered, armed=armed,

@@ -3,6 +3,7 @@
 Usage::
 
     PYTHONPATH=. .venv/bin/python benchmarks/env_step_parts.py [--engine mujoco] [--steps 160]
+        [--quick]
 
 Runs itself under valgrind's callgrind, as ``instructions.py`` does. Each phase steps
 ``jointlab/Reach-v0`` (arm6, position mode) ``--steps`` times from the same seeded reset,
@@ -95,8 +96,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--engine", choices=("mujoco", "pybullet"), default="mujoco")
     parser.add_argument("--steps", type=int, default=160, help="env steps per phase")
+    parser.add_argument("--quick", action="store_true", help="50 steps per phase")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.quick:
+        args.steps = 50
     if args.child:
         child(args.engine, args.steps)
         return

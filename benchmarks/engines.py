@@ -298,6 +298,15 @@ def main() -> None:
     }  # fmt: skip
     for label, (value, target) in ratios.items():
         print(f"  {label:56s} {value:6.2f}x" + (f"  (target {target})" if target else ""))
+    # Issue 34's figure: Reach's engine ratio as a share of the raw engines', round by round
+    shares = sorted(m * rp / (p * rm) for m, p, rm, rp in zip(
+        runs["mujoco"], runs["pybullet"], runs["raw-mujoco"], runs["raw-pybullet"],
+        strict=True))  # fmt: skip
+    raw_ratio = median["raw-mujoco"] / median["raw-pybullet"]
+    share = median["mujoco"] / median["pybullet"] / raw_ratio
+    print(f"  {'Reach mujoco/pybullet as a share of the raw engines':56s} {share:6.2f}x  "
+          f"(per round {statistics.median(shares):.2f} [{shares[0]:.2f}-{shares[-1]:.2f}]; "
+          "target >= 0.9)")  # fmt: skip
     for name, values in runs.items():
         print(f"  {name:14s} {median[name]:9.0f} env steps/s  (min {min(values):.0f}, "
               f"max {max(values):.0f}; {1e6 / median[name]:.0f} us/step)")  # fmt: skip

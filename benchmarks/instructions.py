@@ -13,9 +13,11 @@ random actions and episode resets as ``env_throughput.py`` and ``engines.py``):
 * ``env``: the env through ``gymnasium.make`` (wrappers included), on PyBullet;
 * ``robot``: its robot alone fed the same NJointActions (apply + step, a reset every 50);
 * ``batched``: :class:`~jointlab.envs.vector.BatchedEnv` of 8, per sub-environment step;
-* ``env-mj`` and ``robot-mj``: the same two on MuJoCo (the env layer's share there), and
-  ``batched64-mj``: ``BatchedEnv`` of 64 on MuJoCo, per sub-environment step (at least two
-  batched steps);
+* ``env-mj`` and ``robot-mj``: the same two on MuJoCo (the env layer's share there),
+  ``floor-mj``: the floor of that share, :class:`FloorReach` (the cheapest Gymnasium env
+  around the same robot with Reach's observation, made by ``gymnasium.make`` with the same
+  wrappers; no action check, no clipping, no ``info``), and ``batched64-mj``: ``BatchedEnv``
+  of 64 on MuJoCo, per sub-environment step (at least two batched steps);
 * ``env-mujoco`` and ``raw-mujoco``: Reach on MuJoCo and ``engines.py``'s hand-written MuJoCo
   loop (physics, observation and reward); ``raw-pybullet`` likewise on PyBullet;
 * ``commander``: ``Commander.compute`` of ``control_loop.py``'s arm6 program at 1 kHz, replayed
@@ -48,8 +50,8 @@ sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 
 from _report import header, load, row, write_summary  # noqa: E402
 
-PHASES = ("env", "robot", "batched", "env-mj", "robot-mj", "batched64-mj", "env-mujoco",
-          "raw-mujoco", "raw-pybullet")
+PHASES = ("env", "robot", "batched", "env-mj", "robot-mj", "floor-mj", "batched64-mj",
+          "env-mujoco", "raw-mujoco", "raw-pybullet")  # fmt: skip
 #: Sub-environments of the large MuJoCo batch.
 LARGE_BATCH = 64
 #: Commander ticks counted per env step of ``--steps`` (2,000 ticks, 2 s at 1 kHz, by default).
@@ -162,6 +164,79 @@ def child(steps: int) -> None:
     commander_ticks(TICKS_PER_STEP * steps)
 
 
+class FloorReach:
+    """The cheapest Gymnasium env around Reach's robot on MuJoCo: the env layer's floor.
+
+    Per step: the position mode's mapping (three ufuncs, no range check), apply, step,
+    read, the tool from the engine's kinematics, the observation Reach-v0 has (joint
+    positions and velocities, goal, tool, goal - tool; not clipped), reward ``-distance``
+    and an empty ``info``. A reset puts the robot home with a fixed goal.
+    """
+
+    @staticmethod
+    def make() -> Any:
+        """``gymnasium.make`` of it, with Reach-v0's wrappers and episode length."""
+        import gymnasium
+
+        if "bench/FloorReach-v0" not in gymnasium.registry:
+            gymnasium.register("bench/FloorReach-v0", entry_point=FloorReach._env,
+                               max_episode_steps=50)  # fmt: skip
+        return gymnasium.make("bench/FloorReach-v0")
+
+    @staticmethod
+    def _env() -> Any:
+        import math
+
+        import gymnasium
+        import numpy as np
+
+        from jointlab.interface import NJointAction
+        from jointlab.sim import SimRobot
+
+        class Floor(gymnasium.Env):
+            def __init__(self) -> None:
+                self.robot = robot = SimRobot("arm6", engine="mujoco", dt=0.001,
+                                              control_dt=0.02, seed=0)  # fmt: skip
+                robot.arm()
+                d = robot.description
+                self._low = np.array(d.soft_lower)
+                self._half = 0.5 * (np.array(d.soft_upper) - self._low)
+                self._ones = np.ones(d.dof)
+                self._locate = robot.frame_locator(d.tool_names[0])
+                self.goal = np.array([0.3, 0.1, 0.4])
+                self.action_space = gymnasium.spaces.Box(-1.0, 1.0, (d.dof,), np.float32)
+                self.observation_space = gymnasium.spaces.Box(-np.inf, np.inf, (2 * d.dof + 9,),
+                                                              np.float32)  # fmt: skip
+
+            def _observe(self, state: Any) -> tuple[Any, float]:
+                tool = self._locate(state)
+                to_goal = self.goal - tool
+                x, y, z = to_goal.tolist()
+                observation = np.concatenate((state.position, state.velocity, self.goal, tool,
+                                              to_goal), dtype=np.float32)  # fmt: skip
+                return observation, -math.sqrt(x * x + y * y + z * z)
+
+            def reset(self, *, seed: int | None = None, options: Any = None) -> Any:
+                super().reset(seed=seed)
+                self.robot.reset()
+                return self._observe(self.robot.read())[0], {}
+
+            def step(self, action: Any) -> Any:
+                values = np.add(action, self._ones)
+                np.multiply(values, self._half, out=values)
+                np.add(self._low, values, out=values)
+                robot = self.robot
+                robot.apply(NJointAction.position_from_validated(values))
+                robot.step()
+                observation, reward = self._observe(robot.read())
+                return observation, reward, False, False, {}
+
+            def close(self) -> None:
+                self.robot.close()
+
+        return Floor()
+
+
 def large_batch_steps(steps: int) -> int:
     """Batched steps of the ``LARGE_BATCH`` phase: about ``steps`` env steps, at least two."""
     return max(2, steps // LARGE_BATCH)
@@ -183,6 +258,18 @@ def _same_on_mujoco(actions: Any, steps: int) -> None:
         env.step(actions[i])
     _env_and_robot_phases(env, robot, actions, njoint, steps, "-mj")
     env.close()
+    floor = FloorReach.make()
+    floor.reset(seed=0)
+    for i in range(20):  # warm-up
+        floor.step(actions[i])
+    floor.reset(seed=0)
+    _dump("setup")
+    for i in range(steps):
+        _, _, terminated, truncated, _ = floor.step(actions[i])
+        if terminated or truncated:
+            floor.reset()
+    _dump("floor-mj")
+    floor.close()
     batch = BatchedEnv("jointlab/Reach-v0", LARGE_BATCH, robot="arm6", action_mode="position",
                        engine="mujoco")  # fmt: skip
     batch.reset(seed=0)
@@ -238,6 +325,7 @@ def main() -> None:
                                                          * large_batch_steps(args.steps))
     layer = 100 * (1 - per_step["robot"] / per_step["env"])
     layer_mj = 100 * (1 - per_step["robot-mj"] / per_step["env-mj"])
+    floor_mj = 100 * (1 - per_step["robot-mj"] / per_step["floor-mj"])
     batched64 = per_step["env-mj"] / per_step["batched64-mj"]
     batched = per_step["env"] / per_step["batched"]
     mujoco = per_step["env-mujoco"] / per_step["raw-mujoco"]
@@ -246,6 +334,7 @@ def main() -> None:
           "instructions counted by callgrind (load-independent, not time):")
     print(f"  env layer, share of a Reach-v0 step      {layer:.1f} % (PyBullet)")
     print(f"  env layer, share of a Reach-v0 step      {layer_mj:.1f} % (MuJoCo)")
+    print(f"  its floor (FloorReach on MuJoCo)         {floor_mj:.1f} %")
     print(f"  one env / BatchedEnv(64), MuJoCo         {batched64:.3f}x")
     print(f"  one env / BatchedEnv(8), per env step    {batched:.3f}x")
     print(f"  JointLab on MuJoCo / raw MuJoCo loop     {mujoco:.3f}x")
@@ -257,6 +346,7 @@ def main() -> None:
     write_summary([
         row("Reach-v0 env layer, % of instructions", [layer], "%"),
         row("Reach-v0 env layer on MuJoCo, % of instructions", [layer_mj], "%"),
+        row("its floor (FloorReach on MuJoCo), % of instructions", [floor_mj], "%"),
         row("one env / BatchedEnv(64) on MuJoCo, instructions", [batched64], "x"),
         row("one env / BatchedEnv(8), instructions", [batched], "x"),
         row("JointLab on MuJoCo / raw MuJoCo, instructions", [mujoco], "x"),

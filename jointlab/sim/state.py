@@ -104,12 +104,23 @@ class StateReporter:
     ) -> ArrayState:
         """The state after the loop's last physics step (a :class:`SimState`)."""
         state = _new_state(SimState)
-        state.__dict__.update(
-            time=time, motor_power=powered, armed=armed, brakes=brakes_engaged,
-            _inputs=(self, loop, loop.q, loop.qd, loop.qd_prev, loop.tau, self.measured,
-                     braked if brakes_engaged else None,
-                     self.stalled if self._stall_any else None),
-        )  # fmt: skip
+        q, qd, measured = loop.q, loop.qd, self.measured
+        inputs = (self, loop, q, qd, loop.qd_prev, loop.tau, measured,
+                  braked if brakes_engaged else None,
+                  self.stalled if self._stall_any else None)  # fmt: skip
+        if measured is None and q.base is None:
+            # A single robot's step (fresh arrays; a batched step leaves rows of its read-only
+            # blocks, read lazily below): almost every reader wants the joint state, so the
+            # loop's own arrays, made read-only (the loop replaces them every physics step and
+            # never writes into them), are stored at once instead of derived on first access.
+            q.setflags(write=False)
+            qd.setflags(write=False)
+            state.__dict__.update(time=time, motor_power=powered, armed=armed,
+                                  brakes=brakes_engaged, _inputs=inputs, position=q,
+                                  velocity=qd)  # fmt: skip
+        else:
+            state.__dict__.update(time=time, motor_power=powered, armed=armed,
+                                  brakes=brakes_engaged, _inputs=inputs)  # fmt: skip
         return state
 
     def flags(self, qd: np.ndarray, braked: np.ndarray | None, stalled: np.ndarray | None
@@ -229,8 +240,9 @@ class SimState(ArrayState):
 
     ``read()`` captures the loop's arrays of that instant (the loop replaces them every
     physics step and never writes into them), so a field read later holds the same values
-    it would have held if built at once. Every array is read-only (position, velocity and
-    torque are read-only views of the loop's arrays).
+    it would have held if built at once. Every array is read-only: without a sensor model,
+    position and velocity are the loop's own arrays, made read-only and stored when the
+    state is built (every reader wants them); torque is a read-only view of the loop's.
     Everything else (equality, ``get_data``, pickling, ``dataclasses.replace``) behaves as
     for a plain ``ArrayState``.
     """

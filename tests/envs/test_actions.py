@@ -150,6 +150,23 @@ def test_non_finite_actions_raise_naming_field_joint_and_shape(bad):
     assert "'position'" in message and "'elbow'" in message and "(12,)" in message
 
 
+@given(index=st.integers(0, 5), bad=st.sampled_from([np.nan, np.inf, -np.inf]),
+       dtype=st.sampled_from([np.float32, np.float64]),
+       rest=arrays(np.float64, 6, elements=st.floats(-1, 1)))  # fmt: skip
+def test_the_in_range_shortcut_refuses_nan_and_inf_wherever_they_sit(index, bad, dtype, rest):
+    adapter = ActionAdapter(ARM6, "position")
+    action = rest.astype(dtype)
+    action[index] = bad
+    with pytest.raises(ActionError, match=rf"index {index} .*field 'position', joint "):
+        adapter.convert(action)
+    action[index] = 0.5
+    result, clipped = adapter.convert(action)  # in range: converted as it is
+    assert clipped == 0
+    expected = unnormalize(action, *adapter.bounds["position"])
+    np.testing.assert_array_equal(result.position, expected)
+    assert result == NJointAction.Position(expected)
+
+
 def test_wrong_shape_raises():
     adapter = ActionAdapter(ARM6, "position")
     with pytest.raises(ActionError, match=r"shape \(5,\), expected \(6,\)"):

@@ -89,6 +89,34 @@ def test_reach_compute_reward_matches_evaluate(reach):
         assert reach.task.compute_reward(tool, goal) == pytest.approx(expected)
 
 
+@pytest.mark.parametrize(("engine", "options"), [
+    ("pybullet", {}),
+    ("mujoco", {"effort_weight": 0.2, "success_threshold": 0.3}),
+    ("mujoco", {"reward_type": "sparse", "success_threshold": 0.3,
+                "terminate_on_success": True}),
+])  # fmt: skip
+def test_reach_step_info_and_reward_are_those_of_evaluate(engine, options):
+    env = JointLabEnv("reach", engine=engine, **options)
+    try:
+        env.reset(seed=3)
+        rng = np.random.default_rng(3)
+        for _ in range(12):
+            action = rng.uniform(-1.2, 1.2, 6).astype(np.float32)
+            _, reward, terminated, _, info = env.step(action)
+            njoint, clipped = env.actions.convert(action)
+            outcome = env.task.evaluate(env.state, njoint)  # the general path
+            expected = {"state": env.state, **outcome.info,
+                        **{f"reward_{name}": v for name, v in outcome.terms.items()},
+                        "action_clipped": clipped}  # fmt: skip
+            assert list(info)[:-1] == list(expected)  # the same keys in the same order
+            assert all(info[key] == value for key, value in expected.items() if key != "state")
+            assert info["state"] is env.state
+            assert (reward, terminated) == (outcome.reward, outcome.terminated)
+            assert type(reward) is float and type(terminated) is bool
+    finally:
+        env.close()
+
+
 def test_reach_targets_are_reachable_and_above_the_ground():
     env = JointLabEnv("reach", min_height=0.1)
     d = env.description

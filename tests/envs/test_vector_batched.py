@@ -54,7 +54,8 @@ def test_next_step_autoreset_equals_single_envs_with_the_same_seeds(engine):
                     assert not (terminated[i] or truncated[i])
                 else:
                     expected_obs, reward, term, trunc, single_info = env.step(actions[i])
-                    assert rewards[i] == pytest.approx(reward, abs=1e-12)
+                    assert rewards[i] == reward  # bit for bit: the same distance rounding
+                    assert info["distance"][i] == single_info["distance"]
                     assert (terminated[i], truncated[i]) == (term, trunc)
                     assert info["is_success"][i] == single_info["is_success"]
                     assert info["action_clipped"][i] == single_info["action_clipped"]

@@ -14,7 +14,7 @@ The environment calls, in order::
         task.before_step(rng)              # e.g. external pushes, before the physics runs
         ... robot.apply(action); robot.step(); state = robot.read()
         parts = task.observe(state)        # the task's observation parts
-        outcome = task.evaluate(state, action)
+        outcome = task.evaluate(state, action)  # the env's step: task.evaluate_into
 """
 
 from __future__ import annotations
@@ -33,9 +33,14 @@ from jointlab.robots.description import RobotDescription
 from ..observations import ObservationPart
 from .kinematics import ChainKinematics
 
-__all__ = ["GOAL_RGBA", "TARGET_RGBA", "BatchOutcome", "Marker", "Outcome", "Task",
+__all__ = ["GOAL_RGBA", "REWARD_KEYS", "TARGET_RGBA", "BatchOutcome", "Marker", "Outcome", "Task",
            "effort_penalty", "option_vector"]  # fmt: skip
 
+#: ``info`` keys of the common reward terms (built once, not at every step).
+REWARD_KEYS = {
+    name: f"reward_{name}"
+    for name in ("distance", "success", "effort", "sparse", "position", "velocity", "goal", "reach")
+}
 #: Colour of goal markers (where something should end up), RGBA.
 GOAL_RGBA = (0.15, 0.8, 0.25, 0.55)
 #: Colour of target markers (a moving or held reference), RGBA.
@@ -178,6 +183,22 @@ class Task(abc.ABC):
     @abc.abstractmethod
     def evaluate(self, state: ArrayState, action: NJointAction) -> Outcome:
         """Reward, termination and info for the step that ended in ``state``."""
+
+    def evaluate_into(self, state: ArrayState, action: NJointAction,
+                      info: dict[str, Any]) -> tuple[float, bool]:  # fmt: skip
+        """:meth:`evaluate`, written into an environment step's ``info``.
+
+        Adds ``outcome.info``'s entries, then each reward term as ``reward_<term>``, in
+        that order, and returns ``(reward, terminated)``. A task may override it with a
+        path that builds no :class:`Outcome` (the environment's step calls it); the
+        entries, their order and the values must stay those of :meth:`evaluate`.
+        """
+        outcome = self.evaluate(state, action)
+        info.update(outcome.info)
+        keys = REWARD_KEYS
+        for name, value in outcome.terms.items():
+            info[keys.get(name) or f"reward_{name}"] = value
+        return outcome.reward, outcome.terminated
 
     def markers(self) -> list[Marker]:
         """Goals and targets to draw in renders (called before each rendered frame)."""

@@ -207,8 +207,8 @@ class Reach(Task):
 
     def evaluate(self, state: ArrayState, action: NJointAction) -> Outcome:
         """Reward terms, ``is_success`` and ``distance`` for the step ending in ``state``."""
-        to_goal = self._parts(state)[1]
-        distance = math.sqrt(float(np.dot(to_goal, to_goal)))  # |goal - tool| = |tool - goal|
+        x, y, z = self._parts(state)[1].tolist()
+        distance = math.sqrt(x * x + y * y + z * z)  # as batch_outcome: the same rounding
         effort = effort_penalty(state, self.description.effort_limit) if self.effort_weight else 0.0
         terms = self.reward_terms(distance, effort)
         success = distance < self.success_threshold
@@ -216,6 +216,26 @@ class Reach(Task):
             sum(terms.values()), terms, success and self.terminate_on_success,
             {"is_success": success, "distance": distance},
         )  # fmt: skip
+
+    def evaluate_into(self, state: ArrayState, action: NJointAction,
+                      info: dict[str, Any]) -> tuple[float, bool]:  # fmt: skip
+        """:meth:`evaluate` written into ``info`` without the Outcome and terms dicts.
+
+        The same entries in the same order and the same values (a test compares them).
+        """
+        x, y, z = self._parts(state)[1].tolist()
+        distance = math.sqrt(x * x + y * y + z * z)
+        success = distance < self.success_threshold
+        info["is_success"] = success
+        info["distance"] = distance
+        if self.reward_type == "sparse":
+            reward = info["reward_sparse"] = 0.0 if success else -1.0
+            return reward, success and self.terminate_on_success
+        effort = effort_penalty(state, self.description.effort_limit) if self.effort_weight else 0.0
+        info["reward_distance"] = near = -self.distance_weight * distance
+        info["reward_success"] = bonus = self.success_bonus if success else 0.0
+        info["reward_effort"] = cost = -self.effort_weight * effort
+        return near + bonus + cost, success and self.terminate_on_success  # as sum(terms)
 
     @staticmethod
     def batch_outcome(tasks: Sequence[Reach], states: Sequence[ArrayState],
@@ -240,7 +260,9 @@ class Reach(Task):
                 positions = np.array([state.position for state in states])
             tool = first.kinematics.positions(positions)
         offset = tool - goal
-        distance = np.sqrt(np.einsum("ij,ij->i", offset, offset))
+        squares = offset * offset
+        # (x² + y²) + z², the order of evaluate()'s Python sum: bit for bit the same distance
+        distance = np.sqrt(squares[:, 0] + squares[:, 1] + squares[:, 2])
         success = distance < first.success_threshold
         if first.reward_type == "sparse":
             terms = {"sparse": np.where(success, 0.0, -1.0)}

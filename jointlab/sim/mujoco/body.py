@@ -123,6 +123,9 @@ class MujocoBody:
         for tool in d.tool_names:
             site = model.site(p + tool)
             self.links[tool] = LinkRef(tool, int(site.bodyid[0]), site.id)
+        #: Frame name -> its position row in ``data`` (a view), filled by frame_position.
+        self._frame_rows: dict[str, np.ndarray] = {}
+        self._kinematics = self._mujoco.mj_kinematics
         self._inertia: np.ndarray | None = None
         self._apply_parameters()
 
@@ -257,15 +260,17 @@ class MujocoBody:
         """World position (m, ``(3,)``) of an element's moving frame, a tool frame or the base.
 
         From the model's own kinematics of the current ``qpos`` (``mj_kinematics``: ``mj_step``
-        leaves the poses of the last step's start). The frame is looked up at every call, so
-        it stays right after the world recompiles.
+        leaves the poses of the last step's start). The frame's row of ``data`` is looked up
+        once per :meth:`bind`, so it stays right after the world recompiles.
         """
-        ref = self.links[name]
-        data = self.data
-        self._mujoco.mj_kinematics(self.model, data)
-        if ref.site is None:
-            return data.xpos[ref.body].copy()
-        return data.site_xpos[ref.site].copy()
+        row = self._frame_rows.get(name)
+        if row is None:  # first call since bind(): the frame's row of the current data
+            ref = self.links[name]
+            row = (self.data.xpos[ref.body] if ref.site is None
+                   else self.data.site_xpos[ref.site])  # fmt: skip
+            self._frame_rows[name] = row
+        self._kinematics(self.model, self.data)
+        return row.copy()
 
     def remove(self) -> None:
         """Remove the robot (bodies, joints, actuators, constraints) from the world."""

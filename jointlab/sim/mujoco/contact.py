@@ -10,8 +10,9 @@ on MuJoCo, which is what made a pushed box topple on MuJoCo where it wedged on P
 
 * ``solref = (CONTACT_STEPS · dt, 1)``: time constant :data:`CONTACT_STEPS` physics steps,
   critically damped. Measured, not derived: a box released 1, 3 or 6 mm deep in the ground
-  leaves it at 0.08 m/s per mm at ``dt`` = 1 ms on both engines (within 4 %, the same at 0.5
-  and 2 ms with the same number of steps; ``benchmarks/push_parity.py``).
+  leaves it at 0.08 m/s per mm at ``dt`` = 1 ms on both engines (within 4 %,
+  ``benchmarks/push_parity.py``); Bullet's rate scales as ``1/dt``, and five steps agree as
+  well at ``dt`` 0.5 and 2 ms.
 * ``solimp`` = :data:`~jointlab.sim.mujoco.mjcf.RIGID_SOLIMP` (impedance 0.99-0.999), as the
   joints' hard stops: a box below its slip angle or wedged against an arm does not creep.
 * ``cone`` elliptic: the friction force lies in a disc of radius ``μ·N``, as Bullet's.

@@ -48,3 +48,25 @@ def test_a_box_hit_above_its_centre_wedges_alike_on_both_engines(case) -> None:
         assert travel < 0.06
     assert abs(tilt_b - tilt_a) < 6.0  # measured: 3.1 and 0.7 degrees
     assert abs(travel_b - travel_a) < 0.02  # measured: 5 and 8 mm
+
+
+def test_every_mujoco_geom_and_friction_pair_gets_the_hard_contact_model() -> None:
+    """Robots, objects added later and explicit friction pairs: ``solref`` 5 dt, elliptic cone."""
+    import numpy as np
+
+    from jointlab.sim import World
+    from jointlab.sim.mujoco.mjcf import RIGID_SOLIMP
+    from jointlab.sim.robot import SimRobot
+
+    with World(engine="mujoco", dt=0.002) as world:
+        SimRobot("planar2", world=world)
+        slope = world.add_box((0.2, 0.2, 0.02), (1.0, 0.0, 0.02), friction=0.8)
+        world.add_box((0.04, 0.04, 0.04), (1.0, 0.0, 0.1), mass=0.2, friction=0.5)
+        model = world.model
+        assert model.npair > 0  # 0.5 on 0.8: the product needs explicit pairs
+        assert model.opt.cone == 1  # mjCONE_ELLIPTIC
+        for solref, solimp in ((model.geom_solref, model.geom_solimp),
+                               (model.pair_solref, model.pair_solimp)):  # fmt: skip
+            np.testing.assert_allclose(solref, np.tile([0.01, 1.0], (len(solref), 1)))
+            np.testing.assert_allclose(solimp, np.tile(RIGID_SOLIMP, (len(solimp), 1)))
+        assert slope > 0

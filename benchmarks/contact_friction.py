@@ -10,9 +10,9 @@ PyBullet (1 is parity; the issue's bar is within 5 %):
 * **slope**: a 0.5 kg box (10 x 10 x 4 cm, coefficient ``box``) from rest on a static slope
   (coefficient ``slope``); the stick/slip angle (the smallest angle at which it slides more
   than 3 cm in 1 s, bisection to 0.05 degrees) against ``atan(box * slope)``, the product
-  rule (:func:`jointlab.sim.scene.combined_friction`). MuJoCo's soft contacts let a box
-  below the angle creep (up to 1.3 cm in 1 s at 44 degrees on 1.0 on 1.0): a creep, not a
-  slide, which accelerates (12 cm at 46 degrees).
+  rule (:func:`jointlab.sim.scene.combined_friction`). Below the angle the box creeps at most
+  0.5 mm in 1 s (44 degrees on 1.0 on 1.0; 1.3 cm with MuJoCo's default soft contacts, before
+  :mod:`jointlab.sim.mujoco.contact`); a slide accelerates (12 cm at 46 degrees).
 * **ssl_robot**: the wheeled robot (planar drive joints ``base_x``, ``base_y``, ``base_w``)
   driving a fixed program with its default gains: a 1.5 s straight-line ramp of its position
   targets to (0.6 m, 0.4 m, 1.0 rad), then 0.5 s holding; the final pose and the path's

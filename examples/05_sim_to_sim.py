@@ -8,10 +8,10 @@ Two experiments (``--experiment``):
   engines agree on Reach, so there is no gap to narrow.
 * ``push``: ``jointlab/Push-v0`` on planar2 (success: the box within 10 cm of its goal),
   trained on MuJoCo with the nominal box and with its mass and friction randomised per
-  episode (``Push(box_randomization=...)``). The engines' contacts differ (a hit sends the
-  box further on PyBullet), so a policy that is good on one engine loses success on the
-  other, and randomisation should narrow that (for the policies of notebook
-  ``05_sim_to_sim``, 3 M steps each, it does not: see the notebook's 1,000-episode table).
+  episode (``Push(box_randomization=...)``). The policies of notebook ``05_sim_to_sim`` (3 M
+  steps each) were trained while MuJoCo's contacts were soft and scored less on PyBullet;
+  with one contact model on both engines the nominal one scores the same on both (see the
+  notebook's 1,000-episode table).
 
 Every policy then runs on both engines through :func:`jointlab.envs.evaluation.evaluate_policy`
 (what ``jointlab eval POLICY URL`` runs); success rates with Wilson 95 % intervals are

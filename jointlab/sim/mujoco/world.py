@@ -7,9 +7,11 @@ Bodies are named by handles (ints), like PyBullet's body ids: the ground is 0, r
 objects count up from 1 and a handle is never reused.
 
 Options: Euler integration at ``dt`` (MuJoCo's default; joint damping is integrated
-implicitly, everything else explicitly, as the NJointAction law is), gravity, the default
-soft-contact solver. ``mj_step`` leaves the poses of the step's start in ``data.xpos``, so
-poses are read after ``mj_kinematics`` (or, for free bodies, straight from ``qpos``).
+implicitly, everything else explicitly, as the NJointAction law is), gravity, the contact
+model of :mod:`jointlab.sim.mujoco.contact` (Bullet's hard contacts: ``solref`` five physics
+steps, ``solimp`` 0.99-0.999, an elliptic friction cone). ``mj_step`` leaves the poses of the
+step's start in ``data.xpos``, so poses are read after ``mj_kinematics`` (or, for free
+bodies, straight from ``qpos``).
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import numpy as np
 from jointlab.errors import SimulationError
 from jointlab.robots.transforms import matrix_to_rpy, quaternion_matrix
 from jointlab.sim.markers import DISC_HEIGHT, MarkerSet
+from jointlab.sim.mujoco.contact import hard_contacts
 from jointlab.sim.mujoco.friction import product_pairs
 from jointlab.sim.mujoco.library import import_mujoco
 from jointlab.sim.mujoco.mjcf import WORLD_COLLISION, mujoco_quaternion
@@ -111,6 +114,7 @@ class MujocoWorld(Scene):
                 material="ground", contype=WORLD_COLLISION[0], conaffinity=WORLD_COLLISION[1],
             )  # fmt: skip
             self.ground_id = 0
+        hard_contacts(spec, dt)  # Bullet's contact dynamics (jointlab.sim.mujoco.contact)
         self.spec = spec
         self.model = spec.compile()
         self.data = mujoco.MjData(self.model)
@@ -123,6 +127,7 @@ class MujocoWorld(Scene):
     # ---------------------------------------------------------------- model changes
     def _recompile(self) -> None:
         product_pairs(self.spec)  # the product friction rule where priorities cannot do it
+        hard_contacts(self.spec, self.dt)  # every new geom and pair: the same contact model
         try:
             self.model, self.data = self.spec.recompile(self.model, self.data)
         except Exception as exc:  # mujoco reports compile errors as ValueError

@@ -13,8 +13,9 @@ per bus: median and p99 of the round trip, both as a multiple of the wire time (
 <= 1.5x), and the reads that timed out; then the same with two CPU-bound processes running
 (the SDK's own timeouts apply: a late reply is a failed read, as on a real host).
 
-Under load each bus runs three ways: the emulator at the normal policy (niceness 0, the
-default), at niceness -10 (a larger CPU share, ``BusEmulatorProcess(nice=-10)``), and at
+Under load each bus runs three ways: the emulator at the normal policy (niceness 0, what a
+user without the privilege gets), at niceness -10 (a larger CPU share; the default of a
+real-time emulator where it is granted, ``BusEmulatorProcess(nice=-10)``), and at
 SCHED_FIFO priority 10 (``fifo=True``); both need root or ``CAP_SYS_NICE``, and the line says
 what the process got. The host is never given a raised priority: its share of the wait is
 measured apart, as **client only**: the same SDK port and reply length against an echo on a

@@ -19,18 +19,14 @@ difference between two phases is what that part costs, in instructions per env s
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
-import subprocess
 import sys
-import tempfile
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 
 from _report import header, load  # noqa: E402
-from instructions import _dump, counts  # noqa: E402
+from instructions import _dump, callgrind_totals  # noqa: E402
 
 #: Phase label -> the part it adds to the phase before it.
 PARTS = {
@@ -105,17 +101,9 @@ def main() -> None:
         child(args.engine, args.steps)
         return
     header("env_step_parts")
-    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
-        print("  skipped: valgrind (callgrind) is not installed")
+    totals = callgrind_totals(__file__, ["--engine", args.engine, "--steps", str(args.steps)])
+    if totals is None:
         return
-    with tempfile.TemporaryDirectory() as folder:
-        command = ["valgrind", "--tool=callgrind", "-q",
-                   f"--callgrind-out-file={folder}/callgrind.%p", sys.executable, __file__,
-                   "--child", "--engine", args.engine, "--steps", str(args.steps)]  # fmt: skip
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env={
-            **os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get(
-                "PYTHONPATH", "")])})  # fmt: skip
-        totals = counts(Path(folder))
     per_step = {label: totals[label] / args.steps for label in PARTS}
     print(f"jointlab/Reach-v0 on {args.engine} (arm6, position mode), {args.steps} env steps "
           "per phase, thousands of instructions per env step (callgrind):")  # fmt: skip

@@ -296,6 +296,24 @@ def counts(folder: Path) -> dict[str, int]:
     return totals
 
 
+def callgrind_totals(script: str, arguments: list[str]) -> dict[str, int] | None:
+    """Run ``script --child ARGUMENTS`` under callgrind; instructions per dumped phase label.
+
+    Returns None (after saying so) where valgrind is not installed.
+    """
+    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
+        print("  skipped: valgrind (callgrind) is not installed")
+        return None
+    with tempfile.TemporaryDirectory() as folder:
+        command = ["valgrind", "--tool=callgrind", "-q",
+                   f"--callgrind-out-file={folder}/callgrind.%p", sys.executable, script,
+                   "--child", *arguments]  # fmt: skip
+        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env={
+            **os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get(
+                "PYTHONPATH", "")])})  # fmt: skip
+        return counts(Path(folder))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=400, help="env steps per phase")
@@ -309,17 +327,9 @@ def main() -> None:
         child(args.steps)
         return
     header("instructions")
-    if shutil.which("valgrind") is None or shutil.which("callgrind_control") is None:
-        print("  skipped: valgrind (callgrind) is not installed")
+    totals = callgrind_totals(__file__, ["--steps", str(args.steps)])
+    if totals is None:
         return
-    with tempfile.TemporaryDirectory() as folder:
-        command = ["valgrind", "--tool=callgrind", "-q",
-                   f"--callgrind-out-file={folder}/callgrind.%p", sys.executable, __file__,
-                   "--child", "--steps", str(args.steps)]  # fmt: skip
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env={
-            **os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get(
-                "PYTHONPATH", "")])})  # fmt: skip
-        totals = counts(Path(folder))
     per_step = {name: totals[name] / args.steps for name in PHASES}
     per_step["batched64-mj"] = totals["batched64-mj"] / (LARGE_BATCH
                                                          * large_batch_steps(args.steps))

@@ -91,6 +91,17 @@ def commander_ticks(ticks: int) -> None:
         _dump("commander")
 
 
+def _env_phase(env: Any, actions: Any, steps: int, label: str) -> None:
+    """Count phase ``label``: ``steps`` env steps from a seeded reset, resetting at episode ends."""
+    env.reset(seed=0)
+    _dump("setup")
+    for i in range(steps):
+        _, _, terminated, truncated, _ = env.step(actions[i])
+        if terminated or truncated:
+            env.reset()
+    _dump(label)
+
+
 def _env_and_robot_phases(env: Any, robot: Any, actions: Any, njoint: list[Any], steps: int,
                           suffix: str) -> None:  # fmt: skip
     """Count the phases ``env`` + ``suffix`` and ``robot`` + ``suffix``.
@@ -98,13 +109,7 @@ def _env_and_robot_phases(env: Any, robot: Any, actions: Any, njoint: list[Any],
     The env runs from a seeded reset; then its robot alone is fed the same NJointActions,
     with a reset every 50 steps.
     """
-    env.reset(seed=0)
-    _dump("setup")
-    for i in range(steps):
-        _, _, terminated, truncated, _ = env.step(actions[i])
-        if terminated or truncated:
-            env.reset()
-    _dump("env" + suffix)
+    _env_phase(env, actions, steps, "env" + suffix)
     robot.reset()
     _dump("setup")
     for i in range(steps):
@@ -262,13 +267,7 @@ def _same_on_mujoco(actions: Any, steps: int) -> None:
     floor.reset(seed=0)
     for i in range(20):  # warm-up
         floor.step(actions[i])
-    floor.reset(seed=0)
-    _dump("setup")
-    for i in range(steps):
-        _, _, terminated, truncated, _ = floor.step(actions[i])
-        if terminated or truncated:
-            floor.reset()
-    _dump("floor-mj")
+    _env_phase(floor, actions, steps, "floor-mj")
     floor.close()
     batch = BatchedEnv("jointlab/Reach-v0", LARGE_BATCH, robot="arm6", action_mode="position",
                        engine="mujoco")  # fmt: skip

@@ -29,6 +29,7 @@ from jointlab.errors import (
     quote,
 )
 from jointlab.interface import ArrayState, NJointAction
+from jointlab.robots.dynamics import GRAVITY, DynamicsModel
 
 if TYPE_CHECKING:
     from jointlab.robots.description import ArrayGeometry, RobotDescription
@@ -98,8 +99,11 @@ class RobotListener(Protocol):
 class Robot(abc.ABC):
     """A live actuator array: the only thing controllers and environments talk to.
 
-    Implemented by :class:`jointlab.sim.SimRobot` (PyBullet) and
-    :class:`jointlab.hardware.SerialRobot` (a device or the emulator over a serial port).
+    Implemented by :class:`jointlab.sim.SimRobot` (PyBullet or MuJoCo),
+    :class:`jointlab.hardware.SerialRobot` (JointLab's protocol: a device, the reference
+    firmware or the emulator over a serial port) and
+    :class:`jointlab.hardware.servo.ServoBusRobot` (a Dynamixel or Feetech servo bus, real or
+    emulated).
     Usable as a context manager; ``close()`` is safe to call twice.
 
     **The contract is enforced here, once, for every backend.** The public verbs are
@@ -218,6 +222,20 @@ class Robot(abc.ABC):
         two of these at least.
         """
         return self.description.position_resolution
+
+    def dynamics_model(self, gravity: Any = None) -> Any:
+        """The rigid-body model of this robot that controllers use (gravity, ``M(q)``...).
+
+        The backend offers its fastest exact evaluator: a simulated robot its engine's
+        where it agrees with the description's numpy model (PyBullet's Featherstone, about
+        a tenth of the time); other backends the numpy
+        :class:`~jointlab.robots.dynamics.DynamicsModel`. Pass another model explicitly
+        where it matters (``Commander(robot, dynamics=...)``).
+
+        Args:
+            gravity: Gravity in the world frame, m/s², shape ``(3,)``; None: Earth's, -z.
+        """
+        return DynamicsModel(self.description, GRAVITY if gravity is None else gravity)
 
     @property
     def closed(self) -> bool:
@@ -362,6 +380,15 @@ class Robot(abc.ABC):
         if self._closed:
             raise self._refusal("step", "closed")
         self._step()
+        self._stepped()
+
+    def _stepped(self) -> None:
+        """Tell the listeners of a step: the end of every path that advances a period.
+
+        ``step()`` calls it; so does a backend's batched step
+        (:class:`jointlab.sim.batch.BatchStepper`), so a robot stepped in a batch is seen
+        like one stepped alone.
+        """
         for listener in self._listeners:
             listener.on_step(self)
 

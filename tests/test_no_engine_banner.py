@@ -18,10 +18,10 @@ import pytest
 BANNERS = ("pybullet build time", "argv[0]=")
 
 MODEL = """
-import jointlab.sim.pybullet  # the engine loaded: its exact evaluator is registered
 from jointlab.robots import load_robot
 from jointlab.robots.dynamics import rigid_body_model
-print(type(rigid_body_model(load_robot("arm6"))).__name__)
+from jointlab.sim.pybullet import bullet_model
+print(type(rigid_body_model(load_robot("arm6"), evaluator=bullet_model)).__name__)
 """
 
 

@@ -6,17 +6,18 @@
 
 The feed-forward, on joints under PD, is the gravity torque ``g(q)`` plus ``M(q)·q̈_ref +
 damping·q̇_ref`` (inertia and viscous friction of the description), so the PD only corrects
-errors. The model is :func:`~jointlab.robots.dynamics.rigid_body_model`'s: Bullet's
-rigid-body algorithms where they agree with the numpy model (about a tenth of its time per
-``g`` or ``M``), else the numpy model. With Bullet's, ``g(q) + M(q)·q̈_ref`` is one inverse
-dynamics at the tick's ``q`` (at ``q̇ = 0``: no Coriolis term), as cheap as ``g(q)`` alone;
-with the numpy model, ``M(q)`` is refreshed every ``inertia_period`` seconds and ``g(q)``
+errors. The model is an argument; by default the robot's own (``robot.dynamics_model()``: on
+PyBullet, Bullet's rigid-body algorithms where they agree with the numpy model, about a tenth
+of its time per ``g`` or ``M``; elsewhere the numpy model). With Bullet's,
+``g(q) + M(q)·q̈_ref`` is one inverse dynamics at the tick's ``q`` (at ``q̇ = 0``: no
+Coriolis term), as cheap as ``g(q)`` alone; with the numpy model, ``M(q)`` is refreshed every ``inertia_period`` seconds and ``g(q)``
 computed every tick.
 
 It keeps which command drives which joint (a newer command on a joint preempts the older
 one there), publishes feedback events to subscribers and a queue, and checks whether a new
 command may start (armed, powered, brakes, joint names, limits). It is a controller
-(``reset``/``compute``) and can also drive the robot itself (``update``, ``wait``).
+(``reset``/``compute``) and never drives the robot: the control loop does
+(:mod:`jointlab.controllers.loop`: ``run``, ``tick``, ``drive_until_done``).
 """
 
 from __future__ import annotations
@@ -48,7 +49,6 @@ from jointlab.controllers.safety import (
 from jointlab.errors import CommandRefused, ConfigurationError
 from jointlab.interface import ArrayState, NJointAction
 from jointlab.joint_vectors import check_gains, check_torque, constants
-from jointlab.robots.dynamics import rigid_body_model
 
 __all__ = ["CommandDispatcher"]
 
@@ -73,6 +73,8 @@ class CommandDispatcher:
         start_tolerance: Largest gap between the current position and a trajectory's
             waypoint at 0 s (rad or m).
         max_events: Length of the :attr:`events` queue (oldest dropped first).
+        dynamics: The rigid-body model of the feed-forward (methods of
+            :class:`~jointlab.robots.dynamics.DynamicsModel`); None: ``robot.dynamics_model()``.
     """
 
     def __init__(
@@ -89,6 +91,7 @@ class CommandDispatcher:
         check_mode: DynamicLimitsCheckMode = DynamicLimitsCheckMode.CHECK_NONE,
         start_tolerance: float = 1e-2,
         max_events: int = 10_000,
+        dynamics: Any = None,
     ) -> None:
         self.robot = robot
         self.description = robot.description
@@ -107,8 +110,9 @@ class CommandDispatcher:
         self._damping = desc.damping
         # [diag(damping) | M(q)] @ [ref_v, ref_a]: the model feed-forward as one product
         self._inertia_map = np.hstack([np.diag(self._damping), self._mass])
-        self.dynamics = (rigid_body_model(desc)
-                         if gravity_compensation or model_feedforward else None)
+        if dynamics is None and (gravity_compensation or model_feedforward):
+            dynamics = robot.dynamics_model()
+        self.dynamics = dynamics
         self.kp = self._gains(kp, "kp")
         self.kd = self._gains(kd, "kd")
         # The P gain the robot uses (the description's where none or NaN is given).

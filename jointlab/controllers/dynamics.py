@@ -1,4 +1,4 @@
-"""Gravity compensation as a controller (the model: ``robots.dynamics.rigid_body_model``).
+"""Gravity compensation as a controller (the model: an argument, numpy's by default).
 
 * :class:`GravityCompensation` — a controller returning ``Torque(gravity compensation)``,
   composable with any other controller (see :func:`jointlab.controllers.base.with_feedforward`).
@@ -12,7 +12,7 @@ from typing import Any
 
 from jointlab.interface import ArrayState, NJointAction
 from jointlab.robots.description import RobotDescription
-from jointlab.robots.dynamics import GRAVITY, DynamicsModel, rigid_body_model
+from jointlab.robots.dynamics import GRAVITY, DynamicsModel
 
 __all__ = ["GRAVITY", "DynamicsModel", "GravityCompensation"]
 
@@ -27,12 +27,19 @@ class GravityCompensation:
         description: The robot.
         gravity: Gravity in the world frame, m/s².
         scale: Factor on the compensation (1 = full), e.g. to test robustness to mass errors.
+        model: The rigid-body model (methods of :class:`DynamicsModel`); None: the numpy
+            :class:`DynamicsModel` of ``description`` under ``gravity``. Pass
+            ``robot.dynamics_model()`` for the backend's fastest (Bullet's on PyBullet).
     """
 
     def __init__(
-        self, description: RobotDescription, gravity: Any = GRAVITY, scale: float = 1.0
+        self,
+        description: RobotDescription,
+        gravity: Any = GRAVITY,
+        scale: float = 1.0,
+        model: Any = None,
     ) -> None:
-        self.model = rigid_body_model(description, gravity)
+        self.model = DynamicsModel(description, gravity) if model is None else model
         self.scale = float(scale)
 
     def reset(self, state: ArrayState) -> None:

@@ -31,7 +31,7 @@ import numpy as np
 from jointlab.robots.description import BASE, JointType, RobotDescription
 from jointlab.robots.transforms import pose_matrix
 
-__all__ = ["AGREEMENT", "GRAVITY", "DynamicsModel", "register_evaluator", "rigid_body_model"]
+__all__ = ["AGREEMENT", "GRAVITY", "DynamicsModel", "rigid_body_model"]
 
 #: Standard gravity in the world frame, m/s².
 GRAVITY = (0.0, 0.0, -9.81)
@@ -395,19 +395,6 @@ class DynamicsModel:
 #: relative to the largest entry of ``M`` (and of ``g``, plus 1e-9 N·m).
 AGREEMENT = 1e-5
 
-#: Faster exact evaluators of the same model that loaded engines offer, in the order they
-#: registered: ``factory(description, gravity)`` gives an object with the methods of
-#: :class:`DynamicsModel`'s dynamics (``gravity_torque``, ``mass_matrix``,
-#: ``gravity_and_mass_matrix``, ``inverse_dynamics``), or None when it cannot.
-_EVALUATORS: list[Callable[[RobotDescription, Any], Any]] = []
-
-
-def register_evaluator(factory: Callable[[RobotDescription, Any], Any]) -> None:
-    """Offer ``factory`` to :func:`rigid_body_model` (an engine does it when it is loaded)."""
-    if factory not in _EVALUATORS:
-        _EVALUATORS.append(factory)
-
-
 def _agrees(fast: Any, reference: DynamicsModel) -> bool:
     """Whether ``fast`` gives the reference's ``g`` and ``M`` at two configurations."""
     description = reference.description
@@ -425,19 +412,31 @@ def _agrees(fast: Any, reference: DynamicsModel) -> bool:
     return True
 
 
-def rigid_body_model(description: RobotDescription, gravity: Any = GRAVITY) -> Any:
-    """The fastest exact dynamics model of ``description``.
+def rigid_body_model(
+    description: RobotDescription,
+    gravity: Any = GRAVITY,
+    evaluator: Callable[[RobotDescription, Any], Any] | None = None,
+) -> Any:
+    """The rigid-body model of ``description``: ``evaluator``'s where it agrees, else numpy's.
 
-    The first registered evaluator (:func:`register_evaluator`: a loaded engine's, e.g.
-    PyBullet's Featherstone in C++, about a tenth of this module's time) whose ``g`` and
-    ``M`` agree with :class:`DynamicsModel` within :data:`AGREEMENT`; the numpy
-    :class:`DynamicsModel` itself otherwise (no engine loaded, or none agrees). Both have
-    ``gravity_torque``, ``mass_matrix``, ``gravity_and_mass_matrix`` and
-    ``inverse_dynamics``.
+    Args:
+        description: The robot.
+        gravity: Gravity in the world frame, m/s², shape ``(3,)``.
+        evaluator: A faster exact evaluator of the same model, ``evaluator(description,
+            gravity)`` giving an object with :class:`DynamicsModel`'s dynamics methods
+            (``gravity_torque``, ``mass_matrix``, ``gravity_and_mass_matrix``,
+            ``inverse_dynamics``) or None when it cannot (an engine offers one: see
+            ``Robot.dynamics_model``; PyBullet's is ``jointlab.sim.pybullet.bullet_model``).
+
+    Returns:
+        The evaluator's model when its ``g`` and ``M`` agree with :class:`DynamicsModel`
+        within :data:`AGREEMENT` at two configurations; the numpy :class:`DynamicsModel`
+        otherwise (no evaluator given, or it cannot or does not agree).
     """
     reference = DynamicsModel(description, gravity)
-    for factory in _EVALUATORS:
-        fast = factory(description, gravity)
-        if fast is not None and _agrees(fast, reference):
-            return fast
+    if evaluator is None:
+        return reference
+    fast = evaluator(description, gravity)
+    if fast is not None and _agrees(fast, reference):
+        return fast
     return reference

@@ -33,6 +33,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 
@@ -41,7 +42,7 @@ from jointlab.errors import ConfigurationError, DescriptionError
 from jointlab.holding import hold_action
 from jointlab.interface import ArrayState, NJointAction
 from jointlab.robots.description import ArrayGeometry, RobotDescription
-from jointlab.robots.dynamics import DynamicsModel
+from jointlab.robots.dynamics import DynamicsModel, rigid_body_model
 from jointlab.robots.gains import UnstableGainsWarning, check_gains, effective_inertia
 from jointlab.robots.yaml_io import load_robot
 from jointlab.sim.engine import DEFAULT_ENGINE, World, check_engine
@@ -212,6 +213,24 @@ class SimRobot(Robot):
         if bus is None:
             return np.ones(self._description.dof, dtype=bool)
         return np.array([s.mode.value == "current" for s in bus.servos])
+
+    def dynamics_model(self, gravity: Any = None) -> Any:
+        """The rigid-body model controllers use: the engine's evaluator where it agrees.
+
+        :func:`~jointlab.robots.dynamics.rigid_body_model` with the world's
+        ``dynamics_evaluator()`` (PyBullet's Featherstone on the PyBullet engine); the numpy
+        :class:`~jointlab.robots.dynamics.DynamicsModel` where the engine offers none.
+
+        Args:
+            gravity: Gravity in the world frame, m/s², shape ``(3,)``; None: the world's.
+        """
+        gravity = self._world.gravity if gravity is None else gravity
+        return rigid_body_model(self._description, gravity, self._world.dynamics_evaluator())
+
+    @property
+    def steps_per_period(self) -> int:
+        """Physics steps in one control period (``control_dt / dt``)."""
+        return self._k
 
     @property
     def world(self) -> Scene:

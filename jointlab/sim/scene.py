@@ -327,6 +327,16 @@ class Scene(abc.ABC):
                   fixed: bool) -> int:
         """Engine part of :meth:`add_urdf` (an existing file, checked pose)."""  # fmt: skip
 
+    def dynamics_evaluator(self) -> Callable[[RobotDescription, Any], Any] | None:
+        """This engine's exact evaluator of a description's rigid-body model, or None.
+
+        ``evaluator(description, gravity)`` gives an object with the dynamics methods of
+        :class:`jointlab.robots.dynamics.DynamicsModel` (or None where it cannot); a
+        :class:`~jointlab.sim.SimRobot` offers it through ``dynamics_model()``, checked
+        against the numpy model. None here: the engine offers none.
+        """
+        return None
+
     @abc.abstractmethod
     def remove(self, body_id: int) -> None:
         """Remove a body added to this world."""

@@ -3,7 +3,7 @@
 import numpy as np
 import pytest
 
-from jointlab.controllers import Commander, CommandStatus, dispatch, from_milliseconds, run
+from jointlab.controllers import Commander, CommandStatus, from_milliseconds, run
 from jointlab.errors import ConfigurationError
 from jointlab.robots.dynamics import DynamicsModel
 from jointlab.sim.pybullet.dynamics import BulletDynamics
@@ -280,16 +280,10 @@ class _CallLog:
         return call
 
 
-@pytest.fixture
-def numpy_model(monkeypatch):
-    """Commanders made in the test get the numpy model (where Bullet's would not agree)."""
-    monkeypatch.setattr(dispatch, "rigid_body_model", DynamicsModel)
-    return DynamicsModel
-
-
 def _model_calls(robot, ticks, **options):
     """The DynamicsModel calls of each of ``ticks`` Commander ticks toward home + 0.3 rad."""
-    commander = Commander(robot, model_feedforward=True, **options)
+    commander = Commander(robot, model_feedforward=True,
+                          dynamics=DynamicsModel(robot.description), **options)
     log = commander.dynamics = _CallLog(commander.dynamics)
     commander.set_positions(np.array(robot.description.home) + 0.3)
     for _ in range(ticks):
@@ -299,9 +293,9 @@ def _model_calls(robot, ticks, **options):
     return [[name for name, _ in tick] for tick in log.ticks]
 
 
-def test_model_feedforward_refreshes_the_inertia_every_period_at_that_ticks_position(arm,
-                                                                                      numpy_model):
-    commander = Commander(arm, model_feedforward=True, inertia_period=0.01)
+def test_model_feedforward_refreshes_the_inertia_every_period_at_that_ticks_position(arm):
+    commander = Commander(arm, model_feedforward=True, inertia_period=0.01,
+                          dynamics=DynamicsModel(arm.description))
     model = commander.dynamics
     log = commander.dynamics = _CallLog(model)
     handle = commander.set_positions(np.array(arm.description.home) + 0.3)
@@ -327,12 +321,12 @@ def test_model_feedforward_refreshes_the_inertia_every_period_at_that_ticks_posi
         np.testing.assert_array_equal(gravity, model.gravity_torque(positions[i]))
 
 
-def test_model_feedforward_refreshes_the_inertia_every_tick_with_a_zero_period(arm, numpy_model):
+def test_model_feedforward_refreshes_the_inertia_every_tick_with_a_zero_period(arm):
     names = _model_calls(arm, 5, inertia_period=0.0)
     assert names == [["gravity_and_mass_matrix"]] * 5
 
 
-def test_model_feedforward_refreshes_every_period_on_slower_ticks(numpy_model):
+def test_model_feedforward_refreshes_every_period_on_slower_ticks():
     sim = pytest.importorskip("jointlab.sim")
     with sim.SimRobot("arm6", dt=0.001, control_dt=0.005, seed=0) as robot:
         names = _model_calls(robot, 9, inertia_period=0.02)
@@ -340,8 +334,9 @@ def test_model_feedforward_refreshes_every_period_on_slower_ticks(numpy_model):
     assert all(tick == ["gravity_torque"] for i, tick in enumerate(names) if i % 4)
 
 
-def test_model_feedforward_refreshes_at_once_after_the_robot_is_reset(arm, numpy_model):
-    commander = Commander(arm, model_feedforward=True, inertia_period=0.01)
+def test_model_feedforward_refreshes_at_once_after_the_robot_is_reset(arm):
+    commander = Commander(arm, model_feedforward=True, inertia_period=0.01,
+                          dynamics=DynamicsModel(arm.description))
     log = commander.dynamics = _CallLog(commander.dynamics)
     commander.set_positions(np.array(arm.description.home) + 0.3)
     for _ in range(11):  # the last refresh was on tick 10

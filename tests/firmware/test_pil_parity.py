@@ -38,7 +38,6 @@ from jointlab.envs.evaluation import policy_env
 from jointlab.errors import ConfigurationError
 from jointlab.hardware import EmulatorProcess, SerialRobot
 from jointlab.program import run_program
-from jointlab.sim import SimRobot
 
 TESTS = Path(__file__).resolve().parents[1]
 REACH_MODEL = (
@@ -59,19 +58,6 @@ def _parity_suite() -> Any:
 
 parity = _parity_suite()
 FIRMWARE = "emulated://arm6?device=firmware&lockstep=1"
-
-
-@pytest.fixture(scope="module", autouse=True)
-def host_as_after_a_simulator() -> None:
-    """Create (and close) one SimRobot in this process before any comparison.
-
-    The firmware's plant is a SimRobot in this process, which loads PyBullet; with PyBullet
-    loaded, ``jointlab.robots.dynamics.rigid_body_model`` gives the Commander's gravity
-    feed-forward from PyBullet's exact evaluator, without it from the numpy model, and the
-    scripts differ by up to 1.2e-5 rad, 3.9e-3 A (``moves``). Without this, the first
-    emulator run of a selection would be compared in the other host state.
-    """
-    SimRobot("arm6").close()
 
 
 def run_both(script: Callable[[Robot, Any], None], period: int = 1) -> tuple[Any, Any]:

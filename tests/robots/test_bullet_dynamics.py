@@ -15,7 +15,7 @@ from strategies import robot_dicts
 import jointlab.sim.pybullet  # noqa: F401 - the engine offers its evaluator when loaded
 from jointlab.robots import RobotDescription, builtin_robots, load_robot
 from jointlab.robots.dynamics import DynamicsModel, rigid_body_model
-from jointlab.sim.pybullet.dynamics import BulletDynamics
+from jointlab.sim.pybullet.dynamics import BulletDynamics, bullet_model
 
 OTHER_PEOPLES = ["kuka_iiwa/model.urdf", "franka_panda/panda.urdf", "xarm/xarm6_robot.urdf",
                  "r2d2.urdf"]  # fmt: skip
@@ -23,7 +23,7 @@ OTHER_PEOPLES = ["kuka_iiwa/model.urdf", "franka_panda/panda.urdf", "xarm/xarm6_
 
 def assert_same_dynamics(description, gravity=(0.0, 0.0, -9.81), seed=0):
     """``rigid_body_model`` is Bullet's, and its g, M, inverse dynamics are the numpy model's."""
-    model = rigid_body_model(description, gravity)
+    model = rigid_body_model(description, gravity, bullet_model)
     reference = DynamicsModel(description, gravity)
     assert isinstance(model, BulletDynamics)
     rng = np.random.default_rng(seed)
@@ -111,7 +111,7 @@ def test_a_tensor_bullet_zeroes_falls_back_to_the_numpy_model():
     data = load_robot("arm6").to_dict()
     data["actuators"][2]["link"]["inertia"] = np.diag([1e-3, 1e-3, 2e-3 * (1 + 5e-10)]).tolist()
     description = RobotDescription.from_dict(data)
-    model = rigid_body_model(description)
+    model = rigid_body_model(description, evaluator=bullet_model)
     assert type(model) is DynamicsModel
     q = description.home
     assert np.abs(BulletDynamics(description).mass_matrix(q) - model.mass_matrix(q)).max() > 1e-4
@@ -123,7 +123,7 @@ def test_models_made_and_dropped_in_turn_never_answer_for_another_robot():
     for _ in range(2):
         for name in names:
             description = load_robot(name)
-            model = rigid_body_model(description)
+            model = rigid_body_model(description, evaluator=bullet_model)
             q = description.home
             np.testing.assert_allclose(model.gravity_torque(q),
                                        DynamicsModel(description).gravity_torque(q),
@@ -138,7 +138,7 @@ def _gravity_in_child(model, q, queue):
 
 def test_a_model_made_before_a_fork_works_in_the_child():
     description = load_robot("arm6")
-    model = rigid_body_model(description)
+    model = rigid_body_model(description, evaluator=bullet_model)
     context = multiprocessing.get_context("fork")
     queue = context.Queue()
     child = context.Process(target=_gravity_in_child, args=(model, description.home, queue))
@@ -165,7 +165,7 @@ def test_any_valid_robot_file_gets_bullets_model_and_it_equals_numpys(data, seed
     # inertials, any base pose: Bullet's model at random configurations, not only the two
     # rigid_body_model checks
     description = RobotDescription.from_dict(data)
-    model = rigid_body_model(description)
+    model = rigid_body_model(description, evaluator=bullet_model)
     if _near_the_triangle_edge(description):
         return  # Bullet may zero such a tensor; the fallback has its own test
     assert isinstance(model, BulletDynamics)
@@ -176,7 +176,7 @@ def test_models_of_different_gravity_take_turns_on_the_shared_client():
     # one client serves every model: each sets its own gravity before its inverse dynamics
     description = _tree_breadth_first()
     gravities = [(0.0, 0.0, -9.81), (1.0, -2.0, -9.0), (0.0, 0.0, -1.62)]
-    models = [rigid_body_model(description, g) for g in gravities]
+    models = [rigid_body_model(description, g, bullet_model) for g in gravities]
     references = [DynamicsModel(description, g) for g in gravities]
     q = description.home + 0.1
     qd = np.full(description.dof, 0.3)

@@ -6,15 +6,11 @@ stepped with ``TORQUE_CONTROL``), :mod:`.batch` (several robots stepped together
 :mod:`.dynamics` (the description's rigid-body model evaluated by Bullet, no world).
 """
 
-from jointlab.robots.dynamics import register_evaluator
 from jointlab.sim.pybullet.client import quiet_output  # first: PyBullet's banner goes nowhere
 from jointlab.sim.pybullet.dynamics import bullet_model
 from jointlab.sim.pybullet.world import PybulletWorld
 
-# The description's rigid-body model evaluated by Bullet, offered while this engine is loaded.
-register_evaluator(bullet_model)
-
 #: This engine's world (``jointlab.sim.engine.World`` builds it for ``engine="pybullet"``).
 World = PybulletWorld
 
-__all__ = ["PybulletWorld", "World", "quiet_output"]
+__all__ = ["PybulletWorld", "World", "bullet_model", "quiet_output"]

@@ -16,14 +16,14 @@ when another model's is set; models of the same description share one body). It 
 description's URDF with the file's inertials; tool frames and links without an inertial
 weigh nothing here (the simulator gives tools a tiny mass, the model does not).
 
-This engine offers it to the description's layer as an evaluator
-(:func:`jointlab.robots.dynamics.register_evaluator`, done by ``jointlab.sim.pybullet``):
-once the PyBullet engine is loaded, :func:`jointlab.robots.dynamics.rigid_body_model`
-returns a :class:`BulletDynamics` when it agrees with the numpy model (checked once, at two
+The PyBullet world offers it (``PybulletWorld.dynamics_evaluator``), so a simulated
+robot's ``dynamics_model()`` is a :class:`BulletDynamics` where it agrees with the numpy
+model (:func:`jointlab.robots.dynamics.rigid_body_model` checks it once, at two
 configurations: PyBullet diagonalises inertia tensors, which keeps ``M`` within about 1e-7
 of it, and zeroes a tensor it finds non-physical, which the description's check allows
-within 1e-9 of the triangle inequality), and the numpy model otherwise. ``robots/`` itself
-never imports PyBullet.
+within 1e-9 of the triangle inequality). Elsewhere pass it explicitly:
+``rigid_body_model(description, evaluator=bullet_model)``. ``robots/`` itself never imports
+PyBullet.
 """
 
 from __future__ import annotations
@@ -217,9 +217,8 @@ def bullet_model(description: RobotDescription,
                  gravity: Any = GRAVITY) -> BulletDynamics | None:  # fmt: skip
     """Bullet's evaluation of ``description``'s model, or None where PyBullet cannot load it.
 
-    Registered with :func:`jointlab.robots.dynamics.register_evaluator` when this engine is
-    loaded: :func:`~jointlab.robots.dynamics.rigid_body_model` then uses it where it agrees
-    with the numpy model.
+    An evaluator for :func:`~jointlab.robots.dynamics.rigid_body_model`, which uses it where
+    it agrees with the numpy model.
     """
     import pybullet
 

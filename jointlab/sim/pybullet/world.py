@@ -15,8 +15,8 @@ alone in its world runs the same loop inline.
 from __future__ import annotations
 
 import os
-from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, ClassVar
 
 import numpy as np
 import pybullet
@@ -25,6 +25,7 @@ import pybullet_data
 from jointlab.errors import SimulationError
 from jointlab.robots.transforms import matrix_to_rpy, quaternion_from_rpy, quaternion_matrix
 from jointlab.sim.pybullet.client import connect_client
+from jointlab.sim.pybullet.dynamics import BulletDynamics, bullet_model
 from jointlab.sim.pybullet.friction import contact_friction
 from jointlab.sim.pybullet.markers import PybulletMarkers
 from jointlab.sim.scene import CONTACT_FRICTION, DEFAULT_RGBA, Attached, Camera, Scene, check_dt
@@ -219,6 +220,10 @@ class PybulletWorld(Scene):
             physicsClientId=cid,
         )
         pybullet.resetBaseVelocity(int(body_id), (0, 0, 0), (0, 0, 0), physicsClientId=cid)
+
+    def dynamics_evaluator(self) -> Callable[[RobotDescription, Any], BulletDynamics | None]:
+        """Bullet's evaluation of a description's rigid-body model (no world needed)."""
+        return bullet_model
 
     @property
     def markers(self) -> PybulletMarkers:

@@ -44,9 +44,11 @@ from jointlab.controllers.commands import (
 )
 from jointlab.controllers.dispatch import CommandDispatcher
 from jointlab.controllers.events import CommandEventKind, CommandHandle, CommandStatus
+from jointlab.controllers.loop import drive_until_done, tick
 from jointlab.controllers.motion import plan_move, plan_stop
 from jointlab.controllers.trajectory import Repeat, Trajectory
 from jointlab.errors import CommandRefused, ConfigurationError
+from jointlab.interface import NJointAction
 from jointlab.robots.description import ArrayGeometry
 
 __all__ = ["Commander"]
@@ -61,6 +63,25 @@ class Commander(CommandDispatcher):
     (robot, gravity and model feed-forward, gains, tolerances, safety policy and check mode,
     start tolerance, event queue length).
     """
+
+    # ================================================================== driving
+    def update(self) -> NJointAction:
+        """Read the robot, compute this tick's action and apply it (does not step).
+
+        The control loop's :func:`~jointlab.controllers.loop.tick` on this Commander.
+        """
+        return tick(self.robot, self)
+
+    def wait(self, handle: CommandHandle | None = None, timeout: float | None = None) -> bool:
+        """Drive ticks and ``robot.step()`` until ``handle`` (or every command) is done.
+
+        The control loop's :func:`~jointlab.controllers.loop.drive_until_done` on this
+        Commander: ``timeout`` is robot time in seconds (required for open-ended commands).
+
+        Returns:
+            True when the command finished, False on timeout.
+        """
+        return drive_until_done(self.robot, self, handle, timeout)
 
     # ================================================================== position
     @checked

@@ -437,7 +437,7 @@ class CommandDispatcher:
 
     @property
     def dynamics(self) -> Any:
-        """The rigid-body model of the feed-forward (``rigid_body_model``'s), or None.
+        """The rigid-body model of the feed-forward (the ``dynamics`` argument), or None.
 
         Assignable (another model of the same robot): the feed-forward follows it from the
         next tick.
@@ -482,36 +482,4 @@ class CommandDispatcher:
         shifted = out.ref_p + extra / np.where(offset, self._kp_in_use, 1.0)
         target = np.where(offset, np.clip(shifted, self._lower, self._upper), out.ref_p)
         return np.where(pd, target, np.nan)
-
-    def update(self) -> NJointAction:
-        """Read the robot, compute this tick's action and apply it (does not step)."""
-        action = self.compute(self.robot.read())
-        self.robot.apply(action)
-        return action
-
-    def wait(self, handle: CommandHandle | None = None, timeout: float | None = None) -> bool:
-        """Drive ``update()`` + ``robot.step()`` until ``handle`` (or every command) is done.
-
-        Args:
-            handle: The command to wait for; ``None`` waits until :attr:`idle`.
-            timeout: Robot-time limit in seconds (simulated time in sim); required for
-                open-ended commands.
-
-        Returns:
-            True when the command finished, False on timeout.
-        """
-        if timeout is None and handle is not None and handle.open_ended:
-            raise ConfigurationError(
-                f"{handle.verb} command {handle.command_id!r} only ends when replaced; "
-                "give wait() a timeout"
-            )
-        deadline = math.inf if timeout is None else self.robot.time + float(timeout)
-        step = self.robot.control_dt
-        while True:
-            self.update()
-            if (handle.done if handle is not None else self.idle):
-                return True
-            if self.robot.time + 0.5 * step >= deadline:
-                return False
-            self.robot.step()
 

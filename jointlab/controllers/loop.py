@@ -29,7 +29,7 @@ from jointlab.contract import Robot
 from jointlab.errors import ConfigurationError
 from jointlab.interface import ArrayState, NJointAction
 
-__all__ = ["RunSummary", "run"]
+__all__ = ["RunSummary", "drive_until_done", "run", "tick"]
 
 _SPIN = 2e-4  # seconds of busy-waiting before a deadline (sleep is coarser than that)
 
@@ -62,6 +62,49 @@ class RunSummary:
     compute_time_max: float
     #: ``"duration"``, ``"until"`` or ``"idle"`` (a Commander with nothing left to do).
     stopped_by: str
+
+
+def tick(robot: Robot, controller: Any) -> NJointAction:
+    """One tick without stepping: read ``robot``, compute ``controller``'s action, apply it.
+
+    Returns:
+        The action applied (the controller's, after its own safety layer).
+    """
+    action = controller.compute(robot.read())
+    robot.apply(action)
+    return action
+
+
+def drive_until_done(robot: Robot, commander: Any, handle: Any = None,
+                     timeout: float | None = None) -> bool:
+    """Tick and step ``robot`` under ``commander`` until ``handle`` (or every command) is done.
+
+    Args:
+        robot: The robot the commander commands.
+        commander: A :class:`~jointlab.controllers.commander.Commander` (``idle`` and a
+            controller's ``compute``).
+        handle: The :class:`~jointlab.controllers.events.CommandHandle` to wait for;
+            ``None`` waits until the commander is idle.
+        timeout: Robot-time limit in seconds (simulated time in sim); required for
+            open-ended commands.
+
+    Returns:
+        True when the command finished, False on timeout.
+    """
+    if timeout is None and handle is not None and handle.open_ended:
+        raise ConfigurationError(
+            f"{handle.verb} command {handle.command_id!r} only ends when replaced; "
+            "give wait() a timeout"
+        )
+    deadline = math.inf if timeout is None else robot.time + float(timeout)
+    step = robot.control_dt
+    while True:
+        tick(robot, commander)
+        if handle.done if handle is not None else commander.idle:
+            return True
+        if robot.time + 0.5 * step >= deadline:
+            return False
+        robot.step()
 
 
 def _forward_events(controller: Any, recorder: Any) -> Callable[[], None] | None:

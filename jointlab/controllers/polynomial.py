@@ -176,17 +176,6 @@ class PiecewisePolynomial:
         a[after] = 0.0
         return p, v, a
 
-    def jerk_many(self, times: Any) -> np.ndarray:
-        """Third derivative at ``times`` (shape ``(n,)``), shape ``(n, dof)``; 0 outside."""
-        times = np.asarray(times, dtype=np.float64).reshape(-1)
-        inside = (times >= self._list[0]) & (times < self._list[-1])
-        piece = np.clip(np.searchsorted(self._breaks, times, side="right") - 1, 0,
-                        self._coeffs.shape[0] - 1)
-        tau = times - self._breaks[piece]
-        c = self._coeffs[piece]
-        jerk = 6 * c[:, 3] + 24 * c[:, 4] * tau[:, None] + 60 * c[:, 5] * tau[:, None] ** 2
-        return np.where(inside[:, None], jerk, 0.0)
-
     def pieces(self, joint: int) -> list[tuple[float, float, float, float, float]]:
         """Constant-jerk pieces ``(t_start, p, v, a, jerk)`` of one joint (cubic pieces only)."""
         c = self._coeffs[:, :, joint]

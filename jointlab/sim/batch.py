@@ -5,9 +5,11 @@ in its own world. :class:`BatchStepper` advances all of them by one control peri
 their engine's batched step (``Engine.batch``, :mod:`jointlab.sim.engine`): the law runs on
 ``(B, dof)`` arrays and the engine steps every world in one call (MuJoCo: one ``rollout``
 over the worlds on its thread pool; PyBullet, which has no batched step: one ``map`` per
-PyBullet function over the worlds, see :mod:`jointlab.sim.pybullet.batch`). Each robot's
-reporter is then updated as :meth:`SimRobot.step` would, so ``read()`` and everything else
-behave the same, bit for bit.
+PyBullet function over the worlds, see :mod:`jointlab.sim.pybullet.batch`). Each robot then
+ends its period through the same methods :meth:`SimRobot.step` ends it with (its reporter's
+period end, or all reporters' at once where none has a sensor model, then
+``Robot._stepped``, which tells the robot's listeners), so ``read()``, listeners (the live
+view, recorders) and everything else see the same, bit for bit (tests/sim/test_sim_batch.py).
 
 Robots the engine cannot batch (a delay line, soft couplings, queued external forces, an
 engine without a batched step, a world shared with other robots) are stepped one by one
@@ -47,7 +49,7 @@ class BatchStepper:
                 raise ConfigurationError("BatchStepper robots must share one description")
             if robot.control_dt != first.control_dt or robot.dt != first.dt:
                 raise ConfigurationError("BatchStepper robots must share dt and control_dt")
-        self.steps_per_period = first._k
+        self.steps_per_period = first.steps_per_period
         #: Whether ``read()`` reports the simulated joints as they are (no sensor model).
         self._exact = all(robot._reporter.sensors is None for robot in self.robots)
         self._torque: np.ndarray | None = None
@@ -86,12 +88,14 @@ class BatchStepper:
         if not self._exact:  # each robot draws its sensor noise
             for robot in robots:
                 robot._end_period()
+                robot._stepped()
             return None
         # no sensor noise to draw: the stall timers of all robots at once
         end_periods(self._reporters, [world.steps for world in self._worlds], tau, cmd, qd,
                     self._stall_columns)  # fmt: skip
         for robot in robots:
             robot._state = None
+            robot._stepped()
         q.setflags(write=False)
         qd.setflags(write=False)
         return q, qd

@@ -139,3 +139,37 @@ def test_robots_must_share_description_and_periods():
             BatchStepper([a, c])
     with pytest.raises(ConfigurationError, match="at least one"):
         BatchStepper([])
+
+
+class _StepCounter:
+    """A RobotListener that counts steps and keeps the state each step left."""
+
+    def __init__(self):
+        self.states = []
+
+    def on_step(self, robot):
+        self.states.append(robot.read())
+
+    def on_refusal(self, robot, verb, reason):
+        pass
+
+
+@pytest.mark.parametrize("sensors", [None, SensorModel(position_noise=1e-4)])
+def test_listeners_are_told_of_batched_steps_as_of_single_ones(sensors, engine):
+    """One step path: a listener (the live view, a recorder) sees a batched step too."""
+    together, alone = _pairs("planar2", 2, engine=engine, sensors=sensors, seed=3)
+    counters = [_StepCounter() for _ in range(4)]
+    for robot, counter in zip(together + alone, counters, strict=True):
+        robot.listen(counter)
+    stepper = BatchStepper(together)
+    try:
+        for _ in range(3):
+            stepper.step()
+            for robot in alone:
+                robot.step()
+        for batched, single in zip(counters[:2], counters[2:], strict=True):
+            assert len(batched.states) == len(single.states) == 3
+            assert batched.states == single.states
+    finally:
+        for robot in together + alone:
+            robot.close()

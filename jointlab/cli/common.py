@@ -248,11 +248,6 @@ def write_text(target: str, text: str, force: bool = False) -> None:
     console.print(f"wrote {path}", highlight=False)
 
 
-def relocated(path: Path, work: Path, folder: Path) -> Path:
-    """Where ``path`` (inside the work folder) ends up once the run is moved into ``folder``."""
-    return folder / Path(path).relative_to(work)
-
-
 def jsonable(value: Any) -> Any:
     """Numbers and arrays as plain JSON values (for ``summary.json`` files)."""
     import numpy as np

@@ -96,13 +96,6 @@ def quaternion_matrix(quaternion: np.ndarray) -> np.ndarray:
     )
 
 
-def matrix_quaternion(matrix: np.ndarray) -> np.ndarray:
-    """Unit quaternion ``(x, y, z, w)`` of a 3x3 rotation matrix."""
-    from scipy.spatial.transform import Rotation
-
-    return Rotation.from_matrix(np.asarray(matrix, dtype=np.float64)).as_quat()
-
-
 def rotation_angle_between(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Angle in radians of ``a^T b`` for rotation matrices ``(..., 3, 3)``.
 

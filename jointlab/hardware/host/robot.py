@@ -1,9 +1,9 @@
-"""``SerialRobot``: the :class:`~jointlab.interface.Robot` interface over a serial link.
+"""``SerialRobot``: the :class:`~jointlab.contract.Robot` interface over a serial link.
 
 Talks the JointLab wire protocol (docs/protocol.md) to a device, or to the emulator, through
 any pyserial port: a device path (``/dev/ttyUSB0``, a pty) or URL (``socket://host:port``).
 The checks every backend shares (closed, action type and length, refusal reasons and their
-order, settings) are the :class:`~jointlab.interface.Robot` base's; this class implements
+order, settings) are the :class:`~jointlab.contract.Robot` base's; this class implements
 its hooks, by composition: a :class:`~jointlab.hardware.host.link.HostLink` (frames, replies,
 states) on a :class:`~jointlab.hardware.host.transport.SerialTransport`, a
 :class:`~jointlab.hardware.host.requests.Requester` and a
@@ -378,11 +378,6 @@ class SerialRobot(Robot):
     def state_received_at(self) -> float:
         """``time.perf_counter()`` when the state ``read()`` returns arrived."""
         return self._stream.received_at
-
-    @property
-    def states_received(self) -> int:
-        """DATA STATE frames accepted since the connection was made."""
-        return self._link.state_count
 
     @property
     def armed(self) -> bool:

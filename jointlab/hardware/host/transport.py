@@ -125,11 +125,6 @@ class SerialTransport:
         """The pyserial port object."""
         return self._port
 
-    @property
-    def is_open(self) -> bool:
-        """True until ``close()`` and while the reader has not stopped on an error."""
-        return not self._closed and self.error is None
-
     def unread(self) -> int:
         """Bytes the OS holds that the reader has not read yet (0 if it cannot tell)."""
         try:

@@ -4,7 +4,7 @@
   :class:`ControlMessage` (bit-exact pack/unpack) and the holonomic mapping to joint
   velocities; it depends on nothing but numpy;
 * :mod:`~jointlab.hardware.ssl.link`: :class:`SSLRobotLink`, which drives the ``ssl_robot``
-  description on any :class:`~jointlab.interface.Robot` from ControlMessages.
+  description on any :class:`~jointlab.contract.Robot` from ControlMessages.
 """
 
 from __future__ import annotations

@@ -3,7 +3,7 @@
 A base station sends a holonomic robot a 10-byte :class:`~jointlab.hardware.ssl.ControlMessage`
 (body velocity, dribbler speed, kick strength and trigger). The link turns the latest one
 into an :class:`~jointlab.interface.NJointAction` every control period, on any
-:class:`~jointlab.interface.Robot` driving a description with the :data:`SSL_JOINTS`:
+:class:`~jointlab.contract.Robot` driving a description with the :data:`SSL_JOINTS`:
 ``sim://ssl_robot`` or ``emulated://ssl_robot`` alike.
 
 Why position targets: the PD law (``jointlab.interface``) uses the target velocity only in

@@ -10,8 +10,8 @@ errors. The model is an argument; by default the robot's own (``robot.dynamics_m
 PyBullet, Bullet's rigid-body algorithms where they agree with the numpy model, about a tenth
 of its time per ``g`` or ``M``; elsewhere the numpy model). With Bullet's,
 ``g(q) + M(q)·q̈_ref`` is one inverse dynamics at the tick's ``q`` (at ``q̇ = 0``: no
-Coriolis term), as cheap as ``g(q)`` alone; with the numpy model, ``M(q)`` is refreshed every ``inertia_period`` seconds and ``g(q)``
-computed every tick.
+Coriolis term), as cheap as ``g(q)`` alone; with the numpy model, ``M(q)`` is refreshed
+every ``inertia_period`` seconds and ``g(q)`` computed every tick.
 
 It keeps which command drives which joint (a newer command on a joint preempts the older
 one there), publishes feedback events to subscribers and a queue, and checks whether a new

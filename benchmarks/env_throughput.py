@@ -54,7 +54,10 @@ if str(ROOT) not in sys.path:
 from _report import header, load, row, spread, write_summary  # noqa: E402
 
 import jointlab.envs  # noqa: E402,F401  (registers the ids)
-from jointlab.robots import load_robot  # noqa: E402
+from jointlab.robots import (  # noqa: E402
+    description_to_urdf,
+    load_robot,
+)
 
 ENV_ID = "jointlab/Reach-v0"
 SUBSTEPS = 20
@@ -200,7 +203,7 @@ def bench_raw(steps: int) -> float:
     client = pybullet.connect(pybullet.DIRECT)
     try:
         with tempfile.NamedTemporaryFile("w", suffix=".urdf", delete=False) as handle:
-            handle.write(description.to_urdf())
+            handle.write(description_to_urdf(description))
             path = handle.name
         # The same scene as the env's World: ground plane, same URDF flags and settings.
         pybullet.setTimeStep(DT, physicsClientId=client)

@@ -7,8 +7,9 @@ Usage::
 For arm6 with ideal motors (the raw loop's physics), arm6 as described (DC-motor curve and
 Coulomb friction) and a 30-actuator chain, each round times, interleaved in one process:
 
-* **raw**: the plain PyBullet loop on the same URDF (``description.to_urdf()``) in the same
-  kind of world (ground plane, same ``dt``, default motors disabled, no link damping): per
+* **raw**: the plain PyBullet loop on the same URDF (``description_to_urdf(description)``) in
+  the same kind of world (ground plane, same ``dt``, default motors disabled, no link
+  damping): per
   physics step ``getJointStates`` -> numpy PD towards this period's target ->
   ``setJointMotorControlArray(TORQUE_CONTROL)`` (numpy forces, as most code passes them)
   -> ``stepSimulation``; **raw-list** passes the forces as a list (tuned by hand);
@@ -46,7 +47,13 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import header, load, per_call, row, spread, write_summary
 
 from jointlab.interface import NJointAction
-from jointlab.robots import RobotDescription, load_robot
+from jointlab.robots import (
+    RobotDescription,
+    description_from_dict,
+    description_to_dict,
+    description_to_urdf,
+    load_robot,
+)
 from jointlab.sim import SimRobot
 
 
@@ -69,19 +76,19 @@ def chain(n: int = 30) -> RobotDescription:
         }
         for i in range(n)
     ]
-    return RobotDescription.from_dict({"name": f"chain{n}", "actuators": actuators})
+    return description_from_dict({"name": f"chain{n}", "actuators": actuators})
 
 
 def frictionless_ideal(description: RobotDescription) -> RobotDescription:
     """``description`` with ideal motors and no Coulomb friction: the raw loop's physics."""
-    data = description.to_dict()
+    data = description_to_dict(description)
     for actuator in data["actuators"]:
         if "motor" in actuator:
             actuator["motor"] = {"model": "ideal"}
         if "dynamics" in actuator:
             actuator["dynamics"]["static_friction"] = 0.0
     data["name"] = f"{description.name}-ideal"
-    return RobotDescription.from_dict(data)
+    return description_from_dict(data)
 
 
 def targets(description: RobotDescription, periods: int) -> np.ndarray:
@@ -103,7 +110,7 @@ def raw_loop(description: RobotDescription, steps: int, every: int, as_list: boo
         with tempfile.TemporaryDirectory() as folder:
             path = os.path.join(folder, "robot.urdf")
             with open(path, "w") as handle:
-                handle.write(description.to_urdf())
+                handle.write(description_to_urdf(description))
             body = pybullet.loadURDF(
                 path,
                 basePosition=description.base.position,

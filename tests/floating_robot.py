@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jointlab.robots import RobotDescription
+from jointlab.robots import RobotDescription, description_from_dict
 
 #: Mass of the puck's base, kg.
 BASE_MASS = 2.0
@@ -19,7 +19,7 @@ def puck() -> RobotDescription:
     base's x axis; the base moves in reaction, so the joint drives the reduced mass
     ``BASE_MASS·SLIDER_MASS / (BASE_MASS + SLIDER_MASS)``.
     """
-    return RobotDescription.from_dict(
+    return description_from_dict(
         {
             "name": "puck",
             "base": {"position": [0.0, 0.0, 0.05], "fixed": False, "mass": BASE_MASS,

@@ -219,3 +219,29 @@ def test_no_import_circles() -> None:
 )
 def test_the_circle_finder_finds_circles(source, rule) -> None:
     assert bool(_circles(source)) == (rule == "circle")
+
+
+def _folder(module: str) -> str:
+    """The folder-level node of a module: its folder (a top-level module stands alone).
+
+    A package's ``__init__`` is its face, a node of its own: re-exporting what its
+    subfolders hold is not a circle.
+    """
+    if MODULES[module].name == "__init__.py":
+        return f"{module}.__init__"
+    parts = module.split(".")
+    return module if len(parts) <= 2 else ".".join(parts[:-1])
+
+
+def _folder_graph() -> dict[str, list[tuple[int, str]]]:
+    graph: dict[str, list[tuple[int, str]]] = {}
+    for module, edges in GRAPH.items():
+        node = graph.setdefault(_folder(module), [])
+        node += [(line, _folder(target)) for line, target in edges
+                 if _folder(target) != _folder(module)]  # fmt: skip
+    return graph
+
+
+def test_no_import_circles_between_folders() -> None:
+    """Folder level too: no two packages import each other, directly or around a ring."""
+    assert [sorted(c) for c in _circles(_folder_graph())] == []

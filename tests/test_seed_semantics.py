@@ -29,6 +29,7 @@ from jointlab.controllers import (
 )
 from jointlab.errors import CommandRefused
 from jointlab.interface import NJointAction
+from jointlab.robots import dump_yaml, with_limits
 
 #: Options that keep an emulated robot from declaring the link dead on a busy machine.
 PATIENT = {"request_timeout": 1.0, "dead_ms": 5000, "connect_timeout": 10.0}
@@ -86,12 +87,12 @@ def test_limits_update_on_a_running_robot(arm6: Robot, tmp_path: Path) -> None:
     description = arm6.description
     velocity = description.velocity_limit.copy()
     velocity[0] = 0.5  # below shoulder_pan's configured speed 1.0
-    updated = description.with_limits(max_velocity=velocity, min_position=[],
-                                      max_position=description.upper - 0.5)
+    updated = with_limits(description, max_velocity=velocity, min_position=[],
+                          max_position=description.upper - 0.5)
     assert updated.config_speed[0] == 0.5  # lowered with the limit, not refused
     np.testing.assert_array_equal(updated.lower, description.lower)  # empty: no update
     path = tmp_path / "arm6_limited.yaml"
-    path.write_text(updated.to_yaml())
+    path.write_text(dump_yaml(updated))
     url = "emulated" if arm6.realtime else "sim"
     with jointlab.connect(f"{url}://{path}", **(PATIENT if arm6.realtime else {})) as robot:
         assert robot.geometry().actuators[0].config_speed == 0.5

@@ -14,6 +14,8 @@ from typing import TYPE_CHECKING
 from rich.table import Table
 
 from jointlab.cli.common import add_robot_argument, console, write_text
+from jointlab.robots.urdf_io import description_to_urdf
+from jointlab.robots.yaml_io import dump_yaml
 
 if TYPE_CHECKING:
     from jointlab.robots import RobotDescription
@@ -43,10 +45,10 @@ def run(args: argparse.Namespace) -> int:
         return _check(args.robot)
     description = load_robot(args.robot)
     if args.urdf is not None:
-        write_text(args.urdf, description.to_urdf(), force=args.force)
+        write_text(args.urdf, description_to_urdf(description), force=args.force)
         return 0
     if args.yaml is not None:
-        write_text(args.yaml, description.to_yaml(), force=args.force)
+        write_text(args.yaml, dump_yaml(description), force=args.force)
         return 0
     console.print(actuator_table(description))
     return 0

@@ -28,6 +28,8 @@ import numpy as np
 from jointlab.contract import Robot
 from jointlab.errors import ConfigurationError
 from jointlab.robots import ArrayGeometry, RobotDescription, load_robot
+from jointlab.robots.schema import description_from_dict
+from jointlab.robots.serialize import description_to_dict
 
 __all__ = ["NominalView", "connect_planted", "physics_dt", "plant"]
 
@@ -84,7 +86,7 @@ def plant(
     steps = np.broadcast_to(np.asarray(delay), (dof,))
     if not np.all((steps >= 0) & (np.mod(steps, 1) == 0)):
         raise ConfigurationError(f"plant: delay must be whole physics steps >= 0, got {delay!r}")
-    data = description.to_dict()
+    data = description_to_dict(description)
     joint_index = {name: i for i, name in enumerate(description.joint_names)}
     for entry in data["actuators"]:
         i = joint_index.get(entry["name"])
@@ -99,7 +101,7 @@ def plant(
         motor["torque_constant"] *= float(scales["torque_constant"][i])
         limits["effort"] *= float(scales["effort"][i])
     data["name"] = description.name
-    return RobotDescription.from_dict(data, source=f"<{description.name} with planted gaps>")
+    return description_from_dict(data, source=f"<{description.name} with planted gaps>")
 
 
 class NominalView:

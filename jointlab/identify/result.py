@@ -24,6 +24,7 @@ from jointlab.identify.errors import IdentificationError
 from jointlab.identify.parameters import PARAMETERS, field_path
 from jointlab.identify.writeback import write_parameters
 from jointlab.robots import RobotDescription
+from jointlab.robots.yaml_io import dump_yaml
 
 if TYPE_CHECKING:
     from jointlab.sim.randomization import Randomization
@@ -139,7 +140,7 @@ class IdentificationResult:
 
     def to_yaml(self) -> str:
         """Robot-file YAML of :meth:`to_description`."""
-        return self.to_description().to_yaml()
+        return dump_yaml(self.to_description())
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write :meth:`to_yaml` to ``path`` (parent folders created); returns the path."""

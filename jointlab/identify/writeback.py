@@ -15,6 +15,8 @@ from jointlab.errors import DescriptionError
 from jointlab.identify.errors import IdentificationError
 from jointlab.identify.parameters import FIELDS, field_path
 from jointlab.robots import RobotDescription
+from jointlab.robots.schema import description_from_dict
+from jointlab.robots.serialize import description_to_dict
 
 __all__ = ["DIGITS", "write_parameters"]
 
@@ -40,7 +42,7 @@ def write_parameters(
         IdentificationError: an unknown parameter or joint, or a value the robot-file rules
             refuse (the message names the joint and field).
     """
-    data = description.to_dict()
+    data = description_to_dict(description)
     entries = {entry["name"]: entry for entry in data["actuators"]}
     for parameter, per_joint in values.items():
         if parameter not in FIELDS:
@@ -67,6 +69,6 @@ def write_parameters(
                         "file first (the actuator cannot deliver it)"
                     )
     try:
-        return RobotDescription.from_dict(data, source=source or description.source)
+        return description_from_dict(data, source=source or description.source)
     except DescriptionError as exc:
         raise IdentificationError(f"cannot write the identified values: {exc}") from exc

@@ -1,6 +1,5 @@
 """Robot descriptions: the model, validation, YAML and URDF I/O, kinematics, built-ins."""
 
-from jointlab.robots.description import LAYERS_ABOVE as _LAYERS_ABOVE
 from jointlab.robots.description import (
     ActuatorGeometry,
     ActuatorSpec,
@@ -25,20 +24,17 @@ from jointlab.robots.kinematics import (
     position_jacobian,
     tool_positions,
 )
-from jointlab.robots.limits_update import apply_limits_update
+from jointlab.robots.limits_update import apply_limits_update, with_limits
 from jointlab.robots.schema import description_from_dict
 from jointlab.robots.serialize import description_to_dict
 from jointlab.robots.urdf_io import description_from_urdf, description_to_urdf
-from jointlab.robots.yaml_io import builtin_path, builtin_robots, dump_yaml, load_robot, parse_yaml
-
-# The model's convenience methods call the layers above it (see description.LAYERS_ABOVE).
-_LAYERS_ABOVE.update(
-    apply_limits_update=apply_limits_update,
-    description_from_dict=description_from_dict,
-    description_from_urdf=description_from_urdf,
-    description_to_dict=description_to_dict,
-    description_to_urdf=description_to_urdf,
-    dump_yaml=dump_yaml,
+from jointlab.robots.yaml_io import (
+    builtin_path,
+    builtin_robots,
+    description_digest,
+    dump_yaml,
+    load_robot,
+    parse_yaml,
 )
 
 __all__ = [
@@ -59,11 +55,19 @@ __all__ = [
     "MotorModel",
     "RobotDescription",
     "SoftLimits",
+    "apply_limits_update",
     "builtin_path",
     "builtin_robots",
+    "description_digest",
+    "description_from_dict",
+    "description_from_urdf",
+    "description_to_dict",
+    "description_to_urdf",
+    "dump_yaml",
     "forward_kinematics",
     "load_robot",
     "parse_yaml",
     "position_jacobian",
     "tool_positions",
+    "with_limits",
 ]

@@ -11,9 +11,8 @@ derived on demand as float64 arrays of length ``dof`` in actuator order.
 from __future__ import annotations
 
 import enum
-import hashlib
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field, fields
+from collections.abc import Sequence
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
 
@@ -22,13 +21,6 @@ import numpy as np
 from jointlab.errors import DescriptionError
 from jointlab.robots.bus import BusSpec
 from jointlab.robots.transmission import Transmission, TransmissionArray
-
-#: The functions of the layers above the model (validation, YAML and URDF I/O) behind the
-#: model's convenience methods (``to_yaml``, ``from_dict``, ``with_limits``...), by name.
-#: This module imports none of them: the package (``jointlab/robots/__init__.py``, always
-#: run before any of its modules) registers them, so the stack runs one way:
-#: model <- validation <- I/O.
-LAYERS_ABOVE: dict[str, Callable[..., Any]] = {}
 
 Vector3 = tuple[float, float, float]
 Matrix3 = tuple[Vector3, Vector3, Vector3]
@@ -565,28 +557,6 @@ class RobotDescription:
             max_effort=self.effort_limit,
         )
 
-    def with_limits(
-        self, update: JointLimitsUpdate | None = None, **fields_: Any
-    ) -> RobotDescription:
-        """Return a copy with some limits replaced (Intrinsic ``JointLimitsUpdate``).
-
-        Pass a :class:`JointLimitsUpdate` or its fields as keywords. A field that is absent or
-        empty changes nothing; a given field has exactly ``dof`` values, each inside the
-        robot's current limits. Soft limits and configured speeds are narrowed to fit; see
-        :func:`jointlab.robots.limits_update.apply_limits_update`.
-        """
-        if update is None:
-            try:
-                update = JointLimitsUpdate(**fields_)
-            except TypeError as exc:
-                names = [f.name for f in fields(JointLimitsUpdate)]
-                raise DescriptionError(
-                    f"with_limits: unknown field ({exc}); expected one of {names}"
-                ) from exc
-        elif fields_:
-            raise DescriptionError("with_limits: pass a JointLimitsUpdate or keywords, not both")
-        return LAYERS_ABOVE["apply_limits_update"](self, update)
-
     # ------------------------------------------------------------ views
     def geometry(self, config_speed: np.ndarray | None = None) -> ArrayGeometry:
         """Player GET_GEOM reply for the movable actuators (optionally with live speeds)."""
@@ -610,34 +580,3 @@ class RobotDescription:
             base_pos=self.base.position,
             base_orientation=self.base.orientation,
         )
-
-    def to_dict(self) -> dict[str, Any]:
-        """Return the description as a robot-file dict (every field explicit)."""
-        return LAYERS_ABOVE["description_to_dict"](self)
-
-    def to_yaml(self) -> str:
-        """Return the description as robot-file YAML; ``load_robot`` of it gives an equal one."""
-        return LAYERS_ABOVE["dump_yaml"](self)
-
-    def to_urdf(self, *, armature: bool = False) -> str:
-        """Return URDF text for this description (see docs/robot-files.md, the URDF export).
-
-        ``armature=True`` realises ``dynamics.armature`` in the link inertials, as the
-        simulator does (URDF has no joint armature).
-        """
-        return LAYERS_ABOVE["description_to_urdf"](self, armature=armature)
-
-    @classmethod
-    def from_dict(cls, data: Mapping[str, Any], source: str | None = None) -> RobotDescription:
-        """Build and validate a description from a robot-file dict."""
-        return LAYERS_ABOVE["description_from_dict"](data, source=source)
-
-    @classmethod
-    def from_urdf(cls, path: str) -> RobotDescription:
-        """Import a URDF file (serial or tree; revolute, continuous, prismatic, fixed)."""
-        return LAYERS_ABOVE["description_from_urdf"](path)
-
-    @cached_property
-    def digest(self) -> str:
-        """SHA-256 hex digest of the canonical YAML (the device HELLO description hash)."""
-        return hashlib.sha256(self.to_yaml().encode()).hexdigest()

@@ -1,4 +1,4 @@
-"""Intrinsic ``JointLimitsUpdate`` applied to a description (``description.with_limits``).
+"""Intrinsic ``JointLimitsUpdate`` applied to a description (``with_limits(description, ...)``).
 
 The seed's rules, made exact:
 
@@ -24,6 +24,7 @@ import numpy as np
 
 from jointlab.errors import DescriptionError
 from jointlab.robots.description import JointLimitsUpdate, RobotDescription, SoftLimits
+from jointlab.robots.serialize import description_to_dict
 
 __all__ = ["apply_limits_update"]
 
@@ -126,6 +127,30 @@ def apply_limits_update(
     # Re-parse the whole file form so every rule (centre, home, soft limits, config_speed)
     # is checked against the new limits, not only the structural ones.
     try:
-        return description_from_dict(result.to_dict(), source=description.source)
+        return description_from_dict(description_to_dict(result), source=description.source)
     except DescriptionError as exc:
         raise DescriptionError(f"with_limits: {exc}") from exc
+
+
+def with_limits(
+    description: RobotDescription, update: JointLimitsUpdate | None = None, **fields_: Any
+) -> RobotDescription:
+    """A copy of ``description`` with some limits replaced (Intrinsic ``JointLimitsUpdate``).
+
+    Pass a :class:`~jointlab.robots.description.JointLimitsUpdate` or its fields as keywords
+    (``with_limits(description, max_velocity=[...])``). A field that is absent or empty
+    changes nothing; a given field has exactly ``dof`` values, each inside the robot's
+    current limits. Soft limits and configured speeds are narrowed to fit; see
+    :func:`apply_limits_update`.
+    """
+    if update is None:
+        try:
+            update = JointLimitsUpdate(**fields_)
+        except TypeError as exc:
+            names = [f.name for f in fields(JointLimitsUpdate)]
+            raise DescriptionError(
+                f"with_limits: unknown field ({exc}); expected one of {names}"
+            ) from exc
+    elif fields_:
+        raise DescriptionError("with_limits: pass a JointLimitsUpdate or keywords, not both")
+    return apply_limits_update(description, update)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import difflib
+import hashlib
 import re
 from importlib import resources
 from pathlib import Path
@@ -13,6 +14,8 @@ from jointlab.bounded_yaml import load_yaml, read_text
 from jointlab.errors import DescriptionError, quote
 from jointlab.robots.description import RobotDescription
 from jointlab.robots.schema import description_from_dict
+from jointlab.robots.serialize import description_to_dict
+from jointlab.robots.urdf_io import description_from_urdf
 
 LIBRARY_PACKAGE = "jointlab.robots.library"
 
@@ -72,7 +75,7 @@ def load_robot(name_or_path: str | Path) -> RobotDescription:
     if suffix == ".urdf":
         if "\0" in text or not path.is_file():
             raise DescriptionError(f"{quote(str(path), 200)}: URDF file not found")
-        return RobotDescription.from_urdf(str(path))
+        return description_from_urdf(str(path))
     if suffix in (".yaml", ".yml"):
         content = read_text(path, "robot file", DescriptionError)
         return parse_yaml(content, source=str(path))
@@ -102,4 +105,9 @@ _Dumper.add_representer(list, _represent_list)
 
 def dump_yaml(description: RobotDescription) -> str:
     """Robot-file YAML of ``description`` with every field explicit (lossless: floats use repr)."""
-    return yaml.dump(description.to_dict(), Dumper=_Dumper, sort_keys=False, width=100)
+    return yaml.dump(description_to_dict(description), Dumper=_Dumper, sort_keys=False, width=100)
+
+
+def description_digest(description: RobotDescription) -> str:
+    """SHA-256 hex digest of ``description``'s canonical YAML (the device HELLO's hash)."""
+    return hashlib.sha256(dump_yaml(description).encode()).hexdigest()

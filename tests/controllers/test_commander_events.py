@@ -3,7 +3,7 @@
 import pytest
 
 from jointlab.controllers import Commander, CommandEventKind, CommandStatus
-from jointlab.robots import RobotDescription
+from jointlab.robots import description_from_dict
 
 K = CommandEventKind
 
@@ -77,7 +77,7 @@ def _too_weak_to_lift():
     sim = pytest.importorskip("jointlab.sim")
     joint = {"type": "rotary", "length": 0.3, "min": -1.5, "max": 1.5,
              "link": {"mass": 2.0, "radius": 0.02}, "gains": {"kp": 50.0, "kd": 2.0}}
-    description = RobotDescription.from_dict({"name": "weak", "actuators": [
+    description = description_from_dict({"name": "weak", "actuators": [
         {**joint, "name": "turn", "axis": [0, 0, 1], "limits": {"effort": 50.0}},
         {**joint, "name": "lift", "axis": [0, 1, 0], "limits": {"effort": 1.0}},
     ]})  # fmt: skip

@@ -7,7 +7,12 @@ from pybullet_urdf import load_urdf
 
 from jointlab.controllers import DynamicsModel, GravityCompensation
 from jointlab.interface import ArrayState
-from jointlab.robots import RobotDescription, forward_kinematics, load_robot
+from jointlab.robots import (
+    description_from_dict,
+    description_to_dict,
+    forward_kinematics,
+    load_robot,
+)
 
 ROBOTS = ["arm6", "gantry3", "planar2", "trifinger"]
 
@@ -42,11 +47,11 @@ def test_frames_match_forward_kinematics(name):
 
 
 def without_armature(description):
-    data = description.to_dict()
+    data = description_to_dict(description)
     for entry in data["actuators"]:
         if "dynamics" in entry:
             entry["dynamics"]["armature"] = 0.0
-    return RobotDescription.from_dict(data)
+    return description_from_dict(data)
 
 
 @pytest.mark.parametrize("name", ["arm6", "planar2", "gantry3"])

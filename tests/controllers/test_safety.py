@@ -15,7 +15,7 @@ from jointlab.controllers import (
 )
 from jointlab.errors import CommandRefused
 from jointlab.interface import ArrayState, NJointAction
-from jointlab.robots import load_robot
+from jointlab.robots import description_from_dict, description_to_dict, load_robot
 
 GANTRY = load_robot("gantry3")
 LIMITS = SafetyLimits.from_description(GANTRY)
@@ -147,9 +147,9 @@ def test_refuse_policy_raises_with_every_problem():
 
 
 def test_soft_effort_below_system_limit_limits_the_predicted_torque():
-    description = GANTRY.to_dict()
+    description = description_to_dict(GANTRY)
     description["actuators"][0]["soft_limits"] = {"effort": 50.0}
-    soft = SafetyLimits.from_description(type(GANTRY).from_dict(description))
+    soft = SafetyLimits.from_description(description_from_dict(description))
     moving = state(qd=[-0.5, 0, 0])  # the D term alone asks for kd * 0.5 = 200 N
     result = enforce(NJointAction.Position(GANTRY.home), moving, soft, dt=DT,
                      check_mode=DynamicLimitsCheckMode.CHECK_NONE)

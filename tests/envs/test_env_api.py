@@ -12,6 +12,7 @@ import jointlab
 from jointlab.envs import ACTION_MODES, JointLabEnv
 from jointlab.errors import ActionError, ConfigurationError, JointLabError
 from jointlab.interface import ArrayState
+from jointlab.robots import description_to_urdf, dump_yaml
 from jointlab.sim import SimRobot
 
 
@@ -193,7 +194,7 @@ def test_step_before_reset_fails():
 def test_robot_can_be_a_description_a_file_or_a_live_robot(tmp_path):
     description = jointlab.load_robot("planar2")
     yaml_path = tmp_path / "planar2.yaml"
-    yaml_path.write_text(description.to_yaml())
+    yaml_path.write_text(dump_yaml(description))
     for robot in (description, str(yaml_path)):
         env = JointLabEnv("reach", robot=robot)
         assert env.description == description
@@ -210,7 +211,7 @@ def test_robot_can_be_a_description_a_file_or_a_live_robot(tmp_path):
 
 def test_urdf_robot(tmp_path):
     path = tmp_path / "planar2.urdf"
-    path.write_text(jointlab.load_robot("planar2").to_urdf())
+    path.write_text(description_to_urdf(jointlab.load_robot("planar2")))
     env = JointLabEnv("joint_tracking", robot=str(path))
     assert env.description.dof == 2
     env.reset(seed=0)

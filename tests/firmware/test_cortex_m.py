@@ -43,7 +43,7 @@ from jointlab.hardware.protocol import (
     encode_frame,
 )
 from jointlab.interface import NJointAction
-from jointlab.robots import load_robot
+from jointlab.robots import description_digest, load_robot
 
 DESCRIPTION = load_robot("arm6")
 #: Patience for a loaded 2-core machine (an upper bound on waiting, never asserted).
@@ -155,7 +155,7 @@ def test_jointlab_check_brings_the_qemu_firmware_up(qemu_pty: str) -> None:
     assert result.returncode == 0, result.stdout + result.stderr
     text = result.stdout
     assert re.search(r"protocol version\W+2\b", text) and re.search(r"device joints\W+6\b", text)
-    assert DESCRIPTION.digest[:16] in text, text
+    assert description_digest(DESCRIPTION)[:16] in text, text
 
 
 def _damaged_frames(count: int, seed: int) -> list[bytes]:

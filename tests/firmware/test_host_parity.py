@@ -51,14 +51,14 @@ from jointlab.hardware.protocol import (
     encode_frame,
 )
 from jointlab.interface import NJointAction
-from jointlab.robots import load_robot
+from jointlab.robots import description_digest, load_robot
 from jointlab.sim import SimRobot
 
 ROBOT = "arm6"
 DESCRIPTION = load_robot(ROBOT)
 DOF = DESCRIPTION.dof
 HOME = np.asarray(DESCRIPTION.home)
-DIGEST = bytes.fromhex(DESCRIPTION.digest)
+DIGEST = bytes.fromhex(description_digest(DESCRIPTION))
 NAN = float("nan")
 
 
@@ -323,7 +323,7 @@ def test_brakes_a_device_does_not_have_are_refused_as_by_the_python_device(
     """BRAKES 1 on a robot without brakes: NACK UNSUPPORTED from both; BRAKES 0 is ACKed."""
     planar = load_robot("planar2")
     assert not planar.has_brakes.any()
-    firmware.start(planar, bytes.fromhex(planar.digest), planar.home)
+    firmware.start(planar, bytes.fromhex(description_digest(planar)), planar.home)
     sim = SimRobot(planar, dt=0.001, control_dt=0.001)
     try:
         device = Device(sim)

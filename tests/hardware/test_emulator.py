@@ -52,7 +52,7 @@ from jointlab.hardware.protocol import (
     frame_body,
 )
 from jointlab.interface import NJointAction
-from jointlab.robots import load_robot
+from jointlab.robots import description_digest, load_robot
 from jointlab.sim import SimRobot
 
 
@@ -87,7 +87,7 @@ def test_power_up_state_and_hello(device: Device) -> None:
     assert isinstance(reply, HelloReply)
     assert (reply.version, reply.dof, reply.rate_hz) == (PROTOCOL_VERSION, 6, 1000)
     assert (reply.watchdog_ms, reply.stream_period) == (100, 1)
-    assert reply.digest_hex == load_robot("arm6").digest
+    assert reply.digest_hex == description_digest(load_robot("arm6"))
     state = device.tick()
     assert isinstance(state, StateData)
     assert state.motor_power and not state.armed and not state.brakes and not state.watchdog

@@ -36,7 +36,7 @@ from jointlab.hardware.protocol import (
     Unparsed,
     WatchdogRequest,
 )
-from jointlab.robots import load_robot
+from jointlab.robots import description_digest, load_robot
 
 ARM6 = load_robot("arm6")
 #: What a version 1 host sends first (docs/protocol.md of version 1, section 12).
@@ -50,8 +50,9 @@ def state(dof: int, tick: int) -> StateData:
 
 
 def hello_reply(request: object, version: int = PROTOCOL_VERSION, dof: int = 6) -> HelloReply:
+    digest = bytes.fromhex(description_digest(ARM6))
     return HelloReply.reply_to(request, version=version, dof=dof, rate_hz=1000, watchdog_ms=100,
-                               stream_period=1, digest=bytes.fromhex(ARM6.digest))  # fmt: skip
+                               stream_period=1, digest=digest)  # fmt: skip
 
 
 class ScriptedDevice:

@@ -63,7 +63,7 @@ from jointlab.hardware.protocol import (
     encode_frame,
 )
 from jointlab.interface import ArrayState, NJointAction
-from jointlab.robots import load_robot
+from jointlab.robots import description_digest, load_robot
 
 FAST = settings(max_examples=200, deadline=None, derandomize=True)
 DOCS = Path(__file__).resolve().parents[2] / "docs" / "protocol.md"
@@ -345,10 +345,10 @@ def test_hello_reply_carries_the_description_digest() -> None:
         rate_hz=1000,
         watchdog_ms=100,
         stream_period=1,
-        digest=bytes.fromhex(description.digest),
+        digest=bytes.fromhex(description_digest(description)),
     )
     again = HelloReply.unpack(reply.pack())
-    assert again.digest_hex == description.digest
+    assert again.digest_hex == description_digest(description)
     assert (again.ref_class, again.ref_type, again.ref_seq) == (MessageClass.REQ, 16, 0)
     assert HelloReply.size == 44 and HelloRequest.size == 1
 

@@ -18,7 +18,7 @@ from jointlab.errors import (
 from jointlab.hardware import ConfigurationRefused, EmulatorProcess, SerialRobot
 from jointlab.hardware.protocol import HomeCommand, NJointCommand, PositionCommand
 from jointlab.interface import ActuatorState, ArrayState, NJointAction
-from jointlab.robots import RobotDescription, load_robot
+from jointlab.robots import description_from_dict, description_to_dict, load_robot
 
 
 @pytest.fixture(scope="module")
@@ -59,9 +59,9 @@ def test_dof_mismatch_is_a_link_error(emulator: EmulatorProcess) -> None:
 
 
 def test_digest_mismatch_is_a_link_error_unless_allowed(emulator: EmulatorProcess) -> None:
-    data = load_robot("arm6").to_dict()
+    data = description_to_dict(load_robot("arm6"))
     data["name"] = "arm6_modified"
-    other = RobotDescription.from_dict(data)
+    other = description_from_dict(data)
     with pytest.raises(LinkError, match="different robot description"):
         SerialRobot(emulator.path, other, **PATIENT)
     with SerialRobot(emulator.path, other, allow_digest_mismatch=True, **PATIENT) as robot:

@@ -23,7 +23,7 @@ import pytest
 import jointlab
 from jointlab.identify import connect_planted, excitation, fit, plant, record_excitation, validate
 from jointlab.program import demo_program
-from jointlab.robots import RobotDescription
+from jointlab.robots import RobotDescription, description_from_dict, description_to_dict
 from jointlab.sim import SensorModel
 
 #: Largest relative error of each fitted parameter (``delay``: exact, in physics steps).
@@ -122,10 +122,10 @@ def test_reflected_inertia_of_the_base_joint_is_found(tmp_path):
     joint's mass-matrix entry alone, as a reflected rotor inertia does.)
     """
     nominal = jointlab.load_robot("arm6")
-    data = nominal.to_dict()
+    data = description_to_dict(nominal)
     link = data["actuators"][0]["link"]
     link["inertia"] = (np.array(link["inertia"]) + 0.05 * np.eye(3)).tolist()
-    planted = RobotDescription.from_dict(data)
+    planted = description_from_dict(data)
     program = excitation(nominal, ["shoulder_pan"], duration=4.0, band=(0.5, 1.5), ramp=0.5)
     with connect_planted(planted, nominal) as device:
         path = record_excitation(device, program, tmp_path / "base.npz")

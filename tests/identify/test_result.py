@@ -11,6 +11,7 @@ import jointlab
 from jointlab.identify import Estimate, IdentificationError, IdentificationResult
 from jointlab.identify.parameters import FIELDS
 from jointlab.identify.writeback import write_parameters
+from jointlab.robots import description_from_dict, description_to_dict
 from jointlab.sim import SimRobot
 
 
@@ -50,8 +51,8 @@ def make_result(description, parameters=("static_friction", "damping", "delay",
 
 def test_only_the_fitted_fields_change(arm6):
     result = make_result(arm6)
-    before = leaves(arm6.to_dict())
-    after = leaves(result.to_description().to_dict())
+    before = leaves(description_to_dict(arm6))
+    after = leaves(description_to_dict(result.to_description()))
     assert set(before) == set(after)
     changed = {path for path in before if before[path] != after[path]}
     fitted = {f"actuators[{j}].{'.'.join(FIELDS[p])}" for p in result.written()
@@ -81,9 +82,9 @@ def test_armature_is_written_to_dynamics_armature(arm6):
 
 def test_a_saturation_below_the_soft_effort_limit_is_refused():
     description = jointlab.load_robot("planar2")
-    data = description.to_dict()
+    data = description_to_dict(description)
     data["actuators"][0]["soft_limits"] = {"effort": 8.0}
-    description = type(description).from_dict(data)
+    description = description_from_dict(data)
     result = make_result(description, ("effort",))
     with pytest.raises(IdentificationError, match=r"below its soft_limits\.effort 8"):
         result.to_description()

@@ -15,7 +15,7 @@ from jointlab.identify import (
     validate,
 )
 from jointlab.recording import Log, load_log
-from jointlab.robots import RobotDescription
+from jointlab.robots import description_from_dict, description_to_dict
 
 
 @pytest.fixture(scope="module")
@@ -73,9 +73,9 @@ def test_a_log_without_commands_cannot_be_replayed(planted_log, arm6):
 
 def test_descriptions_with_other_joints_are_refused(planted_log, arm6):
     path, _ = planted_log
-    other = RobotDescription.from_dict({**arm6.to_dict(), "actuators": [
+    other = description_from_dict({**description_to_dict(arm6), "actuators": [
         {**a, "name": f"x_{a['name']}", "parent": "base" if a["parent"] == "base"
-         else f"x_{a['parent']}"} for a in arm6.to_dict()["actuators"]]})  # fmt: skip
+         else f"x_{a['parent']}"} for a in description_to_dict(arm6)["actuators"]]})  # fmt: skip
     with pytest.raises(IdentificationError, match="joints"):
         validate(path, arm6, other)
     with pytest.raises(IdentificationError, match="recorded on joints"):

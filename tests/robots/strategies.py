@@ -3,7 +3,7 @@
 ``robot_dicts()`` draws serial chains and trees of rotary, linear and fixed elements, with
 explicit ``parent:`` references, optional limits, soft limits, dynamics, links (derived or
 explicit inertia), motors, gains and couplings. Every dict it draws is valid: building it with
-``RobotDescription.from_dict`` must succeed.
+``description_from_dict`` must succeed.
 """
 
 from __future__ import annotations

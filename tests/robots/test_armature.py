@@ -15,7 +15,16 @@ from hypothesis import strategies as st
 from pybullet_urdf import load_urdf
 
 from jointlab.errors import DescriptionError
-from jointlab.robots import RobotDescription, builtin_robots, load_robot, parse_yaml
+from jointlab.robots import (
+    RobotDescription,
+    builtin_robots,
+    description_from_dict,
+    description_from_urdf,
+    description_to_urdf,
+    dump_yaml,
+    load_robot,
+    parse_yaml,
+)
 from jointlab.robots.defaults import (
     LINEAR_ARMATURE_CLASSES,
     ROTARY_ARMATURE_CLASSES,
@@ -40,7 +49,7 @@ def inertia_in_pybullet(description: RobotDescription, name: str) -> float:
 
 def robot(**joint: Any) -> RobotDescription:
     entry = {"name": "j", "type": "rotary", "min": -1.0, "max": 1.0, "length": 0.2, **joint}
-    return RobotDescription.from_dict({"name": "r", "actuators": [entry]})
+    return description_from_dict({"name": "r", "actuators": [entry]})
 
 
 def test_explicit_armature_is_kept() -> None:
@@ -97,11 +106,11 @@ def test_bad_armature_is_refused_naming_the_field(section: str, value: dict,
 
 def test_armature_survives_yaml_and_urdf_round_trips(tmp_path: Path) -> None:
     description = robot(motor={"rotor_inertia": 3e-6, "gear_ratio": 80.0})
-    again = load_robot_text(description.to_yaml(), tmp_path)
+    again = load_robot_text(dump_yaml(description), tmp_path)
     assert again == description
     path = tmp_path / "r.urdf"
-    path.write_text(description.to_urdf())
-    assert RobotDescription.from_urdf(str(path)).armature[0] == description.armature[0]
+    path.write_text(description_to_urdf(description))
+    assert description_from_urdf(str(path)).armature[0] == description.armature[0]
 
 
 def load_robot_text(text: str, folder: Path) -> RobotDescription:

@@ -13,7 +13,13 @@ from hypothesis import strategies as st
 from strategies import robot_dicts
 
 import jointlab.sim.pybullet  # noqa: F401 - the engine offers its evaluator when loaded
-from jointlab.robots import RobotDescription, builtin_robots, load_robot
+from jointlab.robots import (
+    RobotDescription,
+    builtin_robots,
+    description_from_dict,
+    description_to_dict,
+    load_robot,
+)
 from jointlab.robots.dynamics import DynamicsModel, rigid_body_model
 from jointlab.sim.pybullet.dynamics import BulletDynamics, bullet_model
 
@@ -86,7 +92,7 @@ def _tree_breadth_first() -> RobotDescription:
         if spec["type"] != "fixed":
             spec["limits"] = {"velocity": 2.0, "acceleration": 10.0, "jerk": 100.0,
                               "effort": 20.0}
-    return RobotDescription.from_dict({
+    return description_from_dict({
         "name": "breadth_first",
         "base": {"position": [0.1, -0.2, 0.3], "orientation": [0.2, -0.1, 0.5]},
         "actuators": actuators,
@@ -108,9 +114,9 @@ def test_a_floating_base_is_held_fixed_as_in_the_numpy_model():
 def test_a_tensor_bullet_zeroes_falls_back_to_the_numpy_model():
     # within the schema's 1e-9 tolerance of the triangle inequality, past Bullet's: Bullet
     # would set the link's inertia to zero, so M would lose it
-    data = load_robot("arm6").to_dict()
+    data = description_to_dict(load_robot("arm6"))
     data["actuators"][2]["link"]["inertia"] = np.diag([1e-3, 1e-3, 2e-3 * (1 + 5e-10)]).tolist()
-    description = RobotDescription.from_dict(data)
+    description = description_from_dict(data)
     model = rigid_body_model(description, evaluator=bullet_model)
     assert type(model) is DynamicsModel
     q = description.home
@@ -164,7 +170,7 @@ def test_any_valid_robot_file_gets_bullets_model_and_it_equals_numpys(data, seed
     # chains and trees of rotary, linear and fixed elements, couplings, explicit and derived
     # inertials, any base pose: Bullet's model at random configurations, not only the two
     # rigid_body_model checks
-    description = RobotDescription.from_dict(data)
+    description = description_from_dict(data)
     model = rigid_body_model(description, evaluator=bullet_model)
     if _near_the_triangle_edge(description):
         return  # Bullet may zero such a tensor; the fallback has its own test

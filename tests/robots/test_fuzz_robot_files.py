@@ -22,7 +22,7 @@ from hypothesis import strategies as st
 from strategies import robot_dicts
 
 from jointlab.errors import DescriptionError
-from jointlab.robots import RobotDescription, load_robot
+from jointlab.robots import RobotDescription, description_from_dict, load_robot
 from jointlab.robots.yaml_io import parse_yaml
 
 pytestmark = pytest.mark.timeout(300)
@@ -86,7 +86,7 @@ def _yaml_text(data: dict[str, Any]) -> str | None:
 @settings(max_examples=40)
 @given(broken_robot_dicts())
 def test_broken_robot_dicts_load_or_raise(data: dict[str, Any]) -> None:
-    result = loads_or_refuses(lambda: RobotDescription.from_dict(data))
+    result = loads_or_refuses(lambda: description_from_dict(data))
     assert isinstance(result, (RobotDescription, DescriptionError))
     text = _yaml_text(data)
     if text is not None:

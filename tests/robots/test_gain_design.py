@@ -10,7 +10,13 @@ import pytest
 
 from jointlab.cli import main
 from jointlab.interface import NJointAction
-from jointlab.robots import RobotDescription, builtin_path, builtin_robots, load_robot
+from jointlab.robots import (
+    RobotDescription,
+    builtin_path,
+    builtin_robots,
+    description_from_dict,
+    load_robot,
+)
 from jointlab.robots.dynamics import DynamicsModel
 from jointlab.robots.gain_design import (
     GAIN_MARGIN,
@@ -52,7 +58,7 @@ def per_joint_gains(description: RobotDescription) -> tuple[np.ndarray, np.ndarr
 
 
 def test_the_per_joint_gains_of_the_four_joint_arm_are_unstable_and_the_defaults_are_not() -> None:
-    arm = RobotDescription.from_dict(ARM4)
+    arm = description_from_dict(ARM4)
     plants = coupled_plants(arm)
     kp, kd = per_joint_gains(arm)
     for plant in plants:
@@ -70,7 +76,7 @@ def test_the_per_joint_gains_of_the_four_joint_arm_are_unstable_and_the_defaults
 @pytest.mark.parametrize("engine", ["pybullet", "mujoco"])
 def test_the_one_step_map_predicts_one_physics_step_of_the_engine(engine: str) -> None:
     """From a small error and velocity at home, one engine step lands where the map says."""
-    arm = RobotDescription.from_dict(ARM4)
+    arm = description_from_dict(ARM4)
     plant = next(p for p in coupled_plants(arm, samples=0) if p.engine == engine)
     kp, kd = per_joint_gains(arm)  # stiff gains: the map's terms are large and checkable
     home = arm.home
@@ -134,7 +140,7 @@ def test_identical_fingers_get_identical_gains() -> None:
 def test_given_gains_are_never_changed() -> None:
     data = copy.deepcopy(ARM4)
     data["actuators"][3]["gains"] = {"kp": 500.0}
-    arm = RobotDescription.from_dict(data)
+    arm = description_from_dict(data)
     assert arm.default_kp[3] == 500.0 and arm.default_kd[3] > 0
 
 
@@ -152,7 +158,7 @@ HEAVY = {
 
 def test_a_robot_its_defaults_cannot_hold_warns_at_load_naming_the_joints() -> None:
     with pytest.warns(UnstableGainsWarning) as caught:
-        heavy = RobotDescription.from_dict(HEAVY, source="heavy.yaml")
+        heavy = description_from_dict(HEAVY, source="heavy.yaml")
     message = str(caught[0].message)
     assert "heavy.yaml" in message and "'shoulder'" in message and "'elbow'" in message
     assert "limits.effort >= 10.5" in message
@@ -178,7 +184,7 @@ def test_describe_check_refuses_it_and_passes_the_four_joint_arm(tmp_path, capsy
 
 def test_a_default_kp_softer_than_gravity_is_named_with_the_kp_it_needs() -> None:
     """An arm held straight up: gravity's stiffness pulls it away; kp must beat it twice."""
-    upright = RobotDescription.from_dict({
+    upright = description_from_dict({
         "name": "upright", "base": {"position": [0, 0, 0.1], "fixed": True},
         "actuators": [{"name": "mast", "type": "rotary", "axis": [0, 1, 0], "length": 0.5,
                        "orientation": [0, -1.5708, 0], "min": -1, "max": 1,

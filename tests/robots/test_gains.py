@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 import pytest
 
-from jointlab.robots import RobotDescription, builtin_robots, load_robot
+from jointlab.robots import RobotDescription, builtin_robots, description_from_dict, load_robot
 from jointlab.robots.dynamics import DynamicsModel
 from jointlab.robots.gains import (
     DEFAULT_BANDWIDTH,
@@ -19,7 +19,7 @@ from jointlab.robots.gains import (
 
 
 def robot(*joints: dict[str, Any], **top: Any) -> RobotDescription:
-    return RobotDescription.from_dict({"name": "r", "actuators": list(joints), **top})
+    return description_from_dict({"name": "r", "actuators": list(joints), **top})
 
 
 def joint(name: str = "j", **fields: Any) -> dict[str, Any]:

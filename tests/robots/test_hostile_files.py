@@ -23,6 +23,7 @@ import pytest
 
 import jointlab
 from jointlab.errors import DescriptionError
+from jointlab.robots import description_from_dict
 from jointlab.robots.plausible import MAX_LINKS, RANGES
 from jointlab.robots.schema import validate_description
 from jointlab.robots.urdf_import import URDFImportWarning
@@ -155,7 +156,7 @@ def test_the_simulator_never_writes_a_file_named_after_the_robot(tmp_path: Path)
 # ------------------------------------------------------------------ the link limit
 def _chain(count: int) -> jointlab.RobotDescription:
     """A serial chain of ``count`` light rotary joints (built past the file limit)."""
-    base = jointlab.RobotDescription.from_dict({"name": "chain", "actuators": [
+    base = description_from_dict({"name": "chain", "actuators": [
         {"name": "j0", "type": "rotary", "min": -1, "max": 1, "length": 0.01,
          "link": {"radius": 0.005}, "gains": {"kp": 1.0, "kd": 0.01}}]})  # fmt: skip
     spec = base.actuators[0]

@@ -16,6 +16,7 @@ from jointlab.robots import (
     JointType,
     RobotDescription,
     builtin_robots,
+    description_from_dict,
     forward_kinematics,
     load_robot,
     position_jacobian,
@@ -98,7 +99,7 @@ def test_builtin_fk_matches_the_design_formula(name: str) -> None:
 @settings(max_examples=40)
 @given(robot_dicts(max_elements=6))
 def test_generated_fk_matches_the_design_formula(data: dict[str, Any]) -> None:
-    description = RobotDescription.from_dict(data)
+    description = description_from_dict(data)
     q = _random_q(description, 3, seed=6)
     kin = forward_kinematics(description, q)
     for k in range(len(q)):

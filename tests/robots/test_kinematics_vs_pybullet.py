@@ -8,7 +8,14 @@ import pybullet
 import pybullet_data
 import pytest
 
-from jointlab.robots import RobotDescription, builtin_robots, forward_kinematics, load_robot
+from jointlab.robots import (
+    RobotDescription,
+    builtin_robots,
+    description_from_urdf,
+    description_to_urdf,
+    forward_kinematics,
+    load_robot,
+)
 from jointlab.robots.transforms import quaternion_matrix, rotation_angle_between
 
 
@@ -77,7 +84,7 @@ def test_builtin_fk_matches_pybullet_on_exported_urdf(name: str) -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = os.path.join(folder, f"{name}.urdf")
         with open(path, "w") as handle:
-            handle.write(description.to_urdf())
+            handle.write(description_to_urdf(description))
         from jointlab.robots.transforms import pose_matrix
 
         base = pose_matrix(description.base.position, description.base.orientation)
@@ -89,6 +96,6 @@ def test_builtin_fk_matches_pybullet_on_exported_urdf(name: str) -> None:
 )
 def test_from_urdf_fk_matches_pybullet_on_original(relative: str) -> None:
     path = os.path.join(pybullet_data.getDataPath(), relative)
-    description = RobotDescription.from_urdf(path)
+    description = description_from_urdf(path)
     configurations = description.apply_coupling(_random_configurations(description, 20, seed=2))
     _check(description, path, configurations, np.eye(4))

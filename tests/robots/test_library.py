@@ -15,6 +15,8 @@ from jointlab.robots import (
     RobotDescription,
     builtin_path,
     builtin_robots,
+    description_from_dict,
+    description_to_dict,
     forward_kinematics,
     load_robot,
     parse_yaml,
@@ -37,7 +39,7 @@ def test_builtin_validates_and_loads(name: str) -> None:
     description = load_robot(name)
     assert isinstance(description, RobotDescription)
     assert description.name == name
-    assert RobotDescription.from_dict(description.to_dict()) == description
+    assert description_from_dict(description_to_dict(description)) == description
     assert parse_yaml(builtin_path(name).read_text(), source=name) == description
 
 

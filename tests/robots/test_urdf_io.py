@@ -21,6 +21,9 @@ from jointlab.robots import (
     JointType,
     RobotDescription,
     builtin_robots,
+    description_from_dict,
+    description_from_urdf,
+    description_to_urdf,
     forward_kinematics,
     load_robot,
 )
@@ -31,8 +34,8 @@ BUILTINS = builtin_robots()
 
 def _import(description: RobotDescription, folder: Path) -> RobotDescription:
     path = folder / f"{description.name}.urdf"
-    path.write_text(description.to_urdf())
-    return RobotDescription.from_urdf(str(path))
+    path.write_text(description_to_urdf(description))
+    return description_from_urdf(str(path))
 
 
 def _single_leader(description: RobotDescription) -> np.ndarray:
@@ -87,7 +90,7 @@ def test_builtin_urdf_round_trip(name: str, tmp_path: Path) -> None:
 def test_generated_descriptions_survive_urdf_round_trip(
     data: dict[str, Any], tmp_path: Path
 ) -> None:
-    original = RobotDescription.from_dict(data)
+    original = description_from_dict(data)
     _check_round_trip(original, _import(original, tmp_path), seed=2)
 
 
@@ -95,7 +98,7 @@ def test_generated_descriptions_survive_urdf_round_trip(
 @pytest.mark.parametrize("name", BUILTINS)
 def test_exported_urdf_structure(name: str) -> None:
     description = load_robot(name)
-    root = ET.fromstring(description.to_urdf())
+    root = ET.fromstring(description_to_urdf(description))
     assert root.tag == "robot" and root.get("name") == name
     joints = {j.get("name"): j for j in root.findall("joint")}
     links = {link.get("name"): link for link in root.findall("link")}
@@ -132,7 +135,7 @@ def test_exported_urdf_structure(name: str) -> None:
 
 def test_capsule_shapes_follow_the_link() -> None:
     description = load_robot("planar2")
-    root = ET.fromstring(description.to_urdf())
+    root = ET.fromstring(description_to_urdf(description))
     link = next(x for x in root.findall("link") if x.get("name") == "shoulder_link")
     capsule = link.find("visual/geometry/capsule")
     assert float(capsule.get("length")) == 0.3
@@ -143,7 +146,7 @@ def test_capsule_shapes_follow_the_link() -> None:
 
 def test_mimic_tag_for_simple_coupling() -> None:
     description = load_robot("coupled_gripper")
-    root = ET.fromstring(description.to_urdf())
+    root = ET.fromstring(description_to_urdf(description))
     joint = next(j for j in root.findall("joint") if j.get("name") == "right_finger")
     mimic = joint.find("mimic")
     assert mimic is not None and mimic.get("joint") == "left_finger"
@@ -181,7 +184,7 @@ def test_import_keeps_arbitrary_joint_origins_exact(tmp_path: Path) -> None:
         '<origin xyz="0 0.4 -0.1" rpy="1.2 0 0.5"/><axis xyz="1 1 0"/>'
         '<limit lower="0" upper="0.2" effort="30" velocity="0.5"/></joint>\n'
     )
-    description = RobotDescription.from_urdf(str(_write_urdf(tmp_path, body)))
+    description = description_from_urdf(str(_write_urdf(tmp_path, body)))
     assert description.joint_names == ("j1", "j2")
     q = np.array([0.7, 0.15])
     kin = forward_kinematics(description, q)
@@ -208,7 +211,7 @@ def test_import_tree_with_continuous_and_fixed_joints(tmp_path: Path) -> None:
         '<joint name="weld" type="fixed"><parent link="left"/><child link="tip"/>'
         '<origin xyz="0.2 0 0"/></joint>\n'
     )
-    description = RobotDescription.from_urdf(str(_write_urdf(tmp_path, body)))
+    description = description_from_urdf(str(_write_urdf(tmp_path, body)))
     assert description.joint_names == ("spin", "slide")
     spin = description.actuator("spin")
     assert spin.type is JointType.ROTARY and (spin.min, spin.max) == (-2 * math.pi, 2 * math.pi)
@@ -228,7 +231,7 @@ def test_import_mimic_offset_outside_the_range(tmp_path: Path) -> None:
         '<limit lower="-0.25" upper="0.0" effort="1" velocity="1"/>'
         '<mimic joint="leader" multiplier="2" offset="0.5"/></joint>\n'
     )
-    description = RobotDescription.from_urdf(str(_write_urdf(tmp_path, body)))
+    description = description_from_urdf(str(_write_urdf(tmp_path, body)))
     q = description.apply_coupling(np.array([-0.3, 0.0]))
     assert q[1] == pytest.approx(2 * -0.3 + 0.5, abs=1e-15)
 
@@ -251,7 +254,7 @@ ERROR_CASES = [
 def test_import_errors_name_the_file(tmp_path: Path, joint: str, named: str, reason: str) -> None:
     path = _write_urdf(tmp_path, _links("root", "a") + joint + "\n")
     with pytest.raises(DescriptionError) as info:
-        RobotDescription.from_urdf(str(path))
+        description_from_urdf(str(path))
     message = str(info.value)
     assert str(path) in message and named in message and reason in message, message
 
@@ -259,17 +262,17 @@ def test_import_errors_name_the_file(tmp_path: Path, joint: str, named: str, rea
 def test_import_two_roots(tmp_path: Path) -> None:
     path = _write_urdf(tmp_path, _links("one", "two"))
     with pytest.raises(DescriptionError, match="one root link"):
-        RobotDescription.from_urdf(str(path))
+        description_from_urdf(str(path))
 
 
 def test_import_malformed_xml_and_missing_file(tmp_path: Path) -> None:
     broken = tmp_path / "broken.urdf"
     broken.write_text("<robot><link name='a'>")
     with pytest.raises(DescriptionError, match="cannot read URDF") as info:
-        RobotDescription.from_urdf(str(broken))
+        description_from_urdf(str(broken))
     assert str(broken) in str(info.value)
     with pytest.raises(DescriptionError, match="cannot read URDF"):
-        RobotDescription.from_urdf(str(tmp_path / "nowhere.urdf"))
+        description_from_urdf(str(tmp_path / "nowhere.urdf"))
 
 
 @pytest.mark.parametrize(
@@ -296,7 +299,7 @@ def test_import_malformed_xml_and_missing_file(tmp_path: Path) -> None:
     ids=["tree", "forward_reference"],
 )
 def test_import_keeps_the_joint_order(tmp_path: Path, actuators: list[dict[str, Any]]) -> None:
-    original = RobotDescription.from_dict({"name": "order", "actuators": actuators})
+    original = description_from_dict({"name": "order", "actuators": actuators})
     imported = _import(original, tmp_path)
     assert imported.joint_names == original.joint_names
     _check_round_trip(original, imported, seed=3)

@@ -16,7 +16,14 @@ import pytest
 import yaml
 
 from jointlab.errors import DescriptionError
-from jointlab.robots import JointLimitsUpdate, RobotDescription, load_robot
+from jointlab.robots import (
+    JointLimitsUpdate,
+    RobotDescription,
+    description_from_dict,
+    description_to_dict,
+    load_robot,
+    with_limits,
+)
 
 #: A valid robot using every section: two rotary joints, a coupled linear joint, a fixed tool.
 VALID: dict[str, Any] = {
@@ -407,7 +414,7 @@ LIMIT_FIELDS = ["min_position", "max_position", "max_velocity", "max_acceleratio
 @pytest.mark.parametrize("size", [2, 4])
 def test_with_limits_wrong_size(tester: RobotDescription, field: str, size: int) -> None:
     with pytest.raises(DescriptionError) as info:
-        tester.with_limits(**{field: np.ones(size)})
+        with_limits(tester, **{field: np.ones(size)})
     message = str(info.value)
     assert f"JointLimitsUpdate.{field}" in message
     assert f"has {size} values" in message and "expected 3" in message
@@ -415,23 +422,23 @@ def test_with_limits_wrong_size(tester: RobotDescription, field: str, size: int)
 
 def test_with_limits_accepts_an_update_object(tester: RobotDescription) -> None:
     update = JointLimitsUpdate(max_effort=[9.0, 4.0, 50.0])
-    np.testing.assert_array_equal(tester.with_limits(update).effort_limit, [9.0, 4.0, 50.0])
+    np.testing.assert_array_equal(with_limits(tester, update).effort_limit, [9.0, 4.0, 50.0])
     with pytest.raises(DescriptionError, match="has 1 values"):
-        tester.with_limits(JointLimitsUpdate(max_jerk=[1.0]))
+        with_limits(tester, JointLimitsUpdate(max_jerk=[1.0]))
 
 
 def test_with_limits_unknown_field(tester: RobotDescription) -> None:
     with pytest.raises(DescriptionError, match="max_position"):
-        tester.with_limits(max_speed=[1.0, 1.0, 1.0])
+        with_limits(tester, max_speed=[1.0, 1.0, 1.0])
 
 
 def test_with_limits_update_and_keywords_together(tester: RobotDescription) -> None:
     with pytest.raises(DescriptionError, match="not both"):
-        tester.with_limits(JointLimitsUpdate(), max_effort=[1.0, 1.0, 1.0])
+        with_limits(tester, JointLimitsUpdate(), max_effort=[1.0, 1.0, 1.0])
 
 
 def test_with_limits_changes_only_the_given_fields(tester: RobotDescription) -> None:
-    updated = tester.with_limits(max_velocity=[1.8, 2.5, 0.9], max_position=[1.9, 2.4, 0.08])
+    updated = with_limits(tester, max_velocity=[1.8, 2.5, 0.9], max_position=[1.9, 2.4, 0.08])
     np.testing.assert_array_equal(updated.velocity_limit, [1.8, 2.5, 0.9])
     np.testing.assert_array_equal(updated.upper, [1.9, 2.4, 0.08])
     # configured speeds above a new velocity limit come down with it
@@ -448,7 +455,7 @@ def test_with_limits_changes_only_the_given_fields(tester: RobotDescription) -> 
     ):
         np.testing.assert_array_equal(getattr(updated, unchanged), getattr(tester, unchanged),
                                       err_msg=unchanged)  # fmt: skip
-    before, after = tester.to_dict(), updated.to_dict()
+    before, after = description_to_dict(tester), description_to_dict(updated)
     for entry_before, entry_after in zip(before["actuators"], after["actuators"], strict=True):
         for key in ("max", "limits", "config_speed"):
             entry_before.pop(key, None)
@@ -459,8 +466,8 @@ def test_with_limits_changes_only_the_given_fields(tester: RobotDescription) -> 
 
 
 def test_with_limits_result_round_trips(tester: RobotDescription) -> None:
-    updated = tester.with_limits(max_effort=[9.0, 5.0, 20.0])
-    assert RobotDescription.from_dict(updated.to_dict()) == updated
+    updated = with_limits(tester, max_effort=[9.0, 5.0, 20.0])
+    assert description_from_dict(description_to_dict(updated)) == updated
 
 
 REVALIDATION_CASES = [
@@ -479,7 +486,7 @@ def test_with_limits_result_is_revalidated(
     tester: RobotDescription, update: dict, actuator: str, field: str
 ) -> None:
     with pytest.raises(DescriptionError) as info:
-        tester.with_limits(**update)
+        with_limits(tester, **update)
     message = str(info.value)
     assert f"'{actuator}'" in message and f"'{field}'" in message, message
 
@@ -492,8 +499,8 @@ def test_inertia_must_satisfy_the_triangle_inequality(tmp_path: Path) -> None:
 
 # --------------------------------------------------------------------------- JointLimitsUpdate
 def test_an_empty_field_is_no_update(tester: RobotDescription) -> None:
-    assert tester.with_limits(min_position=[], max_effort=()) == tester
-    updated = tester.with_limits(JointLimitsUpdate(min_position=[], max_effort=[9.0, 5.0, 50.0]))
+    assert with_limits(tester, min_position=[], max_effort=()) == tester
+    updated = with_limits(tester, JointLimitsUpdate(min_position=[], max_effort=[9.0, 5.0, 50.0]))
     np.testing.assert_array_equal(updated.lower, tester.lower)
     np.testing.assert_array_equal(updated.effort_limit, [9.0, 5.0, 50.0])
 
@@ -513,7 +520,7 @@ def test_an_update_must_lie_within_the_robot_limits(
     tester: RobotDescription, field: str, value: list, joint: int, name: str, expected: str
 ) -> None:
     with pytest.raises(DescriptionError) as info:
-        tester.with_limits(**{field: value})
+        with_limits(tester, **{field: value})
     message = str(info.value)
     assert f"JointLimitsUpdate.{field}[{joint}]" in message and f"'{name}'" in message
     assert expected in message, message
@@ -522,8 +529,8 @@ def test_an_update_must_lie_within_the_robot_limits(
 def test_soft_limits_and_configured_speeds_narrow_with_the_update(
     tester: RobotDescription,
 ) -> None:
-    updated = tester.with_limits(max_position=[1.2, 2.5, 0.1], max_velocity=[1.2, 0.5, 1.0],
-                                 max_effort=[7.0, 6.0, 100.0])  # fmt: skip
+    updated = with_limits(tester, max_position=[1.2, 2.5, 0.1], max_velocity=[1.2, 0.5, 1.0],
+                          max_effort=[7.0, 6.0, 100.0])  # fmt: skip
     assert updated.soft_upper[0] == 1.2  # was 1.5, the new range ends at 1.2
     assert updated.soft_velocity_limit[0] == 1.2  # was 1.5
     assert updated.soft_effort_limit[0] == 7.0  # was 8

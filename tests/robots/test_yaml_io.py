@@ -13,9 +13,13 @@ from strategies import robot_dicts
 
 from jointlab.errors import DescriptionError
 from jointlab.robots import (
-    RobotDescription,
     builtin_path,
     builtin_robots,
+    description_digest,
+    description_from_dict,
+    description_to_dict,
+    description_to_urdf,
+    dump_yaml,
     load_robot,
     parse_yaml,
 )
@@ -43,7 +47,7 @@ def test_load_yml_suffix_and_description_passthrough(tmp_path: Path) -> None:
 def test_load_urdf_path(tmp_path: Path) -> None:
     original = load_robot("planar2")
     path = tmp_path / "planar2.urdf"
-    path.write_text(original.to_urdf())
+    path.write_text(description_to_urdf(original))
     imported = load_robot(path)
     assert imported.joint_names == original.joint_names
     assert imported.source == str(path)
@@ -106,12 +110,12 @@ def test_missing_urdf_file_names_the_path(tmp_path: Path) -> None:
 @pytest.mark.parametrize("name", BUILTINS)
 def test_builtin_yaml_round_trip(name: str, tmp_path: Path) -> None:
     description = load_robot(name)
-    text = description.to_yaml()
+    text = dump_yaml(description)
     again = parse_yaml(text)
     assert again == description
-    assert again.to_dict() == description.to_dict()
-    assert again.to_yaml() == text  # the dump is a fixed point
-    assert again.digest == description.digest
+    assert description_to_dict(again) == description_to_dict(description)
+    assert dump_yaml(again) == text  # the dump is a fixed point
+    assert description_digest(again) == description_digest(description)
     path = tmp_path / f"{name}.yaml"
     path.write_text(text)
     assert load_robot(path) == description
@@ -120,11 +124,11 @@ def test_builtin_yaml_round_trip(name: str, tmp_path: Path) -> None:
 @settings(max_examples=100)
 @given(robot_dicts())
 def test_generated_descriptions_survive_yaml_round_trip(data: dict[str, Any]) -> None:
-    description = RobotDescription.from_dict(data)
-    text = description.to_yaml()
+    description = description_from_dict(data)
+    text = dump_yaml(description)
     again = parse_yaml(text)
     assert again == description
-    assert again.to_yaml() == text
+    assert dump_yaml(again) == text
 
 
 @settings(max_examples=30)
@@ -133,7 +137,7 @@ def test_generated_dicts_load_from_yaml_files(data: dict[str, Any]) -> None:
     # The same dict through the file path: PyYAML's own dump, our loader.
     assert parse_yaml(
         yaml.safe_dump(data, sort_keys=False), source="gen.yaml"
-    ) == RobotDescription.from_dict(data)
+    ) == description_from_dict(data)
 
 
 def test_exponent_floats_without_a_dot_load_as_floats() -> None:
@@ -153,7 +157,7 @@ def test_dumped_small_floats_reload_exactly() -> None:
     text = builtin_path("planar2").read_text().replace("damping: 0.05}", "damping: 1.0e-07}", 1)
     description = parse_yaml(text)
     assert description.actuator("shoulder").dynamics.damping == 1e-7
-    assert parse_yaml(description.to_yaml()) == description
+    assert parse_yaml(dump_yaml(description)) == description
 
 
 def test_parse_yaml_names_its_source() -> None:

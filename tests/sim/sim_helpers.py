@@ -7,7 +7,7 @@ from typing import Any
 import numpy as np
 
 from jointlab.interface import ArrayState
-from jointlab.robots import RobotDescription
+from jointlab.robots import RobotDescription, description_from_dict
 
 
 def one_joint(name: str = "one", **overrides: Any) -> RobotDescription:
@@ -30,7 +30,7 @@ def one_joint(name: str = "one", **overrides: Any) -> RobotDescription:
     for key, value in overrides.items():
         merge = isinstance(value, dict) and isinstance(joint.get(key), dict)
         joint[key] = {**joint[key], **value} if merge else value
-    return RobotDescription.from_dict({"name": name, "actuators": [joint]})
+    return description_from_dict({"name": name, "actuators": [joint]})
 
 
 def pd_formula(

@@ -15,7 +15,7 @@ import pybullet
 import pytest
 
 from jointlab.errors import DescriptionError
-from jointlab.robots import RobotDescription, parse_yaml
+from jointlab.robots import description_from_dict, dump_yaml, parse_yaml
 from jointlab.sim import World
 from jointlab.sim.robot import SimRobot
 from jointlab.sim.scene import combined_friction
@@ -76,14 +76,14 @@ ROBOT = {
 
 
 def test_robot_files_declare_link_and_base_friction_and_write_them_back() -> None:
-    robot = RobotDescription.from_dict(ROBOT)
+    robot = description_from_dict(ROBOT)
     assert robot.base.friction == 0.7
     assert [a.link.friction for a in robot.actuators] == [0.4, 1.0]
-    again = parse_yaml(robot.to_yaml())
+    again = parse_yaml(dump_yaml(robot))
     assert again.base.friction == 0.7 and again.actuators[0].link.friction == 0.4
     import yaml
 
-    written = yaml.safe_load(robot.to_yaml())
+    written = yaml.safe_load(dump_yaml(robot))
     assert "friction" not in written["actuators"][1]["link"]  # the default is not written
 
 
@@ -101,11 +101,11 @@ def test_bad_friction_is_refused_naming_the_field(where, value, expected) -> Non
         target = target[key]
     target["friction"] = value
     with pytest.raises(DescriptionError, match=expected):
-        RobotDescription.from_dict(data, source="footed.yaml")
+        description_from_dict(data, source="footed.yaml")
 
 
 def test_each_engine_is_given_the_declared_coefficients() -> None:
-    robot = RobotDescription.from_dict(ROBOT)
+    robot = description_from_dict(ROBOT)
     with SimRobot(robot, engine="pybullet") as sim:
         body = sim._body
         lateral = [pybullet.getDynamicsInfo(body.body_id, link, physicsClientId=body.client_id)[1]

@@ -24,6 +24,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from random_robots import random_robot
 from robots.test_gain_design import ARM4
 
+from jointlab.robots import description_from_dict
+
 ENGINES = ("pybullet", "mujoco")
 
 
@@ -59,7 +61,7 @@ def assert_holds(seeds: range) -> None:
 @pytest.mark.parametrize("engine", ENGINES)
 def test_the_four_joint_arm_holds_home_without_chatter(engine: str) -> None:
     """Before the coupled design: 0.8 rad/s RMS and 928 saturated steps on PyBullet."""
-    rms, saturated = hold(RobotDescription.from_dict(ARM4), engine)
+    rms, saturated = hold(description_from_dict(ARM4), engine)
     assert rms < 1e-6 and saturated == 0
 
 

@@ -12,7 +12,13 @@ from hypothesis import strategies as st
 from sim_helpers import one_joint
 
 from jointlab.errors import DescriptionError
-from jointlab.robots import RobotDescription, builtin_robots, forward_kinematics, load_robot
+from jointlab.robots import (
+    RobotDescription,
+    builtin_robots,
+    description_from_dict,
+    forward_kinematics,
+    load_robot,
+)
 from jointlab.sim import SimRobot
 from jointlab.sim.actuators import ActuatorArray
 from jointlab.sim.mujoco import description_to_mjcf
@@ -78,7 +84,7 @@ def test_armature_is_read_from_the_description_when_it_has_one():
 
 
 def test_a_coupling_with_several_leaders_is_an_exact_tendon_equality():
-    description = RobotDescription.from_dict({
+    description = description_from_dict({
         "name": "differential",
         "actuators": [
             {"name": "a", "type": "rotary", "parent": "base", "min": -3, "max": 3},
@@ -118,7 +124,7 @@ from strategies import robot_dicts  # noqa: E402  (tests/robots: the description
 @given(data=robot_dicts(), offset=st.floats(-0.5, 0.5))
 def test_every_valid_description_compiles_with_exact_kinematics(data, offset):
     """MuJoCo expresses every description the schema accepts, exactly, or refuses it by name."""
-    description = RobotDescription.from_dict(data)
+    description = description_from_dict(data)
     locked = [s.name for s in description.joints if s.min == s.max]
     if locked:
         with pytest.raises(DescriptionError, match=f"joint {locked[0]!r} has no travel"):

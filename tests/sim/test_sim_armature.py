@@ -9,7 +9,7 @@ from sim_helpers import one_joint
 
 from jointlab.controllers import DynamicsModel
 from jointlab.interface import NJointAction
-from jointlab.robots import RobotDescription
+from jointlab.robots import RobotDescription, description_from_dict, description_to_dict
 from jointlab.robots.gains import UnstableGainsWarning
 from jointlab.robots.urdf_io import TINY_MASS
 from jointlab.sim import SimRobot, World
@@ -38,7 +38,7 @@ def test_rotary_armature_adds_exactly_its_value_to_the_joint_inertia():
 
 
 def vertical_slide(armature: float) -> RobotDescription:
-    return RobotDescription.from_dict({"name": "lift", "base": {"position": [0, 0, 1.0]},
+    return description_from_dict({"name": "lift", "base": {"position": [0, 0, 1.0]},
                                        "actuators": [{
         "name": "z", "type": "linear", "axis": [0, 0, 1], "min": -0.5, "max": 0.5,
         "limits": {"effort": 500.0}, "link": {"mass": 2.0, "radius": 0.05},
@@ -79,7 +79,7 @@ def test_weightless_armature_follows_mass_randomisation():
 def test_linear_armature_under_a_turning_joint_is_weightless_too():
     # the slide hangs from a horizontal hinge, so its weight's lever arm changes with q:
     # cancelled by a force on the link every physics step
-    description = RobotDescription.from_dict({"name": "boom", "actuators": [
+    description = description_from_dict({"name": "boom", "actuators": [
         {"name": "hinge", "type": "rotary", "axis": [0, 1, 0], "length": 0.4, "min": -2.0,
          "max": 2.0, "link": {"mass": 1.0}, "dynamics": {"armature": 0.0}},
         {"name": "slide", "type": "linear", "axis": [1, 0, 0], "length": 0.1, "min": -0.2,
@@ -111,12 +111,12 @@ def _edge_of_the_triangle_inequality(armature: bool) -> RobotDescription:
     """arm6 with the elbow's tensor within the description check's 1e-9 of I1 + I2 >= I3."""
     from jointlab.robots import load_robot
 
-    data = load_robot("arm6").to_dict()
+    data = description_to_dict(load_robot("arm6"))
     data["actuators"][2]["link"]["inertia"] = np.diag([1e-3, 1e-3, 2e-3 * (1 + 5e-10)]).tolist()
     if not armature:
         for entry in data["actuators"]:
             entry.setdefault("dynamics", {})["armature"] = 0.0
-    return RobotDescription.from_dict(data)
+    return description_from_dict(data)
 
 
 def test_a_tensor_at_the_edge_of_the_triangle_inequality_keeps_its_inertia():

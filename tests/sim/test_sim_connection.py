@@ -10,7 +10,7 @@ import jointlab
 from jointlab import connection
 from jointlab.connection import parse_url, register_scheme, schemes
 from jointlab.errors import ConfigurationError, DescriptionError
-from jointlab.robots import load_robot
+from jointlab.robots import dump_yaml, load_robot
 from jointlab.sim import SimRobot
 
 
@@ -26,7 +26,7 @@ def test_builtin_name_with_query_values():
 def test_absolute_and_relative_paths(tmp_path, monkeypatch):
     path = tmp_path / "robots" / "mine.yaml"
     path.parent.mkdir()
-    path.write_text(load_robot("planar2").to_yaml())
+    path.write_text(dump_yaml(load_robot("planar2")))
     with jointlab.connect(f"sim://{path}") as robot:  # sim:///tmp/.../mine.yaml
         assert robot.description.name == "planar2"
     monkeypatch.chdir(tmp_path)

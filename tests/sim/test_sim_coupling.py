@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 from jointlab.interface import NJointAction
-from jointlab.robots import RobotDescription
+from jointlab.robots import description_from_dict
 from jointlab.sim import SimRobot
 
 
@@ -68,7 +68,7 @@ def test_a_joint_with_two_leaders_follows_their_sum(engine):
             "link": {"mass": 1.0, "radius": 0.02}, **extra,
         }  # fmt: skip
 
-    description = RobotDescription.from_dict({
+    description = description_from_dict({
         "name": "differential",
         "base": {"position": [0.0, 0.0, 0.5]},
         "actuators": [

@@ -11,7 +11,7 @@ from floating_robot import BASE_MASS, SLIDER_MASS, puck
 import jointlab
 from jointlab.errors import ConfigurationError, DescriptionError
 from jointlab.interface import NJointAction
-from jointlab.robots import RobotDescription
+from jointlab.robots import description_from_dict
 from jointlab.robots.dynamics import DynamicsModel
 from jointlab.robots.gains import UnstableGainsWarning, effective_inertia
 from jointlab.sim import SimRobot, World
@@ -78,7 +78,7 @@ def test_gain_check_takes_error_or_warn_only(light_file: Path) -> None:
 
 
 def test_the_check_uses_the_actual_dt() -> None:
-    derived = RobotDescription.from_dict({"name": "d", "actuators": [
+    derived = description_from_dict({"name": "d", "actuators": [
         {"name": "j", "type": "rotary", "min": -1.0, "max": 1.0, "length": 0.2}]})
     with SimRobot(derived, dt=0.002):
         pass  # default gains (designed for 1 ms) still pass at 2 ms

@@ -21,11 +21,11 @@ import pytest
 from pybullet_urdf import load_urdf
 
 from jointlab.interface import NJointAction
-from jointlab.robots import RobotDescription
+from jointlab.robots import description_from_dict
 from jointlab.sim import SimRobot, World
 
 KP, KD, DT = 50.0, 2.0, 1e-3
-ARM = RobotDescription.from_dict({"name": "arm", "actuators": [{
+ARM = description_from_dict({"name": "arm", "actuators": [{
     "name": "j", "type": "rotary", "axis": [0, 1, 0], "length": 0.5, "min": -3.0, "max": 3.0,
     "link": {"mass": 1.0}, "dynamics": {"armature": 0.0}, "gains": {"kp": KP, "kd": KD}}]})
 LOAD = 1.0 * 9.81 * 0.25  # the horizontal link's weight about the joint, N·m

@@ -10,7 +10,12 @@ from floating_robot import puck
 from sim_helpers import one_joint
 
 from jointlab.interface import ActuatorState, NJointAction
-from jointlab.robots import RobotDescription, forward_kinematics, load_robot
+from jointlab.robots import (
+    description_from_dict,
+    description_to_dict,
+    forward_kinematics,
+    load_robot,
+)
 from jointlab.sim import SensorModel, SimRobot
 
 
@@ -184,10 +189,10 @@ def test_close_is_safe_twice_and_blocks_further_use(engine):
 
 def test_stalled_joints_are_the_stalled_flags_without_building_them(zero_g):
     """``state.stalled()``: None until a joint stalls, then the flags' STALLED bits."""
-    free = one_joint().to_dict()["actuators"][0]
+    free = description_to_dict(one_joint())["actuators"][0]
     stuck = {**free, "name": "stuck", "parent": "j", "min": -0.1, "max": 0.1,
              "limits": {"effort": 2.0, "velocity": 50.0}}
-    description = RobotDescription.from_dict({"name": "two", "actuators": [free, stuck]})
+    description = description_from_dict({"name": "two", "actuators": [free, stuck]})
     with SimRobot(description, world=zero_g, stall_time=0.2, control_dt=0.01) as robot:
         robot.apply(NJointAction.Position([0.3, 1.0]))  # the second pushes into its stop
         seen = []

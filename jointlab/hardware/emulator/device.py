@@ -67,6 +67,7 @@ from jointlab.hardware.protocol import (
     WatchdogRequest,
 )
 from jointlab.interface import NJointAction
+from jointlab.robots.yaml_io import description_digest
 
 if TYPE_CHECKING:
     from jointlab.sim import SimRobot
@@ -118,7 +119,7 @@ class Device:
         self.lockstep = bool(lockstep)
         period = 0 if self.lockstep else int(stream_period)
         self._defaults = (int(watchdog_ms), WatchdogAction(watchdog_action), period)
-        self._digest = bytes.fromhex(self.description.digest)
+        self._digest = bytes.fromhex(description_digest(self.description))
         self.gate = MotionGate(bool(self.description.has_brakes.any()))
         self.queue = CommandQueue()
         self.setpoints = Setpoints(self.description, 1.0 / self.rate_hz)

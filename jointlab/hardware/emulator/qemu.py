@@ -27,6 +27,7 @@ from typing import Any
 from jointlab.errors import ConfigurationError, LinkError
 from jointlab.hardware.emulator.plant import PlantServer
 from jointlab.robots.description import RobotDescription
+from jointlab.robots.yaml_io import description_digest
 from jointlab.scheduling import normal_scheduling
 
 __all__ = ["FIRMWARE_ELF", "FirmwareDevice", "default_elf", "qemu_command"]
@@ -76,10 +77,11 @@ def _check_tools(elf: Path) -> None:
 
 def _check_robot(elf: Path, description: RobotDescription) -> None:
     """Refuse a build made for another robot: its parameters hold the description's digest."""
-    if bytes.fromhex(description.digest) not in elf.read_bytes():
+    if bytes.fromhex(description_digest(description)) not in elf.read_bytes():
         raise ConfigurationError(
             f"the firmware build {elf} is not for robot {description.name!r} (its description "
-            f"digest {description.digest[:16]}... is not in it): run `make -C firmware pil "
+            f"digest {description_digest(description)[:16]}... is not in it): run "
+            f"`make -C firmware pil "
             f"ROBOT={description.name} BUILD=build/{description.name}` (ROBOT a robot file's "
             "path for a robot of your own)"
         )

@@ -40,7 +40,8 @@ from jointlab.hardware.protocol import (
     WatchdogRequest,
 )
 from jointlab.robots import ArrayGeometry, RobotDescription, load_robot
-from jointlab.robots.yaml_io import builtin_robots
+from jointlab.robots.schema import description_from_dict
+from jointlab.robots.yaml_io import builtin_robots, description_digest
 
 __all__ = [
     "Session",
@@ -227,7 +228,7 @@ def description_from_geometry(geometry: ArrayGeometry, name: str = "device") -> 
         for i, g in enumerate(geometry.actuators)
     ]
     base = {"position": list(geometry.base_pos), "orientation": list(geometry.base_orientation)}
-    return RobotDescription.from_dict({"name": name, "base": base, "actuators": actuators})
+    return description_from_dict({"name": name, "base": base, "actuators": actuators})
 
 
 def resolve_description(
@@ -246,7 +247,7 @@ def resolve_description(
     if given is None:
         for name in builtin_robots():
             candidate = load_robot(name)
-            if candidate.digest == hello.digest_hex:
+            if description_digest(candidate) == hello.digest_hex:
                 return candidate
         return description_from_geometry(fetch_geometry())
     if hello.dof != given.dof:
@@ -254,10 +255,11 @@ def resolve_description(
             f"device on {port!r} drives {hello.dof} joints, description "
             f"{given.name!r} has {given.dof}"
         )
-    if hello.digest_hex != given.digest and not allow_digest_mismatch:
+    if hello.digest_hex != description_digest(given) and not allow_digest_mismatch:
         raise LinkError(
             f"device on {port!r} runs a different robot description (digest "
-            f"{hello.digest_hex[:12]}…) than {given.name!r} (digest {given.digest[:12]}…); "
+            f"{hello.digest_hex[:12]}…) than {given.name!r} "
+            f"(digest {description_digest(given)[:12]}…); "
             "pass allow_digest_mismatch=True to connect anyway"
         )
     return given

@@ -275,10 +275,10 @@ class HelloReply(Reply, FixedMessage):
     watchdog_ms: int
     #: Current DATA STATE period in device ticks (0: not streaming).
     stream_period: int
-    #: SHA-256 of the device's robot description (``bytes.fromhex(description.digest)``).
+    #: SHA-256 of the device's robot description (``description_digest``, as bytes).
     digest: bytes
 
     @property
     def digest_hex(self) -> str:
-        """The digest as the hex string ``RobotDescription.digest`` returns."""
+        """The digest as the hex string ``jointlab.robots.description_digest`` returns."""
         return self.digest.hex()

@@ -1,11 +1,13 @@
 """Loading a :class:`RobotDescription` into a :class:`World` as one PyBullet multibody.
 
 :class:`RobotBody` holds every PyBullet call about the robot's body except the torque loop:
-loading ``description.to_urdf()``, the joint-name-to-index map, motor and damping set-up,
+loading ``description_to_urdf(description)``, the joint-name-to-index map, motor and damping
+set-up,
 couplings (a ``JOINT_GEAR`` constraint per single-leader dependent joint), brakes, mass
 randomisation, resets and link poses. Joint-space arrays are in the description's order.
 
-PyBullet has no joint armature, so the body is loaded from ``to_urdf(armature=True)``: each
+PyBullet has no joint armature, so the body is loaded from
+``description_to_urdf(description, armature=True)``: each
 joint's reflected rotor inertia is part of the link it moves (see
 :func:`jointlab.robots.inertials.realised_inertial`). On a linear joint that is extra link mass,
 whose weight the torque loop cancels (see :meth:`RobotBody._find_weightless`).
@@ -25,6 +27,7 @@ from jointlab.errors import SimulationError
 from jointlab.robots.description import BASE, JointType, RobotDescription
 from jointlab.robots.kinematics import forward_kinematics
 from jointlab.robots.transforms import homogeneous, quaternion_from_rpy, quaternion_matrix
+from jointlab.robots.urdf_io import description_to_urdf
 from jointlab.sim.pybullet.friction import contact_friction
 from jointlab.sim.scene import link_friction, mounted_elements
 
@@ -72,7 +75,7 @@ class RobotBody:
         with tempfile.TemporaryDirectory(prefix="jointlab-") as folder:
             path = os.path.join(folder, "robot.urdf")  # never a path derived from a name
             with open(path, "w") as handle:
-                handle.write(description.to_urdf(armature=True))
+                handle.write(description_to_urdf(description, armature=True))
             try:
                 self.body_id = pybullet.loadURDF(
                     path,

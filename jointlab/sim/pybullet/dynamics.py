@@ -36,6 +36,7 @@ import numpy as np
 from jointlab.robots.description import RobotDescription
 from jointlab.robots.dynamics import GRAVITY
 from jointlab.robots.transforms import rpy_matrix
+from jointlab.robots.urdf_io import description_to_urdf
 from jointlab.sim.quiet import quiet_output
 
 __all__ = ["BulletDynamics", "bullet_model"]
@@ -92,7 +93,7 @@ def _loaded(description: RobotDescription, gravity: np.ndarray
 
 def _model_urdf(description: RobotDescription) -> str:
     """The description's URDF with massless tool frames and links (the model's masses)."""
-    root = ET.fromstring(description.to_urdf())
+    root = ET.fromstring(description_to_urdf(description))
     for link in root.iter("link"):
         if link.get("name") == "base_link":
             continue

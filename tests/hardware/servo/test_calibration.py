@@ -14,7 +14,7 @@ from jointlab.errors import CommandRefused
 from jointlab.hardware.servo.calibration import Calibration, calibration_path
 from jointlab.hardware.servo.homing import calibrate_automatic, calibrate_manual
 from jointlab.hardware.servo.robot import ServoBusRobot
-from jointlab.robots import load_robot
+from jointlab.robots import dump_yaml, load_robot
 
 ERROR = "offset_error=150&seed=4"
 
@@ -87,7 +87,7 @@ def test_manual_calibration_records_offsets_directions_and_ranges(tmp_path, monk
 @pytest.mark.slow
 def test_jointlab_calibrate_writes_the_file_beside_the_robot_file(tmp_path, capsys) -> None:
     robot_file = tmp_path / "my_so101.yaml"
-    robot_file.write_text(load_robot("so101").to_yaml())
+    robot_file.write_text(dump_yaml(load_robot("so101")))
     url = f"emulated://{robot_file}?lockstep=1&calibrated=0&{ERROR}"
     code = main(["calibrate", url, "--robot", str(robot_file), "--auto", "--speed", "2",
                  "--joints", "gripper"])  # fmt: skip
@@ -102,7 +102,7 @@ def test_jointlab_calibrate_manual_refuses_a_joint_that_never_moved(
     tmp_path, capsys, monkeypatch
 ) -> None:
     robot_file = tmp_path / "my_so101.yaml"
-    robot_file.write_text(load_robot("so101").to_yaml())
+    robot_file.write_text(dump_yaml(load_robot("so101")))
     monkeypatch.setattr("builtins.input", lambda prompt="": "")  # Enter, and nobody moved it
     code = main(["calibrate", f"emulated://{robot_file}?lockstep=1&calibrated=0",
                  "--robot", str(robot_file), "--manual"])  # fmt: skip

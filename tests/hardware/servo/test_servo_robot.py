@@ -12,7 +12,7 @@ from jointlab.errors import ActionError, CommandRefused, ConfigurationError, Lin
 from jointlab.hardware.servo.emulator import BusFaults
 from jointlab.hardware.servo.robot import ServoBusRobot
 from jointlab.interface import ActuatorState, NJointAction
-from jointlab.robots import load_robot
+from jointlab.robots import dump_yaml, load_robot
 
 FAST = "lockstep=1"
 
@@ -121,7 +121,7 @@ def test_an_uncalibrated_arm_refuses_to_arm_and_says_how_to_calibrate() -> None:
 
 
 def write_robot(tmp_path, name: str, change) -> str:
-    data = yaml.safe_load(load_robot(name).to_yaml())
+    data = yaml.safe_load(dump_yaml(load_robot(name)))
     change(data)
     path = tmp_path / f"{name}_changed.yaml"
     path.write_text(yaml.safe_dump(data))

@@ -36,3 +36,48 @@ def test_train_without_the_rl_extra_says_which_extra_to_install(tmp_path) -> Non
     assert "'rl' extra" in done.stderr and 'pip install -e ".[rl]"' in done.stderr
     assert "Traceback" not in done.stderr + done.stdout
     assert not any(tmp_path.iterdir())  # no half-made run folder
+
+
+#: Gymnasium's check_env on every registered id, headless, with the live view's viser
+#: unimportable, as in the demo install (no `view` extra): prints each id's declared modes.
+CHECK_ENV_WITHOUT_VIEW = """
+import os, sys, warnings
+os.environ.pop("DISPLAY", None); os.environ.pop("WAYLAND_DISPLAY", None)
+sys.modules["viser"] = None
+import gymnasium
+from gymnasium.utils.env_checker import check_env
+import jointlab.envs
+from jointlab.errors import MissingExtraError
+for spec in jointlab.envs.ENV_SPECS:
+    env = gymnasium.make(spec.id)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        check_env(env.unwrapped)  # builds one environment per declared render mode
+    print(spec.id, env.unwrapped.metadata["render_modes"])
+    env.close()
+try:
+    gymnasium.make(spec.id, render_mode="human")
+except MissingExtraError as error:
+    print("human:", error)
+"""
+
+
+def test_check_env_passes_in_the_demo_install_headless() -> None:
+    from jointlab.envs import ENV_SPECS
+
+    done = subprocess.run([sys.executable, "-c", CHECK_ENV_WITHOUT_VIEW], capture_output=True,
+                          text=True, timeout=300)  # fmt: skip
+    assert done.returncode == 0, done.stderr[-3000:]
+    lines = done.stdout.splitlines()
+    assert lines[:-1] == [f"{spec.id} ['rgb_array']" for spec in ENV_SPECS]
+    assert "'view' extra" in lines[-1] and "render_mode='human'" in lines[-1]
+
+
+def test_human_is_declared_where_the_view_extra_is_installed(monkeypatch) -> None:
+    pytest.importorskip("viser")
+    from jointlab.envs.env import render_modes
+
+    monkeypatch.delenv("DISPLAY", raising=False)
+    monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
+    assert render_modes(builds_sim=True) == ["human", "rgb_array"]
+    assert render_modes(builds_sim=False) == ["human", "rgb_array"]

@@ -38,6 +38,7 @@ __all__ = [
     "Parser",
     "add_output_arguments",
     "add_robot_argument",
+    "check_backend",
     "console",
     "did_you_mean",
     "error_console",
@@ -143,6 +144,7 @@ def robot_url(robot: str, *, gui: bool = False) -> str:
         load_robot(robot)
         return f"sim://{robot}" + ("?gui=1" if gui else "")
     parsed = parse_url(robot)
+    check_backend(parsed)
     if gui:
         if parsed.scheme != "sim":
             raise ConfigurationError(f"--gui needs a simulated robot; {robot} is not sim://")
@@ -150,6 +152,33 @@ def robot_url(robot: str, *, gui: bool = False) -> str:
             raise ConfigurationError(f"--gui conflicts with gui= in {robot}: give one of them")
         return robot + ("&" if "?" in robot else "?") + "gui=1"
     return robot
+
+
+def check_backend(parsed: Any) -> None:
+    """What a robot URL's backend needs installed, checked before anything starts.
+
+    A servo arm (``feetech://``, ``dynamixel://``, ``emulated://`` of a robot with a ``bus``
+    section) needs its vendor's SDK; a missing one is one line (exit status 2) before a run
+    folder is made or an emulator started.
+
+    Args:
+        parsed: A :class:`jointlab.connection.RobotURL`.
+
+    Raises:
+        MissingDependencyError: the vendor SDK is not installed (names the package).
+        DescriptionError: ``emulated://`` of an unknown robot name or an invalid file.
+    """
+    from jointlab.hardware.servo.driver import SDKS, check_sdk
+
+    protocol = parsed.scheme if parsed.scheme in SDKS else None
+    if parsed.scheme == "emulated" and parsed.target and parsed.query.get("bus") != "jointlab" \
+            and parsed.query.get("device") != "firmware":
+        from jointlab.robots import load_robot
+
+        bus = load_robot(parsed.target).bus
+        protocol = None if bus is None else bus.protocol.value
+    if protocol is not None:
+        check_sdk(protocol, parsed.url)
 
 
 def robot_label(robot: str) -> str:

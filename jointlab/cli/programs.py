@@ -45,7 +45,7 @@ def execute_program(url: str, program: Any, work: Path, title: str,
     ``command`` event per program step) and ``plot.png`` into ``work``.
     """
     import jointlab
-    from jointlab.program import run_program
+    from jointlab.program import check_program, run_program
     from jointlab.recording import LogMetadata, Recorder
     from jointlab.recording.plots import plot_log, save
 
@@ -53,16 +53,23 @@ def execute_program(url: str, program: Any, work: Path, title: str,
     with jointlab.connect(url) as robot:
         if make_program is not None:
             program = make_program(robot)
+        program = check_program(program, robot.description)  # before the log is opened
         metadata = LogMetadata.from_robot(robot, url=url, title=title)
-        with Recorder(work / LOG_NAME, metadata=metadata) as recorder:
+        recorder = Recorder(work / LOG_NAME, metadata=metadata)
+        try:
+            with recorder:
 
-            def announce(index: int, step: Any, status: Any) -> None:
-                status.update(f"step {index}: {step.verb}")
-                recorder.event(robot.time, "command", verb=step.verb, step=index)
+                def announce(index: int, step: Any, status: Any) -> None:
+                    status.update(f"step {index}: {step.verb}")
+                    recorder.event(robot.time, "command", verb=step.verb, step=index)
 
-            with console.status("running the program...") as status:
-                results = run_program(robot, program, recorder=recorder,
-                                      on_step=lambda i, s: announce(i, s, status))  # fmt: skip
+                with console.status("running the program...") as status:
+                    results = run_program(robot, program, recorder=recorder,
+                                          on_step=lambda i, s: announce(i, s, status))  # fmt: skip
+        except BaseException:
+            if not recorder.rows_logged:  # refused before the first tick: the run never started
+                recorder.path.unlink(missing_ok=True)
+            raise
         robot_time = robot.time
     console.print(summary_table(title, results, robot_time))
     console.print(f"wall time {wallclock.perf_counter() - started:.2f} s")

@@ -55,6 +55,7 @@ CANNOT_RUN = {
         "fixed apart: drop this entry with it",
     "jointlab bench sim_overhead control_loop": "minutes of benchmarking; the --quick "
                                                 "example above runs the same scripts",
+    "jointlab find-port": "asks a person to unplug an arm's cable",
     "jointlab train reach": "trains for minutes (300k steps); the stored Reach policy of "
                             "notebooks/models stands in for its runs/train-reach",
 }  # fmt: skip
@@ -146,6 +147,14 @@ def test_train_help_lists_every_task() -> None:
 
     assert TASK_NAMES == tuple(TASKS)
     assert all(name in help_texts()["jointlab train"] for name in TASKS)
+
+
+def test_an_interactive_command_without_a_terminal_is_one_line(tmp_path) -> None:
+    done = subprocess.run([sys.executable, "-m", "jointlab", "find-port", "--ports",
+                           str(tmp_path / "none*")], stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
+    assert "its input is closed" in done.stderr
 
 
 def _scratch(folder: Path) -> dict[str, str]:

@@ -166,6 +166,7 @@ def _scratch(folder: Path) -> dict[str, str]:
     stored = ROOT / "notebooks" / "models" / "sim_to_sim" / "pybullet-nominal"
     for name in ("model.zip", "vecnormalize.pkl"):
         shutil.copy(stored / name, reach / name)
+    shutil.copytree(reach, folder / "experiments" / "train-reach")  # another folder of runs
     env = dict(os.environ, HOME=str(folder), JOINTLAB_CALIBRATION_DIR=str(folder / "calib"))
     env["PYTHONPATH"] = os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
     return env

@@ -10,8 +10,9 @@ browser). Needs the rl extra (pip install 'jointlab[rl]').
 Examples:
   jointlab train reach                       # about 300k steps: >= 90 % success
   jointlab train reach --steps 20000 --envs 2 --name quick
-  jointlab eval arm6 runs/train-reach/model.zip --video
   jointlab runs                              # every run in runs/, with its final metrics
+
+Watch a trained policy with jointlab eval (its --help has examples).
 """
 
 from __future__ import annotations

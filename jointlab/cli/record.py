@@ -13,7 +13,7 @@ rewards) for 'jointlab replay'; --video films it.
 
 Examples:
   jointlab record --leader emulated://so101 --follower sim://so101 --task "pick the cube" \
-      --episodes 3 --seconds 10 --dataset data/pick --camera front
+      --episodes 2 --seconds 5 --dataset data/pick --camera front
   jointlab record --program examples/programs/so101_wave.yaml --follower sim://so101 \
       --task wave --episodes 2 --dataset data/wave
   jointlab record arm6 runs/train-reach --video

@@ -11,7 +11,7 @@ the robot's periods); the table gives the tracking error against the recorded po
 Examples:
   jointlab replay arm6 runs/record-train-reach-arm6-0/log.npz
   jointlab replay emulated://arm6 runs/demo-arm6/log.npz
-  jointlab replay data/pick --episode 2 emulated://so101
+  jointlab replay data/pick --episode 1 emulated://so101
 """
 
 from __future__ import annotations

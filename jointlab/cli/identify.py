@@ -7,9 +7,11 @@ or a file); URL is the backend to excite, which may run another file of the same
 Examples:
   jointlab identify excite arm6 emulated://arm6 --joints elbow wrist_pitch
   jointlab identify excite so101 sim://so101 --simultaneous --centre 0 0 0.8 0.6 0 0.8
-  jointlab identify fit arm6 runs/identify-excite-arm6-emulated-arm6/log.npz
   jointlab identify fit arm6 runs/identify-excite-arm6-emulated-arm6/log.npz \
-      --validate runs/demo-arm6/log.npz --parameters damping delay --name fit-damping
+      --joints elbow wrist_pitch
+  jointlab identify fit arm6 runs/identify-excite-arm6-emulated-arm6/log.npz \
+      --joints elbow wrist_pitch --validate runs/demo-arm6/log.npz \
+      --parameters damping delay --name fit-damping
 """
 
 from __future__ import annotations

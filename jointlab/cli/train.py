@@ -9,7 +9,7 @@ browser). Needs the rl extra (pip install 'jointlab[rl]').
 
 Examples:
   jointlab train reach                       # about 300k steps: >= 90 % success
-  jointlab train reach --steps 20000 --envs 2 --name quick
+  jointlab train reach --steps 4096 --envs 2 --name quick   # a smoke run
   jointlab runs                              # every run in runs/, with its final metrics
 
 Watch a trained policy with jointlab eval (its --help has examples).

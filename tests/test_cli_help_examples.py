@@ -39,9 +39,11 @@ LIMIT = 240.0
 GRACE = 3.0
 BLOCK = re.compile(r"^Examples?:\s*$")
 DEVICE = "needs a real arm on a serial port"
-ITEM_3 = ("issue 41 item 3 (a fit refuses the log of an arm that settled on its stop: 'reset: "
-          "q[4] = 2.000002 of joint 'wrist_pitch' lies outside [-2.0, 2.0]') is being fixed "
-          "apart: drop this entry with it")
+ITEM_3 = (
+    "issue 41 item 3 (a fit refuses the log of an arm that settled on its stop: 'reset: "
+    "q[4] = 2.000002 of joint 'wrist_pitch' lies outside [-2.0, 2.0]') is being fixed "
+    "apart: drop this entry with it"
+)
 #: Examples that cannot run on a test machine, and why.
 CANNOT_RUN = {
     'jointlab check "serial:///dev/ttyACM0?robot=arm6"': DEVICE,

@@ -156,8 +156,12 @@ def robot_url(robot: str, *, gui: bool = False) -> str:
             raise ConfigurationError(f"--gui conflicts with gui= in {robot}: give one of them")
         check_display(robot)
         return robot + ("&" if "?" in robot else "?") + "gui=1"
-    if parsed.scheme == "sim" and parsed.query.get("gui", "0").lower() not in ("0", "false",
-                                                                              "no", "off"):
+    if parsed.scheme == "sim" and parsed.query.get("gui", "0").lower() not in (
+        "0",
+        "false",
+        "no",
+        "off",
+    ):
         check_display(robot)
     return robot
 
@@ -195,8 +199,12 @@ def check_backend(parsed: Any) -> None:
     from jointlab.hardware.servo.driver import SDKS, check_sdk
 
     protocol = parsed.scheme if parsed.scheme in SDKS else None
-    if parsed.scheme == "emulated" and parsed.target and parsed.query.get("bus") != "jointlab" \
-            and parsed.query.get("device") != "firmware":
+    if (
+        parsed.scheme == "emulated"
+        and parsed.target
+        and parsed.query.get("bus") != "jointlab"
+        and parsed.query.get("device") != "firmware"
+    ):
         from jointlab.robots import load_robot
 
         bus = load_robot(parsed.target).bus

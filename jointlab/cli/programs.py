@@ -31,9 +31,9 @@ def summary_table(title: str, results: list, total_time: float,
     """
     kinds = set(bool(k) for k in linear) or {False}
     error_unit = {frozenset({False}): "mrad", frozenset({True}): "mm"}.get(
-        frozenset(kinds), "mrad|mm")
-    torque_unit = {frozenset({False}): "N·m", frozenset({True}): "N"}.get(
-        frozenset(kinds), "N·m|N")
+        frozenset(kinds), "mrad|mm"
+    )
+    torque_unit = {frozenset({False}): "N·m", frozenset({True}): "N"}.get(frozenset(kinds), "N·m|N")
     table = Table(title=title)
     for column in ("step", "command", "robot time (s)", "ticks", f"max err ({error_unit})",
                    f"rms err ({error_unit})", f"peak torque ({torque_unit})"):  # fmt: skip

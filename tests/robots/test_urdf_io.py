@@ -251,9 +251,11 @@ ERROR_CASES = [
 
 def test_xacro_inside_comments_is_not_xacro(tmp_path: Path) -> None:
     # As in pybullet_data/quadruped/spirit40.urdf: ${...} only inside XML comments.
-    body = (_links("root", "a") + '<!-- <origin xyz="0 0 ${height}"/> $(find pkg) -->\n'
-            '<joint name="j" type="revolute"><parent link="root"/><child link="a"/>'
-            '<!-- <limit lower="-${pi}"/> --><limit lower="-1" upper="1"/></joint>\n')
+    body = (
+        _links("root", "a") + '<!-- <origin xyz="0 0 ${height}"/> $(find pkg) -->\n'
+        '<joint name="j" type="revolute"><parent link="root"/><child link="a"/>'
+        '<!-- <limit lower="-${pi}"/> --><limit lower="-1" upper="1"/></joint>\n'
+    )
     description = RobotDescription.from_urdf(str(_write_urdf(tmp_path, body)))
     assert description.joint_names == ("j",)
 

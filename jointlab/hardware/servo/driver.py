@@ -37,8 +37,16 @@ try:  # POSIX serial ports raise termios.error (not an OSError) when the device 
 except ImportError:  # pragma: no cover - Windows
     _PORT_ERRORS = ()
 
-__all__ = ["DRIVERS", "LATENCY_FIX", "SDKS", "BusStats", "ServoDriver", "UnsupportedBaud",
-           "check_sdk", "make_driver"]
+__all__ = [
+    "DRIVERS",
+    "LATENCY_FIX",
+    "SDKS",
+    "BusStats",
+    "ServoDriver",
+    "UnsupportedBaud",
+    "check_sdk",
+    "make_driver",
+]
 
 #: The usual fix for a USB-serial adapter's buffering, quoted in every bus error.
 LATENCY_FIX = (

@@ -138,7 +138,7 @@ def robot_url(robot: str, *, gui: bool = False) -> str:
             URL that sets ``gui`` itself.
         DescriptionError: an unknown robot name or an invalid robot file.
     """
-    from jointlab.connection import parse_url
+    from jointlab.connection import parse_url, query_bool
 
     if "://" not in robot:
         from jointlab.robots import load_robot
@@ -156,14 +156,17 @@ def robot_url(robot: str, *, gui: bool = False) -> str:
             raise ConfigurationError(f"--gui conflicts with gui= in {robot}: give one of them")
         check_display(robot)
         return robot + ("&" if "?" in robot else "?") + "gui=1"
-    if parsed.scheme == "sim" and parsed.query.get("gui", "0").lower() not in (
-        "0",
-        "false",
-        "no",
-        "off",
-    ):
+    if parsed.scheme == "sim" and _flag(parsed.query.get("gui", "0"), query_bool):
         check_display(robot)
     return robot
+
+
+def _flag(text: str, parse: Any) -> bool:
+    """A query flag's value; an invalid one is False here (connect() names it)."""
+    try:
+        return bool(parse(text))
+    except ValueError:
+        return False
 
 
 def check_display(robot: str) -> None:

@@ -29,11 +29,9 @@ def summary_table(title: str, results: list, total_time: float,
         total_time: Robot time of the whole program, s.
         linear: Per joint, whether it is linear (the description's joint types).
     """
-    kinds = set(bool(k) for k in linear) or {False}
-    error_unit = {frozenset({False}): "mrad", frozenset({True}): "mm"}.get(
-        frozenset(kinds), "mrad|mm"
-    )
-    torque_unit = {frozenset({False}): "N·m", frozenset({True}): "N"}.get(frozenset(kinds), "N·m|N")
+    kinds = {bool(k) for k in linear} or {False}
+    error_unit = "mrad|mm" if len(kinds) == 2 else "mm" if True in kinds else "mrad"
+    torque_unit = "N·m|N" if len(kinds) == 2 else "N" if True in kinds else "N·m"
     table = Table(title=title)
     for column in ("step", "command", "robot time (s)", "ticks", f"max err ({error_unit})",
                    f"rms err ({error_unit})", f"peak torque ({torque_unit})"):  # fmt: skip

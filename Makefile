@@ -18,17 +18,18 @@ LEROBOT := lerobot==0.4.4
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
 
-# Runtime dependencies only: enough for `jointlab demo`, the CLI and the Python API.
+# Runtime dependencies only: enough for `jointlab demo`, the CLI and the Python API (the
+# servo arms' vendor SDKs included).
 $(VENV)/.installed-runtime: $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install -e .
 	touch $@
 
 # Everything the tests need: the test tools, Stable-Baselines3, Ray RLlib, moviepy and the
-# MuJoCo engine, the servo vendors' SDKs (dynamixel-sdk, feetech-servo-sdk), LeRobot, and
+# MuJoCo engine, LeRobot, and
 # the MCAP and Rerun writers of `jointlab export` (whose tests read their files back).
 $(VENV)/.installed-test: $(BIN)/python pyproject.toml
 	$(if $(TORCH_INDEX),$(BIN)/python -m pip install "$(TORCH)" --index-url $(TORCH_INDEX))
-	$(BIN)/python -m pip install -e ".[test,rl,distributed,video,mujoco,servo,lerobot,lerobot-scripts,view,export]"
+	$(BIN)/python -m pip install -e ".[test,rl,distributed,video,mujoco,lerobot,lerobot-scripts,view,export]"
 	$(BIN)/python -m pip install --no-deps "$(LEROBOT)"
 	$(BIN)/python -m pip install --no-deps --no-build-isolation -e plugins/lerobot_robot_jointlab \
 		-e plugins/lerobot_teleoperator_jointlab

@@ -49,6 +49,10 @@ class MissingExtraError(ConfigurationError, ImportError):
     """A feature needs packages of an optional extra that is not installed (names the extra)."""
 
 
+class MissingDependencyError(ConfigurationError, ImportError):
+    """A runtime dependency is not installed (a partial install): names the package to install."""
+
+
 class ConfigurationRefused(CommandRefused, ConfigurationError):
     """A robot refused a setting (a configured speed or acceleration).
 

@@ -9,11 +9,55 @@ command that installs it, never a raw ``ModuleNotFoundError``.
 from __future__ import annotations
 
 import importlib
+import importlib.util
 from types import ModuleType
 
 from jointlab.errors import MissingExtraError
 
-__all__ = ["require"]
+__all__ = ["check_installed", "installed", "require"]
+
+
+def installed(*modules: str) -> bool:
+    """True when every one of ``modules`` is installed (found, not imported: cheap).
+
+    Args:
+        *modules: Top-level module names (``"viser"``).
+    """
+    return not _not_found(modules)
+
+
+def check_installed(extra: str, feature: str, *modules: str) -> None:
+    """Raise as :func:`require` does when any of ``modules`` is missing, without importing.
+
+    For preconditions: a command checks its extras before it makes a folder or starts a
+    robot, and imports them later, where they are used.
+
+    Raises:
+        MissingExtraError: a module is not installed.
+    """
+    missing = _not_found(modules)
+    if missing:
+        raise _missing_extra(extra, feature, missing)
+
+
+def _not_found(modules: tuple[str, ...]) -> list[str]:
+    missing = []
+    for name in modules:
+        try:
+            found = importlib.util.find_spec(name) is not None
+        except (ImportError, ValueError):  # a parent package missing, or a broken module
+            found = False
+        if not found:
+            missing.append(name)
+    return missing
+
+
+def _missing_extra(extra: str, feature: str, missing: list[str]) -> MissingExtraError:
+    return MissingExtraError(
+        f"{feature} needs {', '.join(missing)}, which the '{extra}' extra installs: "
+        f'pip install "jointlab[{extra}]" (in a checkout: pip install -e ".[{extra}]", '
+        "or make test for everything)"
+    )
 
 
 def require(extra: str, feature: str, *modules: str) -> list[ModuleType]:
@@ -34,9 +78,5 @@ def require(extra: str, feature: str, *modules: str) -> list[ModuleType]:
         except ImportError:
             missing.append(name)
     if missing:
-        raise MissingExtraError(
-            f"{feature} needs {', '.join(missing)}, which the '{extra}' extra installs: "
-            f'pip install "jointlab[{extra}]" (in a checkout: pip install -e ".[{extra}]", '
-            "or make test for everything)"
-        )
+        raise _missing_extra(extra, feature, missing)
     return loaded

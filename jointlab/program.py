@@ -179,6 +179,22 @@ class _PeakTorque:
         return None
 
 
+def check_program(program: str | Path | Sequence[Any], description: RobotDescription) -> Program:
+    """Load ``program`` and check it against the robot (joint names, vector lengths).
+
+    What :func:`run_program` checks before the robot moves, for callers that want it before
+    they open a log. Values the robot judges (limits) are refused when a step runs.
+
+    Raises:
+        ConfigurationError: a malformed step, or one that does not fit ``description``
+            (names the step).
+    """
+    steps = load_program(program)
+    for index, step in enumerate(steps):
+        check_shapes(f"program step {index} ({step.verb})", step.arguments, description)
+    return steps
+
+
 def run_program(
     robot: Robot,
     program: str | Path | Sequence[Any],
@@ -197,9 +213,7 @@ def run_program(
         commander: Reuse a Commander (default: a new one with default settings).
         on_step: Called with ``(index, step)`` before each step (progress reporting).
     """
-    steps = load_program(program)
-    for index, step in enumerate(steps):
-        check_shapes(f"program step {index} ({step.verb})", step.arguments, robot.description)
+    steps = check_program(program, robot.description)
     if not robot.read().armed:
         robot.arm()
         robot.step()  # read() reports the arming from the next state on (hardware semantics)

@@ -3,6 +3,8 @@
 * every axes with data has an x and a y label, each with a unit in brackets or parentheses
   (a shared x axis needs its label on the bottom row only);
 * no legend covers a data point of any line, bar or scatter;
+* no text drawn inside an axes (a summary box, a label) covers a data point of that axes;
+* titles, texts, annotations and legends do not overlap one another;
 * tick labels of one axis do not overlap each other.
 """
 
@@ -49,14 +51,35 @@ def _overlaps(boxes) -> bool:
     return any(a.overlaps(b) for i, a in enumerate(boxes) for b in boxes[i + 1 :])
 
 
+def _texts(fig: Figure, renderer) -> list[tuple[str, object, object]]:
+    """``(name, window extent, axes or None)`` of every visible, non-empty text but tick and
+    axis labels: the figure's title and texts, each axes' titles, texts and annotations."""
+    found = []
+    titles = [getattr(fig, "_suptitle", None), *fig.texts]
+    candidates = [(t, None) for t in dict.fromkeys(t for t in titles if t)]  # once each
+    for ax in fig.axes:
+        candidates += [(t, None) for t in (ax.title, ax._left_title, ax._right_title)]
+        candidates += [(t, ax) for t in ax.texts]
+    for text, ax in candidates:
+        if text.get_visible() and text.get_text().strip():
+            found.append((repr(text.get_text()[:40]), text.get_window_extent(renderer), ax))
+    return found
+
+
 def figure_problems(fig: Figure) -> list[str]:
     """Every breach of the rules above, as readable lines (empty: the figure is fine)."""
     canvas = FigureCanvasAgg(fig)
     canvas.draw()
     renderer = canvas.get_renderer()
-    problems = []
+    problems: list[str] = []
     legends = [*fig.legends] + [ax.get_legend() for ax in fig.axes if ax.get_legend()]
     boxes = [legend.get_window_extent(renderer) for legend in legends]
+    texts = _texts(fig, renderer)
+    labelled = [*texts, *(("the legend", box, None) for box in boxes)]
+    for i, (name, box, _) in enumerate(labelled):
+        for other, other_box, _ in labelled[i + 1 :]:
+            if box.width > 0 and other_box.width > 0 and box.overlaps(other_box):
+                problems.append(f"{name} and {other} overlap")
     for index, ax in enumerate(fig.axes):
         points = _data_points(ax)
         if points.size == 0:
@@ -74,6 +97,13 @@ def figure_problems(fig: Figure) -> list[str]:
                       & (points[:, 1] > box.y0) & (points[:, 1] < box.y1))  # fmt: skip
             if inside.any():
                 problems.append(f"{name}: the legend covers {int(inside.sum())} data points")
+        for text, box, owner in texts:
+            if owner is not ax:
+                continue
+            inside = ((points[:, 0] > box.x0) & (points[:, 0] < box.x1)
+                      & (points[:, 1] > box.y0) & (points[:, 1] < box.y1))  # fmt: skip
+            if inside.any():
+                problems.append(f"{name}: the text {text} covers {int(inside.sum())} data points")
         for axis in ("x", "y"):
             labels = getattr(ax, f"get_{axis}ticklabels")()
             extents = [t.get_window_extent(renderer) for t in labels if t.get_text()]

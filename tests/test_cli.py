@@ -190,7 +190,7 @@ def test_run_writes_a_named_run_and_never_overwrites_it(workdir, capsys) -> None
     (workdir / "gantry.yaml").write_text("- set_position: {joint: x, position: 9.0}\n")
     assert main(["run", "gantry3", "gantry.yaml", "--force"]) == 2  # refused at run time
     assert (folder / "log.npz").read_bytes() == before  # the good run is untouched
-    assert (workdir / "runs" / "run-gantry-gantry3.failed").is_dir()
+    assert not (workdir / "runs" / "run-gantry-gantry3.failed").exists()  # never started
 
 
 def test_check_reports_a_device_and_its_link(capsys, monkeypatch) -> None:

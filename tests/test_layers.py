@@ -17,8 +17,13 @@ import jointlab
 
 ROOT = Path(jointlab.__file__).parent
 ENGINES = ("pybullet", "mujoco")
-#: The third-party engine modules, and the only package allowed to import each.
-ENGINE_LIBRARIES = {"pybullet": "pybullet", "pybullet_utils": "pybullet", "mujoco": "mujoco"}
+#: The third-party engine modules (and their data), and the only engine packages allowed to
+#: import each. ``pybullet_data`` is files only (PyBullet's models, also MuJoCo's lookup
+#: folder for URDF objects); nothing engine-neutral looks data paths up.
+ENGINE_LIBRARIES: dict[str, tuple[str, ...]] = {
+    "pybullet": ("pybullet",), "pybullet_utils": ("pybullet",), "mujoco": ("mujoco",),
+    "pybullet_data": ("pybullet", "mujoco"),
+}  # fmt: skip
 
 #: Layers from the ground up: a unit may import only units on lower layers (and itself).
 LAYERS: list[tuple[str, ...]] = [
@@ -138,14 +143,27 @@ def test_engines_are_imported_only_by_themselves() -> None:
     assert problems == []
 
 
-def test_engine_libraries_are_imported_only_by_their_engine_package() -> None:
+def _library_problems(module: str, path: Path) -> list[str]:
+    """Imports of engine libraries by ``module`` outside the engine packages allowed them."""
     problems = []
-    for module, path in MODULES.items():
-        for line, name in _imports(module, path):
-            library = ENGINE_LIBRARIES.get(name.split(".")[0])
-            if library is not None and _unit(module) != f"sim.{library}":
-                problems.append(f"{_where(module, line)} imports {name}")
+    for line, name in _imports(module, path):
+        engines = ENGINE_LIBRARIES.get(name.split(".")[0])
+        if engines is not None and _unit(module) not in {f"sim.{e}" for e in engines}:
+            problems.append(f"{path}:{line} imports {name}")
+    return problems
+
+
+def test_engine_libraries_are_imported_only_by_their_engine_package() -> None:
+    problems = [p for module, path in MODULES.items() for p in _library_problems(module, path)]
     assert problems == []
+
+
+def test_the_engine_library_rule_sees_data_path_lookups(tmp_path) -> None:
+    """The engine-neutral scene once looked up pybullet_data inside a method."""
+    path = tmp_path / "scene.py"
+    path.write_text("def add_urdf():\n    import pybullet_data\n")
+    assert _library_problems("jointlab.sim.scene", path) == [f"{path}:2 imports pybullet_data"]
+    assert _library_problems("jointlab.sim.mujoco.world", path) == []
 
 
 def test_controllers_never_import_sim_or_hardware() -> None:

@@ -132,3 +132,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         print(file=sys.stderr)
         error_console.print(f"jointlab {args.command}: interrupted", highlight=False)
         return 130
+    except EOFError:  # input() of an interactive step with stdin closed (a script, CI)
+        if args.verbose:
+            raise
+        print(file=sys.stderr)
+        error_console.print(f"jointlab {args.command}: error: this command waits for Enter "
+                            "on its terminal, but its input is closed; run it in a terminal",
+                            highlight=False)  # fmt: skip
+        return 2

@@ -4,7 +4,9 @@ Each prints its figures as ratios against a peer measured in the same run, media
 their spread over rounds. At the end a table lists every figure that has a target (ratios
 first, then per-call costs), with the load average at the start and end of the whole run.
 
-Example: jointlab bench sim_overhead control_loop
+Examples:
+  jointlab bench sim_overhead control_loop --quick   # a smoke test
+  jointlab bench sim_overhead control_loop           # the figures (minutes)
 """
 
 from __future__ import annotations

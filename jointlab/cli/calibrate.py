@@ -1,4 +1,4 @@
-"""Calibrate a servo arm: each joint's zero, direction and range, into a calibration file.
+r"""Calibrate a servo arm: each joint's zero, direction and range, into a calibration file.
 
 Range of motion (default, LeRobot's method): every servo is limp; put the arm in the middle
 pose and press Enter (the servos' Homing Offsets are written so it reads half a turn), then
@@ -13,10 +13,12 @@ it from there.
 it also writes the file's Homing Offsets and position limits to the servos);
 ``--export-lerobot FILE`` writes the calibration as LeRobot's JSON.
 
-Example: jointlab calibrate feetech:///dev/ttyACM0 --robot so101
-Example: jointlab calibrate "emulated://so101?calibrated=0&offset_error=150" --robot so101 --auto
-Example: jointlab calibrate --robot so101 --import-lerobot ~/.cache/huggingface/lerobot/calibration/robots/so101_follower/my_arm.json
-"""  # noqa: E501
+Examples:
+  jointlab calibrate feetech:///dev/ttyACM0 --robot so101
+  jointlab calibrate "emulated://so101?calibrated=0&offset_error=150" --robot so101 --auto
+  jointlab calibrate --robot so101 --import-lerobot \
+      ~/.cache/huggingface/lerobot/calibration/robots/so101_follower/my_arm.json
+"""
 
 from __future__ import annotations
 

@@ -5,8 +5,11 @@ state, the link statistics and the round-trip latency of HEARTBEAT requests. On 
 (Dynamixel, Feetech): a table with one row per servo (id, joint, model, firmware, position,
 voltage, temperature, load, hardware-error bits) and the bus's ping latency and error counts.
 
-Examples: jointlab check emulated://arm6; jointlab check "serial:///dev/ttyACM0?robot=arm6";
-jointlab check "feetech:///dev/ttyACM0?robot=so101"; jointlab check emulated://so101
+Examples:
+  jointlab check emulated://arm6
+  jointlab check emulated://so101
+  jointlab check "serial:///dev/ttyACM0?robot=arm6"
+  jointlab check "feetech:///dev/ttyACM0?robot=so101"
 """
 
 from __future__ import annotations

@@ -19,6 +19,7 @@ Conventions every subcommand follows (``jointlab --help`` states them):
 from __future__ import annotations
 
 import argparse
+import contextlib
 import difflib
 import re
 import shutil
@@ -38,6 +39,8 @@ __all__ = [
     "Parser",
     "add_output_arguments",
     "add_robot_argument",
+    "check_backend",
+    "check_display",
     "console",
     "did_you_mean",
     "error_console",
@@ -135,21 +138,82 @@ def robot_url(robot: str, *, gui: bool = False) -> str:
             URL that sets ``gui`` itself.
         DescriptionError: an unknown robot name or an invalid robot file.
     """
-    from jointlab.connection import parse_url
+    from jointlab.connection import parse_url, query_bool
 
     if "://" not in robot:
         from jointlab.robots import load_robot
 
         load_robot(robot)
+        if gui:
+            check_display(robot)
         return f"sim://{robot}" + ("?gui=1" if gui else "")
     parsed = parse_url(robot)
+    check_backend(parsed)
     if gui:
         if parsed.scheme != "sim":
             raise ConfigurationError(f"--gui needs a simulated robot; {robot} is not sim://")
         if "gui" in parsed.query:
             raise ConfigurationError(f"--gui conflicts with gui= in {robot}: give one of them")
+        check_display(robot)
         return robot + ("&" if "?" in robot else "?") + "gui=1"
+    if parsed.scheme == "sim" and _flag(parsed.query.get("gui", "0"), query_bool):
+        check_display(robot)
     return robot
+
+
+def _flag(text: str, parse: Any) -> bool:
+    """A query flag's value; an invalid one is False here (connect() names it)."""
+    try:
+        return bool(parse(text))
+    except ValueError:
+        return False
+
+
+def check_display(robot: str) -> None:
+    """Raise before anything starts when the engine's GUI cannot open here (no display).
+
+    Raises:
+        ConfigurationError: neither DISPLAY nor WAYLAND_DISPLAY is set (on Linux).
+    """
+    from jointlab.sim.quiet import has_display
+
+    if not has_display():
+        raise ConfigurationError(
+            f"{robot}: the engine's GUI (--gui, gui=1) needs a display, but neither DISPLAY nor "
+            "WAYLAND_DISPLAY is set: run without it, start a display (e.g. xvfb-run), or "
+            "watch in the browser (jointlab view ROBOT)"
+        )
+
+
+def check_backend(parsed: Any) -> None:
+    """What a robot URL's backend needs installed, checked before anything starts.
+
+    A servo arm (``feetech://``, ``dynamixel://``, ``emulated://`` of a robot with a ``bus``
+    section) needs its vendor's SDK; a missing one is one line (exit status 2) before a run
+    folder is made or an emulator started.
+
+    Args:
+        parsed: A :class:`jointlab.connection.RobotURL`.
+
+    Raises:
+        MissingDependencyError: the vendor SDK is not installed (names the package).
+        DescriptionError: ``emulated://`` of an unknown robot name or an invalid file.
+    """
+    from jointlab.hardware.servo.driver import SDKS, check_sdk
+
+    protocol = parsed.scheme if parsed.scheme in SDKS else None
+    if (
+        parsed.scheme == "emulated"
+        and parsed.target
+        and parsed.query.get("bus") != "jointlab"
+        and parsed.query.get("device") != "firmware"
+    ):
+        from jointlab.robots import load_robot
+
+        bus = load_robot(parsed.target).bus
+        protocol = None if bus is None else bus.protocol.value
+    if protocol is not None:
+        check_sdk(protocol, parsed.url)
 
 
 def robot_label(robot: str) -> str:
@@ -210,13 +274,21 @@ def run_folder(folder: Path) -> Iterator[Path]:
 
     On an exception (Ctrl-C included) the partial outputs are moved to ``NAME.failed``
     beside it, the previous run in ``folder`` is left as it was, and the exception goes on.
+    A run that wrote nothing never started (a precondition failed, a program was refused
+    before the robot moved): its work folder is removed and no ``NAME.failed`` is left.
     """
     partial = folder.with_name(f".{folder.name}.partial")
     shutil.rmtree(partial, ignore_errors=True)
+    created = [p for p in (partial, *partial.parents) if not p.exists()]
     partial.mkdir(parents=True)
     try:
         yield partial
     except BaseException:
+        if not any(partial.iterdir()):
+            for empty in created:  # the parents it made too (runs/), deepest first
+                with contextlib.suppress(OSError):
+                    empty.rmdir()
+            raise
         failed = folder.with_name(f"{folder.name}.failed")
         shutil.rmtree(failed, ignore_errors=True)
         partial.rename(failed)

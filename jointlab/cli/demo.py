@@ -3,7 +3,9 @@
 The program homes the robot, follows a trajectory, moves, holds and stops; the summary
 table gives the tracking error and peak torque of each command.
 
-Example: jointlab demo; jointlab demo trifinger --gui
+Examples:
+  jointlab demo
+  jointlab demo trifinger --gui          # PyBullet's window (a display)
 """
 
 from __future__ import annotations

@@ -2,8 +2,10 @@
 
 The table shows type, parent, range, home, limits, masses, brakes and couplings.
 
-Examples: jointlab describe arm6; jointlab describe my_robot.yaml --check;
-jointlab describe arm6 --urdf arm6.urdf
+Examples:
+  jointlab describe arm6
+  jointlab describe so101 --check
+  jointlab describe arm6 --urdf arm6.urdf
 """
 
 from __future__ import annotations
@@ -77,15 +79,19 @@ def _check(robot: str) -> int:
 
 
 def actuator_table(description: RobotDescription) -> Table:
-    """One row per actuator: type, parent, range, home, limits, mass, brakes, coupling."""
+    """One row per actuator: type, parent, range, home, limits, mass, brakes, coupling.
+
+    Every quantity carries its unit: rad, rad/s and N·m for rotary joints, m, m/s and N for
+    linear ones, kg.
+    """
     d = description
     table = Table(title=f"{d.name} ({d.dof} DoF, base "
                         f"{'fixed' if d.base.fixed else 'floating'})")  # fmt: skip
-    for column in ("actuator", "type", "parent", "range", "home", "v max", "effort", "mass kg",
+    for column in ("actuator", "type", "parent", "range", "home", "v max", "effort", "mass",
                    "brakes", "coupling"):  # fmt: skip
         table.add_column(column)
     for spec in d.actuators:
-        mass = f"{spec.link.mass:.3g}" if spec.link else "-"
+        mass = f"{spec.link.mass:.3g} kg" if spec.link else "-"
         if not spec.is_joint:
             table.add_row(spec.name, "fixed", spec.parent, "-", "-", "-", "-", mass, "-", "-")
             continue
@@ -94,9 +100,10 @@ def actuator_table(description: RobotDescription) -> Table:
             if spec.coupling
             else ""
         )
+        unit, effort = ("m", "N") if spec.type.value == "linear" else ("rad", "N·m")
         table.add_row(
-            spec.name, spec.type.value, spec.parent, f"[{spec.min:g}, {spec.max:g}]",
-            f"{spec.home:g}", f"{spec.limits.velocity:g}", f"{spec.limits.effort:g}", mass,
-            "yes" if spec.has_brakes else "", coupling,
+            spec.name, spec.type.value, spec.parent, f"[{spec.min:g}, {spec.max:g}] {unit}",
+            f"{spec.home:g} {unit}", f"{spec.limits.velocity:g} {unit}/s",
+            f"{spec.limits.effort:g} {effort}", mass, "yes" if spec.has_brakes else "", coupling,
         )  # fmt: skip
     return table

@@ -5,9 +5,13 @@ The emulator is the device firmware around a simulated robot; it runs until Ctrl
 bus instead, which prints 'port: PATH' as its first line (--bus jointlab: the device
 emulator anyway).
 
-Example: jointlab emulate arm6, then in another terminal
-  jointlab check "serial:///dev/pts/N?robot=arm6"
-Example: jointlab emulate so101, then connect to "feetech:///dev/pts/N?robot=so101"
+Connect to the printed path from another terminal: jointlab check
+"serial:///dev/pts/N?robot=arm6" for the device emulator, "feetech:///dev/pts/N?robot=so101"
+for an emulated bus.
+
+Examples:
+  jointlab emulate arm6
+  jointlab emulate so101
 """
 
 from __future__ import annotations

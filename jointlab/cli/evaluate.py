@@ -46,8 +46,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Run the episodes, print the summary, write summary.json and eval.png."""
     from jointlab.envs.evaluation import evaluate_policy
+    from jointlab.extras import check_installed
     from jointlab.recording.plots import plot_episodes, save
 
+    if args.video is not None:  # before any episode runs or folder is made
+        check_installed("video", "jointlab eval --video", "moviepy")
     url = robot_url(args.robot)
     path, folder, policy, env_id, env_kwargs = open_policy(args, "eval")
     with run_folder(folder) as work, viewing(args.view, None, title=f"{env_id} on {url}"):

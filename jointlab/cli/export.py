@@ -7,9 +7,11 @@ and field (/state/position/elbow). Needs the export extra (pip install 'jointlab
 
 The format comes from --to or from OUT's suffix (.mcap or .rrd).
 
+The Rerun viewer opens a recording with: rerun demo.rrd
+
 Examples:
-  jointlab export runs/run-first_program-arm6/log.npz --to mcap       # ... log.mcap beside it
-  jointlab export runs/demo-arm6/log.npz demo.rrd && rerun demo.rrd
+  jointlab export runs/demo-arm6/log.npz --to mcap       # runs/demo-arm6/log.mcap
+  jointlab export runs/demo-arm6/log.npz demo.rrd
 """
 
 from __future__ import annotations

@@ -4,7 +4,8 @@ Lists the serial ports, asks you to unplug the arm's USB cable and press Enter, 
 again and prints the one that disappeared (then plug it back in). --ports considers only
 the given paths or glob patterns (e.g. "/dev/ttyACM*", or pseudo-terminals in tests).
 
-Example: jointlab find-port
+Examples:
+  jointlab find-port
 """
 
 from __future__ import annotations

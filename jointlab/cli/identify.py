@@ -1,4 +1,4 @@
-"""Identify a robot's actuators: excite it and record; fit the log into its robot file.
+r"""Identify a robot's actuators: excite it and record; fit the log into its robot file.
 
 Two steps (docs/identification.md). ROBOT is the robot file the host believes in (a name
 or a file); URL is the backend to excite, which may run another file of the same joints
@@ -7,8 +7,11 @@ or a file); URL is the backend to excite, which may run another file of the same
 Examples:
   jointlab identify excite arm6 emulated://arm6 --joints elbow wrist_pitch
   jointlab identify excite so101 sim://so101 --simultaneous --centre 0 0 0.8 0.6 0 0.8
-  jointlab identify fit arm6 runs/identify-excite-arm6-emulated-arm6/log.npz
-  jointlab identify fit arm6 excite.npz --validate held_out.npz --parameters damping delay
+  jointlab identify fit arm6 runs/identify-excite-arm6-emulated-arm6/log.npz \
+      --joints elbow wrist_pitch
+  jointlab identify fit arm6 runs/identify-excite-arm6-emulated-arm6/log.npz \
+      --joints elbow wrist_pitch --validate runs/demo-arm6/log.npz \
+      --parameters damping delay --name fit-damping
 """
 
 from __future__ import annotations

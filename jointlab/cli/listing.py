@@ -3,12 +3,15 @@
 Built-in robots, Gymnasium environments, action modes, robot URL schemes (backends),
 training tasks and program verbs.
 
-Examples: jointlab list; jointlab list robots
+Examples:
+  jointlab list
+  jointlab list robots verbs
 """
 
 from __future__ import annotations
 
 import argparse
+import re
 
 from rich.table import Table
 
@@ -95,9 +98,26 @@ def _tasks() -> Table:
 
 
 def _verbs() -> Table:
+    """Each verb with its arguments and the first line of its Commander method's docstring."""
+    import inspect
+
+    from jointlab.controllers import Commander
     from jointlab.program import VERBS
 
-    return _simple("program verbs (docs/programs.md)", [(verb, "") for verb in VERBS])
+    table = Table(title="program verbs (docs/programs.md; every step also takes 'for: SECONDS')")
+    for column in ("verb", "arguments", "what"):
+        table.add_column(column)
+    for verb in VERBS:
+        if verb == "wait":
+            table.add_row(verb, "SECONDS", "keep doing what the robot does for SECONDS of "
+                          "robot time (wait: 0.5)")  # fmt: skip
+            continue
+        method = getattr(Commander, verb)
+        names = [n for n in inspect.signature(method).parameters if n != "self"]
+        what = re.sub(r":\w+:`([^`]*)`", r"\1", inspect.getdoc(method).splitlines()[0])
+        what = what.replace("``", "")
+        table.add_row(verb, ", ".join(names), what)
+    return table
 
 
 def run(args: argparse.Namespace) -> int:

@@ -4,7 +4,8 @@ Any log a Recorder wrote (jointlab run, demo, record): per joint, the position a
 its target, the tracking error and the torque as a fraction of its limit, with the
 commands and events.
 
-Example: jointlab plot runs/demo-arm6/log.npz --out demo.png
+Examples:
+  jointlab plot runs/demo-arm6/log.npz --out demo.png
 """
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""Record episodes: a LeRobot dataset (teleoperation, a program, a policy) or a policy's log.
+r"""Record episodes: a LeRobot dataset (teleoperation, a program, a policy) or a policy's log.
 
 LeRobot datasets (--dataset FOLDER, which must not exist): LeRobotDataset v3 folders that
 LeRobot's own LeRobotDataset loads offline (parquet data, MP4 videos per --camera, meta/).
@@ -12,10 +12,10 @@ Without --dataset, ROBOT POLICY records one episode as a JointLab log (actions, 
 rewards) for 'jointlab replay'; --video films it.
 
 Examples:
-  jointlab record --leader emulated://so101 --follower sim://so101 --task "pick the cube"
-      --episodes 3 --seconds 10 --dataset data/pick --camera front    (one line)
-  jointlab record --program examples/programs/so101_wave.yaml --follower sim://so101
-      --task wave --episodes 2 --dataset data/wave                    (one line)
+  jointlab record --leader emulated://so101 --follower sim://so101 --task "pick the cube" \
+      --episodes 2 --seconds 5 --dataset data/pick --camera front
+  jointlab record --program examples/programs/so101_wave.yaml --follower sim://so101 \
+      --task wave --episodes 2 --dataset data/wave
   jointlab record arm6 runs/train-reach --video
 """
 

@@ -9,9 +9,9 @@ position, and each frame's joint targets are applied for one frame (1/fps, a who
 the robot's periods); the table gives the tracking error against the recorded positions.
 
 Examples:
-  jointlab replay arm6 runs/record-train-reach-emulated-arm6-0/log.npz
+  jointlab replay arm6 runs/record-train-reach-arm6-0/log.npz
   jointlab replay emulated://arm6 runs/demo-arm6/log.npz
-  jointlab replay data/pick --episode 2 emulated://so101
+  jointlab replay data/pick --episode 1 emulated://so101
 """
 
 from __future__ import annotations

@@ -4,8 +4,8 @@ A program is a list of Commander commands (docs/programs.md); the same file runs
 simulation, on the emulator and on a device.
 
 Examples:
-  jointlab run arm6 examples/programs/pick_and_place.yaml
-  jointlab run emulated://arm6 examples/programs/pick_and_place.yaml
+  jointlab run arm6 examples/programs/first_program.yaml
+  jointlab run emulated://arm6 examples/programs/first_program.yaml
   jointlab run "serial:///dev/ttyACM0?robot=arm6" my_program.yaml
 """
 

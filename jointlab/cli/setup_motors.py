@@ -6,7 +6,8 @@ id 1 at the factory baud), checked to be the robot file's model, given the id of
 bus.servos.JOINT.id and the baud of bus.baud, and verified by a ping at the new id.
 --joints sets up only those joints (e.g. one replaced servo).
 
-Example: jointlab setup-motors feetech:///dev/ttyACM0 --robot so101
+Examples:
+  jointlab setup-motors feetech:///dev/ttyACM0 --robot so101
 """
 
 from __future__ import annotations

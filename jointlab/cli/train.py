@@ -4,14 +4,15 @@ The observation statistics are saved beside the model. While it trains, the poli
 evaluated every --eval-every environment steps (and after the last one); the run folder gets
 TensorBoard logs (tensorboard/: rewards, success, episode length, losses), a learning curve
 (learning_curve.png: evaluation success against environment steps) and run.json, which
-'jointlab runs' lists. Needs the rl extra (pip install 'jointlab[rl]').
+'jointlab runs' lists (tensorboard --logdir runs shows the curves of every run in a
+browser). Needs the rl extra (pip install 'jointlab[rl]').
 
 Examples:
   jointlab train reach                       # about 300k steps: >= 90 % success
-  jointlab train reach --steps 20000 --envs 2 --name quick
-  jointlab eval arm6 runs/train-reach/model.zip --video
+  jointlab train reach --steps 4096 --envs 2 --name quick   # a smoke run
   jointlab runs                              # every run in runs/, with its final metrics
-  tensorboard --logdir runs                  # the curves of every run, in a browser
+
+Watch a trained policy with jointlab eval (its --help has examples).
 """
 
 from __future__ import annotations
@@ -30,6 +31,8 @@ from jointlab.cli.common import (
 #: so ``jointlab --help`` stays fast).
 ENGINES = ("pybullet", "mujoco")
 DEFAULT_ENGINE = "pybullet"
+#: The task names of jointlab.envs.training.TASKS, for --help (a test keeps them equal).
+TASK_NAMES = ("reach", "reach-so101", "reach-koch", "tracking", "hold", "push")
 #: Defaults of jointlab.envs.training (``EVAL_EVERY``, ``EVAL_EPISODES``), for --help.
 EVAL_EVERY = 20_000
 EVAL_EPISODES = 20
@@ -41,7 +44,7 @@ HELP = "train PPO (Stable-Baselines3) on a JointLab task"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``jointlab train``."""
     parser.add_argument("task", metavar="TASK",
-                        help="reach, tracking, hold, push, or a jointlab/... env id")  # fmt: skip
+                        help=f"{', '.join(TASK_NAMES)}, or a jointlab/... env id")  # fmt: skip
     parser.add_argument("--steps", type=positive_int, default=300_000, help="environment steps")
     parser.add_argument("--envs", type=positive_int, default=8, help="environment copies")
     parser.add_argument("--seed", type=int, default=0, help="seed of everything")

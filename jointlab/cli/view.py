@@ -1,12 +1,13 @@
-"""Show a robot live in the browser: its links and joints in 3D, desired against actual.
+r"""Show a robot live in the browser: its links and joints in 3D, desired against actual.
 
 Watches the robot as it is (no command), or runs a program while showing it. Loopback only
 unless --host says otherwise. --screenshot saves what a headless Chromium sees.
 
 Examples:
   jointlab view sim://arm6 --program examples/programs/arm6_tour.yaml
-  jointlab view emulated+feetech://so101 --port 8090
-  jointlab view sim://arm6 --program P.yaml --seconds 2 --screenshot view.png
+  jointlab view emulated://so101 --port 8090
+  jointlab view sim://arm6 --program examples/programs/arm6_tour.yaml --seconds 2 \
+      --screenshot view.png
 """
 
 from __future__ import annotations

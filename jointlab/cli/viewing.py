@@ -45,6 +45,9 @@ def viewing(port: int | None, url: str | None, title: str = "",
     if port is None:
         yield views
         return
+    from jointlab.extras import check_installed
+
+    check_installed("view", "--view (the live view)", "viser")  # before anything connects
     from jointlab.connection import watch_connections
     from jointlab.view import LiveView
 

@@ -51,6 +51,8 @@ class RunSummary:
     #: Ticks that ended late by more than the tolerance (only counted when paced).
     overruns: int
     #: Largest ``|position target − q|`` over ticks and PD joints, rad or m (NaN if none).
+    #: The target is what was commanded: a Commander's ``last_commanded`` (before a servo's
+    #: gravity offset, as the log's ``commanded`` channel and the plots), else the action's.
     max_tracking_error: float
     #: Root mean square of the same errors, rad or m (NaN if none).
     rms_tracking_error: float
@@ -211,9 +213,12 @@ def run(
             robot.apply(action)
             robot.step()
             next_state = robot.read()
-            mask = action.pd_mask
+            # Against what was commanded: a Commander's own targets, not the sent ones (a
+            # position-only servo's carry the gravity offset g(q)/kp).
+            reference = controller.last_commanded if commanded else action
+            mask = reference.pd_mask
             if mask.any():
-                error = np.abs(action.position[mask] - state.position[mask])
+                error = np.abs(reference.position[mask] - state.position[mask])
                 max_error = max(max_error, float(error.max()))
                 sum_sq += float(error @ error)
                 count += error.shape[0]

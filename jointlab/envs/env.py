@@ -25,6 +25,7 @@ import numpy as np
 
 from jointlab.contract import Robot
 from jointlab.errors import CommandRefused, ConfigurationError, JointLabError, quote
+from jointlab.extras import check_installed, installed
 from jointlab.interface import ArrayState
 from jointlab.robots.description import RobotDescription
 from jointlab.robots.yaml_io import load_robot
@@ -36,7 +37,8 @@ from .rendering import default_camera, draw_markers
 from .tasks import TASKS, Task, task_class
 from .tasks.base import option_vector
 
-__all__ = ["ENV_PARAMETERS", "RENDER_MODES", "TASKS", "HeadlessRenderWarning", "JointLabEnv"]
+__all__ = ["ENV_PARAMETERS", "RENDER_MODES", "TASKS", "HeadlessRenderWarning", "JointLabEnv",
+           "render_modes"]
 
 
 class HeadlessRenderWarning(UserWarning):
@@ -47,6 +49,22 @@ class HeadlessRenderWarning(UserWarning):
 
 
 RENDER_MODES = ("human", "rgb_array")
+
+
+def render_modes(builds_sim: bool = True) -> list[str]:
+    """The render modes that can start in this install, on this machine.
+
+    ``"rgb_array"`` always; ``"human"`` where it can start: the engine's GUI (a simulated
+    robot the environment builds, and a display) or the browser view (the ``view`` extra).
+    An environment declares these in its ``metadata["render_modes"]`` (the class declares
+    every mode of :data:`RENDER_MODES`), so Gymnasium's ``check_env``, which builds one
+    environment per declared mode, passes with and without the extras.
+
+    Args:
+        builds_sim: The environment builds its own simulated robot (not a live one).
+    """
+    human = (builds_sim and has_display()) or installed("viser")
+    return [mode for mode in RENDER_MODES if mode != "human" or human]
 #: The environment's own constructor keywords (everything else goes to the task).
 ENV_PARAMETERS = ("task", "robot", "action_mode", "backend", "engine", "control_dt", "dt",
                   "render_mode", "camera", "render_size", "observe_torque",
@@ -73,7 +91,9 @@ class JointLabEnv(gymnasium.Env):
         render_mode: None, ``"rgb_array"`` (headless: PyBullet's TinyRenderer, MuJoCo's
             offscreen renderer) or ``"human"`` (the engine's GUI with a display; otherwise,
             and for live robots, the browser view of :mod:`jointlab.view`, whose address a
-            :class:`HeadlessRenderWarning` gives).
+            :class:`HeadlessRenderWarning` gives; it needs the ``view`` extra, and without
+            it ``"human"`` is a :class:`~jointlab.errors.MissingExtraError` here and is not
+            among the instance's ``metadata["render_modes"]``: :func:`render_modes`).
         camera: A :class:`jointlab.sim.Camera` for ``rgb_array``; None frames the robot.
         render_size: ``(width, height)`` of ``rgb_array`` images in pixels.
         observe_torque: Add the applied torques to the observation.
@@ -130,9 +150,11 @@ class JointLabEnv(gymnasium.Env):
             )
         #: "human" shows the engine's GUI when the env builds a simulated robot and a display
         #: exists; otherwise (headless, or a live robot of any backend) the browser view.
-        self._browser_view = render_mode == "human" and (isinstance(robot, Robot)
-                                                         or backend is not None
-                                                         or not has_display())  # fmt: skip
+        builds_sim = not isinstance(robot, Robot) and backend is None
+        self._browser_view = render_mode == "human" and not (builds_sim and has_display())
+        if self._browser_view:  # before any robot is built
+            check_installed("view", "render_mode='human' (here the browser view: no display, "
+                            "or a live robot)", "viser")  # fmt: skip
         self._view: Any = None
         self.render_mode = render_mode
         self.camera = camera
@@ -143,7 +165,8 @@ class JointLabEnv(gymnasium.Env):
         try:
             self.description: RobotDescription = self.robot.description
             self.control_dt = float(self.robot.control_dt)
-            self.metadata = {**type(self).metadata, "render_fps": round(1.0 / self.control_dt)}
+            self.metadata = {**type(self).metadata, "render_fps": round(1.0 / self.control_dt),
+                             "render_modes": render_modes(builds_sim)}  # fmt: skip
             self.actions = ActionAdapter(self.description, action_mode)
             self.action_mode = action_mode
             self.action_space = self.actions.space

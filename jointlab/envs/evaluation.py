@@ -34,6 +34,7 @@ import numpy as np
 
 from jointlab.contract import Robot
 from jointlab.errors import ConfigurationError
+from jointlab.extras import check_installed
 from jointlab.robots.yaml_io import load_robot
 
 from .env import JointLabEnv
@@ -238,6 +239,8 @@ def policy_env(
         hint = difflib.get_close_matches(env_id, list(_TASKS), n=1)
         raise ConfigurationError(f"unknown environment {env_id!r}; known: {list(_TASKS)}"
                                  + (f"; did you mean {hint[0]!r}?" if hint else ""))  # fmt: skip
+    if video_folder is not None:  # before a robot starts
+        check_installed("video", "recording a video", "moviepy")
     kwargs = dict((policy.env_config or {}) if env_kwargs is None else env_kwargs)
     kwargs.pop(SEED_KEY, None)
     settings = {key: kwargs.pop(key) for key in _BACKEND_KEYS if key in kwargs}
@@ -283,18 +286,13 @@ def record_video(env: gymnasium.Env, folder: str | Path, prefix: str = "episode"
     """Wrap ``env`` in Gymnasium's ``RecordVideo``: every episode to ``folder`` as MP4.
 
     Raises:
-        ConfigurationError: moviepy (the ``video`` extra) is not installed.
+        MissingExtraError: moviepy (the ``video`` extra) is not installed.
     """
-    from gymnasium.error import DependencyNotInstalled
     from gymnasium.wrappers import RecordVideo
 
-    try:
-        return RecordVideo(env, str(Path(folder).expanduser()), episode_trigger=lambda _: True,
-                           name_prefix=prefix, disable_logger=True)  # fmt: skip
-    except DependencyNotInstalled as exc:
-        raise ConfigurationError(
-            "recording a video needs moviepy: pip install 'jointlab[video]'"
-        ) from exc
+    check_installed("video", "recording a video", "moviepy")
+    return RecordVideo(env, str(Path(folder).expanduser()), episode_trigger=lambda _: True,
+                       name_prefix=prefix, disable_logger=True)  # fmt: skip
 
 
 def evaluate_policy(

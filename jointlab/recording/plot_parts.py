@@ -23,6 +23,7 @@ __all__ = [
     "command_start",
     "draw_events",
     "field",
+    "label_rows_height",
     "limit_lines",
     "select_joints",
     "shade_saturation",
@@ -124,34 +125,67 @@ def shade_saturation(ax: Axes, time: np.ndarray, saturated: np.ndarray) -> bool:
     return bool(starts.size)
 
 
+#: Command labels: font size (points), the average character width (em) used to place them,
+#: and the height of one row of labels (points).
+LABEL_FONT = 6.0
+LABEL_CHAR_EM = 0.62
+LABEL_ROW = 8.0
+
+
 def draw_events(axes: Sequence[Axes], log: Log, offset: float = 0.0,
                 label_axes: Sequence[Axes] = ()) -> list[str]:  # fmt: skip
     """Mark the log's events on every axes; label commands above ``label_axes``.
 
-    Returns the event kinds drawn (for the legend), commands first.
+    Labels go on rows above the axes: each on the lowest row where it does not touch the
+    label before it (their widths are estimated from the text and the axes' width), so close
+    commands never print over each other. Returns the event kinds drawn (for the legend),
+    commands first.
     """
     kinds: list[str] = []
-    span = float(np.ptp(log.time)) if len(log) > 1 else 1.0
-    last, lift = -np.inf, 0
+    commands = []
     for event in log.events:
         t = event.time - offset
         if event.kind == COMMAND:
             for ax in axes:
                 ax.axvline(t, color="0.45", ls="--", lw=0.8, gid="command")
-            lift = (lift + 9) % 27 if t - last < 0.12 * span else 0  # stagger close labels
-            last = t
-            for ax in label_axes:
-                ax.annotate(str(event.get("verb", "")), (t, 1.0),
-                            xycoords=("data", "axes fraction"), xytext=(2, 2 + lift),
-                            textcoords="offset points", fontsize="x-small", color="0.25",
-                            annotation_clip=False, gid="command_label")  # fmt: skip
+            commands.append((t, str(event.get("verb", ""))))
         else:
             color = EVENT_COLORS.get(event.kind, "0.6")
             for ax in axes:
                 ax.axvline(t, color=color, ls="-.", lw=0.7, alpha=0.8, gid="event")
         if event.kind not in kinds:
             kinds.append(event.kind)
+    for ax in label_axes:
+        _label_commands(ax, commands, log.time - offset)
     return sorted(kinds, key=lambda kind: kind != COMMAND)
+
+
+def _label_commands(ax: Axes, commands: list[tuple[float, str]], time: np.ndarray) -> None:
+    """Put each command's name above ``ax`` at its time, on non-overlapping rows."""
+    if not commands:
+        return
+    start = float(time[0]) if len(time) else commands[0][0]
+    span = (float(np.ptp(time)) if len(time) > 1 else 0.0) or 1.0
+    margin = ax.margins()[0]
+    width_points = ax.get_position().width * ax.figure.get_figwidth() * 72.0
+    row_ends: list[float] = []  # per row, where its last label ends (axes fraction)
+    for t, verb in sorted(commands):
+        x = (margin + (t - start) / span) / (1.0 + 2.0 * margin)
+        width = (len(verb) * LABEL_CHAR_EM * LABEL_FONT + 6.0) / width_points
+        row = next((r for r, end in enumerate(row_ends) if end < x), len(row_ends))
+        if row == len(row_ends):
+            row_ends.append(0.0)
+        row_ends[row] = x + width
+        ax.annotate(verb, (t, 1.0), xycoords=("data", "axes fraction"),
+                    xytext=(2, 2 + LABEL_ROW * row), textcoords="offset points",
+                    fontsize=LABEL_FONT, color="0.25", annotation_clip=False,
+                    gid="command_label")  # fmt: skip
+
+
+def label_rows_height(ax: Axes) -> float:
+    """Height in points that ``ax``'s command labels take above it (0 without labels)."""
+    lifts = [a.xyann[1] for a in ax.texts if a.get_gid() == "command_label"]
+    return max(lifts) + LABEL_FONT + 4.0 if lifts else 0.0
 
 
 def style_handles(*, target: bool, limit: bool, saturated: bool,

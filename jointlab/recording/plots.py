@@ -21,6 +21,7 @@ backend (the IPython kernel's default, or ``%matplotlib inline``); ``IPython.dis
 from __future__ import annotations
 
 import os
+import textwrap
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 
@@ -40,6 +41,7 @@ from jointlab.recording.plot_parts import (
     draw_events,
     field,
     fit_to_data,
+    label_rows_height,
     limit_lines,
     select_joints,
     shade_saturation,
@@ -64,6 +66,8 @@ _TITLES = {"position": "position and target", "velocity": "velocity",
            "current": "motor current"}  # fmt: skip
 #: Share of the effort limit counted as saturated.
 SATURATED = 0.995
+#: Share of an axes' height kept free of data at the top for its summary box.
+HEADROOM = 0.2
 
 
 class _Drawn:
@@ -117,6 +121,8 @@ def _tracking_error(ax: Axes, log: Log, joint: Joint, state: str, target: str,
                 va="top", fontsize="x-small", gid="error_summary",
                 bbox={"facecolor": "white", "alpha": 0.7, "lw": 0})  # fmt: skip
     fit_to_data(ax, error, symmetric=True, floor=1e-3)
+    if finite.size:
+        _headroom(ax)
     ax.set_ylabel(f"[{joint.milli}]")
 
 
@@ -137,7 +143,14 @@ def _torque(ax: Axes, log: Log, joint: Joint, state: str, target: str, drawn: _D
     ax.text(0.01, 0.97, f"peak {peak:.0f} % of {limit[joint.index]:g} {joint.torque_unit}",
             transform=ax.transAxes, va="top", fontsize="x-small", gid="torque_summary",
             bbox={"facecolor": "white", "alpha": 0.7, "lw": 0})  # fmt: skip
+    _headroom(ax)
     ax.set_ylabel("[% of limit]")
+
+
+def _headroom(ax: Axes, share: float = HEADROOM) -> None:
+    """Raise the top of the y range so the data stays below the summary box at the top."""
+    low, high = ax.get_ylim()
+    ax.set_ylim(low, high + (high - low) * share / (1.0 - share))
 
 
 def _current(ax: Axes, log: Log, joint: Joint, state: str, target: str, drawn: _Drawn) -> None:
@@ -209,10 +222,11 @@ def plot_log(
             _DRAW[name](ax, log, joint, state, target, drawn)
             ax.grid(True, alpha=0.3)
             ax.tick_params(labelsize="small")
-    for col, name in enumerate(columns):
-        grid[0, col].set_title(_TITLES[name], fontsize="medium", pad=22 if events else 4)
-        grid[-1, col].set_xlabel("time [s]")
     kinds = draw_events(list(grid.ravel()), log, label_axes=[grid[0, 0]]) if events else []
+    pad = label_rows_height(grid[0, 0]) + 4.0  # the titles stand above the command labels
+    for col, name in enumerate(columns):
+        grid[0, col].set_title(_TITLES[name], fontsize="medium", pad=pad)
+        grid[-1, col].set_xlabel("time [s]")
     handles = style_handles(target=drawn.target, limit=drawn.limit, saturated=drawn.saturated,
                             events=kinds)  # fmt: skip
     fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 6),
@@ -312,9 +326,11 @@ def plot_episodes(returns: Sequence[float], successes: Sequence[bool], *,
     ax.set_xlabel("evaluation episode [number]")
     ax.set_ylabel("return [sum of rewards]")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=12))
-    fig.legend(loc="outside right upper", fontsize="small", frameon=False)
-    ax.set_title(title or f"success {successes.mean():.0%} over {returns.size} episodes",
-                 fontsize="medium")  # fmt: skip
+    # The legend below the axes, the title above (at the right, a long title ran under the
+    # legend); long titles (a backend URL and a summary) wrap.
+    fig.legend(loc="outside lower center", ncol=3, fontsize="small", frameon=False)
+    text = title or f"success {successes.mean():.0%} over {returns.size} episodes"
+    ax.set_title("\n".join(textwrap.wrap(text, 80)), fontsize="medium")
     return fig
 
 

@@ -21,8 +21,10 @@ an :class:`URDFImportWarning` naming the file and the joint or link):
   axes ``u``, ``v`` of the plane (``u`` ⟂ ``n``, ``v = n × u``), then rotary ``j`` about ``n``;
   ranges ±:data:`PLANAR_RANGE` m and ±π.
 
-Refused with a clear error: unexpanded xacro (``$(...)``, ``${...}``: expand the file
-first), ``floating`` joints, more than one root link, malformed XML.
+Refused with a clear error: unexpanded xacro (``$(...)``, ``${...}`` in an attribute or
+text of the parsed document, or a ``xacro:`` element: expand the file first; inside XML
+comments they are ignored, as PyBullet does), ``floating`` joints, more than one root link,
+malformed XML.
 """
 
 from __future__ import annotations
@@ -169,14 +171,39 @@ def _plane(normal: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     return u, np.cross(normal, u)
 
 
-def _check_expanded(text: str, source: str) -> None:
-    match = _XACRO.search(text)
-    if match:
-        line = text.count("\n", 0, match.start()) + 1
+def _check_expanded(root: ET.Element, source: str) -> None:
+    """Refuse xacro left in the parsed document (comments, dropped by the parser, may hold any)."""
+    parents = {child: parent for parent in root.iter() for child in parent}
+    for element in root.iter():
+        tag = element.tag if isinstance(element.tag, str) else ""
+        if tag.startswith("{") and "xacro" in tag[1 : tag.find("}")]:
+            found = f"xacro element <xacro:{tag[tag.find('}') + 1 :]}>"
+        else:
+            values = [(f"attribute {name}", value) for name, value in element.attrib.items()]
+            values.append(("text", element.text or ""))
+            hits = [(where, _XACRO.search(value)) for where, value in values]
+            hits = [(where, match) for where, match in hits if match]
+            if not hits:
+                continue
+            found = f"{hits[0][0]}: unexpanded xacro substitution {hits[0][1].group(0)!r}"
         raise DescriptionError(
-            f"{source}: line {line}: unexpanded xacro substitution {match.group(0)!r}; expand "
-            "the file first, e.g. 'xacro robot.urdf.xacro > robot.urdf', and import the result"
+            f"{source}: {_element_path(element, parents)}: {found}; expand the file first, "
+            "e.g. 'xacro robot.urdf.xacro > robot.urdf', and import the result"
         )
+
+
+def _element_path(element: ET.Element, parents: dict[ET.Element, ET.Element]) -> str:
+    """``<origin> of joint 'j'``: an element and its nearest named ancestor (for messages)."""
+    def local(node: ET.Element) -> str:
+        return str(node.tag).rpartition("}")[2]
+
+    named = element
+    while named is not None and named.get("name") is None:
+        named = parents.get(named)
+    if named is None:
+        return f"<{local(element)}>"
+    owner = f"{local(named)} {quote(named.get('name'), 60)}"
+    return owner if named is element else f"<{local(element)}> of {owner}"
 
 
 def description_from_urdf(path: str) -> RobotDescription:
@@ -193,11 +220,13 @@ def description_from_urdf(path: str) -> RobotDescription:
         raise DescriptionError(f"{source}: URDF too large: more than {MAX_URDF_BYTES} bytes")
     text = data.decode("utf-8", errors="replace")
     text = text.lstrip("\ufeff \t\r\n").replace("\x00", "")
-    _check_expanded(text, source)
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
-        raise DescriptionError(f"{source}: cannot read URDF: {exc}") from exc
+        hint = ("; it looks like xacro: expand the file first, e.g. 'xacro robot.urdf.xacro > "
+                "robot.urdf'" if "xacro" in text else "")  # fmt: skip
+        raise DescriptionError(f"{source}: cannot read URDF: {exc}{hint}") from exc
+    _check_expanded(root, source)
     try:
         return _description_from_tree(root, source)
     except DescriptionError:

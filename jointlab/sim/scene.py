@@ -258,18 +258,19 @@ class Scene(abc.ABC):
         orientation: Sequence[float] = (0.0, 0.0, 0.0),
         fixed: bool = True,
     ) -> int:
-        """Load a URDF file (absolute, relative, or relative to ``pybullet_data``).
+        """Load a URDF file (absolute, relative, or relative to the engine's model folders).
 
-        Returns its body id.
+        Both engines look in ``pybullet_data`` (``"table/table.urdf"``): see
+        :meth:`_model_folders`. Returns its body id.
         """
-        import pybullet_data
-
         self._check_open()
         text = os.fspath(path)
-        candidates = [text, os.path.join(pybullet_data.getDataPath(), text)]
+        folders = self._model_folders()
+        candidates = [text, *(os.path.join(folder, text) for folder in folders)]
         found = next((c for c in candidates if os.path.isfile(c)), None)
         if found is None:
-            raise SimulationError(f"{text}: URDF file not found (also looked in pybullet_data)")
+            where = f" (also looked in {', '.join(folders)})" if folders else ""
+            raise SimulationError(f"{text}: URDF file not found{where}")
         return self._add_urdf(found, vector("add_urdf position", position),
                               vector("add_urdf orientation", orientation), bool(fixed))  # fmt: skip
 
@@ -321,6 +322,13 @@ class Scene(abc.ABC):
     def _add_sphere(self, radius: float, position: tuple[float, ...], mass: float,
                     rgba: tuple[float, ...]) -> int:
         """Engine part of :meth:`add_sphere` (arguments checked)."""  # fmt: skip
+
+    def _model_folders(self) -> tuple[str, ...]:
+        """Folders a relative :meth:`add_urdf` path is also looked up in (the engine's models).
+
+        Data-path lookups belong to the engine package; this engine-neutral base has none.
+        """
+        return ()
 
     @abc.abstractmethod
     def _add_urdf(self, path: str, position: tuple[float, ...], orientation: tuple[float, ...],

@@ -45,3 +45,27 @@ def test_commanded_target_feedforward_and_sent_are_logged_apart(tmp_path, url) -
     lift = figure.axes[1 * 3]
     (drawn_target,) = [line for line in lift.get_lines() if line.get_gid() == "target"]
     np.testing.assert_allclose(drawn_target.get_ydata(), log["commanded.position"][:, 1])
+
+
+def test_run_summaries_measure_against_what_was_commanded(tmp_path) -> None:
+    """`jointlab run so101 examples/programs/so101_wave.yaml` once said 0.14 rad (the sent
+    targets' gravity offset) where its plot and log said 6.6 mrad."""
+    from pathlib import Path
+
+    from jointlab.program import run_program
+
+    program = Path(__file__).parents[2] / "examples" / "programs" / "so101_wave.yaml"
+    path = tmp_path / "run.npz"
+    with jointlab.connect("sim://so101") as robot, Recorder(path, robot) as recorder:
+        results = run_program(robot, program, recorder=recorder)
+    log = load_log(path)
+    q = log["state.position"]
+    against_commanded = np.abs(log["commanded.position"] - q)
+    against_sent = np.abs(log["sent.position"] - q)
+    worst = max(r.summary.max_tracking_error for r in results if r.summary.ticks)
+    assert worst == pytest.approx(float(np.nanmax(against_commanded)), rel=1e-12)
+    assert worst < 0.02 < float(np.nanmax(against_sent))  # rad: the offset is not an error
+    finite = against_commanded[np.isfinite(against_commanded)]
+    ticks = [r.summary for r in results if r.summary.ticks]
+    total = sum(s.rms_tracking_error**2 * s.ticks for s in ticks) / sum(s.ticks for s in ticks)
+    assert np.sqrt(total) == pytest.approx(np.sqrt(np.mean(finite**2)), rel=1e-6)

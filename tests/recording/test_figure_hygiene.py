@@ -86,3 +86,59 @@ def test_the_learning_curves_pass():
 
     assert figure_problems(plot_learning_curve(_evaluations(0))) == []
     assert figure_problems(plot_seed_spread([_evaluations(s) for s in range(3)])) == []
+
+
+def test_an_evaluation_plot_with_its_summary_title_passes():
+    """`jointlab eval` titles the plot with its one-line summary (long with a URL)."""
+    rng = np.random.default_rng(10)
+    title = ("jointlab/Reach-v0 on sim://arm6?engine=mujoco: 10 episodes, success 60%, "
+             "return -20.12 ± 4.87")  # fmt: skip
+    fig = plots.plot_episodes(rng.normal(-20.0, 5.0, 10), rng.random(10) < 0.6, title=title)
+    assert figure_problems(fig) == []
+
+
+PROGRAMS = Path(__file__).resolve().parents[2] / "examples" / "programs"
+
+
+@pytest.mark.parametrize(("url", "program"), [
+    ("sim://so101", "so101_wave.yaml"),       # servo arm: torques near the summary boxes
+    ("sim://arm6", "first_program.yaml"),     # commands close together: stacked labels
+    ("sim://gantry3", "gantry_square.yaml"),  # linear joints (mm, N)
+])  # fmt: skip
+def test_the_run_plot_of_jointlab_run_passes(tmp_path, monkeypatch, url, program):
+    """The plot `jointlab run` writes (execute_program), of the shipped example programs."""
+    from jointlab.cli.programs import PLOT_NAME, execute_program
+    from jointlab.program import load_program
+
+    figures = []
+    original = plots.save
+
+    def keep(fig, path, **kwargs):
+        figures.append(fig)
+        return original(fig, path, **kwargs)
+
+    monkeypatch.setattr(plots, "save", keep)  # execute_program imports it when it runs
+    execute_program(url, load_program(PROGRAMS / program), tmp_path, f"{program} on {url}")
+    assert (tmp_path / PLOT_NAME).exists()
+    (fig,) = figures
+    assert figure_problems(fig) == []
+
+
+def test_the_checker_catches_texts_over_data_and_each_other():
+    from matplotlib.figure import Figure
+
+    fig = Figure(figsize=(4, 3), layout="constrained")
+    ax = fig.subplots()
+    t = np.linspace(0, 1, 50)
+    ax.plot(t, t)
+    ax.set_xlabel("time [s]")
+    ax.set_ylabel("position [rad]")
+    ax.text(0.5, 0.5, "a box over the line", transform=ax.transAxes, ha="center")
+    ax.annotate("one label", (0.1, 1.0), xycoords=("data", "axes fraction"))
+    ax.annotate("another label", (0.12, 1.0), xycoords=("data", "axes fraction"))
+    ax.set_title("a title long enough to meet the legend", loc="right")
+    fig.legend(["line"], loc="upper right")
+    problems = figure_problems(fig)
+    assert any("covers" in p and "a box over the line" in p for p in problems), problems
+    assert any("'one label' and 'another label' overlap" in p for p in problems), problems
+    assert any("the legend overlap" in p for p in problems), problems

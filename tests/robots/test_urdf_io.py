@@ -245,7 +245,30 @@ ERROR_CASES = [
      '<limit lower="low" upper="1"/></joint>', "'low'", "not a number"),
     ("xacro", '<joint name="j" type="fixed"><parent link="root"/><child link="a"/>'
      '<origin xyz="$(optenv OFFSET 0 0 1)"/></joint>', "$(optenv", "expand the file first"),
+    ("xacro_property", '<joint name="j" type="fixed"><parent link="root"/><child link="a"/>'
+     '<origin xyz="0 0 ${height}"/></joint>', "<origin> of joint 'j'", "expand the file first"),
+    ("xacro_element", '<xacro:property xmlns:xacro="http://www.ros.org/wiki/xacro" '
+     'name="height" value="1"/>', "<xacro:property>", "expand the file first"),
 ]  # fmt: skip
+
+
+def test_xacro_inside_comments_is_not_xacro(tmp_path: Path) -> None:
+    # As in pybullet_data/quadruped/spirit40.urdf: ${...} only inside XML comments.
+    body = (
+        _links("root", "a") + '<!-- <origin xyz="0 0 ${height}"/> $(find pkg) -->\n'
+        '<joint name="j" type="revolute"><parent link="root"/><child link="a"/>'
+        '<!-- <limit lower="-${pi}"/> --><limit lower="-1" upper="1"/></joint>\n'
+    )
+    description = RobotDescription.from_urdf(str(_write_urdf(tmp_path, body)))
+    assert description.joint_names == ("j",)
+
+
+def test_spirit40_of_pybullet_data_imports() -> None:
+    pybullet_data = pytest.importorskip("pybullet_data")
+    path = Path(pybullet_data.getDataPath()) / "quadruped" / "spirit40.urdf"
+    assert "${" in path.read_text()  # in its comments
+    description = RobotDescription.from_urdf(str(path))
+    assert description.dof == 12
 
 
 @pytest.mark.parametrize(

@@ -25,8 +25,9 @@ from jointlab.robots.transforms import quaternion_matrix
 
 ROOT = Path(pybullet_data.getDataPath())
 FLAGS = pybullet.URDF_IGNORE_VISUAL_SHAPES | pybullet.URDF_IGNORE_COLLISION_SHAPES
-#: Files PyBullet loads that are unexpanded xacro (substitutions left in the text).
-XACRO = {"husky/husky.urdf", "quadruped/spirit40.urdf", "xarm/xarm6_with_gripper.urdf"}
+#: Files PyBullet loads that are unexpanded xacro (substitutions left in attributes; those of
+#: quadruped/spirit40.urdf and xarm/xarm6_with_gripper.urdf are inside comments: they import).
+XACRO = {"husky/husky.urdf"}
 
 
 def candidates() -> list[Path]:

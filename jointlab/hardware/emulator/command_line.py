@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from collections.abc import Callable
 from multiprocessing.connection import Connection
@@ -35,6 +36,10 @@ def serve_control(fd: int, build: Callable[..., Any] = Emulator) -> int:
             context manager with ``path`` and ``serve(control=...)``): :class:`Emulator`,
             or an emulated servo bus.
     """
+    # The parent owns this process's lifetime and closes it: a terminal's Ctrl-C, which goes
+    # to the whole foreground process group, is the parent's to handle (a child that died of
+    # it first left the parent's link broken mid-exchange).
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
     connection = Connection(fd)
     try:
         settings: EmulatorOptions = connection.recv()

@@ -26,7 +26,8 @@ from typing import Any
 
 import numpy as np
 
-from jointlab.errors import ConfigurationError, LinkError
+from jointlab.errors import ConfigurationError, LinkError, MissingDependencyError
+from jointlab.extras import installed
 from jointlab.hardware.servo.control_table import Register
 
 try:  # POSIX serial ports raise termios.error (not an OSError) when the device is gone
@@ -36,7 +37,16 @@ try:  # POSIX serial ports raise termios.error (not an OSError) when the device 
 except ImportError:  # pragma: no cover - Windows
     _PORT_ERRORS = ()
 
-__all__ = ["DRIVERS", "LATENCY_FIX", "BusStats", "ServoDriver", "UnsupportedBaud", "make_driver"]
+__all__ = [
+    "DRIVERS",
+    "LATENCY_FIX",
+    "SDKS",
+    "BusStats",
+    "ServoDriver",
+    "UnsupportedBaud",
+    "check_sdk",
+    "make_driver",
+]
 
 #: The usual fix for a USB-serial adapter's buffering, quoted in every bus error.
 LATENCY_FIX = (
@@ -103,6 +113,7 @@ class ServoDriver(abc.ABC):
         self.stats = BusStats()
         #: Hardware-error bits of each servo's latest status packet.
         self.error_bits: dict[int, int] = {}
+        check_sdk(self.vendor, f"{self.vendor} bus on {port}")
         self.sdk = self._sdk()
         base = self.sdk.PortHandler
 
@@ -359,6 +370,37 @@ class ServoDriver(abc.ABC):
         self.stats.exchanges += 1
         self.packets.reboot(self.port, servo_id)
         self.error_bits[servo_id] = 0
+
+
+#: Bus protocol -> (the vendor SDK's module, the package that installs it). Both are runtime
+#: dependencies of jointlab (pyproject.toml).
+SDKS = {
+    "dynamixel": ("dynamixel_sdk", "dynamixel-sdk"),
+    "feetech": ("scservo_sdk", "feetech-servo-sdk"),
+}
+
+
+def check_sdk(protocol: str, what: str) -> None:
+    """Raise if the vendor SDK of ``protocol`` is not installed; imports nothing (cheap).
+
+    Called before anything starts (an emulator, a run folder), so a partial install is one
+    clear line, not a traceback from inside a running command.
+
+    Args:
+        protocol: A key of :data:`SDKS` (others need no SDK and pass).
+        what: What needs it, for the message (a URL, a robot).
+
+    Raises:
+        MissingDependencyError: the SDK's module cannot be found (names the package).
+    """
+    if protocol not in SDKS or installed(SDKS[protocol][0]):
+        return
+    module, package = SDKS[protocol]
+    raise MissingDependencyError(
+        f"{what}: the {protocol} servo bus needs the vendor SDK {module} (package {package}, "
+        f"a dependency of jointlab that this install lacks): pip install {package}, or "
+        "reinstall jointlab (pip install -e . in a checkout)"
+    )
 
 
 #: Bus protocol -> ``"module:class"`` of its SDK driver. A table, not imports: the vendor

@@ -27,6 +27,7 @@ from jointlab.connection import query_bool, query_positive
 from jointlab.errors import ConfigurationError
 from jointlab.hardware.host.urls import merge_options
 from jointlab.hardware.servo.calibration import Calibration, JointCalibration
+from jointlab.hardware.servo.driver import check_sdk
 from jointlab.hardware.servo.emulator_process import BusEmulatorProcess
 from jointlab.hardware.servo.robot import ServoBusRobot
 from jointlab.robots import RobotDescription, load_robot
@@ -62,6 +63,7 @@ def connect_bus(url: RobotURL, options: dict[str, Any]) -> ServoBusRobot:
     """Factory of ``dynamixel://`` and ``feetech://`` (see the module docstring)."""
     if not url.target:
         raise ConfigurationError(f"{url.url}: no port given; expected {url.scheme}:///dev/ttyUSB0")
+    check_sdk(url.scheme, url.url)
     robot = url.take("robot", str, None)
     settings = _settings(url)
     settings["calibration"] = url.take("calibration", str, None)
@@ -121,6 +123,7 @@ class EmulatedServoRobot(ServoBusRobot):
 def connect_emulated_bus(url: RobotURL, description: RobotDescription,
                          options: dict[str, Any]) -> EmulatedServoRobot:  # fmt: skip
     """``emulated://NAME`` for a robot with a ``bus`` section (see the module docstring)."""
+    check_sdk(description.bus.protocol.value, url.url)  # type: ignore[union-attr]
     seed = url.take("seed", int, 0)
     lockstep = url.take("lockstep", query_bool, False)
     offset_error = url.take("offset_error", query_positive, 0.0)

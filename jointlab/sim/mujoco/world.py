@@ -211,6 +211,15 @@ class MujocoWorld(Scene):
         self._recompile()
         return self._new_handle(name)
 
+    def _model_folders(self) -> tuple[str, ...]:
+        """``pybullet_data``'s models (MuJoCo ships none), so a scene loads on both engines.
+
+        ``pybullet_data`` is files only, installed with the runtime dependency ``pybullet``.
+        """
+        import pybullet_data
+
+        return (pybullet_data.getDataPath(),)
+
     def _add_urdf(self, path: str, position: tuple[float, ...], orientation: tuple[float, ...],
                   fixed: bool) -> int:
         """MuJoCo's own URDF importer reads the file."""

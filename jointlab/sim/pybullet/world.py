@@ -121,6 +121,10 @@ class PybulletWorld(Scene):
         )
         return self._multibody(mass, shape, visual, position, (0.0, 0.0, 0.0))  # fmt: skip
 
+    def _model_folders(self) -> tuple[str, ...]:
+        """PyBullet's model library, ``pybullet_data``."""
+        return (pybullet_data.getDataPath(),)
+
     def _add_urdf(self, path: str, position: tuple[float, ...], orientation: tuple[float, ...],
                   fixed: bool) -> int:
         try:

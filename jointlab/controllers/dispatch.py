@@ -401,8 +401,10 @@ class CommandDispatcher:
         for command in list(self._active):
             reports = command.tick(time, state, out, tol)
             for kind, status, message, data in reports:
-                self._emit(command.handle, kind, time, command.joints[command.owned],
-                           message, data, status)
+                # a report about some of the command's joints names them as data["joints"]
+                joints = (data.pop("joints") if "joints" in data
+                          else command.joints[command.owned])  # fmt: skip
+                self._emit(command.handle, kind, time, joints, message, data, status)
                 if status is not None:
                     self._active.remove(command)
                     for j in command.joints:

@@ -139,7 +139,7 @@ class StreamCommand(ActiveCommand):
             names = self.joints[own][entered].tolist()
             reports.append((CommandEventKind.CLAMPED, None,
                             f"joints {names} stop at their soft position limits",
-                            {"quantity": "position", "reason": "soft_limit"}))
+                            {"quantity": "position", "reason": "soft_limit", "joints": names}))
         self._at_limit[own] = at_limit
         out.pd[joints] = True
         out.ref_p[joints] = position

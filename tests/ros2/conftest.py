@@ -2,8 +2,8 @@
 
 The two meet over loopback in a ROS domain of their own (derived from this test run's
 process id) with discovery limited to this machine, under a namespace of their own, so runs
-of other sessions on the same machine cannot cross-talk. Needs the ``ros2`` extra
-(``make test`` installs it); without it (outside CI) these tests skip.
+of other sessions on the same machine cannot cross-talk. The process tests need the ``ros2``
+extra (``make test`` installs it); without it (outside CI) they skip.
 """
 
 from __future__ import annotations
@@ -19,9 +19,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-
-if os.environ.get("CI") != "true":
-    pytest.importorskip("rclpy", reason="the ROS 2 bridge tests need the ros2 extra (make test)")
 
 ROOT = Path(__file__).resolve().parents[2]
 #: One domain per test run (0 is everyone's default; 101 is the last a host can use).

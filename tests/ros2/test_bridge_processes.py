@@ -9,11 +9,15 @@ nothing is applied and the node keeps running.
 from __future__ import annotations
 
 import math
+import os
 
 import numpy as np
 import pytest
 
 import jointlab
+
+if os.environ.get("CI") != "true":
+    pytest.importorskip("rclpy", reason="the ROS 2 bridge tests need the ros2 extra (make test)")
 
 pytestmark = pytest.mark.slow
 

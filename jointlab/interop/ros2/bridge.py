@@ -35,6 +35,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
+
 from jointlab.contract import Robot
 from jointlab.controllers.commander import Commander
 from jointlab.controllers.events import CommandEvent, CommandEventKind
@@ -76,6 +78,9 @@ class BridgeStatistics:
     #: Periods the wall-clock pacing of a simulated robot fell more than 10 periods behind
     #: (it then restarts from the present instead of catching up in a burst).
     late: int = 0
+    #: Commands skipped because a newer one for the same joints and fields was queued
+    #: behind them in the same period (counted in ``commands`` too).
+    superseded: int = 0
     #: Events published.
     events: int = 0
 
@@ -272,11 +277,17 @@ class Ros2Bridge:
         self.statistics.states += 1
 
     def _take_requests(self) -> None:
+        items = []
         while True:
             try:
-                kind, source, item = self._inbox.get_nowait()
+                items.append(self._inbox.get_nowait())
             except queue.Empty:
-                return
+                break
+        for index, (kind, source, item) in enumerate(items):
+            if kind == "command" and self._superseded(item, items[index + 1:]):
+                self.statistics.commands += 1
+                self.statistics.superseded += 1
+                continue
             self._source = source
             if kind == "service":
                 self._answer(source, *item)
@@ -291,6 +302,20 @@ class Ros2Bridge:
                     self._follow(item)
             except CommandRefused:  # the Commander published the refused event
                 self.statistics.refused += 1
+
+    @staticmethod
+    def _superseded(command: JointCommand, later: list[tuple[Any, ...]]) -> bool:
+        """True when the next queued request is a command for the same joints and fields.
+
+        A stream is about the latest target: when the loop fell behind, only the newest of
+        a run of like commands is applied (one a period, at most).
+        """
+        if not later or later[0][0] != "command":
+            return False
+        other = later[0][2]
+        return (np.array_equal(other.joints, command.joints)
+                and all((getattr(other, f) is None) == (getattr(command, f) is None)
+                        for f in ("position", "velocity", "effort")))  # fmt: skip
 
     def _refuse_message(self, source: str, error: BadMessage) -> None:
         self.statistics.refused += 1

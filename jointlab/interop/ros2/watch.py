@@ -54,7 +54,8 @@ class StateWatch:
         self._upper = description.soft_upper
         dof = description.dof
         self._beyond = np.zeros(dof, dtype=bool)
-        self._stalled = np.zeros(dof, dtype=bool)
+        self._no_joint = np.zeros(dof, dtype=bool)
+        self._stalled = self._no_joint
         self._errors = np.zeros(dof, dtype=np.int64)
         self._watchdog = False
         self._armed: bool | None = None
@@ -69,7 +70,7 @@ class StateWatch:
         below, above = q < self._lower, q > self._upper
         beyond = below | above
         new = beyond & ~self._beyond
-        if new.any():
+        if np.count_nonzero(new):
             j = np.flatnonzero(new)
             limit = np.where(below, self._lower, self._upper)[j]
             events.append(StateEvent(
@@ -79,21 +80,14 @@ class StateWatch:
                           for k, lim in zip(j, limit, strict=True)),
                 {"position": q[j], "limit": limit}))
         self._beyond = beyond
-        stalled = state.stalled()
-        stalled = np.zeros_like(self._stalled) if stalled is None else stalled
-        if (new := stalled & ~self._stalled).any():
+        stalled = state.stalled()  # None when no joint is (no flags built)
+        if stalled is not None and np.count_nonzero(new := stalled & ~self._stalled):
             j = np.flatnonzero(new)
             events.append(StateEvent("stalled", t, tuple(self._names[j]),
                                      f"the robot flags {list(self._names[j])} stalled"))
-        self._stalled = stalled
-        errors = self._hardware_errors(state)
-        if (new := (errors != 0) & (errors != self._errors)).any():
-            j = np.flatnonzero(new)
-            events.append(StateEvent(
-                "fault", t, tuple(self._names[j]),
-                "hardware error " + ", ".join(f"{self._names[k]}: bits {int(errors[k]):#04x}"
-                                              for k in j), {"hardware_error": errors[j]}))
-        self._errors = errors
+        self._stalled = self._no_joint if stalled is None else stalled
+        if state.extras is not None and "hardware_error" in state.extras:
+            self._check_errors(state.extras["hardware_error"], t, events)
         if state.watchdog and not self._watchdog:
             events.append(StateEvent("fault", t, (), "the device watchdog fired (no commands in"
                                      " time): it holds or brakes", {"reason": "watchdog"}))
@@ -106,9 +100,13 @@ class StateWatch:
         self._armed = bool(state.armed)
         return events
 
-    def _hardware_errors(self, state: ArrayState) -> np.ndarray:
-        extras = state.extras or {}
-        bits = extras.get("hardware_error")
-        if bits is None:
-            return np.zeros(self._names.shape[0], dtype=np.int64)
-        return np.nan_to_num(np.asarray(bits, dtype=np.float64)).astype(np.int64)
+    def _check_errors(self, bits: np.ndarray, t: float, events: list[StateEvent]) -> None:
+        """A ``fault`` for servos whose hardware-error bits became non-zero or changed."""
+        errors = np.nan_to_num(np.asarray(bits, dtype=np.float64)).astype(np.int64)
+        if np.count_nonzero(new := (errors != 0) & (errors != self._errors)):
+            j = np.flatnonzero(new)
+            events.append(StateEvent(
+                "fault", t, tuple(self._names[j]),
+                "hardware error " + ", ".join(f"{self._names[k]}: bits {int(errors[k]):#04x}"
+                                              for k in j), {"hardware_error": errors[j]}))
+        self._errors = errors

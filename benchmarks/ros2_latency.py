@@ -208,8 +208,11 @@ def publish_rate(node: Node, rate: float, seconds: float) -> tuple[int, int, flo
 
 
 def tick_costs(periods: int = 2000) -> tuple[float, float]:
-    """Seconds per period in this process: the raw loop (Commander tick + ``step()``) and a
-    bridge's tick (the same plus its requests, publishing and state watch), unpaced."""
+    """Seconds per period in this process, unpaced: the raw loop and a bridge's tick.
+
+    The raw loop is a Commander tick and ``step()``; the bridge's tick adds its requests,
+    publishing and the state watch.
+    """
     import jointlab
     from jointlab.controllers import Commander
     from jointlab.interop.ros2 import Ros2Bridge

@@ -266,6 +266,8 @@ def main() -> None:
               f"({drops} dropped), {realtime:.3f} robot s per wall s -> "
               f"{'held' if ok else 'NOT held'}; bridge: {summary}")
     print(f"highest joint-state rate held without drops: {held} Hz")
+    print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
+          f"(this script's niceness {os.nice(0)})")
     node.running = False
 
 

@@ -59,7 +59,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--best-effort", action="store_true",
                         help="publish joint states best effort (default reliable)")
     parser.add_argument("--depth", type=positive_int, default=10,
-                        help="QoS history depth of states and commands")
+                        help="QoS history depth of the joint states")
+    parser.add_argument("--command-depth", type=positive_int, default=10,
+                        help="QoS history depth of the command subscriptions (keep-last: a "
+                        "backlog of stale set-points is dropped, not queued)")  # fmt: skip
     parser.add_argument("--command-timeout", type=positive_float, default=0.5, metavar="S",
                         help="a velocity or effort stream without news for this long holds")
     parser.add_argument("--real-time-factor", type=positive_float, default=1.0,
@@ -78,7 +81,7 @@ def _config(args: argparse.Namespace) -> BridgeConfig:
             topics[f"{name}_topic"] = given
     return BridgeConfig(node_name=args.node_name, namespace=args.namespace, rate=args.rate,
                         state_reliability="best_effort" if args.best_effort else "reliable",
-                        state_depth=args.depth, command_depth=args.depth,
+                        state_depth=args.depth, command_depth=args.command_depth,
                         command_timeout=args.command_timeout,
                         real_time_factor=args.real_time_factor, **topics)  # fmt: skip
 
@@ -102,6 +105,7 @@ def run(args: argparse.Namespace) -> int:
     stop = threading.Event()
     signal.signal(signal.SIGTERM, lambda *_: stop.set())  # an entry point may: a clean stop
     with jointlab.connect(url) as robot:
+        config.publish_every(robot.control_dt)  # a rate the control rate allows, before ROS
         bridge = Ros2Bridge(robot, config, domain_id=args.domain_id,
                             ros2_control=args.ros2_control)  # fmt: skip
         try:

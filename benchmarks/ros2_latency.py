@@ -35,6 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
+from _report import header, load
 
 ROOT = Path(__file__).resolve().parents[1]
 DOMAIN = 1 + (os.getpid() + 50) % 100
@@ -242,6 +243,7 @@ def main() -> None:
     parser.add_argument("--seconds", type=float, default=4.0)
     parser.add_argument("--rates", type=float, nargs="+", default=[500, 1000, 2000, 4000])
     args = parser.parse_args()
+    header("ROS 2 bridge over loopback")
     raw, tick = tick_costs()
     print(f"one period, unpaced: raw loop (Commander + step) {raw * 1e6:.0f} us, bridge tick "
           f"{tick * 1e6:.0f} us ({tick / raw:.2f}x the raw loop): at most {1 / tick:.0f} "
@@ -266,8 +268,7 @@ def main() -> None:
               f"({drops} dropped), {realtime:.3f} robot s per wall s -> "
               f"{'held' if ok else 'NOT held'}; bridge: {summary}")
     print(f"highest joint-state rate held without drops: {held} Hz")
-    print(f"load average at the end: {os.getloadavg()[0]:.1f} on {os.cpu_count()} cores "
-          f"(this script's niceness {os.nice(0)})")
+    print(f"end: {load()}; this script's niceness {os.nice(0)} (the bridge's too)")
     node.running = False
 
 

@@ -254,10 +254,10 @@ class Ros2Bridge:
         state = self.robot.read()
         stats = self.statistics
         stats.ticks += 1
-        if self._clock is not None:
-            _stamp(self._clock_msg.clock, state.time)
-            self._clock.publish(self._clock_msg)
-        if stats.ticks % self._every == 0:
+        if stats.ticks % self._every == 0:  # /clock at the same cadence as the states
+            if self._clock is not None:
+                _stamp(self._clock_msg.clock, state.time)
+                self._clock.publish(self._clock_msg)
             self._publish_state(state)
         for event in self._watch.check(state):
             self._publish("state", event.kind, event.time, list(event.joints), event.message,

@@ -209,7 +209,8 @@ def publish_rate(node: Node, rate: float, seconds: float) -> tuple[int, int, flo
         window = list(node.received)
         wall = time.perf_counter() - wall
     finally:
-        summary = _stop(process).strip().splitlines()[-1]
+        said = _stop(process).strip().splitlines()
+        summary = said[-1] if said else f"(no output; exit status {process.returncode})"
     stamps = np.array([m.header.stamp.sec + 1e-9 * m.header.stamp.nanosec for _, m in window])
     expected = round((stamps[-1] - stamps[0]) * rate) + 1
     return len(window), expected, float((stamps[-1] - stamps[0]) / wall), summary

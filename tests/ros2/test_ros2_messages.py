@@ -119,3 +119,19 @@ def test_bridge_configuration_is_checked() -> None:
         BridgeConfig(joint_states_topic="joint states")
     with pytest.raises(JointLabError, match="state_reliability"):
         BridgeConfig(state_reliability="sometimes")
+
+
+def test_the_inbox_keeps_only_the_newest_of_a_run_of_like_commands() -> None:
+    from jointlab.interop.ros2.inbox import Inbox, RequestKind
+
+    inbox = Inbox()
+    assert inbox.take() == ([], 0)
+    first = joint_command(ARM6, ["elbow"], [0.1], [], [])
+    other_joint = joint_command(ARM6, ["wrist_yaw"], [0.1], [], [])
+    for command in (first, first, first, other_joint, first):
+        inbox.put(RequestKind.COMMAND, "joint_commands", command)
+    inbox.put(RequestKind.BAD, "joint_commands", BadMessage("name", "no joints"))
+    requests, superseded = inbox.take()
+    assert superseded == 2 and inbox.empty()
+    assert [r.payload for r in requests[:3]] == [first, other_joint, first]
+    assert requests[3].kind is RequestKind.BAD

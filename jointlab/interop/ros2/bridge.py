@@ -17,25 +17,22 @@ The node (rclpy, in its own context, so it never touches an application's own
 * ``/robot_description`` (``std_msgs/String``, transient local): the robot's URDF.
 
 Threads: the ROS executor runs in a background thread and only receives: it checks a
-message (:mod:`.messages`) and queues it; service calls wait for their answer. Everything
-that touches the robot or publishes runs on the control thread, in :meth:`Ros2Bridge.tick`:
-take the queued requests, one Commander tick (so every command passes the same safety layer
-as every other Commander command), ``robot.step()``, publish. :meth:`Ros2Bridge.run` paces a
-simulated robot in wall-clock time (a device paces itself).
+message (:mod:`.messages`) and queues it (:mod:`.inbox`); service calls wait for their
+answer. Everything that touches the robot or publishes runs on the control thread, in
+:meth:`Ros2Bridge.tick`: take the queued requests, one Commander tick (so every command
+passes the same safety layer as every other Commander command), ``robot.step()``, publish.
+:meth:`Ros2Bridge.run` paces a simulated robot in wall-clock time (a device paces itself).
 """
 
 from __future__ import annotations
 
 import array
 import math
-import queue
 import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
-
-import numpy as np
 
 from jointlab.contract import Robot
 from jointlab.controllers.commander import Commander
@@ -43,6 +40,7 @@ from jointlab.controllers.events import CommandEvent, CommandEventKind
 from jointlab.errors import CommandRefused, JointLabError, LinkError
 from jointlab.extras import require
 from jointlab.interop.ros2.config import BridgeConfig
+from jointlab.interop.ros2.inbox import Inbox, RequestKind, ServiceCall
 from jointlab.interop.ros2.messages import (
     BadMessage,
     JointCommand,
@@ -124,7 +122,7 @@ class Ros2Bridge:
         self._every = config.publish_every(robot.control_dt)
         self._clock_on = (not robot.realtime if config.publish_clock is None
                           else config.publish_clock)  # fmt: skip
-        self._inbox: queue.SimpleQueue[tuple[Any, ...]] = queue.SimpleQueue()
+        self._inbox = Inbox()
         self._watch = StateWatch(self.description)
         self._source = "commander"
         self._clamped: set[tuple[str, tuple[int, ...]]] = set()
@@ -210,9 +208,9 @@ class Ros2Bridge:
             command = joint_command(self.description, msg.name, msg.position, msg.velocity,
                                     msg.effort)  # fmt: skip
         except BadMessage as error:
-            self._inbox.put(("bad", source, error))
+            self._inbox.put(RequestKind.BAD, source, error)
             return
-        self._inbox.put(("command", source, command))
+        self._inbox.put(RequestKind.COMMAND, source, command)
 
     def _on_trajectory(self, msg: Any) -> None:
         source = self.config.joint_trajectory_topic
@@ -222,17 +220,16 @@ class Ros2Bridge:
                       for p in msg.points]  # fmt: skip
             request = joint_trajectory(self.description, msg.joint_names, points)
         except BadMessage as error:
-            self._inbox.put(("bad", source, error))
+            self._inbox.put(RequestKind.BAD, source, error)
             return
-        self._inbox.put(("trajectory", source, request))
+        self._inbox.put(RequestKind.TRAJECTORY, source, request)
 
     def _service(self, verb: str) -> Callable[[Any, Any], Any]:
         def answer(request: Any, response: Any) -> Any:
-            done = threading.Event()
-            box: dict[str, tuple[bool, str]] = {}
-            self._inbox.put(("service", verb, (done, box)))
-            if done.wait(SERVICE_TIMEOUT):
-                response.success, response.message = box["result"]
+            call = ServiceCall(verb)
+            self._inbox.put(RequestKind.SERVICE, verb, call)
+            if call.done.wait(SERVICE_TIMEOUT):
+                response.success, response.message = call.result
             else:
                 response.success = False
                 response.message = f"{verb}: the control loop did not answer in {SERVICE_TIMEOUT} s"
@@ -277,45 +274,24 @@ class Ros2Bridge:
         self.statistics.states += 1
 
     def _take_requests(self) -> None:
-        items = []
-        while True:
-            try:
-                items.append(self._inbox.get_nowait())
-            except queue.Empty:
-                break
-        for index, (kind, source, item) in enumerate(items):
-            if kind == "command" and self._superseded(item, items[index + 1:]):
-                self.statistics.commands += 1
-                self.statistics.superseded += 1
-                continue
-            self._source = source
-            if kind == "service":
-                self._answer(source, *item)
+        requests, superseded = self._inbox.take()
+        self.statistics.commands += superseded
+        self.statistics.superseded += superseded
+        for request in requests:
+            self._source = request.source
+            if request.kind is RequestKind.SERVICE:
+                self._answer(request.payload)
                 continue
             self.statistics.commands += 1
             try:
-                if kind == "bad":
-                    self._refuse_message(source, item)
-                elif kind == "command":
-                    self._stream(item)
+                if request.kind is RequestKind.BAD:
+                    self._refuse_message(request.source, request.payload)
+                elif request.kind is RequestKind.COMMAND:
+                    self._stream(request.payload)
                 else:
-                    self._follow(item)
+                    self._follow(request.payload)
             except CommandRefused:  # the Commander published the refused event
                 self.statistics.refused += 1
-
-    @staticmethod
-    def _superseded(command: JointCommand, later: list[tuple[Any, ...]]) -> bool:
-        """True when the next queued request is a command for the same joints and fields.
-
-        A stream is about the latest target: when the loop fell behind, only the newest of
-        a run of like commands is applied (one a period, at most).
-        """
-        if not later or later[0][0] != "command":
-            return False
-        other = later[0][2]
-        return (np.array_equal(other.joints, command.joints)
-                and all((getattr(other, f) is None) == (getattr(command, f) is None)
-                        for f in ("position", "velocity", "effort")))  # fmt: skip
 
     def _refuse_message(self, source: str, error: BadMessage) -> None:
         self.statistics.refused += 1
@@ -332,25 +308,26 @@ class Ros2Bridge:
         else:
             self.commander.follow_trajectory(request.waypoints, request.joints.tolist())
 
-    def _answer(self, verb: str, done: threading.Event, box: dict[str, tuple[bool, str]]) -> None:
+    def _answer(self, call: ServiceCall) -> None:
+        verb = call.verb
         try:
             if verb == "arm":
                 self.robot.arm()
-                message = "armed: holding the present pose"
+                call.answer(True, "armed: holding the present pose")
             elif verb == "disarm":
                 self._watch.disarm_requested = True
                 self.robot.disarm()
-                message = "disarmed"
+                call.answer(True, "disarmed")
             else:
                 self.commander.hold()
-                message = "holding the present pose"
-            box["result"] = (True, message)
+                call.answer(True, "holding the present pose")
         except JointLabError as error:
-            box["result"] = (False, f"{verb} refused: {error}")
             self._publish(verb, "refused", self.robot.time, [], str(error),
                           {"reason": getattr(error, "reason", type(error).__name__)})
+            call.answer(False, f"{verb} refused: {error}")
         finally:
-            done.set()
+            if not call.done.is_set():  # an unexpected error: the call must not hang
+                call.answer(False, f"{verb} failed")
 
     # ================================================================ events
     def _on_command_event(self, event: CommandEvent) -> None:
@@ -425,11 +402,6 @@ class Ros2Bridge:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
-
-    @property
-    def joint_names(self) -> tuple[str, ...]:
-        """The joint names of the messages."""
-        return self.description.joint_names
 
     @property
     def publish_every(self) -> int:

@@ -58,8 +58,11 @@ except Exception:
 
 def _env() -> dict[str, str]:
     env = dict(os.environ)
-    env.update(ROS_DOMAIN_ID=str(DOMAIN), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
-               PYTHONPATH=os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]))
+    env.update(
+        ROS_DOMAIN_ID=str(DOMAIN),
+        ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
+        PYTHONPATH=os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]),
+    )
     return env
 
 
@@ -80,8 +83,9 @@ class Node:
         self.node.create_subscription(JointState, "joint_states",
                                       lambda m: self.received.append((time.perf_counter(), m)),
                                       1000)  # fmt: skip
-        self.node.create_subscription(JointState, "pong",
-                                      lambda m: self.pongs.append((time.perf_counter(), m)), 100)
+        self.node.create_subscription(
+            JointState, "pong", lambda m: self.pongs.append((time.perf_counter(), m)), 100
+        )
         self.commands = self.node.create_publisher(JointState, "joint_commands", 10)
         self.pings = self.node.create_publisher(JointState, "ping", 10)
         self.executor = SingleThreadedExecutor()
@@ -254,28 +258,36 @@ def main() -> None:
     args = parser.parse_args()
     header("ROS 2 bridge over loopback")
     raw, tick = tick_costs()
-    print(f"one period, unpaced: raw loop (Commander + step) {raw * 1e6:.0f} us, bridge tick "
-          f"{tick * 1e6:.0f} us ({tick / raw:.2f}x the raw loop): at most {1 / tick:.0f} "
-          "periods per second in this process now")
+    print(
+        f"one period, unpaced: raw loop (Commander + step) {raw * 1e6:.0f} us, bridge tick "
+        f"{tick * 1e6:.0f} us ({tick / raw:.2f}x the raw loop): at most {1 / tick:.0f} "
+        "periods per second in this process now"
+    )
     node = Node()
     peer = echo_round_trip(node, 500)
-    print(f"peer: bare rclpy echo round trip over loopback: median {np.median(peer) * 1e3:.3f} "
-          f"ms, p99 {np.percentile(peer, 99) * 1e3:.3f} ms ({peer.size} pings)")
+    print(
+        f"peer: bare rclpy echo round trip over loopback: median {np.median(peer) * 1e3:.3f} "
+        f"ms, p99 {np.percentile(peer, 99) * 1e3:.3f} ms ({peer.size} pings)"
+    )
     for rate in () if args.skip_latency else (100.0, 1000.0):
         lat = latency(node, rate, args.seconds)
         med, p99 = np.median(lat), np.percentile(lat, 99)
-        print(f"command-to-state at {rate:g} Hz: median {med * 1e3:.3f} ms, p99 {p99 * 1e3:.3f} "
-              f"ms ({lat.size} of {int(args.seconds * rate)} commands seen; "
-              f"{med / np.median(peer):.1f}x / {p99 / np.percentile(peer, 99):.1f}x the peer's)")
+        print(
+            f"command-to-state at {rate:g} Hz: median {med * 1e3:.3f} ms, p99 {p99 * 1e3:.3f} "
+            f"ms ({lat.size} of {int(args.seconds * rate)} commands seen; "
+            f"{med / np.median(peer):.1f}x / {p99 / np.percentile(peer, 99):.1f}x the peer's)"
+        )
     held = None
     for rate in args.rates:
         got, expected, realtime, summary = publish_rate(node, rate, args.seconds)
         drops = max(0, expected - got)
         ok = drops == 0 and realtime >= 0.98
         held = rate if ok else held
-        print(f"joint states at {rate:g} Hz: {got} received of {expected} stamped "
-              f"({drops} dropped), {realtime:.3f} robot s per wall s -> "
-              f"{'held' if ok else 'NOT held'}; bridge: {summary}")
+        print(
+            f"joint states at {rate:g} Hz: {got} received of {expected} stamped "
+            f"({drops} dropped), {realtime:.3f} robot s per wall s -> "
+            f"{'held' if ok else 'NOT held'}; bridge: {summary}"
+        )
     print(f"highest joint-state rate held without drops: {held} Hz")
     print(f"end: {load()}; this script's niceness {os.nice(0)} (the bridge's too)")
     node.running = False

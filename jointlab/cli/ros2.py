@@ -40,14 +40,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                         "divide the control rate)")  # fmt: skip
     parser.add_argument("--arm", action="store_true", help="arm the robot at start (a device "
                         "starts disarmed: else call the arm service)")  # fmt: skip
-    parser.add_argument("--seconds", type=positive_float, default=None,
-                        help="stop after this much robot time (default: until Ctrl-C)")
+    parser.add_argument(
+        "--seconds",
+        type=positive_float,
+        default=None,
+        help="stop after this much robot time (default: until Ctrl-C)",
+    )
     parser.add_argument("--ros2-control", action="store_true",
                         help="run beside a ros2_control controller manager: states on "
                         "/jointlab/joint_states, commands on /jointlab/joint_commands, and a "
                         "<ros2_control> block in the published URDF")  # fmt: skip
-    parser.add_argument("--print-urdf", action="store_true",
-                        help="print the URDF the bridge publishes and exit (no ROS needed)")
+    parser.add_argument(
+        "--print-urdf",
+        action="store_true",
+        help="print the URDF the bridge publishes and exit (no ROS needed)",
+    )
     parser.add_argument("--node-name", default="jointlab", help="the node's name")
     parser.add_argument("--namespace", default="", help="the node's namespace")
     for topic, default in (("joint-states", "/joint_states"),
@@ -56,19 +63,33 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                            ("events", "~/events")):  # fmt: skip
         parser.add_argument(f"--{topic}-topic", default=None, metavar="NAME",
                             help=f"default {default}")  # fmt: skip
-    parser.add_argument("--best-effort", action="store_true",
-                        help="publish joint states best effort (default reliable)")
-    parser.add_argument("--depth", type=positive_int, default=10,
-                        help="QoS history depth of the joint states")
+    parser.add_argument(
+        "--best-effort",
+        action="store_true",
+        help="publish joint states best effort (default reliable)",
+    )
+    parser.add_argument(
+        "--depth", type=positive_int, default=10, help="QoS history depth of the joint states"
+    )
     parser.add_argument("--command-depth", type=positive_int, default=10,
                         help="QoS history depth of the command subscriptions (keep-last: a "
                         "backlog of stale set-points is dropped, not queued)")  # fmt: skip
-    parser.add_argument("--command-timeout", type=positive_float, default=0.5, metavar="S",
-                        help="a velocity or effort stream without news for this long holds")
-    parser.add_argument("--real-time-factor", type=positive_float, default=1.0,
-                        help="wall seconds per simulated second")
-    parser.add_argument("--domain-id", type=int, default=None,
-                        help="ROS domain (default: ROS_DOMAIN_ID, else 0)")
+    parser.add_argument(
+        "--command-timeout",
+        type=positive_float,
+        default=0.5,
+        metavar="S",
+        help="a velocity or effort stream without news for this long holds",
+    )
+    parser.add_argument(
+        "--real-time-factor",
+        type=positive_float,
+        default=1.0,
+        help="wall seconds per simulated second",
+    )
+    parser.add_argument(
+        "--domain-id", type=int, default=None, help="ROS domain (default: ROS_DOMAIN_ID, else 0)"
+    )
 
 
 def _config(args: argparse.Namespace) -> BridgeConfig:
@@ -113,9 +134,12 @@ def run(args: argparse.Namespace) -> int:
                 robot.arm()
             rate = 1.0 / (robot.control_dt * bridge.publish_every)
             node = bridge.node.get_fully_qualified_name()
-            console.print(f"{url} is ROS 2 node {node}: {config.joint_states_topic} at {rate:g} "
-                          f"Hz, commands on {config.joint_commands_topic} and "
-                          f"{config.joint_trajectory_topic}; Ctrl-C stops", highlight=False)
+            console.print(
+                f"{url} is ROS 2 node {node}: {config.joint_states_topic} at {rate:g} "
+                f"Hz, commands on {config.joint_commands_topic} and "
+                f"{config.joint_trajectory_topic}; Ctrl-C stops",
+                highlight=False,
+            )
             try:
                 bridge.run(args.seconds, stop)
             except KeyboardInterrupt:

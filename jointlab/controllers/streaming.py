@@ -98,9 +98,15 @@ class StreamCommand(ActiveCommand):
         mode = self.targets.mode
         if mode != "position" and now - self._updated > self.stale_after:
             out.hold(joints, state.position[joints])
-            reports.append((CommandEventKind.STALLED, CommandStatus.STALLED,
-                            f"no new {mode} target for {now - self._updated:.3g} s (more than "
-                            f"{self.stale_after:g} s): holding", {"reason": "no_update"}))
+            reports.append(
+                (
+                    CommandEventKind.STALLED,
+                    CommandStatus.STALLED,
+                    f"no new {mode} target for {now - self._updated:.3g} s (more than "
+                    f"{self.stale_after:g} s): holding",
+                    {"reason": "no_update"},
+                )
+            )
             return
         targets = self.targets
         if mode == "effort":
@@ -137,9 +143,14 @@ class StreamCommand(ActiveCommand):
         entered = at_limit & ~self._at_limit[own]
         if entered.any():
             names = self.joints[own][entered].tolist()
-            reports.append((CommandEventKind.CLAMPED, None,
-                            f"joints {names} stop at their soft position limits",
-                            {"quantity": "position", "reason": "soft_limit", "joints": names}))
+            reports.append(
+                (
+                    CommandEventKind.CLAMPED,
+                    None,
+                    f"joints {names} stop at their soft position limits",
+                    {"quantity": "position", "reason": "soft_limit", "joints": names},
+                )
+            )
         self._at_limit[own] = at_limit
         out.pd[joints] = True
         out.ref_p[joints] = position

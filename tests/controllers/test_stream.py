@@ -98,8 +98,9 @@ def test_effort_stream_applies_the_torque_exactly(arm6) -> None:
     ({"efforts": [1e4], "joints": [0]}, "out_of_limits", "effort"),
     ({"positions": [0.0], "joints": ["wrist"]}, "unknown_joint", None),
 ])  # fmt: skip
-def test_bad_streams_are_refused_with_the_field_and_nothing_applied(arm6, kwargs, reason,
-                                                                    field) -> None:
+def test_bad_streams_are_refused_with_the_field_and_nothing_applied(
+    arm6, kwargs, reason, field
+) -> None:
     _, commander = arm6
     before = commander.active
     with pytest.raises(CommandRefused) as caught:

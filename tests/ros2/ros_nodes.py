@@ -26,8 +26,11 @@ NAMESPACE = f"/jl{os.getpid()}"
 def ros_environment() -> dict[str, str]:
     """The environment of the bridge process: this domain, discovery on this host only."""
     env = dict(os.environ)
-    env.update(ROS_DOMAIN_ID=str(DOMAIN), ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
-               PYTHONPATH=os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]))
+    env.update(
+        ROS_DOMAIN_ID=str(DOMAIN),
+        ROS_AUTOMATIC_DISCOVERY_RANGE="LOCALHOST",
+        PYTHONPATH=os.pathsep.join([str(ROOT), env.get("PYTHONPATH", "")]),
+    )
     return env
 
 
@@ -57,8 +60,9 @@ class Client:
         node.create_subscription(JointState, "joint_states", self._on_state, 100)
         node.create_subscription(String, "jointlab/events", self._on_event, 100)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
-        node.create_subscription(String, "/robot_description",
-                                 lambda m: self.descriptions.append(m.data), latched)
+        node.create_subscription(
+            String, "/robot_description", lambda m: self.descriptions.append(m.data), latched
+        )
         self.commands = node.create_publisher(JointState, "joint_commands", 10)
         self.trajectories = node.create_publisher(JointTrajectory, "joint_trajectory", 10)
         self.executor = SingleThreadedExecutor(context=self.context)
@@ -84,7 +88,8 @@ class Client:
         from rosgraph_msgs.msg import Clock
 
         self.node.create_subscription(
-            Clock, "/clock", lambda m: self.clock.append(m.clock.sec + 1e-9 * m.clock.nanosec), 10)
+            Clock, "/clock", lambda m: self.clock.append(m.clock.sec + 1e-9 * m.clock.nanosec), 10
+        )
 
     # ---------------------------------------------------------------- sending
     def command(self, names: list[str], position: Any = (), velocity: Any = (),
@@ -112,7 +117,7 @@ class Client:
             msg.points.append(point)
         self.trajectories.publish(msg)
 
-    def call(self, service: str, timeout: float = 20.0) -> Any:
+    def call(self, service: str, timeout: float = 30.0) -> Any:
         from std_srvs.srv import Trigger
 
         client = self.node.create_client(Trigger, f"jointlab/{service}")
@@ -141,8 +146,9 @@ class Client:
                              f"{self.states[-1][1] if self.states else None}, events "
                              f"{self.events[-5:]}")  # fmt: skip
 
-    def event(self, timeout: float = 10.0, **match: Any) -> dict[str, Any]:
+    def event(self, timeout: float = 30.0, **match: Any) -> dict[str, Any]:
         """The first event whose fields equal ``match`` (waits for it)."""
+
         def found() -> dict[str, Any] | None:
             for event in self.events:
                 if all(event.get(k) == v for k, v in match.items()):

@@ -45,7 +45,8 @@ def test_a_servo_overload_is_a_fault_event_then_hold_and_disarm() -> None:
                 # The node keeps running: the next command is refused (disarmed), reported.
                 deadline = time.monotonic() + 20
                 while time.monotonic() < deadline and not any(
-                        e["kind"] == "refused" for e in client.events):
+                    e["kind"] == "refused" for e in client.events
+                ):
                     client.command(["elbow_flex"], position=[1.0])
                     bridge.tick()
                     time.sleep(0.01)

@@ -59,20 +59,20 @@ def test_sim_arm6_publishes_follows_commands_and_trajectories_and_refuses(bridge
     # A JointState command (the ros2_control topic contract), streamed: read back.
     target = ARM6.home + np.array([0.3, -0.2, 0.25, 0.4, -0.3, 0.5])
     client.command(names, position=target)
-    client.wait(lambda: _near(client, names, target, 0.01), 30, "the commanded pose")
+    client.wait(lambda: _near(client, names, target, 0.01), 60, "the commanded pose")
     # Only some joints, in another order: the others keep their targets.
     client.command(["elbow", "shoulder_pan"], position=[target[2] - 0.2, target[0] + 0.1])
     partial = target.copy()
     partial[2] -= 0.2
     partial[0] += 0.1
-    client.wait(lambda: _near(client, names, partial, 0.01), 30, "the partial command")
+    client.wait(lambda: _near(client, names, partial, 0.01), 60, "the partial command")
 
     # A trajectory through the Commander's trajectory path (first point = where it is).
     start = _position(client, names)
     goal = ARM6.home + np.array([-0.4, 0.3, -0.3, -0.5, 0.4, -0.6])
     middle = 0.5 * (start + goal)
     client.trajectory(names, [(list(partial), 0.0), (list(middle), 1.0), (list(goal), 2.0)])
-    client.wait(lambda: _near(client, names, goal, 0.01), 30, "the trajectory's end")
+    client.wait(lambda: _near(client, names, goal, 0.01), 60, "the trajectory's end")
     assert not [e for e in client.events if e["kind"] == "refused"], client.events
 
     # Beyond a soft limit: refused and reported, nothing applied.
@@ -100,7 +100,7 @@ def test_sim_arm6_publishes_follows_commands_and_trajectories_and_refuses(bridge
     client.command(["wrist_yaw"], position=[goal[5] + 0.3])
     expected = goal.copy()
     expected[5] += 0.3
-    client.wait(lambda: _near(client, names, expected, 0.01), 30, "a good command after bad ones")
+    client.wait(lambda: _near(client, names, expected, 0.01), 60, "a good command after bad ones")
     assert len(client.states) > count and bridge.alive()
 
     # Services: hold, disarm (a command is then refused, reason disarmed), arm again.
@@ -127,11 +127,11 @@ def test_emulated_so101_armed_by_service_follows_commands_and_trajectories(bridg
     client.command(names, position=target)
     # Position servos on a P-only loop stop within their friction deadband of a target
     # stepped to at full speed (the safety layer's ramp): a few degrees at most.
-    client.wait(lambda: _near(client, names, target, 0.1), 30, "the commanded pose")
+    client.wait(lambda: _near(client, names, target, 0.1), 60, "the commanded pose")
     goal = np.clip(target + np.array([-0.4, -0.2, 0.3, -0.3, -0.5, -0.2]),
                    SO101.soft_lower + 0.05, SO101.soft_upper - 0.05)  # fmt: skip
     client.trajectory(names, [(list(goal), 1.5)])  # the Commander leads in from where it is
-    client.wait(lambda: _near(client, names, goal, 0.06), 30, "the trajectory's end")
+    client.wait(lambda: _near(client, names, goal, 0.06), 60, "the trajectory's end")
     client.command(["wrist_roll"], position=[3.5])  # soft max 2.79
     refusal = client.event(kind="refused", reason="out_of_limits")
     assert refusal["field"] == "position" and refusal["joints"] == ["wrist_roll"]

@@ -39,12 +39,19 @@ ARM6 = jointlab.load_robot("arm6")
 #: The contract as the upstream sources spell it (ros-controls/topic_based_hardware_interfaces,
 #: joint_state_topic_hardware_interface/src/joint_state_topic_hardware_interface.cpp and
 #: README.md; PickNikRobotics/topic_based_ros2_control, src/topic_based_system.cpp).
-UPSTREAM_HARDWARE = {"joint_commands_topic", "joint_states_topic",
-                     "trigger_joint_command_threshold", "sum_wrapped_joint_states",
-                     "enable_command_limiting", "use_initial_states_as_initial_commands"}
+UPSTREAM_HARDWARE = {
+    "joint_commands_topic",
+    "joint_states_topic",
+    "trigger_joint_command_threshold",
+    "sum_wrapped_joint_states",
+    "enable_command_limiting",
+    "use_initial_states_as_initial_commands",
+}
 UPSTREAM_JOINT = {"mimic", "multiplier"}
-UPSTREAM_PLUGINS = {"joint_state_topic_hardware_interface/JointStateTopicSystem",
-                    "topic_based_ros2_control/TopicBasedSystem"}
+UPSTREAM_PLUGINS = {
+    "joint_state_topic_hardware_interface/JointStateTopicSystem",
+    "topic_based_ros2_control/TopicBasedSystem",
+}
 
 
 def _blocks(lang: str) -> list[str]:
@@ -114,4 +121,5 @@ def test_the_cli_prints_the_urdf_with_the_block_without_ros() -> None:
     root = ET.fromstring(out)
     _check_block(root.find("ros2_control"))
     assert ET.tostring(root.find("ros2_control")) == ET.tostring(
-        ET.fromstring(urdf_with_ros2_control(ARM6)).find("ros2_control"))
+        ET.fromstring(urdf_with_ros2_control(ARM6)).find("ros2_control")
+    )

@@ -21,8 +21,10 @@ def test_jointlab_ros2_without_the_extra_names_it() -> None:
 
 
 def test_the_package_and_the_urdf_export_need_no_ros() -> None:
-    code = ("import sys; sys.modules['rclpy'] = None; import jointlab.interop.ros2 as r; "
-            "import jointlab; print(len(r.urdf_with_ros2_control(jointlab.load_robot('arm6'))))")
+    code = (
+        "import sys; sys.modules['rclpy'] = None; import jointlab.interop.ros2 as r; "
+        "import jointlab; print(len(r.urdf_with_ros2_control(jointlab.load_robot('arm6'))))"
+    )
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
                           timeout=120, cwd=ROOT, check=True)  # fmt: skip
     assert int(done.stdout) > 1000

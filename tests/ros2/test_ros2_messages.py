@@ -77,8 +77,9 @@ def test_bad_trajectories_name_the_field(names: list, points: list, field: str) 
 
 
 def test_a_trajectory_becomes_waypoints_and_an_empty_one_a_stop() -> None:
-    request = joint_trajectory(ARM6, ["wrist_yaw", "elbow"],
-                               [_point([0.1, 1.0], 0.0), _point([0.2, 1.1], 0.5, [0.0, 0.0])])
+    request = joint_trajectory(
+        ARM6, ["wrist_yaw", "elbow"], [_point([0.1, 1.0], 0.0), _point([0.2, 1.1], 0.5, [0.0, 0.0])]
+    )
     assert request.joints.tolist() == [5, 2]
     assert [w.time_from_start for w in request.waypoints] == [0.0, 0.5]
     np.testing.assert_array_equal(request.waypoints[1].velocity, [0.0, 0.0])
@@ -89,10 +90,15 @@ values = st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.j
                   max_size=8)  # fmt: skip
 
 
-@given(names=st.lists(st.sampled_from([*NAMES, "nope", ""]), max_size=8), position=values,
-       velocity=values, effort=values)
-def test_any_command_is_accepted_or_refused_naming_a_field(names, position, velocity,
-                                                           effort) -> None:
+@given(
+    names=st.lists(st.sampled_from([*NAMES, "nope", ""]), max_size=8),
+    position=values,
+    velocity=values,
+    effort=values,
+)
+def test_any_command_is_accepted_or_refused_naming_a_field(
+    names, position, velocity, effort
+) -> None:
     try:
         command = joint_command(ARM6, names, position, velocity, effort)
     except BadMessage as error:

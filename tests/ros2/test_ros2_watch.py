@@ -11,16 +11,32 @@ from jointlab.interop.ros2.watch import StateWatch
 ARM6 = jointlab.load_robot("arm6")
 
 
-def _state(t: float, q: np.ndarray, *, armed: bool = True, stalled: int | None = None,
-           errors: np.ndarray | None = None, watchdog: bool = False) -> ArrayState:
+def _state(
+    t: float,
+    q: np.ndarray,
+    *,
+    armed: bool = True,
+    stalled: int | None = None,
+    errors: np.ndarray | None = None,
+    watchdog: bool = False,
+) -> ArrayState:
     zeros = np.zeros(6)
     flags = np.full(6, ActuatorState.IDLE, dtype=np.uint8)
     if stalled is not None:
         flags[stalled] |= ActuatorState.STALLED
-    return ArrayState(time=t, position=q, velocity=zeros, acceleration=zeros, torque=zeros,
-                      current=zeros, actuator_state=flags, motor_power=True, armed=armed,
-                      watchdog=watchdog,
-                      extras=None if errors is None else {"hardware_error": errors})
+    return ArrayState(
+        time=t,
+        position=q,
+        velocity=zeros,
+        acceleration=zeros,
+        torque=zeros,
+        current=zeros,
+        actuator_state=flags,
+        motor_power=True,
+        armed=armed,
+        watchdog=watchdog,
+        extras=None if errors is None else {"hardware_error": errors},
+    )
 
 
 def test_each_thing_is_reported_when_it_begins() -> None:

@@ -176,7 +176,8 @@ class Ros2Bridge:
                        if self._clock_on else None)  # fmt: skip
         self._events = node.create_publisher(String, c.events_topic, self._qos("reliable", 100))
         self._description_pub = node.create_publisher(
-            String, c.robot_description_topic, self._qos("reliable", 1, latched=True))
+            String, c.robot_description_topic, self._qos("reliable", 1, latched=True)
+        )
         urdf = (urdf_with_ros2_control(self.description, joint_states_topic=c.joint_states_topic,
                                        joint_commands_topic=c.joint_commands_topic)
                 if ros2_control else self.description.to_urdf())  # fmt: skip
@@ -295,12 +296,23 @@ class Ros2Bridge:
 
     def _refuse_message(self, source: str, error: BadMessage) -> None:
         self.statistics.refused += 1
-        self._publish(source, "refused", self.robot.time, [], str(error),
-                      {"reason": error.reason, "field": error.field})
+        self._publish(
+            source,
+            "refused",
+            self.robot.time,
+            [],
+            str(error),
+            {"reason": error.reason, "field": error.field},
+        )
 
     def _stream(self, command: JointCommand) -> None:
-        self.commander.stream(command.position, command.velocity, command.effort,
-                              command.joints.tolist(), stale_after=self.config.command_timeout)
+        self.commander.stream(
+            command.position,
+            command.velocity,
+            command.effort,
+            command.joints.tolist(),
+            stale_after=self.config.command_timeout,
+        )
 
     def _follow(self, request: TrajectoryRequest) -> None:
         if not request.waypoints:
@@ -322,8 +334,14 @@ class Ros2Bridge:
                 self.commander.hold()
                 call.answer(True, "holding the present pose")
         except JointLabError as error:
-            self._publish(verb, "refused", self.robot.time, [], str(error),
-                          {"reason": getattr(error, "reason", type(error).__name__)})
+            self._publish(
+                verb,
+                "refused",
+                self.robot.time,
+                [],
+                str(error),
+                {"reason": getattr(error, "reason", type(error).__name__)},
+            )
             call.answer(False, f"{verb} refused: {error}")
         finally:
             if not call.done.is_set():  # an unexpected error: the call must not hang
@@ -341,8 +359,15 @@ class Ros2Bridge:
                           CommandEventKind.PREEMPTED):  # fmt: skip
             return
         names = [self.description.joint_names[j] for j in event.joints]
-        self._publish(self._source, kind.value, event.time, names, event.message,
-                      dict(event.data), command_id=event.command_id)
+        self._publish(
+            self._source,
+            kind.value,
+            event.time,
+            names,
+            event.message,
+            dict(event.data),
+            command_id=event.command_id,
+        )
 
     def _publish(self, source: str, kind: str, t: float, joints: list[str], message: str,
                  data: dict[str, Any] | None = None, **extra: Any) -> None:  # fmt: skip
@@ -372,8 +397,9 @@ class Ros2Bridge:
             try:
                 self.tick()
             except LinkError as error:
-                self._publish("robot", "fault", self.robot.time, [], str(error),
-                              {"reason": "link_lost"})
+                self._publish(
+                    "robot", "fault", self.robot.time, [], str(error), {"reason": "link_lost"}
+                )
                 raise
             if paced:
                 deadline += period

@@ -67,24 +67,28 @@ class BridgeConfig:
         for item in fields(self):
             value = getattr(self, item.name)
             if item.name.endswith(("_topic", "_service")) and not _NAME.match(str(value)):
-                problems.append(f"{item.name} {value!r} is not a ROS name (letters, digits, _ "
-                                "and / separators, optionally ~/ or / first)")
+                problems.append(
+                    f"{item.name} {value!r} is not a ROS name (letters, digits, _ "
+                    "and / separators, optionally ~/ or / first)"
+                )
         if not re.match(r"^[A-Za-z_][A-Za-z0-9_]*$", self.node_name):
             problems.append(f"node_name {self.node_name!r} is not a ROS node name")
         if not _NAMESPACE.match(self.namespace):
             problems.append(f"namespace {self.namespace!r} is not a ROS namespace (/a/b)")
         for name in ("state_reliability", "command_reliability"):
             if getattr(self, name) not in QOS_RELIABILITY:
-                problems.append(f"{name} {getattr(self, name)!r}: expected one of "
-                                f"{list(QOS_RELIABILITY)}")
+                problems.append(
+                    f"{name} {getattr(self, name)!r}: expected one of {list(QOS_RELIABILITY)}"
+                )
         for name in ("state_depth", "command_depth"):
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 problems.append(f"{name} must be a whole number >= 1, got {getattr(self, name)!r}")
         for name in ("command_timeout", "real_time_factor"):
             if not (isinstance(getattr(self, name), (int, float))
                     and 0 < getattr(self, name) < math.inf):  # fmt: skip
-                problems.append(f"{name} must be a finite number > 0 s, got "
-                                f"{getattr(self, name)!r}")
+                problems.append(
+                    f"{name} must be a finite number > 0 s, got {getattr(self, name)!r}"
+                )
         if self.rate is not None and not (isinstance(self.rate, (int, float))
                                           and 0 < self.rate < math.inf):  # fmt: skip
             problems.append(f"rate must be a finite number > 0 Hz, got {self.rate!r}")

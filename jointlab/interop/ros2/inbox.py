@@ -86,8 +86,11 @@ class Inbox:
                 items.append(self._queue.get_nowait())
             except queue.Empty:
                 break
-        kept = [r for i, r in enumerate(items)
-                if not _superseded(r, items[i + 1] if i + 1 < len(items) else None)]
+        kept = [
+            r
+            for i, r in enumerate(items)
+            if not _superseded(r, items[i + 1] if i + 1 < len(items) else None)
+        ]
         return kept, len(items) - len(kept)
 
 
@@ -99,4 +102,5 @@ def _superseded(request: Request, after: Request | None) -> bool:
     one, other = request.payload, after.payload
     return bool(np.array_equal(one.joints, other.joints)) and all(
         (getattr(one, f) is None) == (getattr(other, f) is None)
-        for f in ("position", "velocity", "effort"))
+        for f in ("position", "velocity", "effort")
+    )

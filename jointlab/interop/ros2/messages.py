@@ -166,8 +166,11 @@ def joint_trajectory(description: RobotDescription, joint_names: Sequence[str],
         v = _values(point.velocities, n, f"{where}.velocities", "joint_names", nan=False)
         a = _values(point.accelerations, n, f"{where}.accelerations", "joint_names", nan=False)
         if len(point.effort):
-            raise BadMessage(f"{where}.effort", "efforts are not followed (the bridge tracks "
-                             "positions under PD with the model feed-forward): leave it empty")
+            raise BadMessage(
+                f"{where}.effort",
+                "efforts are not followed (the bridge tracks "
+                "positions under PD with the model feed-forward): leave it empty",
+            )
         t = float(point.time_from_start)
         if not math.isfinite(t) or t < 0:
             raise BadMessage(f"{where}.time_from_start", f"{t} s: expected a time >= 0 s")

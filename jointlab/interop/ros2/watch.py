@@ -73,28 +73,55 @@ class StateWatch:
         if np.count_nonzero(new):
             j = np.flatnonzero(new)
             limit = np.where(below, self._lower, self._upper)[j]
-            events.append(StateEvent(
-                "soft_limit", t, tuple(self._names[j]),
-                "; ".join(f"{self._names[k]} at {q[k]:.6g} is beyond its soft "
-                          f"{'min' if below[k] else 'max'} {lim:.6g}"
-                          for k, lim in zip(j, limit, strict=True)),
-                {"position": q[j], "limit": limit}))
+            events.append(
+                StateEvent(
+                    "soft_limit",
+                    t,
+                    tuple(self._names[j]),
+                    "; ".join(
+                        f"{self._names[k]} at {q[k]:.6g} is beyond its soft "
+                        f"{'min' if below[k] else 'max'} {lim:.6g}"
+                        for k, lim in zip(j, limit, strict=True)
+                    ),
+                    {"position": q[j], "limit": limit},
+                )
+            )
         self._beyond = beyond
         stalled = state.stalled()  # None when no joint is (no flags built)
         if stalled is not None and np.count_nonzero(new := stalled & ~self._stalled):
             j = np.flatnonzero(new)
-            events.append(StateEvent("stalled", t, tuple(self._names[j]),
-                                     f"the robot flags {list(self._names[j])} stalled"))
+            events.append(
+                StateEvent(
+                    "stalled",
+                    t,
+                    tuple(self._names[j]),
+                    f"the robot flags {list(self._names[j])} stalled",
+                )
+            )
         self._stalled = self._no_joint if stalled is None else stalled
         if state.extras is not None and "hardware_error" in state.extras:
             self._check_errors(state.extras["hardware_error"], t, events)
         if state.watchdog and not self._watchdog:
-            events.append(StateEvent("fault", t, (), "the device watchdog fired (no commands in"
-                                     " time): it holds or brakes", {"reason": "watchdog"}))
+            events.append(
+                StateEvent(
+                    "fault",
+                    t,
+                    (),
+                    "the device watchdog fired (no commands in time): it holds or brakes",
+                    {"reason": "watchdog"},
+                )
+            )
         self._watchdog = bool(state.watchdog)
         if self._armed and not state.armed and not self.disarm_requested:
-            events.append(StateEvent("disarmed", t, (), "the robot disarmed itself "
-                                     f"(motor power {'on' if state.motor_power else 'off'})"))
+            events.append(
+                StateEvent(
+                    "disarmed",
+                    t,
+                    (),
+                    "the robot disarmed itself "
+                    f"(motor power {'on' if state.motor_power else 'off'})",
+                )
+            )
         if state.armed:
             self.disarm_requested = False
         self._armed = bool(state.armed)
@@ -105,8 +132,14 @@ class StateWatch:
         errors = np.nan_to_num(np.asarray(bits, dtype=np.float64)).astype(np.int64)
         if np.count_nonzero(new := (errors != 0) & (errors != self._errors)):
             j = np.flatnonzero(new)
-            events.append(StateEvent(
-                "fault", t, tuple(self._names[j]),
-                "hardware error " + ", ".join(f"{self._names[k]}: bits {int(errors[k]):#04x}"
-                                              for k in j), {"hardware_error": errors[j]}))
+            events.append(
+                StateEvent(
+                    "fault",
+                    t,
+                    tuple(self._names[j]),
+                    "hardware error "
+                    + ", ".join(f"{self._names[k]}: bits {int(errors[k]):#04x}" for k in j),
+                    {"hardware_error": errors[j]},
+                )
+            )
         self._errors = errors

@@ -12,8 +12,8 @@ The node (rclpy, in its own context, so it never touches an application's own
 * ``/joint_trajectory`` (``trajectory_msgs/JointTrajectory``) through
   ``Commander.follow_trajectory``; an empty one stops (decelerating) and holds;
 * ``~/arm``, ``~/disarm``, ``~/hold`` (``std_srvs/Trigger``);
-* ``~/events`` (``std_msgs/String``, one JSON object each): refusals naming the message
-  field, soft-limit clamps and entries, stalls and faults (:mod:`.watch`);
+* ``~/events`` (``std_msgs/String``, one JSON object each, :mod:`.events`): refusals naming
+  the message field, soft-limit clamps and entries, stalls and faults (:mod:`.watch`);
 * ``/robot_description`` (``std_msgs/String``, transient local): the robot's URDF.
 
 Threads: the ROS executor runs in a background thread and only receives: it checks a
@@ -36,17 +36,16 @@ from typing import Any
 
 from jointlab.contract import Robot
 from jointlab.controllers.commander import Commander
-from jointlab.controllers.events import CommandEvent, CommandEventKind
 from jointlab.errors import CommandRefused, JointLabError, LinkError
 from jointlab.extras import require
 from jointlab.interop.ros2.config import BridgeConfig
+from jointlab.interop.ros2.events import EventPublisher
 from jointlab.interop.ros2.inbox import Inbox, RequestKind, ServiceCall
 from jointlab.interop.ros2.messages import (
     BadMessage,
     JointCommand,
     TrajectoryPoint,
     TrajectoryRequest,
-    event_json,
     joint_command,
     joint_trajectory,
 )
@@ -124,9 +123,6 @@ class Ros2Bridge:
                           else config.publish_clock)  # fmt: skip
         self._inbox = Inbox()
         self._watch = StateWatch(self.description)
-        self._source = "commander"
-        self._clamped: set[tuple[str, tuple[int, ...]]] = set()
-        self._clamped_before: set[tuple[str, tuple[int, ...]]] = set()
         self._disarm_next = False
         self._closed = False
         # The ROS clock at robot time 0, for a device's stamps (a simulated robot: 0).
@@ -144,7 +140,7 @@ class Ros2Bridge:
         self._state_msg = JointState()
         self._state_msg.name = list(self.description.joint_names)
         self._clock_msg = Clock()
-        self._unsubscribe = self.commander.subscribe(self._on_command_event)
+        self._unsubscribe = self.commander.subscribe(self.events.on_command_event)
         self._executor = SingleThreadedExecutor(context=self._context)
         self._executor.add_node(self.node)
         self._spinner = threading.Thread(target=self._spin, name="jointlab-ros2", daemon=True)
@@ -174,7 +170,9 @@ class Ros2Bridge:
         self._states = node.create_publisher(JointState, c.joint_states_topic, states)
         self._clock = (node.create_publisher(Clock, c.clock_topic, states)
                        if self._clock_on else None)  # fmt: skip
-        self._events = node.create_publisher(String, c.events_topic, self._qos("reliable", 100))
+        events = node.create_publisher(String, c.events_topic, self._qos("reliable", 100))
+        self.events = EventPublisher(lambda text: events.publish(String(data=text)),
+                                     self.description.joint_names)  # fmt: skip
         self._description_pub = node.create_publisher(
             String, c.robot_description_topic, self._qos("reliable", 1, latched=True)
         )
@@ -246,7 +244,7 @@ class Ros2Bridge:
             self._disarm_next = False
             self._watch.disarm_requested = True
             self.robot.disarm()
-        self._source = "commander"
+        self.events.source = "commander"
         self.commander.update()
         self.robot.step()
         state = self.robot.read()
@@ -258,12 +256,13 @@ class Ros2Bridge:
                 self._clock.publish(self._clock_msg)
             self._publish_state(state)
         for event in self._watch.check(state):
-            self._publish("state", event.kind, event.time, list(event.joints), event.message,
-                          event.data)  # fmt: skip
+            self.events.publish("state", event.kind, event.time, list(event.joints),
+                                event.message, event.data)  # fmt: skip
             if event.is_fault and state.armed:
                 self.commander.stop()
                 self._disarm_next = True
-        self._clamped_before, self._clamped = self._clamped, set()
+        self.events.end_period()
+        self.statistics.events = self.events.count
 
     def _publish_state(self, state: Any) -> None:
         msg = self._state_msg
@@ -279,7 +278,7 @@ class Ros2Bridge:
         self.statistics.commands += superseded
         self.statistics.superseded += superseded
         for request in requests:
-            self._source = request.source
+            self.events.source = request.source
             if request.kind is RequestKind.SERVICE:
                 self._answer(request.payload)
                 continue
@@ -296,7 +295,7 @@ class Ros2Bridge:
 
     def _refuse_message(self, source: str, error: BadMessage) -> None:
         self.statistics.refused += 1
-        self._publish(
+        self.events.publish(
             source,
             "refused",
             self.robot.time,
@@ -334,7 +333,7 @@ class Ros2Bridge:
                 self.commander.hold()
                 call.answer(True, "holding the present pose")
         except JointLabError as error:
-            self._publish(
+            self.events.publish(
                 verb,
                 "refused",
                 self.robot.time,
@@ -346,37 +345,6 @@ class Ros2Bridge:
         finally:
             if not call.done.is_set():  # an unexpected error: the call must not hang
                 call.answer(False, f"{verb} failed")
-
-    # ================================================================ events
-    def _on_command_event(self, event: CommandEvent) -> None:
-        kind = event.kind
-        if kind is CommandEventKind.CLAMPED:  # once per entry, not once per tick
-            key = (str(event.data.get("quantity", "")), event.joints)
-            self._clamped.add(key)
-            if key in self._clamped_before:
-                return
-        elif kind not in (CommandEventKind.REFUSED, CommandEventKind.STALLED,
-                          CommandEventKind.PREEMPTED):  # fmt: skip
-            return
-        names = [self.description.joint_names[j] for j in event.joints]
-        self._publish(
-            self._source,
-            kind.value,
-            event.time,
-            names,
-            event.message,
-            dict(event.data),
-            command_id=event.command_id,
-        )
-
-    def _publish(self, source: str, kind: str, t: float, joints: list[str], message: str,
-                 data: dict[str, Any] | None = None, **extra: Any) -> None:  # fmt: skip
-        from std_msgs.msg import String
-
-        text = event_json(kind, time=t, source=source, joints=joints, message=message,
-                          **(data or {}), **extra)  # fmt: skip
-        self._events.publish(String(data=text))
-        self.statistics.events += 1
 
     # ================================================================ running
     def run(self, seconds: float | None = None, stop: threading.Event | None = None) -> None:
@@ -397,7 +365,7 @@ class Ros2Bridge:
             try:
                 self.tick()
             except LinkError as error:
-                self._publish(
+                self.events.publish(
                     "robot", "fault", self.robot.time, [], str(error), {"reason": "link_lost"}
                 )
                 raise

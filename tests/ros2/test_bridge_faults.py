@@ -53,3 +53,23 @@ def test_a_servo_overload_is_a_fault_event_then_hold_and_disarm() -> None:
                 assert client.event(kind="refused", reason="disarmed")
         finally:
             client.close()
+
+
+def test_beside_ros2_control_the_urdf_carries_the_block_for_the_bridges_topics() -> None:
+    import xml.etree.ElementTree as ET
+
+    config = BridgeConfig(namespace=NAMESPACE, joint_states_topic="/jl_rc/joint_states",
+                          joint_commands_topic="/jl_rc/joint_commands")  # fmt: skip
+    with jointlab.connect("sim://arm6") as robot:
+        client = Client(NAMESPACE)
+        try:
+            with Ros2Bridge(robot, config, domain_id=DOMAIN, ros2_control=True) as bridge:
+                bridge.tick()
+                urdf = client.wait(lambda: client.descriptions, 30, "/robot_description")[-1]
+        finally:
+            client.close()
+    block = ET.fromstring(urdf).find("ros2_control")
+    params = {p.get("name"): p.text for p in block.find("hardware").findall("param")}
+    assert params == {"joint_commands_topic": "/jl_rc/joint_commands",
+                      "joint_states_topic": "/jl_rc/joint_states"}  # fmt: skip
+    assert [j.get("name") for j in block.findall("joint")] == list(robot.description.joint_names)

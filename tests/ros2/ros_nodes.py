@@ -55,7 +55,7 @@ class Client:
         self.states: list[tuple[float, Any]] = []  # (wall time received, message)
         self.events: list[dict[str, Any]] = []
         self.descriptions: list[str] = []
-        self.clock: list[float] = []
+        self.clock: list[tuple[int, int]] = []
         node = self.node
         node.create_subscription(JointState, "joint_states", self._on_state, 100)
         node.create_subscription(String, "jointlab/events", self._on_event, 100)
@@ -84,11 +84,11 @@ class Client:
             self.events.append(json.loads(msg.data))
 
     def subscribe_clock(self) -> None:
-        """Record /clock (seconds)."""
+        """Record /clock as ``(sec, nanosec)``."""
         from rosgraph_msgs.msg import Clock
 
         self.node.create_subscription(
-            Clock, "/clock", lambda m: self.clock.append(m.clock.sec + 1e-9 * m.clock.nanosec), 10
+            Clock, "/clock", lambda m: self.clock.append((m.clock.sec, m.clock.nanosec)), 100
         )
 
     # ---------------------------------------------------------------- sending
@@ -190,7 +190,7 @@ class BridgeProcess:
         if self.alive():
             self.process.terminate()
             try:
-                self.process.wait(timeout=20)
+                self.process.wait(timeout=60)
             except subprocess.TimeoutExpired:
                 self.process.kill()
                 self.process.wait()

@@ -98,6 +98,16 @@ class Node:
         while self.running:
             self.executor.spin_once(timeout_sec=0.05)
 
+    def close(self) -> None:
+        """Stop spinning and shut rclpy down (threads left running abort the interpreter)."""
+        import rclpy
+
+        self.running = False
+        self.thread.join(timeout=2)
+        self.executor.shutdown(timeout_sec=1)
+        self.node.destroy_node()
+        rclpy.shutdown()
+
     def wait_for(self, what: list, count: int, timeout: float,
                  process: subprocess.Popen | None = None) -> None:  # fmt: skip
         """Wait until ``what`` holds ``count`` messages; exit when it does not in time."""
@@ -290,7 +300,7 @@ def main() -> None:
         )
     print(f"highest joint-state rate held without drops: {held} Hz")
     print(f"end: {load()}; this script's niceness {os.nice(0)} (the bridge's too)")
-    node.running = False
+    node.close()
 
 
 if __name__ == "__main__":

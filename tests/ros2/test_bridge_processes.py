@@ -48,8 +48,10 @@ def test_sim_arm6_publishes_follows_commands_and_trajectories_and_refuses(bridge
     np.testing.assert_allclose(first.position, ARM6.home, atol=0.02)
     # /robot_description is transient local: this late subscriber still got the URDF.
     client.wait(lambda: client.descriptions, 60, "/robot_description")
-    assert '<robot name="arm6"' in client.descriptions[0]
-    assert all(f'joint name="{n}"' in client.descriptions[0] for n in names)
+    # (/robot_description is absolute: match ours, should another run share the domain)
+    urdf = client.wait(lambda: [d for d in client.descriptions if '<robot name="arm6"' in d],
+                       60, "arm6's URDF")[0]  # fmt: skip
+    assert all(f'joint name="{n}"' in urdf for n in names)
     # Stamps are the simulated time (and /clock carries it for use_sim_time).
     client.subscribe_clock()
 

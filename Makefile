@@ -26,10 +26,11 @@ $(VENV)/.installed-runtime: $(BIN)/python pyproject.toml
 
 # Everything the tests need: the test tools, Stable-Baselines3, Ray RLlib, moviepy and the
 # MuJoCo engine, LeRobot, and
-# the MCAP and Rerun writers of `jointlab export` (whose tests read their files back).
+# the MCAP and Rerun writers of `jointlab export` (whose tests read their files back), and
+# ROS 2's rclpy and messages (the bridge's two-process tests).
 $(VENV)/.installed-test: $(BIN)/python pyproject.toml
 	$(if $(TORCH_INDEX),$(BIN)/python -m pip install "$(TORCH)" --index-url $(TORCH_INDEX))
-	$(BIN)/python -m pip install -e ".[test,rl,distributed,video,mujoco,lerobot,lerobot-scripts,view,export]"
+	$(BIN)/python -m pip install -e ".[test,rl,distributed,video,mujoco,lerobot,lerobot-scripts,view,export,ros2]"
 	$(BIN)/python -m pip install --no-deps "$(LEROBOT)"
 	$(BIN)/python -m pip install --no-deps --no-build-isolation -e plugins/lerobot_robot_jointlab \
 		-e plugins/lerobot_teleoperator_jointlab

@@ -101,6 +101,9 @@ BAD_ARGUMENTS = [
     (["identify", "excite", "arm6", "sim://arm6", "--signal", "chrip"], "did you mean 'chirp'?"),
     (["identify", "fit", "arm6", "missing.npz"], "missing.npz: no such log file"),
     (["identify", "fit", "arm6", "gantry.yaml", "--parameters", "frction"], "'static_friction'"),
+    (["ros2", "arm7"], "did you mean 'arm6'?"),
+    (["ros2", "arm6", "--joint-states-topic", "joint states"], "is not a ROS name"),
+    (["ros2", "sim://arm6?control_dt=0.001", "--rate", "300"], "give a rate that divides it"),
     (["bench", "sim_overhed", "--folder", str(ROOT / "benchmarks")], "'sim_overhead'?"),
 ]
 

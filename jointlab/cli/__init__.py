@@ -41,6 +41,7 @@ COMMANDS: tuple[str, ...] = (
     "record",
     "replay",
     "identify",
+    "ros2",
     "bench",
 )
 

@@ -46,6 +46,7 @@ from jointlab.controllers.dispatch import CommandDispatcher
 from jointlab.controllers.events import CommandEventKind, CommandHandle, CommandStatus
 from jointlab.controllers.loop import drive_until_done, tick
 from jointlab.controllers.motion import plan_move, plan_stop
+from jointlab.controllers.streaming import StreamCommand, StreamTargets, stream_mode
 from jointlab.controllers.trajectory import Repeat, Trajectory
 from jointlab.errors import CommandRefused, ConfigurationError
 from jointlab.interface import NJointAction
@@ -345,6 +346,92 @@ class Commander(CommandDispatcher):
         return self._start(verb, joint_list, lambda h: MotionCommand(h, joint_list, state.time,
                            trajectory, start[0]), command_id, math.isinf(trajectory.duration),
                            state)
+
+    # ================================================================== streamed targets
+    @checked
+    def stream(self, positions: Any = None, velocities: Any = None, efforts: Any = None,
+               joints: Any = None, *, stale_after: float | None = 0.5,
+               command_id: Hashable | None = None) -> CommandHandle:
+        """Follow streamed targets, replaced by every call (see :mod:`.streaming`).
+
+        The first of ``positions``, ``velocities``, ``efforts`` given (not all NaN) sets
+        the mode; the others are feed-forward. A call on the same joints in the same mode
+        as the running stream replaces its targets without new events; any other starts a
+        new stream (``accepted``), taking its joints over.
+
+        Args:
+            positions: Targets, rad or m, shape ``(n,)``; NaN leaves a joint out.
+            velocities: Velocity targets or feed-forward, rad/s or m/s, ``(n,)``; NaN: 0 as
+                feed-forward, left out as targets.
+            efforts: Effort targets or feed-forward, N·m or N, ``(n,)``; finite.
+            joints: Indices or names of the ``n`` joints (default every independent joint).
+            stale_after: Seconds of robot time a velocity or effort stream runs without a
+                new call before it ends ``stalled`` (``no_update``) and holds; None: never.
+            command_id: Correlation id for the events of a new stream.
+
+        Refused (``CommandRefused``, a ``refused`` event with ``field`` in its data):
+        ``bad_command`` (a length other than ``n``, no target, inf, NaN effort),
+        ``unsupported_by_device`` (an effort to a position-only joint), ``out_of_limits``
+        (beyond a soft limit), and ``disarmed``, ``unpowered``, ``braked``,
+        ``unknown_joint``, ``dependent_joint``.
+        """
+        verb = "stream"
+        joint_list = self._joint_set(joints, verb, command_id)
+        n = joint_list.shape[0]
+        fields = {}
+        for name, values in (("position", positions), ("velocity", velocities),
+                             ("effort", efforts)):  # fmt: skip
+            if values is None:
+                continue
+            array = np.asarray(values, dtype=np.float64).reshape(-1)
+            if array.shape[0] != n:
+                raise self._refuse(verb, "bad_command", f"{name} has {array.shape[0]} values "
+                                   f"for {n} joints", command_id, joint_list, field=name)
+            if np.isinf(array).any() or (name == "effort" and np.isnan(array).any()):
+                bad = int(np.flatnonzero(~np.isfinite(array))[0])
+                raise self._refuse(verb, "bad_command", f"{name}[{bad}] is {array[bad]} (joint "
+                                   f"{self.description.joint_names[joint_list[bad]]}): "
+                                   f"{'finite' if name == 'effort' else 'a number or NaN'} "
+                                   "expected", command_id, joint_list, field=f"{name}[{bad}]")
+            fields[name] = array
+        mode = stream_mode(fields.get("position"), fields.get("velocity"), fields.get("effort"))
+        if mode is None:
+            raise self._refuse(verb, "bad_command", "no position, velocity or effort target",
+                               command_id, joint_list, field="position")
+        given = (~np.isnan(fields[mode]) if mode != "effort" else np.ones(n, dtype=bool))
+        if mode == "effort" and not self._torque_capable[joint_list].all():
+            names = [self.description.joint_names[j] for j in joint_list
+                     if not self._torque_capable[j]]  # fmt: skip
+            raise self._refuse(verb, "unsupported_by_device", f"joints {names} are position-"
+                               "only servos: they take no effort", command_id, joint_list,
+                               field="effort")
+        picked = joint_list[given]
+        nan = np.full(picked.shape[0], np.nan)
+        zero = np.zeros(picked.shape[0])
+        position = fields["position"][given] if mode == "position" else nan
+        velocity = (np.nan_to_num(fields["velocity"][given], nan=0.0)
+                    if "velocity" in fields else zero)  # fmt: skip
+        effort = fields["effort"][given] if "effort" in fields else zero
+        state = self._check_ready(verb, picked, command_id)
+        soft = self._soft.select(picked)
+        if mode == "position":
+            self._check_range(verb, "position", position, soft.lower, soft.upper, picked,
+                              command_id)
+        self._check_range(verb, "velocity", velocity, -soft.velocity, soft.velocity, picked,
+                          command_id)
+        limit = self.description.soft_effort_limit[picked]
+        self._check_range(verb, "effort", effort, -limit, limit, picked, command_id)
+        targets = StreamTargets(mode, picked, position, velocity, effort)
+        running = self._owner[int(picked[0])] if picked.shape[0] else None
+        if (isinstance(running, StreamCommand) and running.mode == mode
+                and running.owned.all() and np.array_equal(running.joints, picked)):
+            running.update(targets, state.time)
+            return running.handle
+        seconds = None if stale_after is None else self._seconds(
+            verb, "stale_after", stale_after, command_id, picked, strict=True)
+        return self._start(verb, picked, lambda h: StreamCommand(
+            h, state.time, targets, self._soft.lower, self._soft.upper, seconds), command_id,
+            True, state)
 
     # ================================================================== requests
     def _request(self, verb: str, action: Callable[[], Any], joints: Iterable[int] = (),

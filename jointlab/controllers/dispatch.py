@@ -225,12 +225,13 @@ class CommandDispatcher:
         return cid
 
     def _refuse(self, verb: str, reason: str, message: str, command_id: Hashable | None,
-                joints: Iterable[int] = ()) -> CommandRefused:
+                joints: Iterable[int] = (), *, field: str | None = None) -> CommandRefused:
+        """A refusal: its ``refused`` event (``reason``, and ``field`` when given) and error."""
         cid = self._command_id(command_id)
         handle = CommandHandle(cid, verb, tuple(joints), open_ended=False)
+        data = {"reason": reason} if field is None else {"reason": reason, "field": field}
         self._emit(handle, CommandEventKind.REFUSED, self.robot.time, handle.joints,
-                   f"{verb} refused: {message}", {"reason": reason},
-                   CommandStatus.REFUSED)
+                   f"{verb} refused: {message}", data, CommandStatus.REFUSED)
         error = CommandRefused(f"{verb} refused ({reason}): {message}", reason=reason)
         error.command_id = cid  # type: ignore[attr-defined]
         return error
@@ -278,7 +279,7 @@ class CommandDispatcher:
             names = self.description.joint_names
             parts = [f"{what} {values[k]:.6g} of joint {int(joints[k])} ({names[joints[k]]}) is "
                      f"outside [{low[k]:.6g}, {high[k]:.6g}]" for k in np.flatnonzero(bad)]
-            raise self._refuse(verb, "out_of_limits", "; ".join(parts), cid, joints)
+            raise self._refuse(verb, "out_of_limits", "; ".join(parts), cid, joints, field=what)
 
     # ================================================================== bookkeeping
     def _start(self, verb: str, joints: np.ndarray, command: Callable[[CommandHandle], Any],
@@ -404,8 +405,10 @@ class CommandDispatcher:
         for command in list(self._active):
             reports = command.tick(time, state, out, tol)
             for kind, status, message, data in reports:
-                self._emit(command.handle, kind, time, command.joints[command.owned],
-                           message, data, status)
+                # a report about some of the command's joints names them as data["joints"]
+                joints = (data.pop("joints") if "joints" in data
+                          else command.joints[command.owned])  # fmt: skip
+                self._emit(command.handle, kind, time, joints, message, data, status)
                 if status is not None:
                     self._active.remove(command)
                     for j in command.joints:

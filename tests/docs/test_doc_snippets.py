@@ -26,7 +26,7 @@ import pytest
 ROOT = Path(__file__).resolve().parents[2]
 PAGES = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md")), ROOT / "examples/README.md"]
 RUNNABLE = {"python", "sh", "bash"}
-NOT_CODE = {"", "text", "c", "console", "yaml"}
+NOT_CODE = {"", "text", "c", "console", "yaml", "xml"}
 FENCE = re.compile(r"^```(?P<lang>[\w+-]*)[^\n]*\n(?P<body>.*?)^```\s*$", re.S | re.M)
 SKIP = re.compile(r"<!--\s*doc-test:\s*skip\s+(?P<reason>[^>]*?)\s*-->\s*$")
 

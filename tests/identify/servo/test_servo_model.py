@@ -1,0 +1,98 @@
+"""The servo model and its fit, on traces the model itself made (no emulator: fast).
+
+A trace simulated from known parameters (with the encoder's one-tick quantisation) is fitted
+back; the checks on recordings refuse what cannot identify anything, naming the recording.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from jointlab.identify.errors import IdentificationError
+from jointlab.identify.servo.excite import servo_excitation
+from jointlab.identify.servo.fit import fit_model, reversals
+from jointlab.identify.servo.identify import file_values
+from jointlab.identify.servo.model import joint_inputs, simulate
+from jointlab.identify.servo.traces import ServoTrace, check_trace
+from jointlab.robots import load_robot
+
+FPS = 30.0
+TICK = 2 * np.pi / 4096
+
+
+def _trace(description, goal: np.ndarray, position: np.ndarray, source: str = "synthetic"):
+    n = len(goal)
+    return ServoTrace(source=source, joints=description.joint_names, fps=FPS,
+                      time=np.arange(n) / FPS, goal=goal, position=position)  # fmt: skip
+
+
+def _synthetic(description, params: np.ndarray, seconds: float = 6.0) -> ServoTrace:
+    """A trace of the model with ``params`` (inputs along its own motion, quantised)."""
+    goal = servo_excitation(description, FPS, seconds, amplitude=np.radians(8.0),
+                            centre=[0.0, 0.0, 1.2, 0.6, 0.0, 0.6], seed=5)  # fmt: skip
+    kp, kd = np.asarray(description.default_kp), np.asarray(description.default_kd)
+    position = goal.copy()
+    for _ in range(3):  # inertia and gravity along the motion the model predicts
+        inputs = joint_inputs(description, _trace(description, goal, position))
+        position = simulate(inputs, params[None], kp, kd)[0]
+    return _trace(description, goal, np.round(position / TICK) * TICK)
+
+
+def test_the_fit_recovers_the_parameters_of_its_own_model() -> None:
+    description = load_robot("so101")
+    nominal = file_values(description)
+    truth = nominal.copy()
+    truth[:, 0] = 0.7  # stiffness factor
+    truth[:, 2] *= 2.0  # viscous friction
+    truth[:, 4] = 0.015  # delay, s
+    trace = _synthetic(description, truth)
+    kp, kd = np.asarray(description.default_kp), np.asarray(description.default_kd)
+    fit = fit_model([joint_inputs(description, trace)], nominal, kp, kd)
+    for j, joint in enumerate(fit.joints):
+        assert joint.identified[0] and joint.identified[2] and joint.identified[4]
+        assert abs(joint.value("stiffness") / 0.7 - 1) < 0.1, joint
+        assert abs(joint.value("viscous") / truth[j, 2] - 1) < 0.15, joint
+        assert abs(joint.value("delay") - 0.015) < 0.003, joint
+        assert joint.rms < 0.2 * joint.rms_start
+
+
+def test_a_joint_that_does_not_move_is_not_identified_and_says_so() -> None:
+    description = load_robot("so101")
+    nominal = file_values(description)
+    trace = _synthetic(description, nominal, seconds=3.0)
+    goal = trace.goal.copy()
+    goal[:, 4] = goal[0, 4]  # wrist_roll held still
+    still = _trace(description, goal, trace.position)
+    kp, kd = np.asarray(description.default_kp), np.asarray(description.default_kd)
+    fit = fit_model([joint_inputs(description, still)], nominal, kp, kd, iterations=2)
+    roll = fit["wrist_roll"]
+    assert not roll.identified.any()
+    assert "did not move" in roll.reasons["stiffness"]
+
+
+def test_reversals_count_turns_of_at_least_the_threshold() -> None:
+    assert reversals(np.array([0.0, 0.1, 0.2, 0.1, 0.0, 0.2]), threshold=0.05) == 2
+    assert reversals(np.array([0.0, 0.01, 0.0, 0.01]), threshold=0.05) == 0
+    assert reversals(np.linspace(0, 1, 10), threshold=0.05) == 0
+
+
+def test_bad_recordings_are_refused_naming_the_recording_and_frame() -> None:
+    description = load_robot("so101")
+    n = 90
+    goal = np.tile(description.home, (n, 1))
+    moving = goal.copy()
+    moving[:, 1] += np.radians(5) * np.sin(np.arange(n) / 10)
+    with pytest.raises(IdentificationError, match="ep 7: no joint moved"):
+        check_trace(_trace(description, goal, goal, source="ep 7"))
+    with pytest.raises(IdentificationError, match="too short"):
+        check_trace(_trace(description, moving[:20], moving[:20]))
+    shuffled = _trace(description, moving, moving)
+    time = shuffled.time.copy()
+    time[40] = time[38]
+    with pytest.raises(IdentificationError, match="not increasing at frame 40"):
+        check_trace(ServoTrace("ep 2", description.joint_names, FPS, time, moving, moving))
+    bad = moving.copy()
+    bad[10, 2] = np.nan
+    with pytest.raises(IdentificationError, match="joint 'elbow_flex' is not finite at frame 10"):
+        check_trace(_trace(description, moving, bad))

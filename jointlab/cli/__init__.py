@@ -41,6 +41,8 @@ COMMANDS: tuple[str, ...] = (
     "record",
     "replay",
     "identify",
+    "gap",
+    "acceptance",
     "bench",
 )
 

@@ -32,6 +32,9 @@ BOUNDS = np.array([[0.05, 10.0], [0.0, 2.0], [0.0, 10.0], [-0.02, 0.2], [-0.05, 
                    [0.01, 100.0]])  # fmt: skip
 #: Candidate delays of the first pass, s.
 DELAY_GRID = np.arange(-0.02, 0.1201, 0.005)
+#: Gravity droop (rad, at the recorded P gain) from which a joint counts as loaded: two
+#: ticks of a 12-bit encoder.
+LOAD_DROOP = 2 * 2 * np.pi / 4096
 #: Relative cost decrease below which a joint's fit has converged.
 CONVERGED = 1e-4
 #: Fewest reversals of a joint's goal for its backlash to be identified.
@@ -56,6 +59,7 @@ class JointFit:
         interval: 95 % half-widths (NaN where not identified), same order.
         identified: Which parameters the data identify.
         reasons: Parameter -> why it is not identified.
+        notes: Parameter -> how it was identified when not from this joint alone.
         rms_start: RMS of recorded minus predicted positions with the start values, rad.
         rms: The same with the fitted values, rad.
     """
@@ -65,6 +69,7 @@ class JointFit:
     interval: np.ndarray
     identified: np.ndarray
     reasons: dict[str, str] = field(default_factory=dict)
+    notes: dict[str, str] = field(default_factory=dict)
     rms_start: float = float("nan")
     rms: float = float("nan")
 
@@ -126,6 +131,7 @@ def fit_model(
     kd: np.ndarray,
     *,
     iterations: int = 25,
+    models: Sequence[str] | None = None,
 ) -> ServoFit:
     """Fit the servo model of every joint to the recordings of ``inputs``.
 
@@ -135,6 +141,8 @@ def fit_model(
         kp: Joint stiffness of the P registers as recorded, N·m/rad, ``(dof,)``.
         kd: Joint damping of the D registers, N·m·s/rad, ``(dof,)``.
         iterations: Most Levenberg-Marquardt iterations.
+        models: Each joint's servo model: a joint without gravity load takes the stiffness
+            factor of the loaded joints of its model (see :func:`_share_stiffness`).
 
     Raises:
         IdentificationError: no recording moved any joint.
@@ -176,6 +184,21 @@ def fit_model(
                                       f"{peak[0, j]:.3g} N·m of {x[j, 5]:.3g} N·m)")  # fmt: skip
     x, jacobian, residual = _levenberg_marquardt(problem, x, free, iterations)
     interval = _intervals(jacobian, residual, free)
+    notes: list[dict[str, str]] = [{} for _ in range(dof)]
+    shared_before = np.array([bool(n) for n in notes])
+    unloaded = ~_loaded(inputs, kp) & moved
+    if _share_stiffness(inputs, kp, models, x, interval, free, moved, reasons, notes, joints):
+        # The joints given a stiffness start again from the file's values (their first fit
+        # may have wandered along the stiffness-friction ridge); their Coulomb friction stays
+        # at the file's value and the backlash stands for both (see below).
+        again = np.array([bool(n) for n in notes]) & ~shared_before
+        x[again, 1:] = np.clip(start[again, 1:], BOUNDS[1:, 0], BOUNDS[1:, 1])
+        free[again, 1] = False
+        x = np.where(again[:, None], _delay_grid(problem, x, free), x)
+        x, jacobian, residual = _levenberg_marquardt(problem, x, free, iterations)
+        shared = interval[:, 0].copy()
+        interval = _intervals(jacobian, residual, free)
+        interval[:, 0] = np.where(np.isnan(interval[:, 0]), shared, interval[:, 0])
     for j in range(dof):
         for p in _RELATIVE:
             if free[j, p] and interval[j, p] > MAX_RELATIVE_INTERVAL * max(abs(x[j, p]), 1e-9):
@@ -193,16 +216,73 @@ def fit_model(
                     f"{interval[j, p]:.2g})"
                 )
                 x[j, p] = start[j, p]
+    for j in np.flatnonzero(unloaded):
+        # Without gravity load the play and Coulomb friction both leave the joint within a
+        # band of its goal, against the motion: a position record shows their sum only.
+        band = np.degrees(x[j, 3] + 2 * x[j, 1] / max(x[j, 0] * kp[j], 1e-12))
+        for p in (1, 3):
+            free[j, p] = False
+            reasons[j][PARAMETERS[p]] = (
+                f"joint {joints[j]!r} carries no gravity load: backlash and Coulomb friction "
+                f"both hold it in a band about its goal (lost motion {band:.2f}°), not apart"
+            )
     cost = _cost(problem.residuals(x[None])[0])
     frames = residual.shape[0]
     fits = tuple(
-        JointFit(joint=joints[j], values=x[j].copy(), interval=np.where(free[j], interval[j],
-                 np.nan), identified=free[j].copy(), reasons=reasons[j],
+        JointFit(joint=joints[j], values=x[j].copy(),
+                 interval=np.where(free[j] | _noted(notes[j]), interval[j], np.nan),
+                 identified=free[j] | _noted(notes[j]), reasons=reasons[j], notes=notes[j],
                  rms_start=float(np.sqrt(cost_start[j] / frames)),
                  rms=float(np.sqrt(cost[j] / frames)))
         for j in range(dof)
     )  # fmt: skip
     return ServoFit(joints=fits)
+
+
+def _loaded(inputs: Sequence[JointInputs], kp: np.ndarray) -> np.ndarray:
+    """Joints whose gravity droop reaches :data:`LOAD_DROOP` somewhere in the recordings."""
+    load = np.max([np.max(np.abs(i.gravity), axis=0) for i in inputs], axis=0)
+    return load / np.maximum(kp, 1e-12) >= LOAD_DROOP
+
+
+def _noted(notes: dict[str, str]) -> np.ndarray:
+    return np.array([name in notes for name in PARAMETERS])
+
+
+def _share_stiffness(inputs: Sequence[JointInputs], kp: np.ndarray,
+                     models: Sequence[str] | None, x: np.ndarray, interval: np.ndarray,
+                     free: np.ndarray, moved: np.ndarray, reasons: list[dict[str, str]],
+                     notes: list[dict[str, str]], joints: Sequence[str]) -> bool:  # fmt: skip
+    """Give joints without gravity load the stiffness factor of their model's loaded joints.
+
+    A position servo that no gravity loads is overdamped at its P gain: at a recording's rate
+    its motion shows ``viscous / stiffness`` and ``coulomb / stiffness``, not the stiffness
+    itself (the inertial pole is far above 15 Hz). What the P register achieves is the
+    servo model's (its duty-to-torque map and supply), which the loaded joints of the same
+    model show through their droop. Returns True when some joint changed (refit then).
+    """
+    dof = x.shape[0]
+    loaded = _loaded(inputs, kp)
+    changed = False
+    for j in range(dof):
+        if loaded[j] or not moved[j] or not free[j, 0]:
+            continue
+        peers = [k for k in range(dof) if loaded[k] and free[k, 0]
+                 and (models is None or models[k] == models[j])]  # fmt: skip
+        free[j, 0] = False
+        changed = True
+        if not peers:
+            reasons[j]["stiffness"] = (
+                f"joint {joints[j]!r} carries no gravity load and no loaded joint of its servo "
+                "model shows the stiffness"
+            )
+            continue
+        x[j, 0] = float(np.mean(x[peers, 0]))
+        spread = float(np.std(x[peers, 0])) if len(peers) > 1 else 0.0
+        interval[j, 0] = float(np.hypot(np.max(interval[peers, 0]), 1.96 * spread))
+        notes[j]["stiffness"] = (f"joint {joints[j]!r} carries no gravity load: the stiffness "
+                                 "of " + ", ".join(joints[k] for k in peers) + " (same model)")
+    return changed
 
 
 def _cost(residual: np.ndarray) -> np.ndarray:

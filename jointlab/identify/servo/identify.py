@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 
 from jointlab.identify.errors import IdentificationError
-from jointlab.identify.servo.fit import BOUNDS, ServoFit, fit_model
+from jointlab.identify.servo.fit import BOUNDS, MAX_RELATIVE_INTERVAL, ServoFit, fit_model
 from jointlab.identify.servo.model import PARAMETERS, joint_inputs
 from jointlab.identify.servo.traces import ServoTrace
 from jointlab.identify.servo.twin import recording_gains, replay_on_twin
@@ -41,6 +41,10 @@ FILE_FIELDS = {
 UNITS = {"stiffness": "×", "coulomb": "N·m", "viscous": "N·m·s/rad", "backlash": "deg",
          "delay": "ms", "torque_limit": "N·m"}  # fmt: skip
 _SHOWN = {"backlash": np.degrees(1.0), "delay": 1e3}
+#: Parameters judged by their interval relative to their value.
+_BY_RATIO = ("stiffness", "coulomb", "viscous", "torque_limit")
+#: Parameters of the servo's own position loop (meaningless for a servo in current mode).
+_SERVO_LOOP = ("stiffness", "backlash", "delay")
 
 
 def file_values(description: RobotDescription) -> np.ndarray:
@@ -68,6 +72,7 @@ class ServoEstimate:
         interval: 95 % half-width (NaN where not identified).
         identified: Whether the recording identifies it.
         reason: Why not, when not.
+        note: How, when not from this joint alone.
     """
 
     joint: str
@@ -77,6 +82,7 @@ class ServoEstimate:
     interval: float
     identified: bool
     reason: str = ""
+    note: str = ""
 
     @property
     def field(self) -> str:
@@ -154,7 +160,8 @@ class ServoIdentification:
             interval = f"±{e.interval * scale:.2g}" if e.identified else ""
             rows.append((e.joint, f"{e.parameter} ({UNITS[e.parameter]})",
                          f"{e.nominal * scale:.4g}", value, interval,
-                         e.field if e.identified else f"cannot identify: {e.reason}"))  # fmt: skip
+                         (e.field + (f" ({e.note})" if e.note else "")) if e.identified
+                         else f"cannot identify: {e.reason}"))  # fmt: skip
         return rows
 
     def summary(self) -> str:
@@ -204,29 +211,43 @@ def identify_servos(
         twin_traces = [replay_on_twin(description, t, p_registers=p_registers) for t in traces]
     kp, kd = recording_gains(description, p_registers)
     nominal = file_values(description)
-    real = fit_model([joint_inputs(description, t) for t in traces], nominal, kp, kd)
-    twin = fit_model([joint_inputs(description, t) for t in twin_traces], nominal, kp, kd)
+    models = [s.model for s in description.bus.servos]  # type: ignore[union-attr]
+    real = fit_model([joint_inputs(description, t) for t in traces], nominal, kp, kd,
+                     models=models)  # fmt: skip
+    twin = fit_model([joint_inputs(description, t) for t in twin_traces], nominal, kp, kd,
+                     models=models)  # fmt: skip
     real_x, twin_x = real.values(), twin.values()
     value = nominal + (real_x - twin_x)
     value[:, 0] = nominal[:, 0] * real_x[:, 0] / twin_x[:, 0]
     value = np.clip(value, np.maximum(BOUNDS[:, 0], 0.0), BOUNDS[:, 1])  # files hold >= 0
     value[:, 4] = np.minimum(value[:, 4], 0.1)  # the file's delay range
     estimates = []
+    servos = description.bus.servos  # type: ignore[union-attr]
     for j, joint in enumerate(description.joint_names):
         r, t = real.joints[j], twin.joints[j]
         for p, name in enumerate(PARAMETERS):
             ok = bool(r.identified[p])
             reason = r.reasons.get(name, "")
+            note = r.notes.get(name, "")
+            if ok and servos[j].mode.value == "current" and name in _SERVO_LOOP:
+                ok = False
+                reason = (f"the servo of joint {joint!r} runs in current mode: JointLab's "
+                          "host law (gains, bus.rate) sets its stiffness and timing")  # fmt: skip
             if ok and not t.identified[p] and name != "torque_limit":
                 ok = False
                 reason = f"the twin's replay does not pin it down either ({t.reasons[name]})"
             spread = np.hypot(r.interval[p], t.interval[p] if t.identified[p] else 0.0)
             if p == 0 and ok:
                 spread *= nominal[j, 0] / twin_x[j, 0]
+            if ok and name in _BY_RATIO and spread > MAX_RELATIVE_INTERVAL * abs(value[j, p]):
+                ok = False
+                reason = (f"joint {joint!r}: recording and twin together do not pin it down "
+                          f"({value[j, p]:.3g} ± {spread:.2g})")  # fmt: skip
             estimates.append(ServoEstimate(
                 joint=joint, parameter=name, nominal=float(nominal[j, p]),
                 value=float(value[j, p] if ok else nominal[j, p]),
                 interval=float(spread) if ok else float("nan"), identified=ok, reason=reason,
+                note=note,
             ))  # fmt: skip
     return ServoIdentification(description=description, estimates=tuple(estimates),
                                recording=real, twin=twin,

@@ -24,7 +24,11 @@ __all__ = ["recording_gains", "replay_on_twin", "twin_description"]
 
 
 def twin_description(description: RobotDescription, fps: float) -> RobotDescription:
-    """``description`` with one bus cycle per frame at ``fps`` (as LeRobot's loop runs it).
+    """``description`` with bus cycles at whole frames of ``fps``.
+
+    One cycle per frame, as LeRobot's loop runs a bus, when every servo runs its own position
+    loop; when some servo is in ``current`` mode (the host runs its law each cycle) the
+    smallest whole number of cycles per frame that is at least the file's ``bus.rate``.
 
     Raises:
         IdentificationError: the robot has no ``bus`` section (the twin is its servos).
@@ -35,7 +39,9 @@ def twin_description(description: RobotDescription, fps: float) -> RobotDescript
             "servos it identifies (a Feetech or Dynamixel arm: so101, koch, or your file)"
         )
     data = description.to_dict()
-    data["bus"]["rate"] = float(fps)
+    current = any(s.mode.value == "current" for s in description.bus.servos)
+    cycles = int(np.ceil(description.bus.rate / fps - 1e-9)) if current else 1
+    data["bus"]["rate"] = float(fps * cycles)
     return RobotDescription.from_dict(data, source=description.source)
 
 

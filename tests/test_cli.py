@@ -101,6 +101,12 @@ BAD_ARGUMENTS = [
     (["identify", "excite", "arm6", "sim://arm6", "--signal", "chrip"], "did you mean 'chirp'?"),
     (["identify", "fit", "arm6", "missing.npz"], "missing.npz: no such log file"),
     (["identify", "fit", "arm6", "gantry.yaml", "--parameters", "frction"], "'static_friction'"),
+    (["identify", "fit", "so101", str(ROOT / "docs")], "is not a LeRobot dataset"),
+    (["gap", "so101", "missing-dataset"], "missing-dataset: no such dataset folder or log file"),
+    (["gap", "so101", str(ROOT / "docs"), "--p-register", "0"], "> 0"),
+    (["acceptance", "emulated://so101"], "required: --robot"),
+    (["acceptance", "emulated://so101", "--robot", "so101", "--step", "20"], "at most 10 degrees"),
+    (["acceptance", "emulated://arm6", "--robot", "arm6"], "no bus section"),
     (["bench", "sim_overhed", "--folder", str(ROOT / "benchmarks")], "'sim_overhead'?"),
 ]
 

@@ -133,9 +133,12 @@ def log_trace(path: str | os.PathLike[str], description: RobotDescription,
     if goal.ndim != 2 or goal.shape[1] != description.dof:
         raise IdentificationError(f"{path}: {goal.shape[-1]} joints logged; robot "
                                   f"{description.name!r} has {description.dof}")  # fmt: skip
-    instants = np.arange(time[0], time[-1], 1.0 / fps) if len(time) else np.zeros(0)
-    rows = np.searchsorted(time, instants + 0.25 / fps) - 1
-    rows = rows[rows >= 1]
+    # The first row at each 1/fps instant (a quarter frame early counts: logged times carry
+    # rounding), from the second row on (each frame needs the state logged before it).
+    instants = np.arange(time[1], time[-1] + 0.5 / fps, 1.0 / fps) if len(time) > 1 \
+        else np.zeros(0)  # fmt: skip
+    rows = np.unique(np.searchsorted(time, instants - 0.25 / fps))
+    rows = rows[(rows >= 1) & (rows < len(time))]
     goal = np.where(np.isfinite(goal), goal, state)  # no goal: it held where it was
     trace = ServoTrace(source=str(path), joints=description.joint_names, fps=float(fps),
                        time=time[rows], goal=goal[rows], position=state[rows - 1])  # fmt: skip

@@ -96,3 +96,22 @@ def test_bad_recordings_are_refused_naming_the_recording_and_frame() -> None:
     bad[10, 2] = np.nan
     with pytest.raises(IdentificationError, match="joint 'elbow_flex' is not finite at frame 10"):
         check_trace(_trace(description, moving, bad))
+
+
+def test_a_jointlab_log_gives_the_trace_of_goals_and_positions_before_them(tmp_path) -> None:
+    from jointlab.identify.servo.traces import log_trace
+    from jointlab.recording import Recorder
+
+    description = load_robot("so101")
+    goal = servo_excitation(description, 100.0, 3.0, amplitude=np.radians(8.0), seed=2)
+    position = np.roll(goal, 3, axis=0)  # the arm follows three rows late
+    path = tmp_path / "run.npz"
+    with Recorder(path, description) as recorder:
+        for k in range(len(goal)):  # apply goal k, step, log the state at the period's end
+            recorder.log((k + 1) * 0.01, desired={"position": goal[k]},
+                         state={"position": position[k]})  # fmt: skip
+    trace = log_trace(path, description, fps=25.0)
+    assert trace.fps == 25.0 and 70 <= len(trace) <= 76
+    rows = np.rint(trace.time / 0.01).astype(int) - 1  # the logged row of each frame
+    assert np.allclose(trace.goal, goal[rows])
+    assert np.allclose(trace.position, position[rows - 1])  # the state before that goal

@@ -89,3 +89,10 @@ def test_the_firmware_applies_stiffness_backlash_and_delay() -> None:
     assert 9 <= results["play"][2][roll] <= 13
     # A 50 ms delay: 30 ms after the new goal the wrist has not started back down.
     assert results["late"][1][roll] > results["nominal"][1][roll] + 20
+
+
+def test_lockstep_time_keeps_to_the_host_at_frames_of_fractional_ticks() -> None:
+    with BusEmulator("so101", lockstep=True) as emulator:
+        for _ in range(30):  # thirty 30 fps frames: 33.3 firmware ticks each
+            emulator.advance(1.0 / 30.0, 0)
+        assert emulator.servos.tick_count == 1000

@@ -115,3 +115,25 @@ def test_a_jointlab_log_gives_the_trace_of_goals_and_positions_before_them(tmp_p
     rows = np.rint(trace.time / 0.01).astype(int) - 1  # the logged row of each frame
     assert np.allclose(trace.goal, goal[rows])
     assert np.allclose(trace.position, position[rows - 1])  # the state before that goal
+
+
+def test_the_gap_figure_of_a_joint_is_clean_and_names_the_share_closed() -> None:
+    from figure_hygiene import figure_problems
+
+    from jointlab.identify.servo.gap import GapReport, JointGap
+
+    description = load_robot("so101")
+    goal = servo_excitation(description, FPS, 3.0, seed=4)
+    recorded = _trace(description, goal, np.roll(goal, 2, axis=0))
+    nominal = _trace(description, goal, np.roll(goal, 4, axis=0))
+    identified = _trace(description, goal, np.roll(goal, 2, axis=0) + 0.001)
+    joints = tuple(JointGap(joint=j, nominal=0.02, identified=0.002)
+                   for j in description.joint_names)  # fmt: skip
+    report = GapReport(robot="so101", joints=joints, recordings=(recorded,),
+                       nominal=(nominal,), identified=(identified,))  # fmt: skip
+    assert abs(report.closed - 0.9) < 1e-9
+    fig = report.figure("elbow_flex")
+    assert figure_problems(fig) == []
+    assert "90 % closed" in fig.texts[0].get_text()
+    assert "share of the gap closed: 90 %" in report.summary()
+

@@ -57,6 +57,21 @@ def test_the_fit_recovers_the_parameters_of_its_own_model() -> None:
         assert joint.rms < 0.2 * joint.rms_start
 
 
+def test_a_torque_limit_is_found_where_the_loop_reaches_it_and_only_there() -> None:
+    description = load_robot("so101")
+    nominal = file_values(description)
+    truth = nominal.copy()
+    truth[:, 5] = 1.2  # N·m: 8° steps at 15.3 N·m/rad ask for up to 2.1 N·m
+    trace = _synthetic(description, truth, seconds=4.0)
+    kp, kd = np.asarray(description.default_kp), np.asarray(description.default_kd)
+    fit = fit_model([joint_inputs(description, trace)], nominal, kp, kd, iterations=15)
+    lift = fit["shoulder_lift"]
+    assert lift.identified[5] and abs(lift.value("torque_limit") / 1.2 - 1) < 0.1, lift
+    fit_nominal = fit_model([joint_inputs(description, _synthetic(description, nominal, 4.0))],
+                            nominal, kp, kd, iterations=2)  # fmt: skip
+    assert "never asked for it" in fit_nominal["wrist_roll"].reasons["torque_limit"]
+
+
 def test_a_joint_that_does_not_move_is_not_identified_and_says_so() -> None:
     description = load_robot("so101")
     nominal = file_values(description)

@@ -104,6 +104,12 @@ BAD_ARGUMENTS = [
     (["ros2", "arm7"], "did you mean 'arm6'?"),
     (["ros2", "arm6", "--joint-states-topic", "joint states"], "is not a ROS name"),
     (["ros2", "sim://arm6?control_dt=0.001", "--rate", "300"], "give a rate that divides it"),
+    (["identify", "fit", "so101", str(ROOT / "docs")], "is not a LeRobot dataset"),
+    (["gap", "so101", "missing-dataset"], "missing-dataset: no such dataset folder or log file"),
+    (["gap", "so101", str(ROOT / "docs"), "--p-register", "0"], "> 0"),
+    (["acceptance", "emulated://so101"], "required: --robot"),
+    (["acceptance", "emulated://so101", "--robot", "so101", "--step", "20"], "at most 10 degrees"),
+    (["acceptance", "emulated://arm6", "--robot", "arm6"], "no bus section"),
     (["bench", "sim_overhed", "--folder", str(ROOT / "benchmarks")], "'sim_overhead'?"),
 ]
 

@@ -42,6 +42,8 @@ COMMANDS: tuple[str, ...] = (
     "replay",
     "identify",
     "ros2",
+    "gap",
+    "acceptance",
     "bench",
 )
 

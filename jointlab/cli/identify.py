@@ -12,6 +12,11 @@ Examples:
   jointlab identify fit arm6 runs/identify-excite-arm6-emulated-arm6/log.npz \
       --joints elbow wrist_pitch --validate runs/demo-arm6/log.npz \
       --parameters damping delay --name fit-damping
+
+A LeRobot dataset folder (or a log with --servo) of a servo arm (a robot file with a bus
+section) is identified at the servo level: stiffness per P unit, Coulomb and viscous
+friction, backlash, delay and torque limit of each servo, from goal and present positions at
+the recording's rate, referenced to the twin (docs/identification.md).
 """
 
 from __future__ import annotations
@@ -67,7 +72,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     fit = steps.add_parser("fit", help="identify the actuators from a log; write the robot file",
                            formatter_class=HelpFormatter)  # fmt: skip
     add_robot_argument(fit, urls=False)
-    fit.add_argument("log", metavar="LOG", help="a log recorded by 'identify excite' or any run")
+    fit.add_argument("log", metavar="LOG",
+                     help="a log recorded by 'identify excite' or any run, or a LeRobot dataset "
+                          "folder (servo identification)")  # fmt: skip
+    fit.add_argument("--episodes", type=int, nargs="+", metavar="N",
+                     help="dataset episodes to identify from (default: all)")  # fmt: skip
+    fit.add_argument("--servo", action="store_true",
+                     help="servo identification from a JointLab log of a servo arm")  # fmt: skip
+    fit.add_argument("--fps", type=positive_float, default=30.0,
+                     help="--servo: the rate a log is resampled to, frames/s")  # fmt: skip
+    fit.add_argument("--p-register", type=positive_float, nargs="+", metavar="P",
+                     help="servo identification: each servo's P register while recording "
+                          "(default: the file's gains; LeRobot's SO-101 writes 16)")  # fmt: skip
     fit.add_argument("--joints", nargs="+", metavar="JOINT", help="joints (default: all)")
     fit.add_argument("--parameters", nargs="+", choices=PARAMETERS, metavar="PARAMETER",
                      help=f"some of {', '.join(PARAMETERS)} (default: all but effort)")  # fmt: skip
@@ -138,6 +154,8 @@ def _fit(args: argparse.Namespace) -> int:
     from jointlab.recording.plots import save
 
     log = Path(args.log).expanduser()
+    if log.is_dir() or args.servo:
+        return _fit_servos(args, log)
     held_out = None if args.validate is None else Path(args.validate).expanduser()
     for path in (log, held_out):
         if path is not None and not path.is_file():
@@ -167,4 +185,42 @@ def _fit(args: argparse.Namespace) -> int:
         console.print("dynamics.armature is reported, not written: robot files have no such field")
     console.print(f"wrote {folder / robot_file} (fields: {', '.join(result.written())})",
                   highlight=False)  # fmt: skip
+    return 0
+
+
+def servo_traces(robot: str, source: Path, episodes: list[int] | None, fps: float) -> list[Any]:
+    """The servo traces of a dataset folder or a JointLab log (checked; names the source)."""
+    from jointlab.errors import ConfigurationError
+    from jointlab.robots import load_robot
+
+    description = load_robot(robot)
+    if source.is_dir():
+        from jointlab.interop.servo_traces import dataset_traces
+
+        return dataset_traces(source, description, episodes)
+    if not source.is_file():
+        raise ConfigurationError(f"{source}: no such dataset folder or log file")
+    from jointlab.identify.servo.traces import log_trace
+
+    return [log_trace(source, description, fps)]
+
+
+def _fit_servos(args: argparse.Namespace, source: Path) -> int:
+    from jointlab.identify.servo.identify import identify_servos
+    from jointlab.robots import load_robot
+
+    description = load_robot(args.robot)
+    traces = servo_traces(args.robot, source, args.episodes, args.fps)
+    folder = planned_folder(args, f"identify-fit-{source.name}")
+    frames = sum(len(t) for t in traces)
+    with console.status(f"replaying {frames} frames on the twin and identifying..."):
+        result = identify_servos(description, traces, p_registers=args.p_register)
+    header = ("joint", "parameter", "nominal", "identified", "95 %", "written to")
+    console.print(_table(f"servos identified from {source}", header, result.rows()))
+    robot_file = f"{description.name}_identified.yaml"
+    with run_folder(folder) as work:
+        result.save(work / robot_file)
+        (work / "estimates.txt").write_text(result.summary() + "\n")
+    console.print(f"wrote {folder / robot_file}; next: jointlab gap {args.robot} {source} "
+                  f"--identified {folder / robot_file}", highlight=False)  # fmt: skip
     return 0

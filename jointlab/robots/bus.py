@@ -23,12 +23,17 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from jointlab.robots.servo_character import (
+    CHARACTER_DEFAULTS,
+    character_to_dict,
+    parse_character,
+)
 from jointlab.robots.transmission import Transmission
 
 __all__ = ["BusProtocol", "BusSpec", "ServoMode", "ServoSpec", "parse_bus", "parse_transmission"]
 
 BUS_KEYS = {"protocol", "baud", "rate", "servos"}
-SERVO_KEYS = {"id", "model", "mode"}
+SERVO_KEYS = {"id", "model", "mode", *CHARACTER_DEFAULTS}
 TRANSMISSION_KEYS = {"reduction", "offset", "direction", "ticks_per_rev"}
 #: The highest servo id both vendors allow (253 and 254 are reserved / broadcast).
 MAX_SERVO_ID = 252
@@ -50,12 +55,21 @@ class ServoMode(str, enum.Enum):
 
 @dataclass(frozen=True)
 class ServoSpec:
-    """One servo on the bus: the joint it drives, its id, model and mode."""
+    """One servo on the bus: the joint it drives, its id, model, mode and character.
+
+    The character (:mod:`jointlab.robots.servo_character`) is what identification found.
+    """
 
     joint: str
     id: int
     model: str
     mode: ServoMode = ServoMode.POSITION
+    #: Achieved position stiffness per P-register unit, as a factor on the datasheet's.
+    stiffness: float = 1.0
+    #: Total play of the gear train, joint rad.
+    backlash: float = 0.0
+    #: Command-to-motion delay the servo adds, s.
+    delay: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -150,7 +164,9 @@ def parse_bus(where: Any, raw: Any, joint_names: tuple[str, ...]) -> BusSpec:
         except ValueError as exc:
             raise _fail(where, f"unknown mode {entry.get('mode')!r}; expected one of "
                         f"{[m.value for m in ServoMode]}", f"{field}.mode") from exc  # fmt: skip
-        servos.append(ServoSpec(joint=name, id=servo_id, model=model.lower(), mode=mode))
+        character = parse_character(where, entry, field)
+        servos.append(ServoSpec(joint=name, id=servo_id, model=model.lower(), mode=mode,
+                                **character))  # fmt: skip
     return BusSpec(protocol=protocol, baud=baud, rate=float(rate), servos=tuple(servos))
 
 
@@ -189,7 +205,8 @@ def bus_to_dict(bus: BusSpec) -> dict[str, Any]:
         "baud": bus.baud,
         "rate": bus.rate,
         "servos": {
-            s.joint: {"id": s.id, "model": s.model, "mode": s.mode.value} for s in bus.servos
+            s.joint: {"id": s.id, "model": s.model, "mode": s.mode.value, **character_to_dict(s)}
+            for s in bus.servos
         },
     }
 

@@ -183,6 +183,7 @@ class BusEmulator:
         self.counts = dict.fromkeys(("instructions", "rx_bytes", "replies", "dropped",
                                      "corrupted", "garbled", "late_ticks"), 0)  # fmt: skip
         self._wire = 0.0
+        self._tick_debt = 0.0
         self.set_faults(faults or BusFaults(seed=seed))
         self._closed = False
         if not self.lockstep:
@@ -338,7 +339,12 @@ class BusEmulator:
             if ready:
                 self._receive(fd, self._line_free)
         self.flush_delayed(0.0)
-        for _ in range(max(0, round(seconds / self.dt))):
+        # Whole ticks, the fraction carried: bus periods that are not whole ticks (a 30 fps
+        # frame is 33.3 ticks) keep firmware time equal to the host's, with no drift.
+        ticks = seconds / self.dt + self._tick_debt
+        whole = max(0, int(np.floor(ticks + 1e-9)))
+        self._tick_debt = ticks - whole
+        for _ in range(whole):
             self.tick()
 
     # ------------------------------------------------------------------ loop

@@ -35,6 +35,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from jointlab.hardware.emulator.settle import RestWatch
+from jointlab.hardware.servo.character import ServoCharacter
 from jointlab.hardware.servo.control_table import Access, Register, ServoModel
 from jointlab.hardware.servo.gains import GainScaling
 from jointlab.hardware.servo.law_inputs import (
@@ -116,6 +117,8 @@ class ServoArray(RegisterInputs, StepMode):
         self.stall = np.array([m.stall_torque for m in models])
         self.torque_per_amp = np.array([m.torque_per_amp for m in models])
         self.scaling = GainScaling.for_models(models)
+        #: The robot file's identified stiffness, backlash and delay of each servo.
+        self.character = ServoCharacter.of(description, transmissions.scale, self.dt)
         self.faults = np.zeros(self.n, dtype=np.int64)
         self.tick_count = 0
         self.setpoint = np.zeros(self.n)
@@ -222,6 +225,7 @@ class ServoArray(RegisterInputs, StepMode):
         mask = np.arange(self.n) == k
         self.set("goal_position", present, mask)
         self.setpoint[k] = present[k]
+        self.character.reset(k, float(present[k]))
         self.trajectory_velocity[k] = self.velocity_integral[k] = self.duty[k] = 0.0
         self.step_target[k] = np.nan
         if self.in_step_mode(k):
@@ -296,8 +300,8 @@ class ServoArray(RegisterInputs, StepMode):
         tau = np.zeros(self.n)
         self.trajectory_velocity = np.where(enabled, self.trajectory_velocity, 0.0)
         position = enabled & inputs["position_mode"]
+        goal = self.character.delayed(inputs["goal"])  # (every tick: the line keeps time)
         if position.any():
-            goal = inputs["goal"]
             fresh = goal != self._move_goal  # a new move: its length sets a timed profile
             if fresh.any():
                 self._move_length = np.where(fresh, np.abs(goal - self.setpoint),
@@ -323,7 +327,8 @@ class ServoArray(RegisterInputs, StepMode):
             else:
                 self.setpoint = np.where(position, self.setpoint, goal)
             kp, kd = self.scaling.gains(inputs["position_p_gain"], inputs["position_d_gain"])
-            tau = np.where(position, kp * (self.setpoint - q) - kd * qd, tau)
+            error = self.character.dead_band(self.setpoint - q)
+            tau = np.where(position, self.character.stiffness * kp * error - kd * qd, tau)
             limit = np.where(enabled & inputs["current_capped"], inputs["current_cap"], limit)
         current = enabled & self._mode_mask(mode, "current")
         if current.any():

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 
 from jointlab.cli.common import add_robot_argument, console, positive_float, positive_int, robot_url
 from jointlab.interop.ros2.config import BridgeConfig
+from jointlab.robots.urdf_io import description_to_urdf
 
 if TYPE_CHECKING:
     from jointlab.contract import Robot
@@ -118,7 +119,7 @@ def run(args: argparse.Namespace) -> int:
         description = description_of(url)
         print(urdf_with_ros2_control(description, joint_states_topic=config.joint_states_topic,
                                      joint_commands_topic=config.joint_commands_topic)
-              if args.ros2_control else description.to_urdf(), end="")  # fmt: skip
+              if args.ros2_control else description_to_urdf(description), end="")  # fmt: skip
         return 0
     import jointlab
     from jointlab.interop.ros2 import Ros2Bridge

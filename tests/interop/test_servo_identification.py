@@ -22,7 +22,12 @@ from jointlab.identify import plant
 from jointlab.identify.errors import IdentificationError
 from jointlab.identify.servo.excite import servo_excitation
 from jointlab.interop.servo_traces import dataset_traces
-from jointlab.robots import RobotDescription, load_robot
+from jointlab.robots import (
+    description_from_dict,
+    description_to_dict,
+    dump_yaml,
+    load_robot,
+)
 
 FPS = 30
 SECONDS = 10.0
@@ -34,12 +39,12 @@ PLANTED = {"stiffness": 0.7, "backlash": float(np.radians(1.0)), "delay": 0.010}
 def _planted_file(folder: Path) -> Path:
     nominal = load_robot("so101")
     planted = plant(nominal, static_friction=2.0, damping=2.0)
-    data = planted.to_dict()
+    data = description_to_dict(planted)
     data["bus"]["rate"] = float(FPS)  # one Sync Write and one Sync Read per frame, as LeRobot
     for servo in data["bus"]["servos"].values():
         servo.update(PLANTED)
     path = folder / "so101_planted.yaml"
-    path.write_text(RobotDescription.from_dict(data).to_yaml())
+    path.write_text(dump_yaml(description_from_dict(data)))
     return path
 
 

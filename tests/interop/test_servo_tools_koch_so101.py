@@ -19,7 +19,7 @@ from jointlab.cli import main
 from jointlab.identify.servo.acceptance import run_acceptance
 from jointlab.identify.servo.excite import servo_excitation
 from jointlab.identify.servo.twin import twin_description
-from jointlab.robots import load_robot
+from jointlab.robots import dump_yaml, load_robot
 
 FPS = 30
 
@@ -28,7 +28,7 @@ FPS = 30
 def test_the_gap_report_runs_on_a_koch_recording(tmp_path: Path, capsys) -> None:
     koch = load_robot("koch")
     robot_file = tmp_path / "koch.yaml"
-    robot_file.write_text(twin_description(koch, FPS).to_yaml())  # whole bus cycles per frame
+    robot_file.write_text(dump_yaml(twin_description(koch, FPS)))  # whole bus cycles per frame
     goals = servo_excitation(koch, FPS, 3.0, amplitude=np.radians(6.0), seed=1)
     dataset = record_through_lerobot(f"emulated://{robot_file}?lockstep=1",
                                      list(koch.joint_names), np.degrees(goals), FPS,

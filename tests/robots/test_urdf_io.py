@@ -259,7 +259,7 @@ def test_xacro_inside_comments_is_not_xacro(tmp_path: Path) -> None:
         '<joint name="j" type="revolute"><parent link="root"/><child link="a"/>'
         '<!-- <limit lower="-${pi}"/> --><limit lower="-1" upper="1"/></joint>\n'
     )
-    description = RobotDescription.from_urdf(str(_write_urdf(tmp_path, body)))
+    description = description_from_urdf(str(_write_urdf(tmp_path, body)))
     assert description.joint_names == ("j",)
 
 
@@ -267,7 +267,7 @@ def test_spirit40_of_pybullet_data_imports() -> None:
     pybullet_data = pytest.importorskip("pybullet_data")
     path = Path(pybullet_data.getDataPath()) / "quadruped" / "spirit40.urdf"
     assert "${" in path.read_text()  # in its comments
-    description = RobotDescription.from_urdf(str(path))
+    description = description_from_urdf(str(path))
     assert description.dof == 12
 
 

@@ -24,6 +24,9 @@ from jointlab.identify.servo.model import PARAMETERS, joint_inputs
 from jointlab.identify.servo.traces import ServoTrace
 from jointlab.identify.servo.twin import recording_gains, replay_on_twin
 from jointlab.robots import RobotDescription, load_robot
+from jointlab.robots.schema import description_from_dict
+from jointlab.robots.serialize import description_to_dict
+from jointlab.robots.yaml_io import dump_yaml
 
 __all__ = ["FILE_FIELDS", "ServoEstimate", "ServoIdentification", "file_values",
            "identify_servos"]  # fmt: skip
@@ -123,7 +126,7 @@ class ServoIdentification:
         """
         from jointlab.errors import DescriptionError
 
-        data = self.description.to_dict()
+        data = description_to_dict(self.description)
         actuators = {a["name"]: a for a in data["actuators"]}
         servos = data["bus"]["servos"]
         for e in self.estimates:
@@ -139,14 +142,14 @@ class ServoIdentification:
             else:
                 actuators[e.joint].setdefault("limits", {})["effort"] = value
         try:
-            return RobotDescription.from_dict(data, source=self.description.source)
+            return description_from_dict(data, source=self.description.source)
         except DescriptionError as exc:
             raise IdentificationError(f"cannot write the identified values: {exc}") from exc
 
     def save(self, path: str | os.PathLike[str]) -> Path:
         """Write the identified robot file to ``path``; returns it."""
         path = Path(path)
-        text = self.to_description().to_yaml()
+        text = dump_yaml(self.to_description())
         path.write_text("# Servo-identified by `jointlab identify fit` from:\n"
                         + "".join(f"#   {s}\n" for s in self.sources) + text)  # fmt: skip
         return path

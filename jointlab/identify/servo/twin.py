@@ -19,6 +19,9 @@ import numpy as np
 from jointlab.identify.errors import IdentificationError
 from jointlab.identify.servo.traces import ServoTrace
 from jointlab.robots import RobotDescription, load_robot
+from jointlab.robots.schema import description_from_dict
+from jointlab.robots.serialize import description_to_dict
+from jointlab.robots.yaml_io import dump_yaml
 
 __all__ = ["recording_gains", "replay_on_twin", "twin_description"]
 
@@ -38,11 +41,11 @@ def twin_description(description: RobotDescription, fps: float) -> RobotDescript
             f"robot {description.name!r} has no 'bus' section: servo identification needs the "
             "servos it identifies (a Feetech or Dynamixel arm: so101, koch, or your file)"
         )
-    data = description.to_dict()
+    data = description_to_dict(description)
     current = any(s.mode.value == "current" for s in description.bus.servos)
     cycles = int(np.ceil(description.bus.rate / fps - 1e-9)) if current else 1
     data["bus"]["rate"] = float(fps * cycles)
-    return RobotDescription.from_dict(data, source=description.source)
+    return description_from_dict(data, source=description.source)
 
 
 def recording_gains(
@@ -107,7 +110,7 @@ def replay_on_twin(
     positions = np.empty_like(trace.position)
     with tempfile.TemporaryDirectory(prefix="jointlab-twin-") as folder:
         path = Path(folder) / f"{description.name}.yaml"
-        path.write_text(description.to_yaml())
+        path.write_text(dump_yaml(description))
         url = f"emulated://{path}?lockstep=1&seed={seed}&control_dt={1.0 / trace.fps!r}"
         with jointlab.connect(url) as robot:
             robot.emulator.move(np.clip(trace.position[0], lower, upper))

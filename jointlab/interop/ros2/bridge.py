@@ -51,6 +51,7 @@ from jointlab.interop.ros2.messages import (
 )
 from jointlab.interop.ros2.ros2_control import urdf_with_ros2_control
 from jointlab.interop.ros2.watch import StateWatch
+from jointlab.robots.urdf_io import description_to_urdf
 
 __all__ = ["BridgeStatistics", "Ros2Bridge"]
 
@@ -178,7 +179,7 @@ class Ros2Bridge:
         )
         urdf = (urdf_with_ros2_control(self.description, joint_states_topic=c.joint_states_topic,
                                        joint_commands_topic=c.joint_commands_topic)
-                if ros2_control else self.description.to_urdf())  # fmt: skip
+                if ros2_control else description_to_urdf(self.description))  # fmt: skip
         self._description_pub.publish(String(data=urdf))
         node.create_subscription(JointState, c.joint_commands_topic, self._on_joint_command,
                                  commands)  # fmt: skip

@@ -18,6 +18,7 @@ from xml.sax.saxutils import escape
 
 from jointlab.errors import ConfigurationError
 from jointlab.robots.description import RobotDescription
+from jointlab.robots.urdf_io import description_to_urdf
 
 __all__ = [
     "HARDWARE_PARAMETERS",
@@ -115,8 +116,8 @@ def ros2_control_xml(description: RobotDescription, *, command_interface: str = 
 
 
 def urdf_with_ros2_control(description: RobotDescription, **options: str) -> str:
-    """The robot's URDF (``description.to_urdf()``) with :func:`ros2_control_xml` inside."""
-    urdf = description.to_urdf()
+    """The robot's URDF (``description_to_urdf``) with :func:`ros2_control_xml` inside."""
+    urdf = description_to_urdf(description)
     end = urdf.rindex("</robot>")
     block = "".join(f"  {line}\n" for line in ros2_control_xml(description, **options).splitlines())
     return urdf[:end] + block + urdf[end:]

@@ -14,23 +14,23 @@ import pytest
 from jointlab.errors import DescriptionError
 from jointlab.hardware.servo.character import GoalDelay, ServoCharacter
 from jointlab.hardware.servo.emulator import BusEmulator
-from jointlab.robots import RobotDescription, load_robot
+from jointlab.robots import RobotDescription, description_from_dict, description_to_dict, load_robot
 
 
 def _so101(**character: float) -> RobotDescription:
-    data = load_robot("so101").to_dict()
+    data = description_to_dict(load_robot("so101"))
     for servo in data["bus"]["servos"].values():
         servo.update(character)
-    return RobotDescription.from_dict(data)
+    return description_from_dict(data)
 
 
 def test_the_character_round_trips_and_defaults_stay_out_of_files() -> None:
     described = _so101(stiffness=0.7, backlash=0.0175, delay=0.01)
     servo = described.bus.servos[1]
     assert (servo.stiffness, servo.backlash, servo.delay) == (0.7, 0.0175, 0.01)
-    again = RobotDescription.from_dict(described.to_dict())
+    again = description_from_dict(description_to_dict(described))
     assert again.bus == described.bus
-    assert "stiffness" not in load_robot("so101").to_dict()["bus"]["servos"]["gripper"]
+    assert "stiffness" not in description_to_dict(load_robot("so101"))["bus"]["servos"]["gripper"]
 
 
 @pytest.mark.parametrize(("key", "value", "message"), [
@@ -40,10 +40,10 @@ def test_the_character_round_trips_and_defaults_stay_out_of_files() -> None:
     ("delay", "fast", "bus.servos.shoulder_pan.delay': must be a number s"),
 ])  # fmt: skip
 def test_bad_character_values_name_the_field(key: str, value: object, message: str) -> None:
-    data = load_robot("so101").to_dict()
+    data = description_to_dict(load_robot("so101"))
     data["bus"]["servos"]["shoulder_pan"][key] = value
     with pytest.raises(DescriptionError, match=message.replace(".", r"\.")):
-        RobotDescription.from_dict(data)
+        description_from_dict(data)
 
 
 def test_a_goal_delay_line_returns_the_goal_whole_ticks_ago() -> None:

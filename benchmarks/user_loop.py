@@ -2,7 +2,7 @@
 
 Usage::
 
-    PYTHONPATH=. .venv/bin/python benchmarks/user_loop.py [--periods 3000] [--rounds 7]
+    PYTHONPATH=. .venv/bin/python benchmarks/user_loop.py [--periods 3000] [--rounds 7] [--quick]
     PYTHONPATH=. .venv/bin/python benchmarks/user_loop.py --instructions
 
 The robot is arm6 with ideal motors and no Coulomb friction (the physics a plain PD loop
@@ -301,8 +301,11 @@ def main() -> None:
                         help="periods each loop runs in turn within a round")  # fmt: skip
     parser.add_argument("--instructions", action="store_true",
                         help="count instructions under callgrind instead of timing")
+    parser.add_argument("--quick", action="store_true", help="300 periods, 3 rounds (smoke test)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.quick:
+        args.periods, args.rounds = 300, 3
     if args.child:
         child(args.periods)
         return

@@ -22,11 +22,7 @@ import pybullet
 from jointlab.sim.law import FRICTION_STIFFNESS, DriveLoop
 from jointlab.sim.randomization import EpisodeParameters
 
-__all__ = ["FLOAT_LAW_MAX_DOF", "FRICTION_STIFFNESS", "TorqueLoop"]
-
-#: Up to this many joints the plain law runs in Python floats (:meth:`TorqueLoop._float_run`);
-#: beyond it numpy's five calls cost less than the per-joint arithmetic.
-FLOAT_LAW_MAX_DOF = 12
+__all__ = ["FRICTION_STIFFNESS", "TorqueLoop"]
 
 
 class TorqueLoop(DriveLoop):
@@ -141,11 +137,6 @@ class TorqueLoop(DriveLoop):
         array = np.array
         law = self.law
         lift = self.lift if self.lift_links else None
-        if (lift is None and self.delay is None and not self.speed_dependent
-                and not self.friction and body.soft_coupling is None
-                and getattr(self, "lift_torque", None) is None
-                and body.description.dof <= FLOAT_LAW_MAX_DOF):  # fmt: skip
-            return self._float_run()
 
         def run(steps: int) -> None:
             q, qd = loop.q, loop.qd
@@ -163,66 +154,6 @@ class TorqueLoop(DriveLoop):
                 qd_prev = qd
                 q = array(positions)
                 qd = array(velocities)
-            loop.q, loop.qd, loop.qd_prev, loop.tau, loop.cmd = q, qd, qd_prev, tau, cmd
-            world.steps += steps
-
-        return run
-
-    def _float_run(self) -> Any:
-        """:meth:`run` for the plain law (ideal motors, no friction, latency or couplings).
-
-        The law ``clip(c - kp*q - kd*qd, -effort, effort)`` in Python floats, joint by joint:
-        PyBullet gives the state and takes the torques as Python sequences, and on a handful
-        of joints five numpy calls cost more than the arithmetic. The same operations in the
-        same order on the same doubles: the torques are bit-identical to the numpy law's
-        (and to the batched law's). ``tau`` and ``cmd`` become arrays once per call, for the
-        last physics step, as the numpy law leaves them.
-        """
-        loop = self
-        body = self.body
-        world = body.world
-        body_id, indices, cid = body.body_id, body.indices, body.client_id
-        send = pybullet.setJointMotorControlArray
-        simulate = pybullet.stepSimulation
-        states = pybullet.getJointStates
-        mode = pybullet.TORQUE_CONTROL
-        array = np.array
-        params = self.params
-        high, low = self.effort.tolist(), self.neg_effort.tolist()
-        zeros, zero_list = self.zeros, self.zeros.tolist()
-        # The lists of the last arrays seen (params and state), by identity: arrays here are
-        # never written in place, so the same object means the same values.
-        seen: list[Any] = [None, None, None, None, None, None, None, None, None, None]
-
-        def run(steps: int) -> None:
-            q, qd, qd_prev = loop.q, loop.qd, loop.qd_prev
-            drive_on, c, kp, kd = params
-            if c is not seen[0] or kp is not seen[1] or kd is not seen[2]:
-                seen[0:6] = c, kp, kd, c.tolist(), kp.tolist(), kd.tolist()
-            c_list, kp_list, kd_list = seen[3:6]
-            if q is not seen[6] or qd is not seen[7]:  # set outside run (a reset, World.step)
-                seen[6:10] = q, qd, q.tolist(), qd.tolist()
-            positions, velocities = seen[8], seen[9]
-            cmd_list = tau_list = zero_list
-            for _ in range(steps):
-                if loop.forces:
-                    loop.push_forces()
-                if drive_on:
-                    cmd_list = [ci - pi * x - di * v for ci, pi, di, x, v in zip(
-                        c_list, kp_list, kd_list, positions, velocities, strict=True)]
-                    tau_list = [lo if x < lo else (hi if x > hi else x)
-                                for x, lo, hi in zip(cmd_list, low, high, strict=True)]  # fmt: skip
-                send(body_id, indices, mode, forces=tau_list, physicsClientId=cid)
-                simulate(cid)
-                positions, velocities, _, _ = zip(*states(body_id, indices, cid), strict=True)
-                qd_prev = qd
-                q = array(positions)
-                qd = array(velocities)
-            if drive_on:
-                tau, cmd = array(tau_list), array(cmd_list)
-            else:
-                tau = cmd = zeros
-            seen[6:10] = q, qd, positions, velocities
             loop.q, loop.qd, loop.qd_prev, loop.tau, loop.cmd = q, qd, qd_prev, tau, cmd
             world.steps += steps
 

@@ -133,6 +133,9 @@ class Robot(abc.ABC):
     _closed: bool = True
     #: Listeners told of every step and refusal (:meth:`listen`); a tuple, replaced whole.
     _listeners: tuple[RobotListener, ...] = ()
+    #: The action length ``apply`` accepted once (``dof``), so that later calls compare one
+    #: integer instead of asking the description; -1 until the first accepted action.
+    _accepted_dof: int = -1
 
     # ================================================================ backend hooks
     @abc.abstractmethod
@@ -308,6 +311,7 @@ class Robot(abc.ABC):
                 f"{fields} {verb} length {action.dof}, expected {dof} (one per joint of "
                 f"robot {self.description.name!r})"
             )
+        self._accepted_dof = dof
 
     def _setting(self, verb: str, what: str, joint: Any, value: Any, limit: np.ndarray
                  ) -> tuple[int, float]:  # fmt: skip
@@ -369,7 +373,7 @@ class Robot(abc.ABC):
         """
         if self._closed:
             raise self._refusal("apply", "closed")
-        if action.__class__ is not NJointAction or action.torque.shape[0] != self.dof:
+        if action.__class__ is not NJointAction or action.torque.shape[0] != self._accepted_dof:
             self._check_action(action)
         if not action.is_zero and not self._motion_allowed():
             self._check_motion("apply")

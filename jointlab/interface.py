@@ -33,7 +33,14 @@ from typing import Any
 import numpy as np
 
 from jointlab.errors import ActionError
-from jointlab.joint_vectors import as_vector, check_gains, check_targets, check_torque, constants
+from jointlab.joint_vectors import (
+    as_vector,
+    check_gains,
+    check_targets,
+    check_torque,
+    constants,
+    plain_targets,
+)
 
 _GAINS = ("position_kp", "position_kd")
 
@@ -183,10 +190,14 @@ class NJointAction:
         ``Position(q)`` alone is the fast path of a controller that builds a new action
         every period (one copy and one vectorised bounds check, a few microseconds).
         """
-        position_array = as_vector("position", position, None)
         if kp is None and kd is None and velocity is None and cls is NJointAction:
+            checked = plain_targets(position)  # the common case in one call
+            if checked is not None:
+                return cls._plain_position(checked, True)
+            position_array = as_vector("position", position, None)
             fully_given = check_targets("position", position_array)
             return cls._plain_position(position_array, fully_given)
+        position_array = as_vector("position", position, None)
         return cls(constants(position_array.shape[0])[0], position_array, kp, kd, velocity)
 
     @classmethod

@@ -35,6 +35,7 @@ __all__ = [
     "check_targets",
     "check_torque",
     "constants",
+    "plain_targets",
 ]
 
 #: Largest accepted ``|position|`` and ``|velocity|`` target (rad or m, rad/s or m/s).
@@ -114,6 +115,20 @@ def as_vector(name: str, value: Any, dof: int | None) -> np.ndarray:
     if shape[0] == 0:
         raise ActionError(f"NJointAction.{name} has shape (0,): an action needs one joint or more")
     return array
+
+
+def plain_targets(value: Any) -> np.ndarray | None:
+    """A read-only copy of ``value`` if it is a float64 vector of finite targets, else None.
+
+    The one-call fast path of ``NJointAction.Position(q)`` for the common input (a numpy
+    vector of one or more targets within :data:`MAX_TARGET`, no NaN); anything else returns
+    None and goes through :func:`as_vector` and :func:`check_targets`, which explain it.
+    """
+    if type(value) is np.ndarray and value.dtype is _FLOAT64 and value.ndim == 1:
+        values = value.tolist()
+        if values and math.hypot(*values) <= MAX_TARGET:  # every |value| too; none is NaN
+            return _read_only_copy(value.tobytes())
+    return None
 
 
 def check_torque(torque: np.ndarray) -> None:

@@ -172,6 +172,23 @@ def test_position_fast_path_is_the_same_action() -> None:
     np.testing.assert_array_equal(partial.pd_mask, [True, False, True])
 
 
+@settings(max_examples=200)
+@given(hnp.arrays(np.float64, st.integers(0, 8),
+                  elements=st.floats(allow_nan=True, allow_infinity=True)))  # fmt: skip
+def test_position_fast_path_accepts_and_refuses_as_the_checked_path(target: np.ndarray) -> None:
+    """``Position(q)`` of a float64 vector (one-call check) behaves as the general path."""
+    try:
+        slow = NJointAction(np.zeros(target.shape[0]), target.tolist(), None, None, None)
+    except ActionError:
+        with pytest.raises(ActionError, match=r"NJointAction\.position"):
+            NJointAction.Position(target)
+        return
+    fast = NJointAction.Position(target)
+    assert fast == slow and not fast.position.flags.writeable
+    np.testing.assert_array_equal(fast.pd_mask, slow.pd_mask)
+    assert fast.is_zero == slow.is_zero
+
+
 def test_action_errors_are_jointlab_errors() -> None:
     assert issubclass(ActionError, JointLabError)
     assert issubclass(ActionError, ValueError)

@@ -53,25 +53,27 @@ def run(args: argparse.Namespace) -> int:
         check_installed("video", "jointlab eval --video", "moviepy")
     url = robot_url(args.robot)
     path, folder, policy, env_id, env_kwargs = open_policy(args, "eval")
-    with run_folder(folder) as work, viewing(args.view, None, title=f"{env_id} on {url}"):
-        video = None if args.video is None else (Path(args.video).expanduser() if args.video
-                                                 else work / "video")  # fmt: skip
-        with console.status(f"{args.episodes} episodes on {url}..."):
-            result = evaluate_policy(policy, url, env_id=env_id, env_kwargs=env_kwargs,
-                                     episodes=args.episodes, seed=args.seed,
-                                     video_folder=video)  # fmt: skip
-        summary = {
-            "env_id": result.env_id, "backend": result.backend, "policy": str(path),
-            "success_rate": result.success_rate, "mean_return": result.mean_return,
-            "returns": result.returns.tolist(), "successes": result.successes.tolist(),
-            "lengths": result.lengths.tolist(),
-        }  # fmt: skip
-        (work / "summary.json").write_text(json.dumps(summary, indent=2))
-        save(plot_episodes(result.returns, result.successes,
-                           title=result.summary()), work / "eval.png")  # fmt: skip
-    console.print(result.summary(), highlight=False)
-    wrote = [folder / "summary.json", folder / "eval.png"]
-    if video is not None:
-        wrote.append(folder / "video" if not args.video else video)
-    console.print("wrote " + ", ".join(str(w) for w in wrote), highlight=False)
+    # the page stays up after the run (outermost), the run folder is finished before
+    with viewing(args.view, None, title=f"{env_id} on {url}", linger_seconds=args.linger):
+        with run_folder(folder) as work:
+            video = None if args.video is None else (Path(args.video).expanduser() if args.video
+                                                     else work / "video")  # fmt: skip
+            with console.status(f"{args.episodes} episodes on {url}..."):
+                result = evaluate_policy(policy, url, env_id=env_id, env_kwargs=env_kwargs,
+                                         episodes=args.episodes, seed=args.seed,
+                                         video_folder=video)  # fmt: skip
+            summary = {
+                "env_id": result.env_id, "backend": result.backend, "policy": str(path),
+                "success_rate": result.success_rate, "mean_return": result.mean_return,
+                "returns": result.returns.tolist(), "successes": result.successes.tolist(),
+                "lengths": result.lengths.tolist(),
+            }  # fmt: skip
+            (work / "summary.json").write_text(json.dumps(summary, indent=2))
+            save(plot_episodes(result.returns, result.successes,
+                               title=result.summary()), work / "eval.png")  # fmt: skip
+        console.print(result.summary(), highlight=False)
+        wrote = [folder / "summary.json", folder / "eval.png"]
+        if video is not None:
+            wrote.append(folder / "video" if not args.video else video)
+        console.print("wrote " + ", ".join(str(w) for w in wrote), highlight=False)
     return 0

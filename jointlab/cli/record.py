@@ -116,7 +116,7 @@ def run(args: argparse.Namespace) -> int:
     """Record the dataset or the log (with ``--view``, showing the recorded robot live)."""
     mode = _mode(args)
     nth = 1 if mode == "leader" and args.leader != "keyboard" else 0  # the recorded robot's turn
-    with viewing(args.view, None, nth=nth):
+    with viewing(args.view, None, nth=nth, linger_seconds=args.linger):
         return _record(args, mode)
 
 

@@ -5,6 +5,7 @@ simulation, on the emulator and on a device.
 
 Examples:
   jointlab run arm6 examples/programs/first_program.yaml
+  jointlab run arm6 examples/programs/arm6_tour.yaml --view --linger 1
   jointlab run emulated://arm6 examples/programs/first_program.yaml
   jointlab run "serial:///dev/ttyACM0?robot=arm6" my_program.yaml
 """
@@ -46,7 +47,8 @@ def run(args: argparse.Namespace) -> int:
     program = load_program(Path(args.program).expanduser())  # before connecting: cheap errors
     url = robot_url(args.robot, gui=args.gui)
     folder = planned_folder(args, f"run-{Path(args.program).stem}-{robot_label(args.robot)}")
-    with run_folder(folder) as work, viewing(args.view, url):
-        execute_program(url, program, work, f"{Path(args.program).name} on {url}")
-    console.print(f"wrote {folder / LOG_NAME} and {folder / PLOT_NAME}", highlight=False)
+    with viewing(args.view, url, linger_seconds=args.linger):  # stays up after the run
+        with run_folder(folder) as work:
+            execute_program(url, program, work, f"{Path(args.program).name} on {url}")
+        console.print(f"wrote {folder / LOG_NAME} and {folder / PLOT_NAME}", highlight=False)
     return 0

@@ -1,6 +1,7 @@
 r"""Show a robot live in the browser: its links and joints in 3D, desired against actual.
 
-Watches the robot as it is (no command), or runs a program while showing it. Loopback only
+Watches the robot as it is (no command), or runs a program while showing it; a simulated
+robot runs at real time (robot time = wall time). Loopback only
 unless --host says otherwise. --screenshot saves what a headless Chromium sees.
 
 Examples:
@@ -45,7 +46,7 @@ def run(args: argparse.Namespace) -> int:
     """Connect, serve the view, drive the program (if any), keep stepping until the end."""
     import jointlab
     from jointlab.interface import NJointAction
-    from jointlab.view import LiveView
+    from jointlab.view import LiveView, RealTimePacer
 
     program = None
     if args.program:
@@ -57,6 +58,8 @@ def run(args: argparse.Namespace) -> int:
                                                    port=args.port, title=url,
                                                    contacts=args.contacts) as view:  # fmt: skip
         view.watch(robot)
+        if not robot.realtime:  # a simulated robot runs at real time for the eye
+            robot.listen(RealTimePacer())
         announce(view)
         if program is not None:
             from jointlab.program import run_program
@@ -69,14 +72,9 @@ def run(args: argparse.Namespace) -> int:
             end = robot.time
         if end is None:
             console.print("Ctrl-C stops", highlight=False)
-        started, start_time = wallclock.perf_counter(), robot.time
         while end is None or robot.time < end - 1e-9:
             robot.apply(hold)
             robot.step()
-            if not robot.realtime:  # keep simulated robots near real time for the eye
-                ahead = (robot.time - start_time) - (wallclock.perf_counter() - started)
-                if ahead > 0:
-                    wallclock.sleep(ahead)
         if args.screenshot:
             _screenshot(view, Path(args.screenshot).expanduser())
     return 0

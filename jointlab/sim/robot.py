@@ -446,7 +446,14 @@ class SimRobot(Robot):
                 world.step()
         else:
             self._loop.run(self._k)
-        self._end_period()
+        reporter = self._reporter  # _end_period, inlined: this runs every control period
+        if reporter.sensors is None:
+            steps = world.steps
+            if steps >= reporter.next_check:  # else end_period has nothing to do
+                reporter.end_period(self._loop, steps, None)
+            self._state = None
+        else:
+            self._end_period()
 
     def _end_period(self) -> None:
         reporter = self._reporter
@@ -462,7 +469,7 @@ class SimRobot(Robot):
             self._state_steps = steps
             state = self._state = self._reporter.build(
                 self._loop,
-                (self._world.steps - self._t0) * self._dt,
+                (steps - self._t0) * self._dt,
                 self._powered,
                 self._armed,
                 self._braked,

@@ -15,6 +15,7 @@ control period when that is longer).
 from __future__ import annotations
 
 import dataclasses
+import math
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -62,7 +63,14 @@ class StateReporter:
         self.stalled = np.zeros(dof, dtype=bool)
         self._stall_any = False
         self._timing = False  # some timer runs
+        self._checked_at(steps)
+
+    def _checked_at(self, steps: int) -> None:
+        """The stall detector looked at physics step ``steps``; sets :attr:`next_check`."""
         self._checked = steps
+        #: The physics step from which :meth:`end_period` has stall checking to do (inf:
+        #: never); a caller without sensors may skip the call before it.
+        self.next_check = steps + self._check_every if self.stall_time is not None else math.inf
 
     def end_period(self, loop: DriveLoop, steps: int, rng: np.random.Generator | None) -> None:
         """Update stall timers and draw sensor readings at the end of a control period.
@@ -79,7 +87,7 @@ class StateReporter:
                     self._stall_update(steps, stuck)
                 elif self._timing:  # every timer stops
                     self.reset(steps)
-            self._checked = steps
+            self._checked_at(steps)
         if self.sensors is not None:
             self.measured = self.sensors.measure(loop.q, loop.qd, rng)
 
@@ -113,8 +121,9 @@ class StateReporter:
             # blocks, read lazily below): almost every reader wants the joint state, so the
             # loop's own arrays, made read-only (the loop replaces them every physics step and
             # never writes into them), are stored at once instead of derived on first access.
-            q.setflags(write=False)
-            qd.setflags(write=False)
+            # setflags(False), not setflags(write=False): a keyword costs a dict per call
+            q.setflags(False)
+            qd.setflags(False)
             state.__dict__.update(time=time, motor_power=powered, armed=armed,
                                   brakes=brakes_engaged, _inputs=inputs, position=q,
                                   velocity=qd)  # fmt: skip
@@ -178,7 +187,7 @@ def end_periods(reporters: Sequence[StateReporter], steps: Sequence[int], tau: n
             reporter._stall_any, reporter._timing = stalled_any[i], True
         elif reporter._timing:  # every timer stops
             reporter.reset(count)
-        reporter._checked = count
+        reporter._checked_at(count)
 
 
 def _position(inputs: tuple) -> np.ndarray:

@@ -121,6 +121,14 @@ class ViewFeed:
             self._slots[self._count % self.capacity] = sample
             self._count += 1
 
+    @property
+    def latest_time(self) -> float | None:
+        """Robot time (s) of the newest sample, or None before the first (any thread)."""
+        with self._lock:
+            if not self._count:
+                return None
+            return float(self._slots[(self._count - 1) % self.capacity][0])
+
     def event(self, time: float, kind: str, text: str) -> None:
         """Add a :class:`FeedEvent`."""
         with self._lock:

@@ -93,6 +93,7 @@ class LiveView:
             self.server.gui.configure_theme(control_width="large", show_logo=False)
             if title:
                 self.server.gui.add_markdown(f"**{title}**")
+            self._note = self.server.gui.add_markdown("")  # status line, see note()
             self.scene = RobotScene(self.server, description)
             self.scene.update(description.home)
             self.plots = LivePlots(self.server, description.joint_names, description.is_linear)
@@ -132,6 +133,10 @@ class LiveView:
         """Follow ``robot`` (any backend): every step and refusal reaches the feed."""
         self._unwatch.append(robot.listen(self.feed))
         return self
+
+    def note(self, text: str) -> None:
+        """Show one line of status under the title (replacing the previous one)."""
+        self._note.content = text
 
     def show_markers(self, markers: list[Any]) -> None:
         """Show a task's goal markers (drawn on the view's thread at its next redraw)."""

@@ -60,15 +60,16 @@ class TorqueLoop(DriveLoop):
         """The law, plus the constant torque that lifts the armature mass where there is one."""
         super()._build_law()
         lift_torque = getattr(self, "lift_torque", None)
-        if lift_torque is None:
-            return
-        law = self.law
+        if lift_torque is not None:
+            law = self.law
 
-        def lifted(q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
-            total, tau, cmd = law(q, qd)
-            return total + lift_torque, tau, cmd
+            def lifted(q: np.ndarray, qd: np.ndarray
+                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+                total, tau, cmd = law(q, qd)
+                return total + lift_torque, tau, cmd
 
-        self.law = lifted
+            self.law = lifted
+        self.run = self._bound_run()  # type: ignore[method-assign]
 
     # ---------------------------------------------------------------- stepping
     def lift(self) -> None:
@@ -116,10 +117,18 @@ class TorqueLoop(DriveLoop):
     def run(self, steps: int) -> None:
         """Run ``steps`` physics steps of a robot alone in its world (the fast path).
 
-        Exactly ``before_physics``; ``stepSimulation``; ``after_physics`` per step, with the
-        PyBullet functions and arrays bound to locals.
+        Exactly ``before_physics``; ``stepSimulation``; ``after_physics`` per step. Each
+        episode's law replaces this method with :meth:`_bound_run`'s function, which has the
+        PyBullet functions, ids and the law bound once (a period of one physics step pays
+        for no lookups).
         """
+        self._bound_run()(steps)
+
+    def _bound_run(self) -> Any:
+        """:meth:`run` with everything that changes only per episode bound to locals."""
+        loop = self
         body = self.body
+        world = body.world
         body_id, indices, cid = body.body_id, body.indices, body.client_id
         send = pybullet.setJointMotorControlArray
         simulate = pybullet.stepSimulation
@@ -127,22 +136,25 @@ class TorqueLoop(DriveLoop):
         mode = pybullet.TORQUE_CONTROL
         array = np.array
         law = self.law
-        q, qd = self.q, self.qd
-        qd_prev, tau, cmd = self.qd_prev, self.tau, self.cmd
         lift = self.lift if self.lift_links else None
-        for _ in range(steps):
-            if lift is not None:
-                lift()
-            if self.forces:
-                self.push_forces()
-            total, tau, cmd = law(q, qd)
-            send(body_id, indices, mode, forces=total.tolist(), physicsClientId=cid)
-            simulate(physicsClientId=cid)
-            positions, velocities, _, _ = zip(
-                *states(body_id, indices, physicsClientId=cid), strict=True
-            )
-            qd_prev = qd
-            q = array(positions)
-            qd = array(velocities)
-        self.q, self.qd, self.qd_prev, self.tau, self.cmd = q, qd, qd_prev, tau, cmd
-        body.world.steps += steps
+
+        def run(steps: int) -> None:
+            q, qd = loop.q, loop.qd
+            qd_prev, tau, cmd = loop.qd_prev, loop.tau, loop.cmd
+            for _ in range(steps):
+                if lift is not None:
+                    lift()
+                if loop.forces:
+                    loop.push_forces()
+                total, tau, cmd = law(q, qd)
+                send(body_id, indices, mode, forces=total.tolist(), physicsClientId=cid)
+                # positional arguments where PyBullet takes them: a keyword costs a dict
+                simulate(cid)
+                positions, velocities, _, _ = zip(*states(body_id, indices, cid), strict=True)
+                qd_prev = qd
+                q = array(positions)
+                qd = array(velocities)
+            loop.q, loop.qd, loop.qd_prev, loop.tau, loop.cmd = q, qd, qd_prev, tau, cmd
+            world.steps += steps
+
+        return run

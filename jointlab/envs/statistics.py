@@ -17,6 +17,7 @@ from .evaluation import wilson_interval
 
 __all__ = ["PairedDifference", "Rate", "paired_difference", "success_rate"]
 
+
 @dataclass(frozen=True)
 class Rate:
     """A success rate with its 95 % Wilson interval."""

@@ -13,7 +13,7 @@ interval. Success is printed with its 95 % Wilson interval.
 Examples:
   jointlab eval arm6 runs/train-reach --video
   jointlab eval emulated://arm6 runs/train-reach/model.zip --episodes 5
-  jointlab eval so101 expert --env jointlab/Lift-v0 --episodes 100
+  jointlab eval so101 expert --env jointlab/Lift-v0 --episodes 20
   jointlab eval "sim://so101?engine=mujoco" runs/lift/model.zip --env jointlab/Lift-v0
       --paired expert                                                  (one line)
 """
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
-def _manipulation_kwargs(robot: str, env_kwargs: str | None) -> dict:
+def manipulation_env_kwargs(robot: str, env_kwargs: str | None) -> dict:
     """Environment keywords of a ROBOT argument (a name, a file or a sim:// URL)."""
     from jointlab.connection import parse_url
     from jointlab.errors import ConfigurationError
@@ -125,7 +125,7 @@ def _run_manipulation(args: argparse.Namespace) -> int:
     if args.env is None:
         raise ConfigurationError("the expert needs --env (jointlab/Lift-v0, jointlab/Push-v1, "
                                  "jointlab/PickPlace-v0 or jointlab/Stack-v0)")  # fmt: skip
-    kwargs = _manipulation_kwargs(args.robot, args.env_kwargs)
+    kwargs = manipulation_env_kwargs(args.robot, args.env_kwargs)
     label = Path(str(args.policy)).stem if args.policy != "expert" else "expert"
     folder = planned_folder(args, f"eval-{label}-{robot_label(args.robot)}")
     results = []

@@ -20,7 +20,7 @@ Examples:
   jointlab record --program examples/programs/so101_wave.yaml --follower sim://so101
       --task wave --episodes 2 --dataset data/wave                    (one line)
   jointlab record arm6 runs/train-reach --video
-  jointlab record so101 expert --env jointlab/PickPlace-v0 --episodes 50
+  jointlab record so101 expert --env jointlab/Lift-v0 --episodes 5
 """
 
 from __future__ import annotations
@@ -319,13 +319,13 @@ def _record_log(args: argparse.Namespace) -> int:
 
 def _record_demonstrations(args: argparse.Namespace) -> int:
     from jointlab.cli.common import planned_folder, robot_label
-    from jointlab.cli.evaluate import _manipulation_kwargs
+    from jointlab.cli.evaluate import manipulation_env_kwargs
     from jointlab.envs.manipulation.evaluate import record_demonstrations
 
     if args.env is None:
         raise ConfigurationError("the expert needs --env (jointlab/Lift-v0, jointlab/Push-v1, "
                                  "jointlab/PickPlace-v0 or jointlab/Stack-v0)")  # fmt: skip
-    kwargs = _manipulation_kwargs(args.robot, args.env_kwargs)
+    kwargs = manipulation_env_kwargs(args.robot, args.env_kwargs)
     label = Path(str(args.policy)).stem if args.policy != "expert" else "expert"
     folder = planned_folder(args, f"record-{label}-{robot_label(args.robot)}-{args.seed}")
     with run_folder(folder) as work, console.status(f"{args.episodes} episodes..."):

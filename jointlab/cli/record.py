@@ -9,7 +9,10 @@ Cameras (--camera NAME[=sim|opencv:DEVICE][:WxH]): sim renders the follower (a s
 posed as measured when the follower is not sim://); opencv grabs a real camera.
 
 Without --dataset, ROBOT POLICY records one episode as a JointLab log (actions, states,
-rewards) for 'jointlab replay'; --video films it.
+rewards) for 'jointlab replay'; --video films it. On a manipulation task (--env
+jointlab/Lift-v0 ...; POLICY 'expert' is the scripted expert) it records --episodes
+demonstrations (seeds SEED..) into demos.npz: observations, goals, actions, rewards, the
+joint targets and each episode's success.
 
 Examples:
   jointlab record --leader emulated://so101 --follower sim://so101 --task "pick the cube" \
@@ -17,6 +20,7 @@ Examples:
   jointlab record --program examples/programs/so101_wave.yaml --follower sim://so101 \
       --task wave --episodes 2 --dataset data/wave
   jointlab record arm6 runs/train-reach --video
+  jointlab record so101 expert --env jointlab/Lift-v0 --episodes 5
 """
 
 from __future__ import annotations
@@ -121,6 +125,16 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _record(args: argparse.Namespace, mode: str) -> int:
+    from jointlab.envs.manipulation.registration import MANIPULATION_IDS
+
+    if mode in ("log", "policy-dataset") and (args.env in MANIPULATION_IDS
+                                              or args.policy == "expert"):  # fmt: skip
+        if mode == "policy-dataset":
+            raise ConfigurationError(
+                "the manipulation tasks record demonstrations as demos.npz (run without "
+                "--dataset); LeRobot datasets of them are not written yet"
+            )
+        return _record_demonstrations(args)
     if mode == "log":
         return _record_log(args)
     if not args.dataset:
@@ -300,4 +314,25 @@ def _record_log(args: argparse.Namespace) -> int:
         + (f", {folder / 'video'}" if args.video else ""),
         highlight=False,
     )
+    return 0
+
+
+def _record_demonstrations(args: argparse.Namespace) -> int:
+    from jointlab.cli.common import planned_folder, robot_label
+    from jointlab.cli.evaluate import manipulation_env_kwargs
+    from jointlab.envs.manipulation.evaluate import record_demonstrations
+
+    if args.env is None:
+        raise ConfigurationError("the expert needs --env (jointlab/Lift-v0, jointlab/Push-v1, "
+                                 "jointlab/PickPlace-v0 or jointlab/Stack-v0)")  # fmt: skip
+    kwargs = manipulation_env_kwargs(args.robot, args.env_kwargs)
+    label = Path(str(args.policy)).stem if args.policy != "expert" else "expert"
+    folder = planned_folder(args, f"record-{label}-{robot_label(args.robot)}-{args.seed}")
+    with run_folder(folder) as work, console.status(f"{args.episodes} episodes..."):
+        rate = record_demonstrations(args.policy, args.env, work / "demos.npz",
+                                     episodes=args.episodes, seed=args.seed,
+                                     env_kwargs=kwargs)  # fmt: skip
+    console.print(f"{args.env} {args.policy}: {args.episodes} episode(s), success {rate}",
+                  highlight=False)  # fmt: skip
+    console.print(f"wrote {folder / 'demos.npz'}", highlight=False)
     return 0

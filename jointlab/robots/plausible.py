@@ -105,6 +105,7 @@ RANGES: dict[str, Range] = {
     "link.density": Range(0.0, 25_000.0, "kg/m³", open_low=True),
     "link.radius": Range(0.0, 10.0, "m", open_low=True),
     "link.friction": Range(0.0, 10.0, "", open_low=True),
+    "link.torsional_friction": Range(0.0, 0.1, "m"),
     "link.center_of_gravity": Range(-100.0, 100.0, "m"),
     "link.inertia": Range(0.0, 1e8, "kg·m² (principal moments)", open_low=True),
     "motor.torque_constant": Range(0.0, 100.0, "N·m/A", open_low=True),

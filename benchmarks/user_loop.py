@@ -6,7 +6,7 @@ Usage::
     PYTHONPATH=. .venv/bin/python benchmarks/user_loop.py --instructions
 
 The robot is arm6 with ideal motors and no Coulomb friction (the physics a plain PD loop
-does), saved as a robot file and exported to URDF (``description.to_urdf()``, as ``jointlab
+does), saved as a robot file and exported to URDF (``description_to_urdf``, as ``jointlab
 export`` writes it). The pair, interleaved in one process, each ``--periods`` control periods
 of one physics step (1 ms) towards the same slow-sine targets:
 
@@ -52,6 +52,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from _report import header, load, row, spread, write_summary
 from sim_overhead import frictionless_ideal, targets
 
+from jointlab.robots import description_to_urdf, dump_yaml
+
 #: Loops of the pair, in the order of the first round.
 LOOPS = ("raw", "raw-list", "user", "raw-ground", "raw-list-ground")
 
@@ -62,8 +64,8 @@ def robot_files(folder: Path) -> tuple[Path, Path]:
 
     description = frictionless_ideal(load_robot("arm6"))
     yaml_path, urdf_path = folder / "arm6-ideal.yaml", folder / "arm6-ideal.urdf"
-    yaml_path.write_text(description.to_yaml())
-    urdf_path.write_text(description.to_urdf())
+    yaml_path.write_text(dump_yaml(description))
+    urdf_path.write_text(description_to_urdf(description))
     return yaml_path, urdf_path
 
 

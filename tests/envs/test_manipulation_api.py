@@ -14,6 +14,7 @@ from jointlab.envs.manipulation import (
     load_scene,
 )
 from jointlab.errors import ConfigurationError
+from jointlab.robots import dump_yaml
 
 IDS = sorted(MANIPULATION_IDS)
 
@@ -96,8 +97,7 @@ def test_a_cube_without_positive_mass_is_refused_naming_file_cube_and_field(tmp_
 
 def test_a_gripper_the_ik_cannot_bring_to_the_table_is_refused(tmp_path):
     text = (
-        jointlab.load_robot("so101")
-        .to_yaml()
+        dump_yaml(jointlab.load_robot("so101"))
         .replace("position: [0.0, 0.0, 0.0]", "position: [0.0, 0.0, 1.0]", 1)
     )
     path = tmp_path / "high.yaml"

@@ -38,7 +38,7 @@ from gymnasium import spaces
 from jointlab.errors import ConfigurationError, SimulationError
 from jointlab.interface import NJointAction
 from jointlab.robots.description import RobotDescription
-from jointlab.robots.yaml_io import load_robot, parse_yaml
+from jointlab.robots.yaml_io import dump_yaml, load_robot, parse_yaml
 
 from ..rendering import default_camera, draw_markers
 from ..tasks.base import GOAL_RGBA, Marker
@@ -83,7 +83,7 @@ def measure_workspace(description: RobotDescription, size: float) -> tuple[Works
         ConfigurationError: the robot's gripper cannot reach the table anywhere (the IK
             cannot reach it), naming the robot.
     """
-    workspace, ready = _workspace_cached(description.to_yaml(), float(size))
+    workspace, ready = _workspace_cached(dump_yaml(description), float(size))
     return workspace, np.array(ready)
 
 

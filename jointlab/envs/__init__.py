@@ -21,9 +21,9 @@ from .actions import (
 )
 from .env import JointLabEnv
 from .manipulation import ManipulationEnv, expert_policy, register_manipulation_envs
-from .observations import ObservationLayout, ObservationPart
 from .registration import ENV_SPECS, make_env, register_envs
 from .tasks import TASKS, Hold, JointTracking, Push, Reach, Task
+from .tasks.observations import ObservationLayout, ObservationPart
 from .wrappers import ActionLatency, DomainRandomization, ObservationNoise
 
 register_envs()

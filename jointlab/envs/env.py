@@ -32,10 +32,10 @@ from jointlab.robots.yaml_io import load_robot
 from jointlab.sim.quiet import has_display
 
 from .actions import ActionAdapter, check_action_mode
-from .observations import ObservationLayout, ObservationPart, joint_parts
 from .rendering import default_camera, draw_markers
 from .tasks import TASKS, Task, task_class
 from .tasks.base import option_vector
+from .tasks.observations import ObservationLayout, ObservationPart, joint_parts
 
 __all__ = ["ENV_PARAMETERS", "RENDER_MODES", "TASKS", "HeadlessRenderWarning", "JointLabEnv",
            "render_modes"]

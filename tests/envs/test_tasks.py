@@ -253,7 +253,7 @@ def test_push_links_move_the_box():
     st.floats(-1e30, 1e30), st.sampled_from([np.nan, np.inf, -np.inf]))))
 def test_observation_build_clips_as_float64_then_casts(values):
     """Cast-then-clip against the float32 bounds equals clip-in-float64-then-cast."""
-    from jointlab.envs.observations import ObservationLayout, ObservationPart
+    from jointlab.envs.tasks.observations import ObservationLayout, ObservationPart
 
     rng = np.random.default_rng(0)
     low = rng.uniform(-3, 0, 21)

@@ -30,8 +30,8 @@ from jointlab.errors import ConfigurationError, quote
 from jointlab.interface import ArrayState, NJointAction
 from jointlab.robots.description import RobotDescription
 
-from ..observations import ObservationPart
 from .kinematics import ChainKinematics
+from .observations import ObservationPart
 
 __all__ = ["GOAL_RGBA", "REWARD_KEYS", "TARGET_RGBA", "BatchOutcome", "Marker", "Outcome", "Task",
            "effort_penalty", "option_vector"]  # fmt: skip

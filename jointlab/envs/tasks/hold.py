@@ -10,9 +10,9 @@ import numpy as np
 from jointlab.errors import ConfigurationError
 from jointlab.interface import ArrayState, NJointAction
 
-from ..observations import ObservationPart
 from .base import Marker, Outcome, Task, effort_penalty, option_vector
 from .kinematics import workspace_radius
+from .observations import ObservationPart
 
 __all__ = ["Hold", "PushEvent"]
 

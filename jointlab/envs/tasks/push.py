@@ -11,9 +11,9 @@ from jointlab.interface import ArrayState, NJointAction
 from jointlab.robots.kinematics import forward_kinematics
 from jointlab.sim.randomization import ObjectDynamics, ObjectRandomization
 
-from ..observations import ObservationPart
 from .base import Marker, Outcome, Task, effort_penalty, option_vector
 from .kinematics import ChainKinematics, workspace_radius
+from .observations import ObservationPart
 
 __all__ = ["Push", "segment_distances"]
 

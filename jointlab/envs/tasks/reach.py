@@ -12,9 +12,9 @@ import numpy as np
 from jointlab.errors import ConfigurationError
 from jointlab.interface import ArrayState, NJointAction
 
-from ..observations import ObservationPart
 from .base import BatchOutcome, Marker, Outcome, Task, effort_penalty, option_vector
 from .kinematics import ChainKinematics, workspace_radius
+from .observations import ObservationPart
 
 __all__ = ["REWARD_TYPES", "Reach", "sample_configurations"]
 

@@ -9,8 +9,8 @@ import numpy as np
 from jointlab.errors import ConfigurationError
 from jointlab.interface import ArrayState, NJointAction
 
-from ..observations import ObservationPart
 from .base import Marker, Outcome, Task, effort_penalty
+from .observations import ObservationPart
 
 __all__ = ["JointTracking", "SineReference"]
 

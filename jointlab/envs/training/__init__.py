@@ -18,7 +18,7 @@ from typing import Any
 from jointlab.errors import ConfigurationError
 from jointlab.extras import require
 
-from .run_record import CURVE_FILE, TENSORBOARD_FOLDER, TrainingRun, write_run
+from ..run_record import CURVE_FILE, TENSORBOARD_FOLDER, TrainingRun, write_run
 
 #: File name of the saved model (``vecnormalize.pkl`` is saved beside it).
 MODEL_NAME = "model.zip"
@@ -42,7 +42,7 @@ def resolve_task(task: str) -> tuple[str, dict[str, Any]]:
         ConfigurationError: neither a task name nor a JointLab environment id (with the
             nearest valid name).
     """
-    from .registration import ENV_SPECS
+    from ..registration import ENV_SPECS
 
     if task in TASKS:
         env_id, kwargs = TASKS[task]
@@ -102,7 +102,7 @@ def make_training_env(env_id: str, env_kwargs: dict[str, Any], envs: int = 8, se
     if kind in ("batched", "async"):
         from gymnasium.vector import AutoresetMode
 
-        from .vector import AsyncBatchedEnv, BatchedEnv, SB3VecEnv
+        from ..vector import AsyncBatchedEnv, BatchedEnv, SB3VecEnv
 
         options = {"autoreset_mode": AutoresetMode.SAME_STEP, **env_kwargs}
         batch = (BatchedEnv(env_id, envs, **options) if kind == "batched"
@@ -205,8 +205,8 @@ def train(task: str, steps: int, out: Path, *, envs: int = 8, seed: int = 0,
 
     from jointlab.sim.engine import DEFAULT_ENGINE
 
-    from .learning_curve import save_learning_curve
-    from .training_log import Evaluator, tensorboard_logger
+    from ..learning_curve import save_learning_curve
+    from ..training_log import Evaluator, tensorboard_logger
 
     class _Progress(BaseCallback):
         def _on_step(self) -> bool:

@@ -23,8 +23,8 @@ from jointlab.hardware.dynamixel.protocol import (
     encode_fast_status,
     encode_status,
 )
-from jointlab.hardware.servo.firmware import ServoArray
-from jointlab.hardware.servo.memory import MemoryError_, read_memory, write_memory
+from jointlab.hardware.servo_emulator.firmware import ServoArray
+from jointlab.hardware.servo_emulator.memory import MemoryError_, read_memory, write_memory
 
 __all__ = ["DynamixelDevice", "Reply"]
 

@@ -6,7 +6,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from jointlab.hardware.servo.control_table import Register
-from jointlab.hardware.servo.driver import ServoDriver
+from jointlab.hardware.servo_host.driver import ServoDriver
 
 __all__ = ["DynamixelDriver"]
 

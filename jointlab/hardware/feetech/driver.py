@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from jointlab.hardware.servo.driver import ServoDriver
+from jointlab.hardware.servo_host.driver import ServoDriver
 
 __all__ = ["FeetechDriver"]
 

@@ -6,7 +6,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from jointlab.hardware.servo.emulator_process import BusEmulatorProcess
+from jointlab.hardware.servo_emulator.emulator_process import BusEmulatorProcess
 
 #: Extra status timeout (ms) for SDK calls against an emulator on a loaded machine.
 PATIENT_MS = 1000.0

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from jointlab.hardware.emulator.settle import REST_TICKS
-from jointlab.hardware.servo.emulator import BusEmulator
-from jointlab.hardware.servo.memory import write_memory
+from jointlab.hardware.servo_emulator.emulator import BusEmulator
+from jointlab.hardware.servo_emulator.memory import write_memory
 
 
 def _settle(emulator: BusEmulator, ticks: int = 3000) -> None:

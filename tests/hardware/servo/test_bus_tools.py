@@ -15,7 +15,7 @@ import jointlab
 from jointlab.cli import main
 from jointlab.errors import ConfigurationError
 from jointlab.hardware.host.ports import serial_ports, vanished_port
-from jointlab.hardware.servo.survey import error_names, survey
+from jointlab.hardware.servo_host.survey import error_names, survey
 
 
 def _pty() -> tuple[int, int, str]:

@@ -17,10 +17,10 @@ import yaml
 from jointlab import load_robot
 from jointlab.cli import main
 from jointlab.errors import ConfigurationError, LinkError
-from jointlab.hardware.servo.driver import make_driver
-from jointlab.hardware.servo.emulator_process import BusEmulatorProcess
-from jointlab.hardware.servo.models import servo_model
-from jointlab.hardware.servo.setup import FACTORY_BAUD, setup_servo
+from jointlab.hardware.servo_emulator.emulator_process import BusEmulatorProcess
+from jointlab.hardware.servo_host.driver import make_driver
+from jointlab.hardware.servo_host.setup import FACTORY_BAUD, setup_servo
+from jointlab.hardware.vendors import servo_model
 
 LIBRARY = Path(__import__("jointlab.robots").robots.__file__).parent / "library"
 

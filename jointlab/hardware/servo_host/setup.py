@@ -15,8 +15,8 @@ import time
 from dataclasses import dataclass
 
 from jointlab.errors import ConfigurationError, LinkError
-from jointlab.hardware.servo.driver import ServoDriver, UnsupportedBaud, make_driver
-from jointlab.hardware.servo.models import baud_code, baud_rates, servo_model
+from jointlab.hardware.servo_host.driver import ServoDriver, UnsupportedBaud, make_driver
+from jointlab.hardware.vendors import baud_code, baud_rates, servo_model
 from jointlab.robots import RobotDescription
 
 __all__ = ["FACTORY_BAUD", "SetupResult", "broadcast_ping", "candidate_bauds", "setup_servo"]

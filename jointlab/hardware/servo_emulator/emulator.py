@@ -2,7 +2,7 @@
 
 :class:`BusEmulator` puts a robot's servos (its ``bus`` section) on a
 :class:`~jointlab.hardware.emulator.links.PtyLink`: each servo is a joint of a ``SimRobot``
-(:class:`~jointlab.hardware.servo.firmware.ServoArray`), answering the vendor's protocol
+(:class:`~jointlab.hardware.servo_emulator.firmware.ServoArray`), answering the vendor's protocol
 (:class:`~jointlab.hardware.dynamixel.device.DynamixelDevice` or
 :class:`~jointlab.hardware.feetech.device.FeetechDevice`) at the vendor's addresses.
 
@@ -50,9 +50,9 @@ from jointlab.errors import ConfigurationError, JointLabError
 from jointlab.hardware.emulator.links import PtyLink
 from jointlab.hardware.emulator.loop import serve_lockstep, serve_realtime
 from jointlab.hardware.emulator.settle import SETTLE_SECONDS, settle
-from jointlab.hardware.servo.bus_control import handle_control
-from jointlab.hardware.servo.firmware import ServoArray
-from jointlab.hardware.servo.models import baud_rates, bus_models
+from jointlab.hardware.servo_emulator.bus_control import handle_control
+from jointlab.hardware.servo_emulator.firmware import ServoArray
+from jointlab.hardware.vendors import baud_rates, bus_models
 from jointlab.robots import RobotDescription, load_robot
 
 __all__ = ["BITS_PER_BYTE", "BusEmulator", "BusFaults", "BusReport", "main"]
@@ -370,9 +370,9 @@ class BusEmulator:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m jointlab.hardware.servo.emulator ROBOT``: print ``port: PATH``, serve."""
+    """``python -m jointlab.hardware.servo_emulator.emulator ROBOT``: print the port, serve."""
     parser = argparse.ArgumentParser(
-        prog="python -m jointlab.hardware.servo.emulator",
+        prog="python -m jointlab.hardware.servo_emulator.emulator",
         description="an emulated servo bus (Dynamixel or Feetech) on a pseudo-terminal",
     )
     parser.add_argument("robot", nargs="?", default="so101", help="robot with a bus section")
@@ -386,7 +386,7 @@ def main(argv: list[str] | None = None) -> int:
 
         # The class from its module, not from __main__: the reports the control pipe pickles
         # must name a module the parent can import.
-        module = importlib.import_module("jointlab.hardware.servo.emulator")
+        module = importlib.import_module("jointlab.hardware.servo_emulator.emulator")
         return serve_control(args.control_fd, module.BusEmulator)
     # PyBullet prints a banner on the C stdout as it starts; "port: PATH" must be the first line.
     sys.stdout.flush()

@@ -1,6 +1,6 @@
 """The registers a servo's control law reads, decoded: the inputs of :class:`ServoArray`'s law.
 
-:class:`RegisterInputs` is a part of :class:`~jointlab.hardware.servo.firmware.ServoArray`:
+:class:`RegisterInputs` is a part of :class:`~jointlab.hardware.servo_emulator.firmware.ServoArray`:
 from the servos' memory images it decodes, once per change of the memory, what the law needs
 each tick (modes, goals within the position limits, gains, torque/current/PWM limits, the
 profile's speed and acceleration in ticks, homing and drive direction), vectorised over the

@@ -10,8 +10,8 @@ from __future__ import annotations
 import numpy as np
 
 from jointlab.hardware.servo.control_table import Access
-from jointlab.hardware.servo.firmware import ServoArray, eeprom_mask
-from jointlab.hardware.servo.indirect import indirect_map, indirect_targets
+from jointlab.hardware.servo_emulator.firmware import ServoArray, eeprom_mask
+from jointlab.hardware.servo_emulator.indirect import indirect_map, indirect_targets
 
 __all__ = ["MemoryError_", "read_memory", "write_memory"]
 

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jointlab.hardware.servo.models import known_models
+from jointlab.hardware.vendors import known_models
 
 __all__ = ["BusSurvey", "ServoRow", "error_names", "survey"]
 

@@ -1,12 +1,12 @@
 """The ``dynamixel://`` and ``feetech://`` schemes, and ``emulated://`` for robots with a bus.
 
 * ``dynamixel:///dev/ttyUSB0?robot=koch``, ``feetech:///dev/ttyACM0?robot=so101``: a
-  :class:`~jointlab.hardware.servo.robot.ServoBusRobot`; servo ids, models and baud come from
+  :class:`~jointlab.hardware.servo_host.robot.ServoBusRobot`; servo ids, models and baud come from
   the robot file's ``bus`` section. Query keys: ``robot`` (required), ``baud``,
   ``calibration`` (a file; default: the one beside the robot file), ``control_dt``,
   ``retries``, ``watchdog_ms``, ``configure`` (write operating modes and return delay).
 * ``emulated://so101`` (a robot with a ``bus`` section): starts a
-  :class:`~jointlab.hardware.servo.emulator_process.BusEmulatorProcess` for the robot's bus
+  :class:`~jointlab.hardware.servo_emulator.emulator_process.BusEmulatorProcess` for the robot's bus
   and connects a ServoBusRobot to its pty (``bus=jointlab`` picks the JointLab device emulator
   instead). Keys: ``seed``, ``lockstep`` (1: deterministic virtual time), ``offset_error``
   (ticks: servos assembled with random offsets of up to that, seeded), ``calibrated`` (1, the
@@ -26,9 +26,9 @@ import numpy as np
 from jointlab.connection import query_bool, query_positive
 from jointlab.errors import ConfigurationError
 from jointlab.hardware.host.urls import merge_options
-from jointlab.hardware.servo.calibration import Calibration, JointCalibration
-from jointlab.hardware.servo.emulator_process import BusEmulatorProcess
-from jointlab.hardware.servo.robot import ServoBusRobot
+from jointlab.hardware.servo_emulator.emulator_process import BusEmulatorProcess
+from jointlab.hardware.servo_host.calibration import Calibration, JointCalibration
+from jointlab.hardware.servo_host.robot import ServoBusRobot
 from jointlab.robots import RobotDescription, load_robot
 
 if TYPE_CHECKING:

@@ -45,12 +45,12 @@ import numpy as np
 from jointlab.contract import Readiness, Robot
 from jointlab.errors import CommandRefused, ConfigurationError, JointLabError
 from jointlab.hardware.host.reset_move import minimum_jerk_move, reset_target
-from jointlab.hardware.servo.bus_state import check_servos
-from jointlab.hardware.servo.calibration import Calibration, calibration_path, load_calibration
-from jointlab.hardware.servo.commands import ServoCommands
-from jointlab.hardware.servo.cycle import BusCycle
-from jointlab.hardware.servo.driver import ServoDriver, make_driver
-from jointlab.hardware.servo.models import bus_models
+from jointlab.hardware.servo_host.bus_state import check_servos
+from jointlab.hardware.servo_host.calibration import Calibration, calibration_path, load_calibration
+from jointlab.hardware.servo_host.commands import ServoCommands
+from jointlab.hardware.servo_host.cycle import BusCycle
+from jointlab.hardware.servo_host.driver import ServoDriver, make_driver
+from jointlab.hardware.vendors import bus_models
 from jointlab.holding import hold_action
 from jointlab.interface import ArrayState, NJointAction
 from jointlab.robots import ArrayGeometry, RobotDescription, load_robot

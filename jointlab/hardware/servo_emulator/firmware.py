@@ -10,7 +10,7 @@ to the joints through the robot file's transmissions:
 * ``position`` mode: ``clip(kp·(setpoint − q) − kd·q̇, ±limit)`` with ``kp``, ``kd`` from the
   gain registers (:mod:`jointlab.hardware.servo.gains`), the setpoint following the
   vendor's trapezoidal profile to Goal Position (Profile Velocity/Acceleration on Dynamixel,
-  Goal Speed/Acceleration on Feetech; :mod:`jointlab.hardware.servo.profile`);
+  Goal Speed/Acceleration on Feetech; :mod:`jointlab.hardware.servo_emulator.profile`);
 * ``current`` mode: Goal Current times the model's torque per ampere;
 * ``velocity`` mode (Feetech: wheel mode): the velocity trajectory ramps to Goal Velocity
   (Goal Speed) at the profile acceleration, and the e-Manual's velocity PI loop turns its
@@ -37,19 +37,19 @@ import numpy as np
 from jointlab.hardware.emulator.settle import RestWatch
 from jointlab.hardware.servo.control_table import Access, Register, ServoModel
 from jointlab.hardware.servo.gains import GainScaling
-from jointlab.hardware.servo.law_inputs import (
+from jointlab.hardware.servo_emulator.law_inputs import (
     MODE_NAMES,
     PWM_DIRECTION,
     PWM_MAGNITUDE,
     RegisterInputs,
 )
-from jointlab.hardware.servo.profile import (
+from jointlab.hardware.servo_emulator.profile import (
     ramp_velocity,
     time_based_limits,
     trapezoid_step,
     velocity_loop,
 )
-from jointlab.hardware.servo.step_mode import StepMode
+from jointlab.hardware.servo_emulator.step_mode import StepMode
 from jointlab.interface import NJointAction
 from jointlab.robots.description import RobotDescription
 

@@ -13,7 +13,7 @@ import numpy as np
 
 from jointlab.errors import ConfigurationError
 from jointlab.hardware.servo.control_table import ServoModel
-from jointlab.hardware.servo.driver import ServoDriver
+from jointlab.hardware.servo_host.driver import ServoDriver
 from jointlab.interface import ActuatorState
 from jointlab.robots.bus import BusSpec
 from jointlab.robots.transmission import TransmissionArray

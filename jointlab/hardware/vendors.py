@@ -1,59 +1,38 @@
-"""The supported servo models, and a robot file's ``bus`` section checked against them."""
+"""The servo bus protocols JointLab speaks, one :class:`Vendor` record each, found by name.
+
+:data:`VENDORS` holds :data:`~jointlab.hardware.dynamixel.vendor.DYNAMIXEL` and
+:data:`~jointlab.hardware.feetech.vendor.FEETECH`; :func:`vendor` finds one by the name a
+robot file's ``bus.protocol`` or a URL scheme gives, and :func:`bus_models` checks a robot
+file's ``bus`` section against its vendor's models. The only place that knows every vendor.
+"""
 
 from __future__ import annotations
 
-from jointlab.errors import DescriptionError
+from jointlab.errors import ConfigurationError, DescriptionError
+from jointlab.hardware.dynamixel.vendor import DYNAMIXEL
+from jointlab.hardware.feetech.vendor import FEETECH
 from jointlab.hardware.servo.control_table import ServoModel
+from jointlab.hardware.servo.vendor import Vendor
 from jointlab.robots.bus import BusSpec
 from jointlab.robots.description import RobotDescription
 
-__all__ = ["baud_code", "baud_rates", "bus_models", "known_models", "servo_model"]
+__all__ = ["VENDORS", "Vendor", "bus_models", "vendor"]
+
+#: Protocol name -> its record.
+VENDORS: dict[str, Vendor] = {v.name: v for v in (DYNAMIXEL, FEETECH)}
 
 
-def known_models(protocol: str) -> dict[str, ServoModel]:
-    """Model name -> model of the bus ``protocol`` (``"dynamixel"`` or ``"feetech"``)."""
-    if protocol == "dynamixel":
-        from jointlab.hardware.dynamixel.tables import MODELS
-    else:
-        from jointlab.hardware.feetech.tables import MODELS
-    return MODELS
-
-
-def baud_rates(protocol: str) -> dict[int, int]:
-    """Baud Rate register value -> line rate (bit/s) of the bus ``protocol``'s servos."""
-    if protocol == "dynamixel":
-        from jointlab.hardware.dynamixel.tables import BAUD_RATES
-    else:
-        from jointlab.hardware.feetech.tables import BAUD_RATES
-    return BAUD_RATES
-
-
-def baud_code(protocol: str, baud: int) -> int:
-    """The Baud Rate register value of line rate ``baud`` on a ``protocol`` servo.
+def vendor(protocol: str) -> Vendor:
+    """The record of bus ``protocol`` (``"dynamixel"`` or ``"feetech"``).
 
     Raises:
-        DescriptionError: the servos have no such rate (names the ones they have).
+        ConfigurationError: an unknown protocol (names the known ones).
     """
-    codes = {rate: code for code, rate in baud_rates(protocol).items()}
-    if int(baud) not in codes:
-        raise DescriptionError(
-            f"{protocol} servos cannot run at {baud} bit/s; they run at {sorted(codes)}"
-        )
-    return codes[int(baud)]
-
-
-def servo_model(protocol: str, name: str) -> ServoModel:
-    """The model called ``name`` on a ``protocol`` bus.
-
-    Raises:
-        DescriptionError: no such model (names the known ones).
-    """
-    models = known_models(protocol)
     try:
-        return models[name.lower()]
+        return VENDORS[protocol]
     except KeyError:
-        raise DescriptionError(
-            f"unknown {protocol} servo model {name!r}; JointLab knows {sorted(models)}"
+        raise ConfigurationError(
+            f"unknown servo bus protocol {protocol!r}; expected one of {sorted(VENDORS)}"
         ) from None
 
 
@@ -74,7 +53,7 @@ def bus_models(description: RobotDescription) -> tuple[BusSpec, list[ServoModel]
     models = []
     for servo in bus.servos:
         try:
-            model = servo_model(bus.protocol.value, servo.model)
+            model = vendor(bus.protocol.value).model(servo.model)
         except DescriptionError as exc:
             raise DescriptionError(
                 f"{where}: bus.servos.{servo.joint} (servo id {servo.id}): {exc}"

@@ -2,8 +2,9 @@
 
 :class:`BusEmulator` puts a robot's servos (its ``bus`` section) on a
 :class:`~jointlab.hardware.emulator.links.PtyLink`: each servo is a joint of a ``SimRobot``
-(:class:`~jointlab.hardware.servo_emulator.firmware.ServoArray`), answering the vendor's protocol
-(:class:`~jointlab.hardware.dynamixel.device.DynamixelDevice` or
+(:class:`~jointlab.hardware.servo_emulator.firmware.ServoArray`), answering the vendor's
+protocol (its :class:`~jointlab.hardware.servo.vendor.Vendor` record's ``device``:
+:class:`~jointlab.hardware.dynamixel.device.DynamixelDevice` or
 :class:`~jointlab.hardware.feetech.device.FeetechDevice`) at the vendor's addresses.
 
 **Wire time.** A pty moves bytes at once; a bus does not. Each instruction occupies the line
@@ -52,7 +53,7 @@ from jointlab.hardware.emulator.loop import serve_lockstep, serve_realtime
 from jointlab.hardware.emulator.settle import SETTLE_SECONDS, settle
 from jointlab.hardware.servo_emulator.bus_control import handle_control
 from jointlab.hardware.servo_emulator.firmware import ServoArray
-from jointlab.hardware.vendors import baud_rates, bus_models
+from jointlab.hardware.vendors import bus_models, vendor
 from jointlab.robots import RobotDescription, load_robot
 
 __all__ = ["BITS_PER_BYTE", "BusEmulator", "BusFaults", "BusReport", "main"]
@@ -145,6 +146,7 @@ class BusEmulator:
         bus, models = bus_models(description)
         self.description = description
         self.protocol = bus.protocol.value
+        self.vendor = vendor(self.protocol)
         rate = max(m.firmware_rate for m in models)
         self.dt = self.period = 1.0 / rate
         self.baud = int(baud or bus.baud)
@@ -164,19 +166,12 @@ class BusEmulator:
             self.servos = ServoArray(self._sim, models, list(bus.ids), offsets, modes,
                                      baud=self.baud)  # fmt: skip
             self.servos.sleep = not self.lockstep  # lockstep stays exact, tick for tick
-            if self.protocol == "dynamixel":
-                from jointlab.hardware.dynamixel.device import DynamixelDevice
-
-                self.device: Any = DynamixelDevice(self.servos)
-            else:
-                from jointlab.hardware.feetech.device import FeetechDevice
-
-                self.device = FeetechDevice(self.servos)
+            self.device: Any = self.vendor.device(self.servos)
             self.link = PtyLink()
         except BaseException:
             self._sim.close()
             raise
-        self._rates = baud_rates(self.protocol)
+        self._rates = self.vendor.baud_rates
         self._set_baud_registers(self.baud)
         self._pending: list[tuple[float, bytes]] = []
         self._line_free = 0.0
@@ -308,8 +303,8 @@ class BusEmulator:
     def asleep(self) -> bool:
         """True while the arm sleeps (see ``ServoArray.tick``) and no bus watchdog runs."""
         servos = self.servos
-        return servos.asleep and not (servos.get("bus_watchdog") > 0).any() if (
-            self.protocol == "dynamixel") else servos.asleep  # fmt: skip
+        watching = servos.has("bus_watchdog").any() and (servos.get("bus_watchdog") > 0).any()
+        return servos.asleep and not watching
 
     def skip(self, ticks: int) -> None:
         """Count ``ticks`` slept-through firmware ticks."""

@@ -30,8 +30,6 @@ Voltage, Temperature and Moving are written back into the memory before every re
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from jointlab.hardware.emulator.settle import RestWatch
@@ -43,6 +41,7 @@ from jointlab.hardware.servo_emulator.law_inputs import (
     PWM_MAGNITUDE,
     RegisterInputs,
 )
+from jointlab.hardware.servo_emulator.memory import MemoryRules, eeprom_mask
 from jointlab.hardware.servo_emulator.profile import (
     ramp_velocity,
     time_based_limits,
@@ -53,29 +52,13 @@ from jointlab.hardware.servo_emulator.step_mode import StepMode
 from jointlab.interface import NJointAction
 from jointlab.robots.description import RobotDescription
 
-__all__ = ["ServoArray", "ServoFault", "eeprom_mask"]
+__all__ = ["ServoArray"]
 
 #: Servo temperature reported by the emulated servos, °C.
 TEMPERATURE = 32.0
 
 
-def eeprom_mask(model: ServoModel) -> np.ndarray:
-    """Mask of the bytes of ``model``'s table that lie in its EEPROM area, shape ``(size,)``."""
-    mask = np.zeros(model.table.size, dtype=bool)
-    for register in model.table.registers:
-        if register.eeprom:
-            mask[register.address : register.address + register.size] = True
-    return mask
-
-
-@dataclass
-class ServoFault:
-    """A hardware error injected into one servo: its error bits, set until a reboot."""
-
-    bits: int
-
-
-class ServoArray(RegisterInputs, StepMode):
+class ServoArray(RegisterInputs, StepMode, MemoryRules):
     """The firmware of the servos of one emulated bus (see the module docstring).
 
     Args:

@@ -65,9 +65,12 @@ class MemoryRules:
         ``Lock`` (55) is 0, as Feetech's memory table describes. Dynamixel EEPROM writes always
         persist. Writing ``ID`` renames the servo once the write is done (the status of that write
         still comes from the old id). Enabling torque makes the servo hold where it is
-        (setpoint = present position). In Feetech step mode (3) a Goal Position write is a number
-        of steps to move (``ServoArray.step``). A byte written to an Indirect Data register is
-        written, with the same checks, at the address its Indirect Address holds.
+        (setpoint = present position); on Feetech it also clears the Status bits and the overload
+        protection, while a Dynamixel whose Shutdown bits are set keeps its torque off until a
+        reboot (the write is taken, Torque Enable stays 0). In Feetech step mode (3) a Goal
+        Position write is a number of steps to move (``ServoArray.step``). A byte written to an
+        Indirect Data register is written, with the same checks, at the address its Indirect
+        Address holds.
 
         Raises:
             MemoryRefused: the write is refused (see above).
@@ -111,8 +114,14 @@ class MemoryRules:
             if any(r.name == "id" for r in touched):
                 self.rename(k, int(self.memory[k, model.table["id"].address]))
         names = {r.name for r in touched}
+        if enabling and "shutdown" in model.table and self.faults[k] & self.get("shutdown")[k]:
+            # Dynamixel: "REBOOT is the only method to reset Torque Enable(64) to '1'"
+            self.memory[k, model.table["torque_enable"].address] = 0
+            enabling = False
         if enabling:
-            self.faults[k] = 0 if model.vendor == "feetech" else self.faults[k]
+            if "unloading_condition" in model.table:  # Feetech: Torque Enable clears Status
+                self.faults[k] = 0
+                self.protection.reset(k)
             self.refresh()
             present = self.get("present_position")
             mask = np.arange(self.n) == k

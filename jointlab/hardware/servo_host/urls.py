@@ -14,7 +14,9 @@
   run; 0: none, or the file of ``calibration=``), ``baud`` (the host's line rate; the emulated
   servos keep the robot file's), ``control_dt``, ``retries``, ``watchdog_ms``, ``timeout_ms``
   (added to the SDK's status timeout; an emulated bus defaults to 500 ms and 4 retries,
-  a real one to 0 ms and 2 retries).
+  a real one to 0 ms and 2 retries), and the link and power faults and the supply of
+  :mod:`.fault_urls` (``drop_status``, ``corrupt_status``, ``delay_ms``, ``unplug``,
+  ``power_cut``, ``brownout``, ``supply``, ``supply_ohm``).
 """
 
 from __future__ import annotations
@@ -28,7 +30,9 @@ from jointlab.errors import ConfigurationError
 from jointlab.hardware.host.urls import merge_options
 from jointlab.hardware.servo_emulator.emulator_process import BusEmulatorProcess
 from jointlab.hardware.servo_host.calibration import Calibration, JointCalibration
+from jointlab.hardware.servo_host.fault_urls import bus_faults, bus_supply
 from jointlab.hardware.servo_host.robot import ServoBusRobot
+from jointlab.hardware.vendors import bus_models
 from jointlab.robots import RobotDescription, load_robot
 
 if TYPE_CHECKING:
@@ -126,6 +130,9 @@ def connect_emulated_bus(url: RobotURL, description: RobotDescription,
     offset_error = url.take("offset_error", query_positive, 0.0)
     calibrated = url.take("calibrated", query_bool, True)
     calibration_file = url.take("calibration", str, None)
+    _, models = bus_models(description)
+    faults = bus_faults(url, list(description.bus.ids), seed)  # type: ignore[union-attr]
+    supply = bus_supply(url, models)
     settings = _settings(url)
     if "timeout_ms" not in url.query:  # a pty on a busy machine: be patient
         settings["timeout_ms"] = EMULATED_TIMEOUT_MS
@@ -137,7 +144,11 @@ def connect_emulated_bus(url: RobotURL, description: RobotDescription,
         rng = np.random.default_rng(seed)
         offsets = offsets + np.rint(rng.uniform(-offset_error, offset_error, description.dof))
     emulator_options = {"seed": seed, "lockstep": lockstep, "offsets": offsets}
-    for key in ("faults",):
+    if faults is not None:
+        emulator_options["faults"] = faults
+    if supply is not None:
+        emulator_options["supply"] = supply
+    for key in ("faults", "supply"):
         if key in options:
             emulator_options[key] = options.pop(key)
     if calibration_file is not None:

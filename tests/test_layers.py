@@ -26,6 +26,7 @@ LAYERS: list[tuple[str, ...]] = [
     ("joint_vectors", "bounded_yaml", "extras", "scheduling"),
     ("interface", "robots"),
     ("contract", "program_checks", "holding"),
+    ("faults",),
     ("controllers", "recording", "sim", "view"),
     tuple(f"sim.{engine}" for engine in ENGINES),
     ("connection", "program"),

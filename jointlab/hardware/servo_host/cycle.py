@@ -103,6 +103,19 @@ class BusCycle:
                 self._write_watchdog(i, self._watchdog_units)
             self._since_check = 0
 
+    def torque_off_everywhere(self) -> list[int]:
+        """Torque Enable 0 on every servo that answers (after a fault); the ids that did not.
+
+        Never raises: a lost servo must not keep the others' torque on.
+        """
+        silent = []
+        for servo_id, model in zip(self.ids, self.models, strict=True):
+            try:
+                self.driver.write(servo_id, model.table["torque_enable"], 0)
+            except LinkError:
+                silent.append(servo_id)
+        return silent
+
     def _write_watchdog(self, index: int, units: int) -> None:
         register = self.models[index].table["bus_watchdog"]
         self.driver.write(self.ids[index], register, units)

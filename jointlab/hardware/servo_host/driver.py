@@ -212,10 +212,12 @@ class ServoDriver:
         return f"servo id {servo_id}" + (f" ({joint})" if joint else "")
 
     def _fail(self, servo_id: int, what: str) -> LinkError:
-        return LinkError(
+        error = LinkError(
             f"{self._name(servo_id)} on {self.port_name!r}: {what} after {1 + self.retries} "
             f"attempts ({self.stats.errors} bus errors so far); {LATENCY_FIX}"
         )
+        error.servo_id = int(servo_id)  # type: ignore[attr-defined]
+        return error
 
     def _count(self, servo_id: int, result: int) -> str:
         sdk = self.sdk

@@ -38,9 +38,10 @@ heat, voltage), a servo silent for ``lost_cycles`` cycles, or a joint the host's
 other joints hold where they are for one bus cycle, every servo's torque goes off, the robot
 disarms, and ``step()`` raises a :class:`~jointlab.errors.DeviceFault` (``DeviceLost`` for
 the silent servo) naming the servo, its joint, each error bit and the fix
-(:mod:`.fault_report`); ``fault`` keeps it. ``arm()`` refuses a servo still reporting an
-error. Recovery is the one arming path: clear the error (``reboot(joint)`` on Dynamixel,
-arming itself on Feetech), then ``arm()`` holds the present pose.
+(:mod:`.fault_stop`, :mod:`.fault_report`); ``fault`` keeps it. ``arm()`` refuses a
+Dynamixel still reporting an error. Recovery is the one arming path: clear the error
+(``reboot(joint)`` on Dynamixel, arming itself on Feetech), then ``arm()`` holds the
+present pose.
 """
 
 from __future__ import annotations
@@ -67,7 +68,8 @@ from jointlab.hardware.servo_host.calibration import Calibration, calibration_pa
 from jointlab.hardware.servo_host.commands import ServoCommands
 from jointlab.hardware.servo_host.cycle import BusCycle
 from jointlab.hardware.servo_host.driver import ServoDriver, make_driver
-from jointlab.hardware.servo_host.fault_report import hardware_fault, lost_servo, stalled
+from jointlab.hardware.servo_host.fault_report import hardware_fault, lost_servo
+from jointlab.hardware.servo_host.fault_stop import FaultStop
 from jointlab.hardware.servo_host.stall import StallGuard, StallLimits, stall_limits
 from jointlab.hardware.vendors import bus_models, vendor
 from jointlab.holding import hold_action
@@ -77,7 +79,7 @@ from jointlab.robots import ArrayGeometry, RobotDescription, load_robot
 __all__ = ["ServoBusRobot"]
 
 
-class ServoBusRobot(Robot):
+class ServoBusRobot(FaultStop, Robot):
     """A servo arm on a Dynamixel or Feetech bus (see the module docstring).
 
     Args:
@@ -223,60 +225,6 @@ class ServoBusRobot(Robot):
         self._state = state
         if self._armed:
             self._check_faults(state)
-
-    # ================================================================ faults
-    def _joint_of(self, servo_id: int | None) -> str | None:
-        if servo_id not in self._ids:
-            return None
-        return self._description.joint_names[self._ids.index(servo_id)]
-
-    def _error_bits(self, index: int, status: int) -> int:
-        """Servo ``index``'s hardware-error bits.
-
-        Read from its Hardware Error Status where the status byte only says there is one
-        (Dynamixel's Alert bit).
-        """
-        table = self._models[index].table
-        if "shutdown" not in table:
-            return int(status)
-        try:
-            return self._driver.read(self._ids[index], table["hardware_error_status"])
-        except LinkError:
-            return int(status)
-
-    def _check_faults(self, state: ArrayState) -> None:
-        """Stop on a servo's hardware error or a stalled joint (see the module docstring)."""
-        errors = state.extras["hardware_error"]
-        if errors.any():
-            k = int(np.flatnonzero(errors)[0])
-            bits = self._error_bits(k, int(errors[k]))
-            joint = self._description.joint_names[k]
-            self._stop(hardware_fault(self._vendor, self._ids[k], joint, self._models[k], bits))
-        goal = self._action.position
-        stalled_now = self._guard.update(state.current, goal, state.position)
-        if stalled_now.any():
-            k = int(np.flatnonzero(stalled_now)[0])
-            error = abs(float(goal[k] - state.position[k]))
-            self._stop(stalled(self._ids[k], self._description.joint_names[k],
-                               float(self._guard.stalled_for[k]), float(state.current[k]),
-                               float(np.degrees(error))))  # fmt: skip
-
-    def _stop(self, error: DeviceFault, cause: BaseException | None = None) -> None:
-        """Hold the other joints one bus cycle, every torque off, disarm; raise ``error``."""
-        self.fault = error
-        try:
-            hold = self._commands.fold_torque(
-                hold_action(self._description, self._state.position)
-            )
-            self._goals = self._commands.plan(hold)
-            self._cycle_io.write_goals(self._goals, self._state)
-            self._cycle_io.wait()
-        except JointLabError:
-            pass  # a dead link: straight to torque off
-        self._cycle_io.torque_off_everywhere()
-        self._armed = False
-        self._hold_zero()
-        raise error from cause
 
     # ================================================================ Robot hooks
     def _where(self) -> str:

@@ -345,8 +345,9 @@ class ServoArray(RegisterInputs, StepMode, MemoryRules):
             duty = np.minimum(raw & PWM_MAGNITUDE, 1000) * 1e-3
             duty = np.where(raw & PWM_DIRECTION, -duty, duty)
             tau = np.where(pwm, duty * self.stall, tau)
-        limit = np.minimum(limit, self.protection.output_cap(self.stall,
-                                                              inputs["protective_torque"]))
+        if self.protection.protecting.any():  # Feetech after an overload: Protective Torque
+            limit = np.minimum(limit, self.protection.output_cap(self.stall,
+                                                                  inputs["protective_torque"]))
         demand = tau
         tau = np.clip(tau, -limit, limit)
         self.duty = np.where(enabled, tau / self.stall, 0.0)

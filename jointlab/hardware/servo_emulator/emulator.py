@@ -245,8 +245,10 @@ class BusEmulator:
             for k in range(servos.n):
                 servos.power_up(k)
         brownout = self.faults.brownout
-        servos.protection.override = (float(brownout[2]) if self._in_force("brownout")
-                                      else None)  # fmt: skip
+        override = float(brownout[2]) if self._in_force("brownout") else None
+        if override != servos.protection.override:
+            servos.protection.override = override
+            servos.changed()  # a resting arm wakes: its rules see the new supply
 
     def inject(self, servo_id: int, bits: int) -> None:
         """Set hardware error ``bits`` on servo ``servo_id`` (it turns its torque off)."""
@@ -338,7 +340,13 @@ class BusEmulator:
         """True while the arm sleeps (see ``ServoArray.tick``) and no bus watchdog runs."""
         servos = self.servos
         watching = servos.has("bus_watchdog").any() and (servos.get("bus_watchdog") > 0).any()
-        return servos.asleep and not watching
+        return servos.asleep and not watching and not self._power_pending()
+
+    def _power_pending(self) -> bool:
+        """True until every power fault's window is over (their edges must be ticked)."""
+        now = self.servos.tick_count * self.dt - self._fault_t0
+        return any(w is not None and now < w.at + w.seconds
+                   for name, w in self._windows.items() if name != "unplugged")  # fmt: skip
 
     def skip(self, ticks: int) -> None:
         """Count ``ticks`` slept-through firmware ticks."""

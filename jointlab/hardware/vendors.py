@@ -40,8 +40,9 @@ def bus_models(description: RobotDescription) -> tuple[BusSpec, list[ServoModel]
     """The ``bus`` section of ``description`` and each joint's servo model, checked.
 
     Raises:
-        DescriptionError: the robot has no ``bus`` section, a model is unknown, or a servo's
-            mode is one its model does not have (names the file, the joint and the servo id).
+        DescriptionError: the robot has no ``bus`` section, a model is unknown, a servo's
+            mode is one its model does not have, or a backlash is not smaller than its
+            joint's range (names the file, the joint and the servo id).
     """
     bus = description.bus
     where = description.source or description.name
@@ -63,6 +64,14 @@ def bus_models(description: RobotDescription) -> tuple[BusSpec, list[ServoModel]
                 f"{where}: bus.servos.{servo.joint} (servo id {servo.id}): mode "
                 f"{servo.mode.value!r} is not available on the {model.name} (it has "
                 f"{sorted(model.modes)}); use mode: position"
+            )
+        j = description.joint_names.index(servo.joint)
+        span = float(description.upper[j] - description.lower[j])
+        if servo.backlash >= span:
+            raise DescriptionError(
+                f"{where}: bus.servos.{servo.joint}.backlash = {servo.backlash} rad is not "
+                f"smaller than the joint's range {span:.4g} rad; a gear's dead band is a few "
+                "degrees at most (about 0.017 rad on an STS3215)"
             )
         models.append(model)
     return bus, models

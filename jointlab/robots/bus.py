@@ -28,7 +28,7 @@ from jointlab.robots.transmission import Transmission
 __all__ = ["BusProtocol", "BusSpec", "ServoMode", "ServoSpec", "parse_bus", "parse_transmission"]
 
 BUS_KEYS = {"protocol", "baud", "rate", "servos"}
-SERVO_KEYS = {"id", "model", "mode"}
+SERVO_KEYS = {"id", "model", "mode", "backlash"}
 TRANSMISSION_KEYS = {"reduction", "offset", "direction", "ticks_per_rev"}
 #: The highest servo id both vendors allow (253 and 254 are reserved / broadcast).
 MAX_SERVO_ID = 252
@@ -50,12 +50,18 @@ class ServoMode(str, enum.Enum):
 
 @dataclass(frozen=True)
 class ServoSpec:
-    """One servo on the bus: the joint it drives, its id, model and mode."""
+    """One servo on the bus: the joint it drives, its id, model and mode.
+
+    ``backlash``: the dead band of its gears, rad at the joint (0: none). The servo's encoder
+    is on the motor side, so the joint may sit up to half of it either way of what the servo
+    reads (an emulated servo models it; off unless the robot file gives it).
+    """
 
     joint: str
     id: int
     model: str
     mode: ServoMode = ServoMode.POSITION
+    backlash: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -150,7 +156,13 @@ def parse_bus(where: Any, raw: Any, joint_names: tuple[str, ...]) -> BusSpec:
         except ValueError as exc:
             raise _fail(where, f"unknown mode {entry.get('mode')!r}; expected one of "
                         f"{[m.value for m in ServoMode]}", f"{field}.mode") from exc  # fmt: skip
-        servos.append(ServoSpec(joint=name, id=servo_id, model=model.lower(), mode=mode))
+        backlash = entry.get("backlash", 0.0)
+        if (isinstance(backlash, bool) or not isinstance(backlash, (int, float))
+                or not math.isfinite(backlash) or backlash < 0):  # fmt: skip
+            raise _fail(where, f"must be a dead band >= 0 in rad, got {backlash!r}",
+                        f"{field}.backlash")  # fmt: skip
+        servos.append(ServoSpec(joint=name, id=servo_id, model=model.lower(), mode=mode,
+                                backlash=float(backlash)))  # fmt: skip
     return BusSpec(protocol=protocol, baud=baud, rate=float(rate), servos=tuple(servos))
 
 
@@ -189,7 +201,9 @@ def bus_to_dict(bus: BusSpec) -> dict[str, Any]:
         "baud": bus.baud,
         "rate": bus.rate,
         "servos": {
-            s.joint: {"id": s.id, "model": s.model, "mode": s.mode.value} for s in bus.servos
+            s.joint: {"id": s.id, "model": s.model, "mode": s.mode.value,
+                      **({"backlash": s.backlash} if s.backlash else {})}
+            for s in bus.servos
         },
     }
 

@@ -60,6 +60,10 @@ from jointlab.robots.description import RobotDescription
 
 __all__ = ["ServoArray"]
 
+#: Torque (fraction of the stall torque) above which the gear's backlash closes on the side
+#: it pushes (below it the motor side stays where it is: hysteresis against chatter).
+LASH_FLIP = 0.05
+
 class ServoArray(RegisterInputs, StepMode, MemoryRules):
     """The firmware of the servos of one emulated bus (see the module docstring).
 
@@ -104,6 +108,12 @@ class ServoArray(RegisterInputs, StepMode, MemoryRules):
         self.torque_per_amp = np.array([m.torque_per_amp for m in models])
         self.scaling = GainScaling.for_models(models)
         self.faults = np.zeros(self.n, dtype=np.int64)
+        #: Backlash: half of each servo's dead band (rad at the joint), and where the motor
+        #: side sits in it now (it leads the joint in the direction of its torque).
+        bus = description.bus
+        self._half_lash = (np.array([s.backlash / 2 for s in bus.servos]) if bus is not None
+                           else np.zeros(self.n))  # fmt: skip
+        self._lash = np.zeros(self.n)
         #: Heat, supply voltage and the protection rules' timers (see :mod:`.protection`).
         self.protection = Protection(models, self.dt * PERIOD, supply)
         self.tick_count = 0
@@ -237,7 +247,7 @@ class ServoArray(RegisterInputs, StepMode, MemoryRules):
         t = self.transmissions
         inputs = self._decoded()
         direction = inputs["direction"]
-        ticks = np.rint(self._reported(t.to_motor(state.position), inputs))
+        ticks = np.rint(self._reported(t.to_motor(state.position + self._lash), inputs))
         speed = direction * t.velocity_to_motor(state.velocity)  # ticks/s
         horn_torque = direction * t.torque_to_motor(state.torque)
         self.set("present_position", ticks)
@@ -274,7 +284,7 @@ class ServoArray(RegisterInputs, StepMode, MemoryRules):
         t = self.transmissions
         inputs = self._decoded()
         direction = inputs["direction"]
-        ticks = t.to_motor(state.position)
+        ticks = t.to_motor(state.position + self._lash)  # the encoder: the motor side
         q = self._reported(ticks, inputs)  # ticks, as Present Position
         step = inputs["step_mode"]
         if step.any():  # step mode: the target may leave the turn; the loop counts turns
@@ -351,6 +361,10 @@ class ServoArray(RegisterInputs, StepMode, MemoryRules):
         demand = tau
         tau = np.clip(tau, -limit, limit)
         self.duty = np.where(enabled, tau / self.stall, 0.0)
+        if self._half_lash.any():  # the motor side leads the joint in its torque's direction
+            joint_torque = self.transmissions.torque_to_joint(direction * tau)
+            pushing = np.abs(joint_torque) > LASH_FLIP * self.stall
+            self._lash = np.where(pushing, np.sign(joint_torque) * self._half_lash, self._lash)
         if self.tick_count % PERIOD == 0:  # the rules sample every PERIOD ticks
             at_max = enabled & (np.abs(tau) >= SATURATED * inputs["limit"]) & (demand != 0)
             self._protect(tau, at_max, inputs)

@@ -112,8 +112,7 @@ def test_a_dynamixel_error_needs_a_reboot_before_arming_again() -> None:
 
 
 def test_a_silent_servo_is_a_lost_servo_after_its_cycles() -> None:
-    url = "emulated://koch?lockstep=1&retries=0&timeout_ms=20"
-    with jointlab.connect(url) as robot:
+    with jointlab.connect("emulated://koch?lockstep=1") as robot:
         robot.arm()
         robot.step()
         robot.emulator.set_faults(drop_status={3: 1.0})

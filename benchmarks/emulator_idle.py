@@ -15,7 +15,7 @@ import os
 import time
 
 from jointlab.hardware.emulator.process import EmulatorProcess
-from jointlab.hardware.servo.emulator_process import BusEmulatorProcess
+from jointlab.hardware.servo_emulator.emulator_process import BusEmulatorProcess
 
 
 def cpu_seconds(pid: int) -> float:

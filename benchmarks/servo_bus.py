@@ -30,7 +30,7 @@ import statistics
 import time
 
 import jointlab
-from jointlab.hardware.servo.emulator import BITS_PER_BYTE
+from jointlab.hardware.servo_emulator.emulator import BITS_PER_BYTE
 
 BAUD = 1_000_000
 

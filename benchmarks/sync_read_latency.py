@@ -36,8 +36,8 @@ import tty
 from _report import header, load, row, spread, write_summary
 
 from jointlab.hardware.emulator.process import realtime_priority
-from jointlab.hardware.servo.emulator import BITS_PER_BYTE
-from jointlab.hardware.servo.emulator_process import BusEmulatorProcess
+from jointlab.hardware.servo_emulator.emulator import BITS_PER_BYTE
+from jointlab.hardware.servo_emulator.emulator_process import BusEmulatorProcess
 
 BAUD = 1_000_000
 IDS = range(1, 7)

@@ -16,7 +16,7 @@ A URL is ``SCHEME://TARGET?key=value&...``. Each scheme has a factory in a small
   ``?device=firmware`` runs the reference firmware in ``qemu-system-arm`` instead
   (docs/firmware.md);
 * ``dynamixel:///dev/ttyUSB0?robot=koch``, ``feetech:///dev/ttyACM0?robot=so101``: a servo
-  arm through the vendor's SDK (:mod:`jointlab.hardware.servo.urls`).
+  arm through the vendor's SDK (:mod:`jointlab.hardware.servo_host.urls`).
 
 The serial schemes live in :mod:`jointlab.hardware.host.urls` (see there for every query key).
 Further schemes are added with :func:`register_scheme`, or as a ``"module:function"`` entry
@@ -57,8 +57,8 @@ _SCHEMES: dict[str, Factory | str] = {
     "sim": "jointlab.connection:_connect_sim",
     "serial": "jointlab.hardware.host.urls:connect_serial",
     "emulated": "jointlab.hardware.host.urls:connect_emulated",
-    "dynamixel": "jointlab.hardware.servo.urls:connect_bus",
-    "feetech": "jointlab.hardware.servo.urls:connect_bus",
+    "dynamixel": "jointlab.hardware.servo_host.urls:connect_bus",
+    "feetech": "jointlab.hardware.servo_host.urls:connect_bus",
 }
 
 

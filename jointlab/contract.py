@@ -25,6 +25,7 @@ from jointlab.errors import (
     ConfigurationError,
     ConfigurationRefused,
     DescriptionError,
+    DeviceFault,
     RobotClosed,
     quote,
 )
@@ -94,6 +95,9 @@ class RobotListener(Protocol):
 
     def on_refusal(self, robot: Robot, verb: str, reason: str) -> None:
         """When a verb is refused (``reason`` from :data:`REFUSAL_ORDER`, not ``closed``)."""
+
+    # Optional: ``on_fault(robot, error)``, when ``step()`` raises a ``DeviceFault`` (a
+    # device stopped itself); the live view marks it on its timeline.
 
 
 class Robot(abc.ABC):
@@ -383,7 +387,14 @@ class Robot(abc.ABC):
         """Advance one control period (see the module docstring for time semantics)."""
         if self._closed:
             raise self._refusal("step", "closed")
-        self._step()
+        try:
+            self._step()
+        except DeviceFault as exc:
+            for listener in self._listeners:
+                on_fault = getattr(listener, "on_fault", None)
+                if on_fault is not None:
+                    on_fault(self, exc)
+            raise
         self._stepped()
 
     def _stepped(self) -> None:

@@ -63,6 +63,32 @@ class ConfigurationRefused(CommandRefused, ConfigurationError):
     """
 
 
+class DeviceFault(JointLabError):
+    """A device stopped itself: a servo's protection cut its torque, a host guard tripped.
+
+    When a robot raises it, it has already held its other joints and disarmed; the message
+    names the device, the joint, what it reported and the fix.
+
+    Attributes:
+        joint: The joint whose device faulted (None: the whole robot).
+        device: The device, e.g. ``"servo id 6"``.
+        reasons: What it reported (``("overload error",)``, ``("stall",)``).
+        bits: The device's raw error bits (0 where it has none).
+    """
+
+    def __init__(self, message: str, *, joint: str | None = None, device: str = "",
+                 reasons: tuple[str, ...] = (), bits: int = 0) -> None:  # fmt: skip
+        super().__init__(message)
+        self.joint = joint
+        self.device = device
+        self.reasons = tuple(reasons)
+        self.bits = int(bits)
+
+
+class DeviceLost(DeviceFault, LinkError):
+    """A device stopped answering for longer than the robot allows (a lost servo)."""
+
+
 class RobotClosed(CommandRefused):
     """The robot was closed: every call but ``close()`` is refused (``reason`` ``"closed"``)."""
 

@@ -96,9 +96,9 @@ def _runtime_dependencies() -> set[str]:
 
 def test_the_servo_vendor_sdks_are_runtime_dependencies() -> None:
     """The SO-101 and the Koch work in the install `make demo` makes (runtime deps only)."""
-    from jointlab.hardware.servo.driver import SDKS
+    from jointlab.hardware.vendors import VENDORS
 
-    assert {package for _, package in SDKS.values()} <= _runtime_dependencies()
+    assert {vendor.sdk_package for vendor in VENDORS.values()} <= _runtime_dependencies()
 
 
 #: Runs the CLI with both servo vendor SDKs unimportable (a partial install).

@@ -113,7 +113,7 @@ def _table(rows: Any) -> Any:
 def _range_of_motion(robot: Any) -> Any:
     from rich.live import Live
 
-    from jointlab.hardware.servo.range_of_motion import calibrate_range_of_motion
+    from jointlab.hardware.servo_host.range_of_motion import calibrate_range_of_motion
 
     console.print("range-of-motion calibration: the servos are limp", highlight=False)
     last = [0.0]
@@ -140,8 +140,8 @@ def _print(result: Any) -> None:
 
 def _import(args: argparse.Namespace, description: Any, target: Path) -> int:
     import jointlab
-    from jointlab.hardware.servo.lerobot_calibration import import_lerobot
-    from jointlab.hardware.servo.range_of_motion import write_limits
+    from jointlab.hardware.servo_host.lerobot_calibration import import_lerobot
+    from jointlab.hardware.servo_host.range_of_motion import write_limits
 
     result = import_lerobot(args.import_lerobot, description)  # validated before any write
     if args.url:
@@ -161,8 +161,8 @@ def _export(args: argparse.Namespace, description: Any, source: Path) -> int:
     import dataclasses
 
     import jointlab
-    from jointlab.hardware.servo.calibration import Calibration
-    from jointlab.hardware.servo.lerobot_calibration import export_lerobot
+    from jointlab.hardware.servo_host.calibration import Calibration
+    from jointlab.hardware.servo_host.lerobot_calibration import export_lerobot
 
     calibration = Calibration.load(source)
     calibration.check(description)
@@ -182,8 +182,12 @@ def run(args: argparse.Namespace) -> int:
     """Connect without a calibration, calibrate, write the file (or convert LeRobot's)."""
     import jointlab
     from jointlab.errors import ConfigurationError
-    from jointlab.hardware.servo.calibration import calibration_path
-    from jointlab.hardware.servo.homing import calibrate_automatic, calibrate_manual, safe_fraction
+    from jointlab.hardware.servo_host.calibration import calibration_path
+    from jointlab.hardware.servo_host.homing import (
+        calibrate_automatic,
+        calibrate_manual,
+        safe_fraction,
+    )
     from jointlab.robots import load_robot
 
     description = load_robot(args.robot)

@@ -62,7 +62,7 @@ def _servo_table(robot: object, pings: int) -> tuple[Table, list[tuple[str, str]
     """The per-servo table and the bus rows of a ServoBusRobot."""
     import numpy as np
 
-    from jointlab.hardware.servo.survey import survey
+    from jointlab.hardware.servo_host.survey import survey
 
     found = survey(robot, pings)
     table = Table(title=f"servos on the {found.protocol} bus at {found.baud} bit/s")

@@ -199,9 +199,10 @@ def check_backend(parsed: Any) -> None:
         MissingDependencyError: the vendor SDK is not installed (names the package).
         DescriptionError: ``emulated://`` of an unknown robot name or an invalid file.
     """
-    from jointlab.hardware.servo.driver import SDKS, check_sdk
+    from jointlab.hardware.servo_host.driver import check_sdk
+    from jointlab.hardware.vendors import VENDORS
 
-    protocol = parsed.scheme if parsed.scheme in SDKS else None
+    protocol = parsed.scheme if parsed.scheme in VENDORS else None
     if (
         parsed.scheme == "emulated"
         and parsed.target

@@ -81,7 +81,7 @@ def run(args: argparse.Namespace) -> int:
 def _servo_bus(args: argparse.Namespace, description: object, bus: str) -> int:
     """The robot's emulated servo bus; it prints ``port: PATH`` first."""
     from jointlab.errors import ConfigurationError
-    from jointlab.hardware.servo.emulator import main as bus_main
+    from jointlab.hardware.servo_emulator.emulator import main as bus_main
 
     have = description.bus  # type: ignore[attr-defined]
     if have is None or have.protocol.value != bus:

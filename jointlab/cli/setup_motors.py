@@ -34,7 +34,7 @@ def run(args: argparse.Namespace) -> int:
     """Ask for each servo in turn, find it, write its id and baud, verify."""
     from jointlab.connection import parse_url
     from jointlab.errors import ConfigurationError
-    from jointlab.hardware.servo.setup import setup_servo
+    from jointlab.hardware.servo_host.setup import setup_servo
     from jointlab.robots import load_robot
 
     description = load_robot(args.robot)

@@ -68,6 +68,7 @@ def _teleoperate(args: argparse.Namespace) -> int:
         "interrupted": "stopped by Ctrl-C",
         "until": "done",
         "link": f"link lost: {summary.error}",
+        "fault": f"fault: {summary.error}",
     }[summary.stopped_by]
     console.print(
         f"{how}: {summary.periods} periods ({summary.periods * period:.2f} s), largest "
@@ -75,4 +76,4 @@ def _teleoperate(args: argparse.Namespace) -> int:
         f"in {summary.limited_periods} periods; the follower held, then disarmed",
         highlight=False,
     )
-    return 1 if summary.stopped_by == "link" else 0
+    return 1 if summary.stopped_by in ("link", "fault") else 0

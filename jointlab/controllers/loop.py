@@ -27,6 +27,7 @@ import numpy as np
 
 from jointlab.contract import Robot
 from jointlab.errors import ConfigurationError
+from jointlab.faults import FAULTS, stop_after_fault
 from jointlab.interface import ArrayState, NJointAction
 
 __all__ = ["RunSummary", "drive_until_done", "run", "tick"]
@@ -162,8 +163,14 @@ def run(
     Returns:
         A :class:`RunSummary`.
 
+    When the robot faults (:data:`jointlab.faults.FAULTS`: a device's protection, a lost
+    link) the run follows :func:`jointlab.faults.stop_after_fault` (a ``fault`` event in the
+    recorder, the joints held one period, the robot disarmed) and raises the error.
+
     Raises:
         ConfigurationError: no stopping condition, or a non-positive ``rate``/``duration``.
+        DeviceFault: a device stopped itself (the robot is disarmed, the fault logged).
+        LinkError: the robot stopped answering (likewise).
     """
     idle_mode = duration is None and until is None
     if idle_mode and not hasattr(controller, "idle"):
@@ -244,6 +251,9 @@ def run(
                         time.sleep(deadline - now - _SPIN)
                     while perf() < deadline:
                         pass
+    except FAULTS as exc:  # the robot faulted: log it, hold, disarm, stop with the error
+        stop_after_fault(robot, exc, recorder, state.time)
+        raise
     finally:
         if unsubscribe is not None:
             unsubscribe()

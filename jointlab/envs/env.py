@@ -26,6 +26,7 @@ import numpy as np
 from jointlab.contract import Robot
 from jointlab.errors import CommandRefused, ConfigurationError, JointLabError, quote
 from jointlab.extras import check_installed, installed
+from jointlab.faults import FAULTS, stop_after_fault
 from jointlab.interface import ArrayState
 from jointlab.robots.description import RobotDescription
 from jointlab.robots.yaml_io import load_robot
@@ -310,8 +311,12 @@ class JointLabEnv(gymnasium.Env):
         if self._task_before_step:
             self.task.before_step(self.np_random)
         robot = self.robot
-        robot.apply(njoint)
-        robot.step()
+        try:
+            robot.apply(njoint)
+            robot.step()
+        except FAULTS as exc:  # the robot faulted: hold, disarm, stop with the error
+            stop_after_fault(robot, exc)
+            raise
         state = self.state = robot.read()
         if self._observe_previous_action:
             self._previous_action = np.clip(np.asarray(action, dtype=np.float32), -1.0, 1.0)

@@ -151,9 +151,15 @@ class RobotBridge:
             target = np.clip(target, present - cap, present + cap)
         lower, upper = np.degrees(self.description.lower), np.degrees(self.description.upper)
         target = np.clip(target, lower, upper)
-        self.robot.apply(NJointAction.Position(np.radians(target)))
-        for _ in range(self._steps):
-            self.robot.step()
+        from jointlab.faults import FAULTS, stop_after_fault
+
+        try:
+            self.robot.apply(NJointAction.Position(np.radians(target)))
+            for _ in range(self._steps):
+                self.robot.step()
+        except FAULTS as exc:  # the one rule: hold, disarm, stop with the error
+            stop_after_fault(self.robot, exc)
+            raise
         return dict(zip(keys, target.tolist(), strict=True))
 
     def disconnect(self) -> None:

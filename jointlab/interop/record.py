@@ -119,10 +119,11 @@ def record_teleop(
         on_frame: Called with ``(episode, frame, sample)`` after each frame.
 
     Returns:
-        Episodes saved. Ctrl-C or a lost link ends the recording: the episode in progress is
-        dropped, the saved ones are kept, and the follower holds, then disarms.
+        Episodes saved. Ctrl-C, a lost link or a faulting servo ends the recording: the
+        episode in progress is dropped, the saved ones are kept, and the follower holds,
+        then disarms; a fault or a lost link is then raised (the command exits non-zero).
     """
-    from jointlab.errors import LinkError
+    from jointlab.faults import FAULTS
 
     recorder = DatasetRecorder(writer, task, cameras, every)
     saved = 0
@@ -141,7 +142,10 @@ def record_teleop(
             writer.save_episode()
             saved += 1
             teleop.stop()
-    except (KeyboardInterrupt, LinkError):
+    except FAULTS:  # a servo faulted or the link died: keep what was saved, stop with it
+        writer.discard_episode()
+        raise
+    except KeyboardInterrupt:
         writer.discard_episode()
         if saved == 0:
             raise
@@ -164,6 +168,7 @@ def record_program(
     Returns:
         Episodes saved.
     """
+    from jointlab.faults import FAULTS
     from jointlab.program import load_program, run_program
 
     steps = load_program(program)
@@ -172,6 +177,10 @@ def record_program(
             robot.arm()
         robot.reset()
         recorder = DatasetRecorder(writer, task, cameras, every)
-        run_program(robot, steps, recorder=recorder)
+        try:
+            run_program(robot, steps, recorder=recorder)
+        except FAULTS:  # run() already held and disarmed the robot
+            writer.discard_episode()
+            raise
         writer.save_episode()
     return episodes

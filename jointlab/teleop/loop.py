@@ -19,7 +19,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from jointlab.contract import Robot
-from jointlab.errors import ConfigurationError, JointLabError, LinkError
+from jointlab.errors import ConfigurationError, DeviceFault, JointLabError, LinkError
 from jointlab.interface import ArrayState, NJointAction
 from jointlab.teleop.mapping import JointMap
 from jointlab.teleop.teleoperator import Teleoperator
@@ -50,8 +50,9 @@ class TeleopSummary:
 
     Attributes:
         periods: Follower periods run.
-        stopped_by: ``"periods"``, ``"until"``, ``"interrupted"`` (Ctrl-C) or ``"link"``.
-        error: The link error's message when ``stopped_by == "link"``.
+        stopped_by: ``"periods"``, ``"until"``, ``"interrupted"`` (Ctrl-C), ``"link"`` or
+            ``"fault"`` (a servo stopped itself: its ``DeviceFault``).
+        error: The link error's or the fault's message.
         max_tracking_error: Largest |target - position| over the run, rad (0 before a period).
         limited_periods: Periods in which ``max_step`` cut at least one joint.
     """
@@ -162,8 +163,10 @@ class Teleop:
                     break
         except KeyboardInterrupt:
             stopped_by = "interrupted"
-        except LinkError as exc:
+        except LinkError as exc:  # a lost link, a silent servo (DeviceLost)
             stopped_by, error = "link", str(exc)
+        except DeviceFault as exc:  # a servo stopped itself (jointlab.faults' rule)
+            stopped_by, error = "fault", str(exc)
         finally:
             self.stop()
         return TeleopSummary(ran, stopped_by, error, worst, limited)

@@ -60,7 +60,7 @@ class Teleoperator(abc.ABC):
 class LeaderArm(Teleoperator):
     """A robot used as a leader: torque off, its joint positions read once per bus cycle.
 
-    On a servo bus (:class:`~jointlab.hardware.servo.robot.ServoBusRobot`) each :meth:`read`
+    On a servo bus (:class:`~jointlab.hardware.servo_host.robot.ServoBusRobot`) each :meth:`read`
     is one bus cycle that writes nothing (``idle_cycle``: one Sync Read, paced at the bus
     rate); on another backend it is one ``step()`` of the disarmed robot.
 

@@ -24,10 +24,10 @@ _ROWS = ("position", "velocity", "torque", "current", "desired_position", "desir
 
 @dataclass(frozen=True)
 class FeedEvent:
-    """A refusal or a limit event, at robot time ``time`` in s."""
+    """A refusal, a limit event or a device fault, at robot time ``time`` in s."""
 
     time: float
-    #: ``"refused"`` or ``"limit"``.
+    #: ``"refused"``, ``"limit"`` or ``"fault"``.
     kind: str
     #: What happened, e.g. ``"apply refused: disarmed"`` or ``"joint 2 at its soft upper limit"``.
     text: str
@@ -107,6 +107,12 @@ class ViewFeed:
     def on_refusal(self, robot: Any, verb: str, reason: str) -> None:
         """:class:`~jointlab.contract.RobotListener` hook: keep the refusal as an event."""
         self.event(float(robot.time), "refused", f"{verb} refused: {reason}")
+
+    def on_fault(self, robot: Any, error: Exception) -> None:
+        """:class:`~jointlab.contract.RobotListener` hook: a device fault on the timeline."""
+        reasons = ", ".join(getattr(error, "reasons", ())) or type(error).__name__
+        joint = getattr(error, "joint", None)
+        self.event(float(robot.time), "fault", f"fault: {joint or 'robot'}: {reasons}")
 
     def push(self, state: Any, desired_position: np.ndarray, desired_velocity: np.ndarray,
              feedforward: np.ndarray) -> None:  # fmt: skip

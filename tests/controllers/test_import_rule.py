@@ -9,8 +9,10 @@ import jointlab.controllers
 
 PACKAGE = Path(jointlab.controllers.__file__).parent
 FORBIDDEN = ("jointlab.sim", "jointlab.hardware", "pybullet")
+#: ``jointlab.faults`` is the backend-neutral rule every loop follows when a robot faults.
 ALLOWED_JOINTLAB = ("jointlab.controllers", "jointlab.robots", "jointlab.interface",
-                    "jointlab.contract", "jointlab.joint_vectors", "jointlab.errors")
+                    "jointlab.contract", "jointlab.joint_vectors", "jointlab.errors",
+                    "jointlab.faults")
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:

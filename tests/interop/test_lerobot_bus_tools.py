@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from jointlab.hardware.servo.emulator_process import BusEmulatorProcess
+from jointlab.hardware.servo_emulator.emulator_process import BusEmulatorProcess
 
 pytestmark = pytest.mark.slow
 

@@ -22,16 +22,16 @@ from hypothesis import strategies as st
 import jointlab
 from jointlab.cli import main
 from jointlab.errors import DescriptionError
-from jointlab.hardware.servo.calibration import Calibration
-from jointlab.hardware.servo.emulator_process import BusEmulatorProcess
-from jointlab.hardware.servo.lerobot_calibration import (
+from jointlab.hardware.servo_emulator.emulator_process import BusEmulatorProcess
+from jointlab.hardware.servo_host.calibration import Calibration
+from jointlab.hardware.servo_host.lerobot_calibration import (
     export_lerobot,
     from_lerobot,
     import_lerobot,
     to_lerobot,
 )
-from jointlab.hardware.servo.range_of_motion import calibrate_range_of_motion, sweep_poses
-from jointlab.hardware.servo.robot import ServoBusRobot
+from jointlab.hardware.servo_host.range_of_motion import calibrate_range_of_motion, sweep_poses
+from jointlab.hardware.servo_host.robot import ServoBusRobot
 
 SO101 = jointlab.load_robot("so101")
 OFFSETS = np.array(SO101.transmissions.offset) + np.array([120, -90, 60, -140, 30, 100])

@@ -19,10 +19,10 @@ import numpy as np
 import pytest
 
 from jointlab import load_robot
-from jointlab.hardware.servo.droop import holding_droop
-from jointlab.hardware.servo.emulator_process import BusEmulatorProcess
-from jointlab.hardware.servo.models import bus_models
-from jointlab.hardware.servo.range_of_motion import middle_pose, sweep_poses
+from jointlab.hardware.servo_emulator.emulator_process import BusEmulatorProcess
+from jointlab.hardware.servo_host.droop import holding_droop
+from jointlab.hardware.servo_host.range_of_motion import middle_pose, sweep_poses
+from jointlab.hardware.vendors import bus_models
 
 pytestmark = pytest.mark.slow
 
@@ -130,7 +130,7 @@ def _check(targets: list[Target], name: str, p_registers: dict[str, int]) -> lis
 
     LeRobot runs the followers' loops with proportional gain only (SO-101: P = 16, I = 0;
     Koch: the defaults, I = 0), so a joint that holds the arm up settles where its P term
-    balances gravity: ``g(q) / k`` (:func:`~jointlab.hardware.servo.droop.holding_droop`,
+    balances gravity: ``g(q) / k`` (:func:`~jointlab.hardware.servo_host.droop.holding_droop`,
     from the vendors' documented P scaling), within its static-friction band. Where that
     exceeds 1 degree, the emulated arm must show the droop a real arm with these gains has,
     not less. Returns one line per target (the figures), for the failure message.

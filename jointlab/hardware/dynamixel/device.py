@@ -1,4 +1,4 @@
-"""The emulated Dynamixel servos' instruction handling (Protocol 2.0), on a :class:`ServoArray`.
+"""The emulated Dynamixel servos' instruction handling (Protocol 2.0), on a ``ServoArray``.
 
 Ping, Read, Write, Reg Write / Action, Sync Read, Fast Sync Read (one combined status packet),
 Sync Write, Bulk Read, Bulk Write, Reboot and Factory Reset, with the e-Manual's status rules:
@@ -10,6 +10,8 @@ period and flags it with -1.
 """
 
 from __future__ import annotations
+
+from typing import Any
 
 import numpy as np
 
@@ -23,8 +25,7 @@ from jointlab.hardware.dynamixel.protocol import (
     encode_fast_status,
     encode_status,
 )
-from jointlab.hardware.servo.firmware import ServoArray
-from jointlab.hardware.servo.memory import MemoryError_, read_memory, write_memory
+from jointlab.hardware.servo.control_table import MemoryRefused
 
 __all__ = ["DynamixelDevice", "Reply"]
 
@@ -46,7 +47,8 @@ class DynamixelDevice:
 
     protocol = "dynamixel"
 
-    def __init__(self, servos: ServoArray) -> None:
+    def __init__(self, servos: Any) -> None:
+        """``servos``: a :class:`~jointlab.hardware.servo_emulator.firmware.ServoArray`."""
         self.servos = servos
         self.decoder = PacketDecoder()
         self._registered: dict[int, tuple[int, bytes]] = {}
@@ -124,19 +126,19 @@ class DynamixelDevice:
             if inst == Instruction.READ:
                 if len(p) != 4:
                     return self._status(k, ErrorCode.DATA_LENGTH)
-                return self._status(k, 0, read_memory(servos, k, _word(p, 0), _word(p, 2)))
+                return self._status(k, 0, servos.read_memory(k, _word(p, 0), _word(p, 2)))
             if inst == Instruction.WRITE:
                 if len(p) < 3:
                     return self._status(k, ErrorCode.DATA_LENGTH)
                 sender = int(servos.ids[k])  # an ID write answers from the old id
-                write_memory(servos, k, _word(p, 0), p[2:])
+                servos.write_memory(k, _word(p, 0), p[2:])
                 return self._status(k, sender=sender)
             if inst == Instruction.REG_WRITE:
                 self._registered[k] = (_word(p, 0), p[2:])
                 return self._status(k)
             if inst == Instruction.ACTION:
                 if k in self._registered:
-                    write_memory(servos, k, *self._registered.pop(k))
+                    servos.write_memory(k, *self._registered.pop(k))
                 return self._status(k)
             if inst == Instruction.REBOOT:
                 servos.reboot(int(servos.ids[k]))
@@ -155,7 +157,7 @@ class DynamixelDevice:
                     servos.memory[k, address] = baud
                     servos.saved_memory(k)[address] = baud
                 return self._status(k, sender=sender)
-        except MemoryError_ as exc:
+        except MemoryRefused as exc:
             return self._status(k, _REASON[exc.reason])
         return self._status(k, ErrorCode.INSTRUCTION)
 
@@ -165,9 +167,9 @@ class DynamixelDevice:
             servo_id = p[at]
             if servo_id in self.servos.index:
                 try:
-                    write_memory(self.servos, self.servos.index[servo_id], address,
+                    self.servos.write_memory(self.servos.index[servo_id], address,
                                  p[at + 1 : at + 1 + length])  # fmt: skip
-                except MemoryError_:
+                except MemoryRefused:
                     pass  # no status packet to carry the error
         return []
 
@@ -177,8 +179,8 @@ class DynamixelDevice:
         if k is None:
             return []
         try:
-            return [self._status(k, 0, read_memory(self.servos, k, address, length))]
-        except MemoryError_ as exc:
+            return [self._status(k, 0, self.servos.read_memory(k, address, length))]
+        except MemoryRefused as exc:
             return [self._status(k, _REASON[exc.reason])]
 
     def _sync_read(self, p: bytes) -> list[Reply]:
@@ -202,9 +204,9 @@ class DynamixelDevice:
             if k is None:
                 break
             try:
-                blocks.append((self._error(k), servo_id, read_memory(self.servos, k, address,
+                blocks.append((self._error(k), servo_id, self.servos.read_memory(k, address,
                                                                      length)))  # fmt: skip
-            except MemoryError_ as exc:
+            except MemoryRefused as exc:
                 blocks.append((self._error(k, _REASON[exc.reason]), servo_id, bytes(length)))
         return [(blocks[0][1], encode_fast_status(blocks))] if blocks else []
 
@@ -216,8 +218,8 @@ class DynamixelDevice:
             at += 5 + length
             if servo_id in self.servos.index:
                 try:
-                    write_memory(self.servos, self.servos.index[servo_id], address, data)
-                except MemoryError_:
+                    self.servos.write_memory(self.servos.index[servo_id], address, data)
+                except MemoryRefused:
                     pass
         return []
 

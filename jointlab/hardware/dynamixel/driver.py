@@ -1,49 +1,65 @@
-"""The Dynamixel SDK (``dynamixel_sdk``, Protocol 2.0) behind :class:`ServoDriver`."""
+"""The Dynamixel SDK (``dynamixel_sdk``, Protocol 2.0): its part of the host's one driver."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 from typing import Any
 
+from jointlab.errors import ConfigurationError
 from jointlab.hardware.servo.control_table import Register
-from jointlab.hardware.servo.driver import ServoDriver
 
-__all__ = ["DynamixelDriver"]
+__all__ = ["ALERT", "DynamixelSdk"]
 
 #: The status packet's Alert bit: Hardware Error Status (70) is non-zero.
 ALERT = 0x80
 
 
-class DynamixelDriver(ServoDriver):
-    """Protocol 2.0 through ROBOTIS' SDK; mixed goal registers go out in one Bulk Write."""
+class DynamixelSdk:
+    """Protocol 2.0 through ROBOTIS' SDK; mixed goal registers go out in one Bulk Write.
 
-    vendor = "dynamixel"
+    A :class:`~jointlab.hardware.servo.vendor.VendorSdk`.
+    """
 
-    def _sdk(self) -> Any:
-        import dynamixel_sdk
+    module = "dynamixel_sdk"
+    has_bulk_write = True
 
-        return dynamixel_sdk
-
-    def _packet_handler(self) -> Any:
-        return self.sdk.PacketHandler(2.0)
+    def packet_handler(self, sdk: Any) -> Any:
+        """Protocol 2.0's packet handler."""
+        return sdk.PacketHandler(2.0)
 
     def hardware_bits(self, error: int) -> int:
         """The Alert bit (the servo's Hardware Error Status says which error)."""
         return int(error) & ALERT
 
-    def _sync_read_tx(self, address: int, length: int, ids: list[int]) -> int:
-        return self.packets.syncReadTx(self.port, address, length, ids, len(ids), False)
+    def sync_read_tx(self, packets: Any, port: Any, address: int, length: int,
+                     ids: list[int]) -> int:  # fmt: skip
+        """A Sync Read instruction (not the Fast one)."""
+        return packets.syncReadTx(port, address, length, ids, len(ids), False)
 
-    @property
-    def has_bulk_write(self) -> bool:
-        """Protocol 2.0 has Bulk Write."""
-        return True
-
-    def bulk_write(self, entries: Sequence[tuple[int, Register, int]]) -> None:
+    def bulk_write(self, sdk: Any, packets: Any, port: Any,
+                   entries: Sequence[tuple[int, Register, int]]) -> None:  # fmt: skip
         """One Bulk Write packet: ``(servo id, register, value)`` per servo (no status)."""
-        group = self.sdk.GroupBulkWrite(self.port, self.packets)
+        group = sdk.GroupBulkWrite(port, packets)
         for servo_id, register, value in entries:
             raw = register.encode([value])[0].tolist()
             group.addParam(int(servo_id), register.address, register.size, raw)
-        self.stats.exchanges += 1
         group.txPacket()
+
+    def broadcast_ping(self, sdk: Any, packets: Any, port: Any,
+                       window: float) -> dict[int, int | None]:  # fmt: skip
+        """Servo id -> model number of every servo answering the SDK's broadcast ping.
+
+        Raises:
+            ConfigurationError: the status packets collide (two servos at one id).
+        """
+        data, result = packets.broadcastPing(port)
+        if result == sdk.COMM_RX_CORRUPT:
+            raise ConfigurationError(
+                f"the status packets on {port.port_name!r} collide (two servos at one id?): "
+                "connect one servo at a time to set ids"
+            )
+        return {int(i): int(v[0]) for i, v in (data or {}).items()}
+
+    def reboot(self, packets: Any, port: Any, servo_id: int) -> None:
+        """The SDK's Reboot instruction."""
+        packets.reboot(port, servo_id)

@@ -19,7 +19,7 @@ the host sent, not on when: it is reproducible bit for bit on a loaded machine.
 
 Both loops drive anything :class:`Served`: the JointLab device
 (:class:`~jointlab.hardware.emulator.Emulator`) and the emulated servo buses
-(:class:`~jointlab.hardware.servo.emulator.BusEmulator`, whose lockstep ticks come over the
+(:class:`~jointlab.hardware.servo_emulator.emulator.BusEmulator`, whose lockstep ticks come over the
 control pipe instead of a REQ STEP).
 """
 

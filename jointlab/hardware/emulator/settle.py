@@ -7,7 +7,7 @@ rest, as it would find a real one, rather than falling from home. Lockstep emula
 home pose: they are simulation twins that tests compare state by state with ``sim://``.
 
 :class:`RestWatch` is the one criterion of "at rest" the emulators share: the servo firmware
-(:class:`~jointlab.hardware.servo.firmware.ServoArray`) also uses it to let a resting arm
+(:class:`~jointlab.hardware.servo_emulator.firmware.ServoArray`) also uses it to let a resting arm
 sleep between writes.
 """
 

@@ -1,4 +1,4 @@
-"""The emulated Feetech STS servos' instruction handling, on a :class:`ServoArray`.
+"""The emulated Feetech STS servos' instruction handling, on a ``ServoArray``.
 
 Ping (also broadcast: every servo answers, in id order), Read, Write, Reg Write / Action,
 Sync Read, Sync Write and Reboot. The status packet's
@@ -11,6 +11,8 @@ ping and reads.
 
 from __future__ import annotations
 
+from typing import Any
+
 from jointlab.hardware.feetech.protocol import (
     BROADCAST_ID,
     Instruction,
@@ -18,8 +20,7 @@ from jointlab.hardware.feetech.protocol import (
     PacketDecoder,
     encode_status,
 )
-from jointlab.hardware.servo.firmware import ServoArray
-from jointlab.hardware.servo.memory import MemoryError_, read_memory, write_memory
+from jointlab.hardware.servo.control_table import MemoryRefused
 
 __all__ = ["ERROR_ACCESS", "FeetechDevice"]
 
@@ -33,7 +34,8 @@ class FeetechDevice:
 
     protocol = "feetech"
 
-    def __init__(self, servos: ServoArray) -> None:
+    def __init__(self, servos: Any) -> None:
+        """``servos``: a :class:`~jointlab.hardware.servo_emulator.firmware.ServoArray`."""
         self.servos = servos
         self.decoder = PacketDecoder()
         self._registered: dict[int, tuple[int, bytes]] = {}
@@ -62,8 +64,8 @@ class FeetechDevice:
                 k = servos.index.get(p[at])
                 if k is not None:
                     try:
-                        write_memory(servos, k, address, p[at + 1 : at + 1 + length])
-                    except MemoryError_:
+                        servos.write_memory(k, address, p[at + 1 : at + 1 + length])
+                    except MemoryRefused:
                         pass
             return []
         if inst == Instruction.SYNC_READ and packet.id == BROADCAST_ID:
@@ -73,8 +75,8 @@ class FeetechDevice:
                 k = servos.index.get(servo_id)
                 if k is not None:
                     try:
-                        replies.append(self._status(k, read_memory(servos, k, address, length)))
-                    except MemoryError_:
+                        replies.append(self._status(k, servos.read_memory(k, address, length)))
+                    except MemoryRefused:
                         replies.append(self._status(k, error=ERROR_ACCESS))
             return replies
         targets = (
@@ -96,17 +98,17 @@ class FeetechDevice:
             if inst == Instruction.PING:
                 return self._status(k)
             if inst == Instruction.READ and len(p) == 2:
-                return self._status(k, read_memory(servos, k, p[0], p[1]))
+                return self._status(k, servos.read_memory(k, p[0], p[1]))
             if inst == Instruction.WRITE and len(p) >= 2:
                 sender = int(servos.ids[k])  # an ID write answers from the old id
-                write_memory(servos, k, p[0], p[1:])
+                servos.write_memory(k, p[0], p[1:])
                 return self._status(k, sender=sender)
             if inst == Instruction.REG_WRITE and len(p) >= 2:
                 self._registered[k] = (p[0], p[1:])
                 return self._status(k)
             if inst == Instruction.ACTION:
                 if k in self._registered:
-                    write_memory(servos, k, *self._registered.pop(k))
+                    servos.write_memory(k, *self._registered.pop(k))
                 return self._status(k)
             if inst == Instruction.REBOOT:
                 servos.reboot(int(servos.ids[k]))
@@ -114,7 +116,7 @@ class FeetechDevice:
             if inst == Instruction.RESET:  # factory values; the id is kept
                 servos.factory_reset(int(servos.ids[k]))
                 return self._status(k)
-        except MemoryError_:
+        except MemoryRefused:
             return self._status(k, error=ERROR_ACCESS)
         return self._status(k, error=ERROR_ACCESS)
 

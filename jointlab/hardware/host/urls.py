@@ -107,7 +107,7 @@ def link_settings(url: RobotURL) -> dict[str, Any]:
 
 
 #: ``"module:function"`` of the factory of ``emulated://`` robots with a servo bus.
-EMULATED_BUS_FACTORY = "jointlab.hardware.servo.urls:connect_emulated_bus"
+EMULATED_BUS_FACTORY = "jointlab.hardware.servo_host.urls:connect_emulated_bus"
 
 
 def merge_options(url: RobotURL, settings: dict[str, Any], options: dict[str, Any]

@@ -1,13 +1,11 @@
-"""Serial-bus servos: control tables, transmissions in use, the bus robot, calibration, emulation.
+"""Serial-bus servos, what both sides share: control tables, packets, gains, the vendor record.
 
-What the Dynamixel and Feetech backends share: :mod:`.control_table` (registers as data),
-:mod:`.models` (the supported models, a robot file's bus checked against them), :mod:`.gains`
-(gain registers <-> SI gains), :mod:`.driver` (the vendor SDKs behind one interface),
-:mod:`.commands` (NJointAction -> goals per capability), :mod:`.bus_state` (checks at connect,
-Sync Read decoding), :mod:`.cycle` (bus cycles, torque enable, the bus watchdog),
-:mod:`.robot` (:class:`ServoBusRobot`), :mod:`.calibration` and
-:mod:`.homing`; for emulation :mod:`.firmware` (the servos), :mod:`.packets`, :mod:`.emulator`
-(a bus on a pty) and :mod:`.emulator_process`; :mod:`.urls` (``dynamixel://``,
-``feetech://``, ``emulated://`` of a robot with a bus).
-docs/hardware.md, "Servo buses", explains them.
+:mod:`.control_table` (registers as data, a model's table), :mod:`.packets` (an instruction
+or status packet as bytes), :mod:`.gains` (gain registers <-> SI gains) and :mod:`.vendor`
+(the :class:`~jointlab.hardware.servo.vendor.Vendor` record: what one protocol is). Each
+protocol's record lives with its tables (:mod:`jointlab.hardware.dynamixel`,
+:mod:`jointlab.hardware.feetech`); :mod:`jointlab.hardware.vendors` finds one by name.
+The host side is :mod:`jointlab.hardware.servo_host` (the bus robot), the emulated side
+:mod:`jointlab.hardware.servo_emulator` (the servos' firmware). docs/hardware.md, "Servo
+buses", explains them.
 """

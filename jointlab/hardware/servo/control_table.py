@@ -21,9 +21,23 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from jointlab.errors import ConfigurationError
+from jointlab.errors import ConfigurationError, JointLabError
 
-__all__ = ["Access", "ControlTable", "Encoding", "Register", "ServoModel"]
+__all__ = ["Access", "ControlTable", "Encoding", "MemoryRefused", "Register", "ServoModel"]
+
+
+class MemoryRefused(JointLabError):
+    """A read or write an emulated servo's firmware refuses, and why.
+
+    Attributes:
+        reason: ``"access"`` (read-only, past the table, an EEPROM write under torque),
+            ``"range"`` (a goal while the bus watchdog has fired) or ``"length"``; the
+            vendor's instruction handler answers with its status packet's matching error.
+    """
+
+    def __init__(self, reason: str) -> None:
+        super().__init__(f"the servo refuses the access ({reason})")
+        self.reason = reason
 
 
 class Encoding(enum.Enum):

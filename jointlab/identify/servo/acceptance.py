@@ -4,10 +4,10 @@
 ``emulated://``) through a fixed, small procedure and measures:
 
 * **bus health**: every servo's model, firmware, voltage, temperature, load and error bits,
-  ping round trips (:func:`~jointlab.hardware.servo.survey.survey`);
+  ping round trips (:func:`~jointlab.hardware.servo_host.survey.survey`);
 * **droop** at three poses (home and two bends of the shoulder, elbow and wrist) under the
   P registers in force: the held position minus the goal, beside the analytic droop of a
-  P-only loop (:func:`~jointlab.hardware.servo.droop.holding_droop`);
+  P-only loop (:func:`~jointlab.hardware.servo_host.droop.holding_droop`);
 * **a small step on each joint** (``step`` rad): rise time (10-90 %), overshoot and the
   settling error;
 * **backlash by reversal**: the same goal approached from above and from below; the
@@ -212,7 +212,7 @@ def run_acceptance(
     """Run the acceptance procedure (module docstring) on a connected servo arm.
 
     Args:
-        robot: A connected, calibrated :class:`~jointlab.hardware.servo.robot.ServoBusRobot`
+        robot: A connected, calibrated :class:`~jointlab.hardware.servo_host.robot.ServoBusRobot`
             (disarmed: it is armed here and disarmed at the end).
         url: Its URL, for the report.
         joints: Joints to step (default: all).
@@ -222,8 +222,8 @@ def run_acceptance(
         max_load: Stop when a joint's torque exceeds this share of its effort limit.
         sync_reads: Sync Reads timed.
     """
-    from jointlab.hardware.servo.droop import holding_droop
-    from jointlab.hardware.servo.survey import survey
+    from jointlab.hardware.servo_host.droop import holding_droop
+    from jointlab.hardware.servo_host.survey import survey
 
     description = robot.description  # type: ignore[attr-defined]
     names = list(description.joint_names)

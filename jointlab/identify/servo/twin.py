@@ -63,7 +63,7 @@ def recording_gains(
     if p_registers is None:
         return kp, kd
     from jointlab.hardware.servo.gains import GainScaling
-    from jointlab.hardware.servo.models import bus_models
+    from jointlab.hardware.vendors import bus_models
 
     p = np.asarray(p_registers, dtype=np.float64)
     if p.shape != (description.dof,) or np.any(p <= 0):

@@ -6,7 +6,10 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from jointlab.hardware.servo.emulator_process import BusEmulatorProcess
+import numpy as np
+
+from jointlab.hardware.servo_emulator.emulator_process import BusEmulatorProcess
+from jointlab.robots import load_robot
 
 #: Extra status timeout (ms) for SDK calls against an emulator on a loaded machine.
 PATIENT_MS = 1000.0
@@ -38,3 +41,28 @@ def sdk_port(sdk: Any, path: str, baud: int = 1_000_000) -> Iterator[Any]:
         yield port
     finally:
         port.closePort()
+
+
+def with_cube(name: str):
+    """``name`` with a cube between its gripper's jaws: the travel stops half way to its end.
+
+    The gripper's wider side (from its centre to min or max) is cut at its middle: there the
+    jaw meets the cube (a hard stop, as the simulator enforces joint limits). Returns the
+    emulated arm's description, the stop (rad), the pose with the jaw on the cube and the
+    closed position the host commands (the original end, beyond the cube).
+    """
+    description = load_robot(name)
+    g = description.joint_names.index("gripper")
+    centre = description.actuators[g].centre
+    lower, upper = description.lower.copy(), description.upper.copy()
+    pose = np.zeros(description.dof)
+    if centre - lower[g] > upper[g] - centre:
+        closed, stop = lower[g], centre - 0.5 * (centre - lower[g])
+        lower[g] = stop
+        cube = description.with_limits(min_position=lower)
+    else:
+        closed, stop = upper[g], centre + 0.5 * (upper[g] - centre)
+        upper[g] = stop
+        cube = description.with_limits(max_position=upper)
+    pose[g] = stop
+    return cube, float(stop), pose, float(closed)

@@ -10,8 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from jointlab.hardware.emulator.settle import REST_TICKS
-from jointlab.hardware.servo.emulator import BusEmulator
-from jointlab.hardware.servo.memory import write_memory
+from jointlab.hardware.servo_emulator.emulator import BusEmulator
 
 
 def _settle(emulator: BusEmulator, ticks: int = 3000) -> None:
@@ -31,7 +30,7 @@ def test_a_resting_arm_sleeps_and_wakes_on_a_write() -> None:
         assert servos.tick_count == ticks + 600  # time passes ...
         assert emulator.report().position == position  # ... and nothing moves
         torque_enable = servos.models[0].table["torque_enable"].address
-        write_memory(servos, 0, torque_enable, b"\x01")  # a host's write wakes it
+        servos.write_memory(0, torque_enable, b"\x01")  # a host's write wakes it
         assert not emulator.asleep()
         emulator.move(np.array(position) + 0.0)
         assert not emulator.asleep()

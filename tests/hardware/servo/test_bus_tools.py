@@ -15,7 +15,8 @@ import jointlab
 from jointlab.cli import main
 from jointlab.errors import ConfigurationError
 from jointlab.hardware.host.ports import serial_ports, vanished_port
-from jointlab.hardware.servo.survey import error_names, survey
+from jointlab.hardware.servo_host.survey import survey
+from jointlab.hardware.vendors import vendor
 
 
 def _pty() -> tuple[int, int, str]:
@@ -76,5 +77,5 @@ def test_check_prints_the_servo_table(capsys) -> None:
 
 
 def test_error_bit_names() -> None:
-    assert error_names("dynamixel", 0b101000) == ("motor encoder error", "overload error")
-    assert error_names("feetech", 0b1) == ("input voltage error",)
+    assert vendor("dynamixel").error_names(0b101000) == ("motor encoder error", "overload error")
+    assert vendor("feetech").error_names(0b1) == ("input voltage error",)

@@ -11,9 +11,9 @@ from servo_helpers import emulated_bus
 import jointlab
 from jointlab.cli import main
 from jointlab.errors import CommandRefused
-from jointlab.hardware.servo.calibration import Calibration, calibration_path
-from jointlab.hardware.servo.homing import calibrate_automatic, calibrate_manual
-from jointlab.hardware.servo.robot import ServoBusRobot
+from jointlab.hardware.servo_host.calibration import Calibration, calibration_path
+from jointlab.hardware.servo_host.homing import calibrate_automatic, calibrate_manual
+from jointlab.hardware.servo_host.robot import ServoBusRobot
 from jointlab.robots import dump_yaml, load_robot
 
 ERROR = "offset_error=150&seed=4"

@@ -16,7 +16,7 @@ import pytest
 
 import jointlab
 from jointlab.errors import LinkError
-from jointlab.hardware.servo.homing import _go
+from jointlab.hardware.servo_host.homing import _go
 
 
 def _record(robot: Any, monkeypatch: pytest.MonkeyPatch, drop_goal_write: bool = False

@@ -3,7 +3,7 @@
 LeRobot runs the followers' position loops with proportional gain only (SO-101: P Coefficient
 16, D 32, I 0; Koch: the defaults, elbow P 1500, D 600, I 0). Written here through the vendors'
 SDKs on lockstep buses, with the arm posed so that gravity loads the shoulder, elbow and wrist,
-each joint settles at ``goal − g(q)/k`` (:func:`jointlab.hardware.servo.droop.holding_droop`)
+each joint settles at ``goal − g(q)/k`` (:func:`jointlab.hardware.servo_host.droop.holding_droop`)
 within its static-friction band: the emulated firmware is the documented loop, and the droop
 the real arm shows with these gains is a property of the gains, not of the emulator.
 """
@@ -17,8 +17,8 @@ import pytest
 from servo_helpers import emulated_bus, sdk_port
 
 from jointlab import load_robot
-from jointlab.hardware.servo.droop import holding_droop
-from jointlab.hardware.servo.models import bus_models
+from jointlab.hardware.servo_host.droop import holding_droop
+from jointlab.hardware.vendors import bus_models
 
 dxl = pytest.importorskip("dynamixel_sdk")
 scs = pytest.importorskip("scservo_sdk")

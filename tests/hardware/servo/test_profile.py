@@ -6,7 +6,7 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jointlab.hardware.servo.profile import (
+from jointlab.hardware.servo_emulator.profile import (
     ramp_velocity,
     time_based_limits,
     trapezoid_step,

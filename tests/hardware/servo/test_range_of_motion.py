@@ -16,13 +16,13 @@ from servo_helpers import emulated_bus
 import jointlab
 from jointlab.cli import main
 from jointlab.errors import CommandRefused, ConfigurationError
-from jointlab.hardware.servo.calibration import Calibration
-from jointlab.hardware.servo.range_of_motion import (
+from jointlab.hardware.servo_host.calibration import Calibration
+from jointlab.hardware.servo_host.range_of_motion import (
     calibrate_range_of_motion,
     middle_pose,
     sweep_poses,
 )
-from jointlab.hardware.servo.robot import ServoBusRobot
+from jointlab.hardware.servo_host.robot import ServoBusRobot
 from jointlab.robots import load_robot
 
 ERROR = "offset_error=150&seed=4"

@@ -15,7 +15,7 @@ import pytest
 import jointlab
 from jointlab.cli import main
 from jointlab.errors import ConfigurationError
-from jointlab.hardware.servo.homing import (
+from jointlab.hardware.servo_host.homing import (
     SAFE_FRACTION,
     STALL_TICKS,
     STALL_WINDOW,

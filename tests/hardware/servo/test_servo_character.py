@@ -12,8 +12,8 @@ import numpy as np
 import pytest
 
 from jointlab.errors import DescriptionError
-from jointlab.hardware.servo.character import GoalDelay, ServoCharacter
-from jointlab.hardware.servo.emulator import BusEmulator
+from jointlab.hardware.servo_emulator.character import GoalDelay, ServoCharacter
+from jointlab.hardware.servo_emulator.emulator import BusEmulator
 from jointlab.robots import RobotDescription, description_from_dict, description_to_dict, load_robot
 
 

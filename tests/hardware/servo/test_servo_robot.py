@@ -9,8 +9,8 @@ from servo_helpers import emulated_bus
 
 import jointlab
 from jointlab.errors import ActionError, CommandRefused, ConfigurationError, LinkError
-from jointlab.hardware.servo.emulator import BusFaults
-from jointlab.hardware.servo.robot import ServoBusRobot
+from jointlab.hardware.servo_emulator.emulator import BusFaults
+from jointlab.hardware.servo_host.robot import ServoBusRobot
 from jointlab.interface import ActuatorState, NJointAction
 from jointlab.robots import dump_yaml, load_robot
 

@@ -17,10 +17,10 @@ import yaml
 from jointlab import load_robot
 from jointlab.cli import main
 from jointlab.errors import ConfigurationError, LinkError
-from jointlab.hardware.servo.driver import make_driver
-from jointlab.hardware.servo.emulator_process import BusEmulatorProcess
-from jointlab.hardware.servo.models import servo_model
-from jointlab.hardware.servo.setup import FACTORY_BAUD, setup_servo
+from jointlab.hardware.servo_emulator.emulator_process import BusEmulatorProcess
+from jointlab.hardware.servo_host.driver import make_driver
+from jointlab.hardware.servo_host.setup import FACTORY_BAUD, setup_servo
+from jointlab.hardware.vendors import vendor
 
 LIBRARY = Path(__import__("jointlab.robots").robots.__file__).parent / "library"
 
@@ -64,7 +64,7 @@ def test_six_factory_fresh_servos_get_their_ids_and_the_bus_baud(tmp_path, robot
             url = f"{protocol}://{bus.path}?timeout_ms=200"
             argv = ["setup-motors", url, "--robot", robot, "--joints", servo.joint, "--yes"]
             assert main(argv) == 0
-            number = servo_model(protocol, servo.model).model_number
+            number = vendor(protocol).model(servo.model).model_number
             assert ping(protocol, bus.path, description.bus.baud, servo.id) == number
             if servo.id != 1:
                 assert ping(protocol, bus.path, description.bus.baud, 1) is None

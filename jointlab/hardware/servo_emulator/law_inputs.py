@@ -1,6 +1,6 @@
 """The registers a servo's control law reads, decoded: the inputs of :class:`ServoArray`'s law.
 
-:class:`RegisterInputs` is a part of :class:`~jointlab.hardware.servo.firmware.ServoArray`:
+:class:`RegisterInputs` is a part of :class:`~jointlab.hardware.servo_emulator.firmware.ServoArray`:
 from the servos' memory images it decodes, once per change of the memory, what the law needs
 each tick (modes, goals within the position limits, gains, torque/current/PWM limits, the
 profile's speed and acceleration in ticks, homing and drive direction), vectorised over the
@@ -81,8 +81,24 @@ class RegisterInputs:
             inputs["current_capped"] = self._mode_mask(mode, "current_based_position")
             cap = self._optional("goal_current", 0) * 1e-3 * self.torque_per_amp
             inputs["current_cap"] = np.minimum(np.abs(cap), inputs["limit"])
+            inputs.update(self._protection_inputs())
             self._inputs = inputs
         return self._inputs
+
+    def _protection_inputs(self) -> dict[str, np.ndarray]:
+        """The protection rules' registers, raw (see :mod:`.protection`).
+
+        ``cut_mask``: the bits that turn a servo's torque off, Shutdown (63) on Dynamixel,
+        Unloading Condition (19) on Feetech.
+        """
+        names = ("temperature_limit", "max_voltage_limit", "min_voltage_limit",
+                 "overload_torque", "protection_time", "protection_current",
+                 "over_current_protection_time", "protective_torque")  # fmt: skip
+        found = {name: self._optional(name, 0.0) for name in names}
+        shutdown = self._optional("shutdown", 0.0).astype(np.int64)
+        unloading = self._optional("unloading_condition", 0.0).astype(np.int64)
+        found["cut_mask"] = np.where(self.has("shutdown"), shutdown, unloading)
+        return found
 
     def _optional(self, name: str, default: float) -> np.ndarray:
         """Register ``name`` of every servo as floats, ``default`` where a model lacks it."""

@@ -30,7 +30,7 @@ from typing import Any
 import numpy as np
 
 from jointlab.errors import DescriptionError
-from jointlab.hardware.servo.calibration import Calibration, JointCalibration
+from jointlab.hardware.servo_host.calibration import Calibration, JointCalibration
 from jointlab.robots.description import RobotDescription
 
 __all__ = ["FIELDS", "export_lerobot", "from_lerobot", "import_lerobot", "to_lerobot"]

@@ -11,20 +11,17 @@ after), and a ping at the new id and baud verifies it.
 
 from __future__ import annotations
 
-import time
 from dataclasses import dataclass
 
 from jointlab.errors import ConfigurationError, LinkError
-from jointlab.hardware.servo.driver import ServoDriver, UnsupportedBaud, make_driver
-from jointlab.hardware.servo.models import baud_code, baud_rates, servo_model
+from jointlab.hardware.servo_host.driver import ServoDriver, UnsupportedBaud, make_driver
+from jointlab.hardware.vendors import VENDORS, vendor
 from jointlab.robots import RobotDescription
 
 __all__ = ["FACTORY_BAUD", "SetupResult", "broadcast_ping", "candidate_bauds", "setup_servo"]
 
-#: Baud a new servo ships with, per protocol, bit/s.
-FACTORY_BAUD = {"feetech": 1_000_000, "dynamixel": 57_600}
-#: Feetech SCS/STS broadcast ping: header, id 0xFE, length 2, PING, checksum.
-_FEETECH_PING = bytes([0xFF, 0xFF, 0xFE, 0x02, 0x01, (~(0xFE + 0x02 + 0x01)) & 0xFF])
+#: Baud a new servo ships with, per protocol, bit/s (each vendor record's ``factory_baud``).
+FACTORY_BAUD = {name: v.factory_baud for name, v in VENDORS.items()}
 
 
 @dataclass(frozen=True)
@@ -56,40 +53,8 @@ class SetupResult:
 def candidate_bauds(protocol: str, bus_baud: int) -> list[int]:
     """Bauds to try, in order: the bus's, the factory's, then the model's others (fastest first)."""
     order = [bus_baud, FACTORY_BAUD[protocol]]
-    order += sorted(baud_rates(protocol).values(), reverse=True)
+    order += sorted(vendor(protocol).baud_rates.values(), reverse=True)
     return list(dict.fromkeys(order))
-
-
-def _feetech_ping(driver: ServoDriver, window: float) -> dict[int, int]:
-    port = driver.port
-    port.writePort(list(_FEETECH_PING))
-    data = bytearray()
-    deadline = time.monotonic() + window
-    quiet_until = None
-    while time.monotonic() < deadline:
-        chunk = bytes(port.readPort(256))
-        if chunk:
-            data += chunk
-            quiet_until = time.monotonic() + 0.02
-        elif quiet_until is not None and time.monotonic() > quiet_until:
-            break
-    found: dict[int, int] = {}
-    counts: dict[int, int] = {}
-    at = data.find(b"\xff\xff")
-    while at >= 0 and at + 6 <= len(data):
-        servo_id, length = data[at + 2], data[at + 3]
-        packet = data[at + 2 : at + 4 + length]
-        if len(packet) == 2 + length and (~sum(packet[:-1])) & 0xFF == packet[-1]:
-            counts[servo_id] = counts.get(servo_id, 0) + 1
-            found[servo_id] = packet[2]  # the error byte
-        at = data.find(b"\xff\xff", at + 2)
-    duplicated = [i for i, n in counts.items() if n > 1]
-    if duplicated:
-        raise ConfigurationError(
-            f"two servos answered as id {duplicated[0]} on {driver.port_name!r}: connect one "
-            "servo at a time to set ids"
-        )
-    return found
 
 
 def broadcast_ping(driver: ServoDriver, window: float = 0.25) -> dict[int, int]:
@@ -98,18 +63,10 @@ def broadcast_ping(driver: ServoDriver, window: float = 0.25) -> dict[int, int]:
     Raises:
         ConfigurationError: two servos answered with one id (their packets collide).
     """
-    if driver.vendor == "dynamixel":
-        data, result = driver.packets.broadcastPing(driver.port)
-        if result not in (driver.sdk.COMM_SUCCESS, driver.sdk.COMM_RX_TIMEOUT):
-            if result == driver.sdk.COMM_RX_CORRUPT:
-                raise ConfigurationError(
-                    f"the status packets on {driver.port_name!r} collide (two servos at one id?): "
-                    "connect one servo at a time to set ids"
-                )
-        return {int(i): int(v[0]) for i, v in (data or {}).items()}
-    ids = _feetech_ping(driver, window)
-    register = servo_model("feetech", "sts3215").table["model_number"]
-    return {servo_id: driver.read(servo_id, register) for servo_id in sorted(ids)}
+    found = driver.vendor.sdk.broadcast_ping(driver.sdk, driver.packets, driver.port, window)
+    register = next(iter(driver.vendor.models.values())).table["model_number"]
+    return {servo_id: driver.read(servo_id, register) if number is None else number
+            for servo_id, number in sorted(found.items())}  # fmt: skip
 
 
 def _open(protocol: str, port: str, baud: int, timeout_ms: float) -> ServoDriver:
@@ -142,7 +99,7 @@ def setup_servo(port: str, description: RobotDescription, joint: str,
         )
     spec = servos[joint]
     protocol = bus.protocol.value
-    model = servo_model(protocol, spec.model)
+    model = vendor(protocol).model(spec.model)
     table = model.table
     bauds = candidate_bauds(protocol, bus.baud)
     found: dict[int, int] = {}
@@ -187,7 +144,7 @@ def setup_servo(port: str, description: RobotDescription, joint: str,
         if found_id != spec.id:
             driver.write(found_id, table["id"], spec.id)
         if baud != bus.baud:
-            driver.write(spec.id, table["baud_rate"], baud_code(protocol, bus.baud))
+            driver.write(spec.id, table["baud_rate"], vendor(protocol).baud_code(bus.baud))
     finally:
         driver.close()
     driver = _open(protocol, port, bus.baud, timeout_ms)

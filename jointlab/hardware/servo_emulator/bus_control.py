@@ -1,8 +1,8 @@
 """The control pipe of an emulated servo bus: the requests and how the bus serves them.
 
-A :class:`~jointlab.hardware.servo.emulator_process.BusEmulatorProcess` sends
+A :class:`~jointlab.hardware.servo_emulator.emulator_process.BusEmulatorProcess` sends
 :class:`BusRequest` values down the pipe; the bus in the child process answers each with its
-:class:`~jointlab.hardware.servo.emulator.BusReport` (or a ``Failed``) through
+:class:`~jointlab.hardware.servo_emulator.emulator.BusReport` (or a ``Failed``) through
 :func:`handle_control`. The bus itself is anything :class:`Controlled`, so this module sits
 below both the emulator and its process.
 """

@@ -14,9 +14,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from jointlab.hardware.servo.models import known_models
+from jointlab.hardware.vendors import vendor
 
-__all__ = ["BusSurvey", "ServoRow", "error_names", "survey"]
+__all__ = ["BusSurvey", "ServoRow", "survey"]
 
 
 @dataclass(frozen=True)
@@ -73,15 +73,6 @@ class BusSurvey:
     corrupt: int
 
 
-def error_names(protocol: str, bits: int) -> tuple[str, ...]:
-    """Names of the hardware-error ``bits`` of a ``protocol`` servo."""
-    if protocol == "dynamixel":
-        from jointlab.hardware.dynamixel.tables import HARDWARE_ERROR_BITS as names
-    else:
-        from jointlab.hardware.feetech.tables import ERROR_BITS as names
-    return tuple(names.get(bit, f"bit {bit}") for bit in range(8) if bits >> bit & 1)
-
-
 def _firmware(robot: object, joint: int, table: object) -> str:
     read = robot.read_register  # type: ignore[attr-defined]
     if "firmware_major" in table:  # type: ignore[operator]
@@ -98,7 +89,7 @@ def survey(robot: object, pings: int = 20) -> BusSurvey:
     driver = robot.driver  # type: ignore[attr-defined]
     description = robot.description  # type: ignore[attr-defined]
     protocol = description.bus.protocol.value
-    by_number = {m.model_number: m.name for m in known_models(protocol).values()}
+    record = vendor(protocol)
     state = robot.read()  # type: ignore[attr-defined]
     rows = []
     for j, (servo_id, model) in enumerate(zip(robot.servo_ids, robot.models, strict=True)):  # type: ignore[attr-defined]
@@ -114,14 +105,14 @@ def survey(robot: object, pings: int = 20) -> BusSurvey:
             ServoRow(
                 id=servo_id,
                 joint=description.joint_names[j],
-                model=by_number.get(number, f"model number {number}"),
+                model=record.model_named(number),
                 firmware=_firmware(robot, j, table),
                 position=float(state.position[j]),
                 voltage=read(j, "present_input_voltage") * table["present_input_voltage"].unit,
                 temperature=float(read(j, "present_temperature")),
                 load=float(load),
                 load_unit=unit,
-                errors=error_names(protocol, read(j, "hardware_error_status")),
+                errors=record.error_names(read(j, "hardware_error_status")),
             )
         )
     times = []

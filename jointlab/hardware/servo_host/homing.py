@@ -1,7 +1,7 @@
 """Calibration procedures: manual (a person moves each joint to its limits) and automatic homing.
 
-Both run on a :class:`~jointlab.hardware.servo.robot.ServoBusRobot` connected without a
-calibration and return a :class:`~jointlab.hardware.servo.calibration.Calibration`.
+Both run on a :class:`~jointlab.hardware.servo_host.robot.ServoBusRobot` connected without a
+calibration and return a :class:`~jointlab.hardware.servo_host.calibration.Calibration`.
 
 * :func:`calibrate_manual`: every servo limp; for each joint the person moves it to its
   minimum, then to its maximum (the robot file's ``min``/``max``), and confirms; the two
@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from jointlab.errors import ConfigurationError
-from jointlab.hardware.servo.calibration import Calibration, JointCalibration
+from jointlab.hardware.servo_host.calibration import Calibration, JointCalibration
 
 __all__ = ["SAFE_FRACTION", "calibrate_automatic", "calibrate_manual", "safe_fraction"]
 

@@ -6,11 +6,14 @@ addresses), and once per firmware tick (``1 / firmware_rate`` s, the ``SimRobot`
 step) the servos' own control law, computed from their registers in motor space and applied
 to the joints through the robot file's transmissions:
 
-* torque off, or a hardware error that shuts the servo down: zero torque (limp);
+* torque off, or a hardware error that shuts the servo down: zero torque (limp); the
+  servos' own protection rules (:mod:`jointlab.hardware.servo_emulator.protection`: heat,
+  overload, over-current, input voltage from the bus's supply) set those errors as each
+  vendor's firmware does;
 * ``position`` mode: ``clip(kp·(setpoint − q) − kd·q̇, ±limit)`` with ``kp``, ``kd`` from the
   gain registers (:mod:`jointlab.hardware.servo.gains`), the setpoint following the
   vendor's trapezoidal profile to Goal Position (Profile Velocity/Acceleration on Dynamixel,
-  Goal Speed/Acceleration on Feetech; :mod:`jointlab.hardware.servo.profile`);
+  Goal Speed/Acceleration on Feetech; :mod:`jointlab.hardware.servo_emulator.profile`);
 * ``current`` mode: Goal Current times the model's torque per ampere;
 * ``velocity`` mode (Feetech: wheel mode): the velocity trajectory ramps to Goal Velocity
   (Goal Speed) at the profile acceleration, and the e-Manual's velocity PI loop turns its
@@ -22,61 +25,44 @@ to the joints through the robot file's transmissions:
   number of steps to move (sign-magnitude, bit 15), added to the servo's target, which may
   leave the turn (:meth:`ServoArray.step`);
 
-where ``limit`` is the stall torque times the torque-limit register. The motor's back-EMF
-damping is the joint's ``dynamics.damping`` in the robot file, which the simulator applies
-(so a simulated and an emulated arm feel the same). Present Position, Velocity, Load/Current,
-Voltage, Temperature and Moving are written back into the memory before every read.
+where ``limit`` is the stall torque times the torque-limit register (on Feetech after an
+overload, Protective Torque). The motor's back-EMF damping is the joint's
+``dynamics.damping`` in the robot file, which the simulator applies (so a simulated and an
+emulated arm feel the same). Present Position, Velocity, Load/Current, Voltage (the supply
+model's), Temperature (the winding's) and Moving are written back into the memory before
+every read.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import numpy as np
 
 from jointlab.hardware.emulator.settle import RestWatch
-from jointlab.hardware.servo.character import ServoCharacter
 from jointlab.hardware.servo.control_table import Access, Register, ServoModel
 from jointlab.hardware.servo.gains import GainScaling
-from jointlab.hardware.servo.law_inputs import (
+from jointlab.hardware.servo_emulator.character import ServoCharacter
+from jointlab.hardware.servo_emulator.law_inputs import (
     MODE_NAMES,
     PWM_DIRECTION,
     PWM_MAGNITUDE,
     RegisterInputs,
 )
-from jointlab.hardware.servo.profile import (
+from jointlab.hardware.servo_emulator.memory import MemoryRules, eeprom_mask
+from jointlab.hardware.servo_emulator.profile import (
     ramp_velocity,
     time_based_limits,
     trapezoid_step,
     velocity_loop,
 )
-from jointlab.hardware.servo.step_mode import StepMode
+from jointlab.hardware.servo_emulator.protection import PERIOD, SATURATED, Protection, Supply
+from jointlab.hardware.servo_emulator.step_mode import StepMode
 from jointlab.interface import NJointAction
 from jointlab.robots.description import RobotDescription
 
-__all__ = ["ServoArray", "ServoFault", "eeprom_mask"]
-
-#: Servo temperature reported by the emulated servos, °C.
-TEMPERATURE = 32.0
+__all__ = ["ServoArray"]
 
 
-def eeprom_mask(model: ServoModel) -> np.ndarray:
-    """Mask of the bytes of ``model``'s table that lie in its EEPROM area, shape ``(size,)``."""
-    mask = np.zeros(model.table.size, dtype=bool)
-    for register in model.table.registers:
-        if register.eeprom:
-            mask[register.address : register.address + register.size] = True
-    return mask
-
-
-@dataclass
-class ServoFault:
-    """A hardware error injected into one servo: its error bits, set until a reboot."""
-
-    bits: int
-
-
-class ServoArray(RegisterInputs, StepMode):
+class ServoArray(RegisterInputs, StepMode, MemoryRules):
     """The firmware of the servos of one emulated bus (see the module docstring).
 
     Args:
@@ -89,6 +75,7 @@ class ServoArray(RegisterInputs, StepMode):
             initial value). Set-up servos also answer without a return delay.
         baud: The bus's line rate, bit/s: each servo's Baud Rate register starts at its
             value for it (default: the table's initial value).
+        supply: The bus's power supply (default: each servo's rated voltage, 0.05 Ω).
     """
 
     def __init__(
@@ -99,6 +86,7 @@ class ServoArray(RegisterInputs, StepMode):
         offsets: np.ndarray | None = None,
         modes: list[int] | None = None,
         baud: int | None = None,
+        supply: Supply | None = None,
     ) -> None:
         self.sim = sim
         description: RobotDescription = sim.description  # type: ignore[attr-defined]
@@ -120,6 +108,8 @@ class ServoArray(RegisterInputs, StepMode):
         #: The robot file's identified stiffness, backlash and delay of each servo.
         self.character = ServoCharacter.of(description, transmissions.scale, self.dt)
         self.faults = np.zeros(self.n, dtype=np.int64)
+        #: Heat, supply voltage and the protection rules' timers (see :mod:`.protection`).
+        self.protection = Protection(models, self.dt * PERIOD, supply)
         self.tick_count = 0
         self.setpoint = np.zeros(self.n)
         #: Velocity trajectory (ticks/s) of the profile, and the velocity loop's integral.
@@ -219,6 +209,7 @@ class ServoArray(RegisterInputs, StepMode):
             mask = eeprom_mask(model)
             self.memory[k, : model.table.size][mask] = saved[mask]
         self.faults[k] = 0
+        self.protection.reset(k)
         self._refreshed = -1
         self.refresh()
         present = self.get("present_position")
@@ -267,9 +258,9 @@ class ServoArray(RegisterInputs, StepMode):
             else:
                 value = horn_torque / self.torque_per_amp / register.unit
             self.set(name, np.rint(value), mask)
-        voltage = np.array([m.voltage for m in self.models])
-        self.set("present_input_voltage", np.rint(voltage / 0.1))
-        self.set("present_temperature", np.full(self.n, TEMPERATURE))
+        protection = self.protection
+        self.set("present_input_voltage", np.rint(protection.voltage / 0.1))
+        self.set("present_temperature", np.floor(protection.temperature))
         threshold = 10 * self.register("present_velocity").unit  # 10 counts, as the default
         moving = np.abs(speed / self.models[0].ticks_per_radian) > threshold
         self.set("moving", moving.astype(np.int64))
@@ -294,7 +285,7 @@ class ServoArray(RegisterInputs, StepMode):
         if step.any():  # step mode: the target may leave the turn; the loop counts turns
             q = np.where(step, direction * ticks - inputs["homing"], q)
         qd = direction * t.velocity_to_motor(state.velocity)  # ticks/s
-        enabled = (inputs["torque_enable"] == 1) & (self.faults == 0)
+        enabled = (inputs["torque_enable"] == 1) & ((self.faults & inputs["cut_mask"]) == 0)
         mode = inputs["operating_mode"]
         limit = inputs["limit"]
         tau = np.zeros(self.n)
@@ -360,9 +351,30 @@ class ServoArray(RegisterInputs, StepMode):
             duty = np.minimum(raw & PWM_MAGNITUDE, 1000) * 1e-3
             duty = np.where(raw & PWM_DIRECTION, -duty, duty)
             tau = np.where(pwm, duty * self.stall, tau)
+        if self.protection.protecting.any():  # Feetech after an overload: Protective Torque
+            limit = np.minimum(limit, self.protection.output_cap(self.stall,
+                                                                  inputs["protective_torque"]))
+        demand = tau
         tau = np.clip(tau, -limit, limit)
         self.duty = np.where(enabled, tau / self.stall, 0.0)
+        if self.tick_count % PERIOD == 0:  # the rules sample every PERIOD ticks
+            at_max = enabled & (np.abs(tau) >= SATURATED * inputs["limit"]) & (demand != 0)
+            self._protect(tau, at_max, inputs)
         return direction * tau
+
+    def _protect(self, tau: np.ndarray, at_max: np.ndarray, inputs: dict[str, np.ndarray]) -> None:
+        """The protection rules after this tick's output: errors set, torque cut where due."""
+        bits = self.protection.step(tau, at_max, inputs, self.stall)
+        if bits is None:
+            return
+        new = bits & ~self.faults
+        if not new.any():
+            return
+        self.faults |= bits
+        cut = (new & inputs["cut_mask"]) != 0
+        if cut.any():  # Shutdown / Unloading Condition: Torque Enable cleared, output 0
+            self.set("torque_enable", np.zeros(self.n), cut)
+        self._wake()
 
     def _reported(self, ticks: np.ndarray, inputs: dict[str, np.ndarray]) -> np.ndarray:
         """Present Position (ticks, unrounded) of the motors at ``ticks`` as assembled.
@@ -426,11 +438,15 @@ class ServoArray(RegisterInputs, StepMode):
         self.tick_count += 1
         if self.sleep:
             q = self.sim.read().position  # type: ignore[attr-defined]
-            self.rest.observe(q, disturbed=not np.array_equal(setpoint, self.setpoint))
+            moved = not np.array_equal(setpoint, self.setpoint)
+            self.rest.observe(q, disturbed=moved or self.protection.busy)
 
     # ------------------------------------------------------------------ faults
     def inject(self, servo_id: int, bits: int) -> None:
-        """Set hardware error ``bits`` on servo ``servo_id``; it shuts its torque off."""
+        """Set hardware error ``bits`` on servo ``servo_id``; it shuts its torque off.
+
+        (A test's shortcut; the protection rules set the same bits from the physics.)
+        """
         k = self.index[int(servo_id)]
         self.faults[k] |= int(bits)
         self.changed()

@@ -1,6 +1,6 @@
 """Range-of-motion calibration, LeRobot's method: a middle pose, then one sweep of every joint.
 
-Two phases on a limp arm (a :class:`~jointlab.hardware.servo.robot.ServoBusRobot` connected
+Two phases on a limp arm (a :class:`~jointlab.hardware.servo_host.robot.ServoBusRobot` connected
 without a calibration), each ended by the person once (one Enter per phase, not per joint):
 
 1. **Middle pose.** The person puts every joint in the middle of its range (the middle of the
@@ -29,7 +29,7 @@ from typing import Any
 import numpy as np
 
 from jointlab.errors import ConfigurationError
-from jointlab.hardware.servo.calibration import Calibration, JointCalibration
+from jointlab.hardware.servo_host.calibration import Calibration, JointCalibration
 from jointlab.robots.description import RobotDescription
 from jointlab.robots.kinematics import forward_kinematics
 

@@ -2,7 +2,7 @@
 
 Feetech's STS3215 memory table: "3: step servo mode, the number of steps is represented by
 parameter 0x2a [Goal Position], and the highest bit 15 is the direction bit". :class:`StepMode`
-is the part of :class:`~jointlab.hardware.servo.firmware.ServoArray` that keeps each
+is the part of :class:`~jointlab.hardware.servo_emulator.firmware.ServoArray` that keeps each
 servo's step target, in ticks of an unwrapped frame (the target may leave the turn), and
 moves it by the steps written.
 """

@@ -1,8 +1,9 @@
 """An emulated servo bus in its own process, and its control pipe.
 
-:class:`BusEmulatorProcess` runs ``python -m jointlab.hardware.servo.emulator --control-fd N``
-with the JointLab device emulator's process machinery (:class:`EmulatorProcess` and its child
-side, ``serve_control``) and talks to it with :class:`BusRequest` / :class:`BusReport`: fault
+:class:`BusEmulatorProcess` runs
+``python -m jointlab.hardware.servo_emulator.emulator --control-fd N`` with the JointLab
+device emulator's process machinery (:class:`EmulatorProcess` and its child side,
+``serve_control``) and talks to it with :class:`BusRequest` / :class:`BusReport`: fault
 injection, hardware errors, moving the limp arm by hand (for manual calibration), lockstep
 ``advance``.
 """
@@ -15,8 +16,8 @@ from jointlab.errors import ConfigurationError, LinkError
 from jointlab.hardware.emulator.command_line import serve_control as serve_emulator_control
 from jointlab.hardware.emulator.faults import Failed
 from jointlab.hardware.emulator.process import EmulatorProcess
-from jointlab.hardware.servo.bus_control import BusControl, BusRequest, handle_control
-from jointlab.hardware.servo.emulator import BusEmulator, BusFaults, BusReport
+from jointlab.hardware.servo_emulator.bus_control import BusControl, BusRequest, handle_control
+from jointlab.hardware.servo_emulator.emulator import BusEmulator, BusFaults, BusReport
 
 __all__ = ["BusControl", "BusEmulatorProcess", "BusRequest", "handle_control", "serve_control"]
 
@@ -34,7 +35,7 @@ class BusEmulatorProcess(EmulatorProcess):
         LinkError: the process did not start (names the robot and the reason).
     """
 
-    module = "jointlab.hardware.servo.emulator"
+    module = "jointlab.hardware.servo_emulator.emulator"
 
     def report(self) -> BusReport:  # type: ignore[override]
         """The bus counters and the arm's joint positions."""

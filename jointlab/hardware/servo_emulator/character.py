@@ -2,7 +2,7 @@
 
 The robot file's ``bus.servos.<joint>`` may carry ``stiffness``, ``backlash`` and ``delay``
 (:mod:`jointlab.robots.servo_character`). :class:`ServoCharacter` is how the emulated servos'
-firmware (:class:`~jointlab.hardware.servo.firmware.ServoArray`) applies them, per tick and
+firmware (:class:`~jointlab.hardware.servo_emulator.firmware.ServoArray`) applies them, per tick and
 vectorised over the servos:
 
 * the P term's torque is ``stiffness × kp(P register) × dead_band(setpoint − q)``;

@@ -2,8 +2,9 @@
 
 :class:`BusEmulator` puts a robot's servos (its ``bus`` section) on a
 :class:`~jointlab.hardware.emulator.links.PtyLink`: each servo is a joint of a ``SimRobot``
-(:class:`~jointlab.hardware.servo.firmware.ServoArray`), answering the vendor's protocol
-(:class:`~jointlab.hardware.dynamixel.device.DynamixelDevice` or
+(:class:`~jointlab.hardware.servo_emulator.firmware.ServoArray`), answering the vendor's
+protocol (its :class:`~jointlab.hardware.servo.vendor.Vendor` record's ``device``:
+:class:`~jointlab.hardware.dynamixel.device.DynamixelDevice` or
 :class:`~jointlab.hardware.feetech.device.FeetechDevice`) at the vendor's addresses.
 
 **Wire time.** A pty moves bytes at once; a bus does not. Each instruction occupies the line
@@ -27,8 +28,11 @@ rate no servo runs at is not understood, exactly as a real bus at the wrong baud
 answers. (A sync write at one rate still reaches every servo it names: a mixed-rate bus is
 modelled for pings, reads and single writes, which is what finding a servo needs.)
 
-**Faults** (:class:`BusFaults`): a servo's status packets dropped or their CRC/checksum
-corrupted with a probability, and hardware errors (:meth:`inject`).
+**Faults.** The servos' own protection rules (overload, heat, voltage from the supply
+model, :mod:`~jointlab.hardware.servo_emulator.protection`) run at every tick; the link and
+the power fail as :class:`~jointlab.hardware.servo_emulator.faults.BusFaults` says (status
+packets dropped, corrupted or late, the cable out, a power cut, a brown-out); a test may also
+set hardware-error bits directly (:meth:`inject`).
 """
 
 from __future__ import annotations
@@ -39,7 +43,7 @@ import os
 import select
 import sys
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import Any
@@ -50,12 +54,14 @@ from jointlab.errors import ConfigurationError, JointLabError
 from jointlab.hardware.emulator.links import PtyLink
 from jointlab.hardware.emulator.loop import serve_lockstep, serve_realtime
 from jointlab.hardware.emulator.settle import SETTLE_SECONDS, settle
-from jointlab.hardware.servo.bus_control import handle_control
-from jointlab.hardware.servo.firmware import ServoArray
-from jointlab.hardware.servo.models import baud_rates, bus_models
+from jointlab.hardware.servo_emulator.bus_control import handle_control
+from jointlab.hardware.servo_emulator.faults import BusFaults, Window
+from jointlab.hardware.servo_emulator.firmware import ServoArray
+from jointlab.hardware.servo_emulator.protection import Supply
+from jointlab.hardware.vendors import bus_models, vendor
 from jointlab.robots import RobotDescription, load_robot
 
-__all__ = ["BITS_PER_BYTE", "BusEmulator", "BusFaults", "BusReport", "main"]
+__all__ = ["BITS_PER_BYTE", "BusEmulator", "BusFaults", "BusReport", "Supply", "main"]
 
 
 def _termios_rates() -> frozenset[int]:
@@ -70,27 +76,6 @@ _TERMIOS_RATES = _termios_rates()
 
 #: 8N1: a start bit, 8 data bits, a stop bit.
 BITS_PER_BYTE = 10
-
-
-@dataclass(frozen=True)
-class BusFaults:
-    """Faults the emulated servos inject (all off by default).
-
-    ``drop_status`` and ``corrupt_status`` map a servo id to the probability that one of its
-    status packets is not sent, or is sent with a wrong CRC (checksum).
-    """
-
-    drop_status: dict[int, float] = field(default_factory=dict)
-    corrupt_status: dict[int, float] = field(default_factory=dict)
-    seed: int = 0
-
-    def __post_init__(self) -> None:
-        for name in ("drop_status", "corrupt_status"):
-            for servo_id, p in getattr(self, name).items():
-                if not 0.0 <= p <= 1.0:
-                    raise ConfigurationError(
-                        f"BusFaults.{name}[{servo_id}] must be a probability, got {p!r}"
-                    )
 
 
 @dataclass(frozen=True)
@@ -112,8 +97,15 @@ class BusReport:
     garbled: int = 0
     #: Real time: ticks that started more than a period late (the schedule slipped).
     late_ticks: int = 0
+    #: Bytes the host sent while the cable was out or the power off (nobody heard them).
+    unheard: int = 0
     #: Joint positions of the simulated arm, rad.
     position: tuple[float, ...] = ()
+    #: Each servo's winding temperature (°C) and supply voltage (V), the protection model's.
+    temperature: tuple[float, ...] = ()
+    voltage: tuple[float, ...] = ()
+    #: Each servo's hardware-error bits (Hardware Error Status / Status).
+    errors: tuple[int, ...] = ()
 
 
 class BusEmulator:
@@ -126,7 +118,8 @@ class BusEmulator:
         offsets: Motor ticks at joint zero of each servo as assembled; default: the robot
             file's transmission offsets (an arm assembled exactly as designed).
         baud: Line rate in bit/s (default: the robot file's ``bus.baud``).
-        faults: Initial fault injection.
+        faults: Initial link and power faults.
+        supply: The bus's power supply (default: each servo's rated voltage, 0.05 Ω).
     """
 
     def __init__(
@@ -138,6 +131,7 @@ class BusEmulator:
         offsets: Any = None,
         baud: int | None = None,
         faults: BusFaults | None = None,
+        supply: Supply | None = None,
     ) -> None:
         from jointlab.sim import SimRobot  # the emulator may use sim
 
@@ -145,6 +139,7 @@ class BusEmulator:
         bus, models = bus_models(description)
         self.description = description
         self.protocol = bus.protocol.value
+        self.vendor = vendor(self.protocol)
         rate = max(m.firmware_rate for m in models)
         self.dt = self.period = 1.0 / rate
         self.baud = int(baud or bus.baud)
@@ -162,26 +157,21 @@ class BusEmulator:
                     )
             modes = [m.modes[s.mode.value] for m, s in zip(models, bus.servos, strict=True)]
             self.servos = ServoArray(self._sim, models, list(bus.ids), offsets, modes,
-                                     baud=self.baud)  # fmt: skip
+                                     baud=self.baud, supply=supply)  # fmt: skip
             self.servos.sleep = not self.lockstep  # lockstep stays exact, tick for tick
-            if self.protocol == "dynamixel":
-                from jointlab.hardware.dynamixel.device import DynamixelDevice
-
-                self.device: Any = DynamixelDevice(self.servos)
-            else:
-                from jointlab.hardware.feetech.device import FeetechDevice
-
-                self.device = FeetechDevice(self.servos)
+            self.device: Any = self.vendor.device(self.servos)
             self.link = PtyLink()
         except BaseException:
             self._sim.close()
             raise
-        self._rates = baud_rates(self.protocol)
+        self._rates = self.vendor.baud_rates
         self._set_baud_registers(self.baud)
         self._pending: list[tuple[float, bytes]] = []
         self._line_free = 0.0
         self.counts = dict.fromkeys(("instructions", "rx_bytes", "replies", "dropped",
-                                     "corrupted", "garbled", "late_ticks"), 0)  # fmt: skip
+                                     "corrupted", "garbled", "late_ticks", "unheard"),
+                                    0)  # fmt: skip
+        self._unpowered = False
         self._wire = 0.0
         self._tick_debt = 0.0
         self.set_faults(faults or BusFaults(seed=seed))
@@ -224,9 +214,42 @@ class BusEmulator:
         return self.link.path
 
     def set_faults(self, faults: BusFaults) -> None:
-        """Replace the fault injection (generators restart from ``faults.seed``)."""
+        """Replace the faults (generators restart from ``faults.seed``; windows from now)."""
         self.faults = faults
         self._rng = np.random.default_rng(faults.seed)
+        self._fault_t0 = self.servos.tick_count * self.dt
+        self._windows: dict[str, Window | None] = {
+            name: faults.window(name) for name in ("unplugged", "power_cut", "brownout")
+        }
+
+    def _in_force(self, name: str) -> bool:
+        window = self._windows[name]
+        return window is not None and window.holds(
+            self.servos.tick_count * self.dt - self._fault_t0
+        )
+
+    @property
+    def silent(self) -> bool:
+        """True while the cable is out or the power off: nothing heard, nothing sent."""
+        return self._unpowered or self._in_force("unplugged")
+
+    def _power(self) -> None:
+        """The supply at this tick: a power cut (limp, silent; a power-up after it), a sag."""
+        cut = self._in_force("power_cut")
+        servos = self.servos
+        if cut and not self._unpowered:
+            self._unpowered = True
+            servos.set("torque_enable", np.zeros(servos.n))
+            self._pending.clear()
+        elif self._unpowered and not cut:
+            self._unpowered = False
+            for k in range(servos.n):
+                servos.power_up(k)
+        brownout = self.faults.brownout
+        override = float(brownout[2]) if self._in_force("brownout") else None
+        if override != servos.protection.override:
+            servos.protection.override = override
+            servos.changed()  # a resting arm wakes: its rules see the new supply
 
     def inject(self, servo_id: int, bits: int) -> None:
         """Set hardware error ``bits`` on servo ``servo_id`` (it turns its torque off)."""
@@ -245,8 +268,12 @@ class BusEmulator:
 
     def report(self) -> BusReport:
         """The counters and the arm's joint positions."""
+        protection = self.servos.protection
         return BusReport(ticks=self.servos.tick_count, wire_seconds=self._wire,
                          position=tuple(self._sim.read().position.tolist()),
+                         temperature=tuple(protection.temperature.tolist()),
+                         voltage=tuple(protection.voltage.tolist()),
+                         errors=tuple(int(b) for b in self.servos.faults),
                          **self.counts)  # fmt: skip
 
     # ------------------------------------------------------------------ bytes
@@ -264,6 +291,9 @@ class BusEmulator:
         if not data:
             return
         self.counts["rx_bytes"] += len(data)
+        if self.silent:  # the cable is out, or the servos unpowered
+            self.counts["unheard"] += len(data)
+            return
         speed = self.link.line_speed()
         bauds = self.servo_bauds()
         hearing = {
@@ -292,6 +322,7 @@ class BusEmulator:
                     reply = reply[:-1] + bytes([reply[-1] ^ 0x5A])
                     self.counts["corrupted"] += 1
                 at += self.device.return_delay(servo_id) + len(reply) * byte_time
+                at += self.faults.delay_status
                 self._pending.append((at, reply))
                 self.counts["replies"] += 1
             self._wire += at - start
@@ -309,15 +340,23 @@ class BusEmulator:
     def asleep(self) -> bool:
         """True while the arm sleeps (see ``ServoArray.tick``) and no bus watchdog runs."""
         servos = self.servos
-        return servos.asleep and not (servos.get("bus_watchdog") > 0).any() if (
-            self.protocol == "dynamixel") else servos.asleep  # fmt: skip
+        watching = servos.has("bus_watchdog").any() and (servos.get("bus_watchdog") > 0).any()
+        return servos.asleep and not watching and not self._power_pending()
+
+    def _power_pending(self) -> bool:
+        """True until every power fault's window is over (their edges must be ticked)."""
+        now = self.servos.tick_count * self.dt - self._fault_t0
+        return any(w is not None and now < w.at + w.seconds
+                   for name, w in self._windows.items() if name != "unplugged")  # fmt: skip
 
     def skip(self, ticks: int) -> None:
         """Count ``ticks`` slept-through firmware ticks."""
         self.servos.tick_count += int(ticks)
 
     def tick(self) -> None:
-        """One firmware tick of every servo (and the bus watchdog)."""
+        """One firmware tick of every servo (the bus watchdog, the supply's faults)."""
+        if self._windows["power_cut"] is not None or self._windows["brownout"] is not None:
+            self._power()
         self.device.tick()
         self.servos.tick()
 
@@ -376,9 +415,9 @@ class BusEmulator:
 
 
 def main(argv: list[str] | None = None) -> int:
-    """``python -m jointlab.hardware.servo.emulator ROBOT``: print ``port: PATH``, serve."""
+    """``python -m jointlab.hardware.servo_emulator.emulator ROBOT``: print the port, serve."""
     parser = argparse.ArgumentParser(
-        prog="python -m jointlab.hardware.servo.emulator",
+        prog="python -m jointlab.hardware.servo_emulator.emulator",
         description="an emulated servo bus (Dynamixel or Feetech) on a pseudo-terminal",
     )
     parser.add_argument("robot", nargs="?", default="so101", help="robot with a bus section")
@@ -392,7 +431,7 @@ def main(argv: list[str] | None = None) -> int:
 
         # The class from its module, not from __main__: the reports the control pipe pickles
         # must name a module the parent can import.
-        module = importlib.import_module("jointlab.hardware.servo.emulator")
+        module = importlib.import_module("jointlab.hardware.servo_emulator.emulator")
         return serve_control(args.control_fd, module.BusEmulator)
     # PyBullet prints a banner on the C stdout as it starts; "port: PATH" must be the first line.
     sys.stdout.flush()

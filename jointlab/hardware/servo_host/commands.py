@@ -22,8 +22,8 @@ import numpy as np
 
 from jointlab.errors import CommandRefused
 from jointlab.hardware.servo.control_table import ServoModel
-from jointlab.hardware.servo.driver import ServoDriver
 from jointlab.hardware.servo.gains import GainScaling
+from jointlab.hardware.servo_host.driver import ServoDriver
 from jointlab.interface import ArrayState, NJointAction
 from jointlab.robots.description import RobotDescription
 from jointlab.robots.transmission import TransmissionArray

@@ -1,12 +1,12 @@
 """The ``dynamixel://`` and ``feetech://`` schemes, and ``emulated://`` for robots with a bus.
 
 * ``dynamixel:///dev/ttyUSB0?robot=koch``, ``feetech:///dev/ttyACM0?robot=so101``: a
-  :class:`~jointlab.hardware.servo.robot.ServoBusRobot`; servo ids, models and baud come from
+  :class:`~jointlab.hardware.servo_host.robot.ServoBusRobot`; servo ids, models and baud come from
   the robot file's ``bus`` section. Query keys: ``robot`` (required), ``baud``,
   ``calibration`` (a file; default: the one beside the robot file), ``control_dt``,
   ``retries``, ``watchdog_ms``, ``configure`` (write operating modes and return delay).
 * ``emulated://so101`` (a robot with a ``bus`` section): starts a
-  :class:`~jointlab.hardware.servo.emulator_process.BusEmulatorProcess` for the robot's bus
+  :class:`~jointlab.hardware.servo_emulator.emulator_process.BusEmulatorProcess` for the robot's bus
   and connects a ServoBusRobot to its pty (``bus=jointlab`` picks the JointLab device emulator
   instead). Keys: ``seed``, ``lockstep`` (1: deterministic virtual time), ``offset_error``
   (ticks: servos assembled with random offsets of up to that, seeded), ``calibrated`` (1, the
@@ -14,7 +14,9 @@
   run; 0: none, or the file of ``calibration=``), ``baud`` (the host's line rate; the emulated
   servos keep the robot file's), ``control_dt``, ``retries``, ``watchdog_ms``, ``timeout_ms``
   (added to the SDK's status timeout; an emulated bus defaults to 500 ms and 4 retries,
-  a real one to 0 ms and 2 retries).
+  a real one to 0 ms and 2 retries), and the link and power faults and the supply of
+  :mod:`.fault_urls` (``drop_status``, ``corrupt_status``, ``delay_ms``, ``unplug``,
+  ``power_cut``, ``brownout``, ``supply``, ``supply_ohm``).
 """
 
 from __future__ import annotations
@@ -26,10 +28,12 @@ import numpy as np
 from jointlab.connection import query_bool, query_positive
 from jointlab.errors import ConfigurationError
 from jointlab.hardware.host.urls import merge_options
-from jointlab.hardware.servo.calibration import Calibration, JointCalibration
-from jointlab.hardware.servo.driver import check_sdk
-from jointlab.hardware.servo.emulator_process import BusEmulatorProcess
-from jointlab.hardware.servo.robot import ServoBusRobot
+from jointlab.hardware.servo_emulator.emulator_process import BusEmulatorProcess
+from jointlab.hardware.servo_host.calibration import Calibration, JointCalibration
+from jointlab.hardware.servo_host.driver import check_sdk
+from jointlab.hardware.servo_host.fault_urls import bus_faults, bus_supply
+from jointlab.hardware.servo_host.robot import ServoBusRobot
+from jointlab.hardware.vendors import bus_models
 from jointlab.robots import RobotDescription, load_robot
 
 if TYPE_CHECKING:
@@ -129,6 +133,9 @@ def connect_emulated_bus(url: RobotURL, description: RobotDescription,
     offset_error = url.take("offset_error", query_positive, 0.0)
     calibrated = url.take("calibrated", query_bool, True)
     calibration_file = url.take("calibration", str, None)
+    _, models = bus_models(description)
+    faults = bus_faults(url, list(description.bus.ids), seed)  # type: ignore[union-attr]
+    supply = bus_supply(url, models)
     settings = _settings(url)
     if "timeout_ms" not in url.query:  # a pty on a busy machine: be patient
         settings["timeout_ms"] = EMULATED_TIMEOUT_MS
@@ -140,7 +147,11 @@ def connect_emulated_bus(url: RobotURL, description: RobotDescription,
         rng = np.random.default_rng(seed)
         offsets = offsets + np.rint(rng.uniform(-offset_error, offset_error, description.dof))
     emulator_options = {"seed": seed, "lockstep": lockstep, "offsets": offsets}
-    for key in ("faults",):
+    if faults is not None:
+        emulator_options["faults"] = faults
+    if supply is not None:
+        emulator_options["supply"] = supply
+    for key in ("faults", "supply"):
         if key in options:
             emulator_options[key] = options.pop(key)
     if calibration_file is not None:

@@ -13,7 +13,7 @@ import numpy as np
 
 from jointlab.errors import ConfigurationError
 from jointlab.hardware.servo.control_table import ServoModel
-from jointlab.hardware.servo.driver import ServoDriver
+from jointlab.hardware.servo_host.driver import ServoDriver
 from jointlab.interface import ActuatorState
 from jointlab.robots.bus import BusSpec
 from jointlab.robots.transmission import TransmissionArray
@@ -41,7 +41,7 @@ def check_servos(driver: ServoDriver, bus: BusSpec, models: list[ServoModel], po
             f"no servo answers on {port!r} at {driver.baud} bit/s (ids {ids}): is "
             f"the bus powered, and do the servos run at {driver.baud} bit/s? A baud mismatch "
             f"looks exactly like this: give each servo its id and the bus baud with `jointlab "
-            f"setup-motors {driver.vendor}://{port} --robot ROBOT`, or set bus.baud in the "
+            f"setup-motors {driver.vendor.name}://{port} --robot ROBOT`, or set bus.baud in the "
             "robot file (?baud= in the URL)"
         )
     for servo, model in zip(bus.servos, models, strict=True):
@@ -51,7 +51,7 @@ def check_servos(driver: ServoDriver, bus: BusSpec, models: list[ServoModel], po
                 f"servo id {servo.id} ({servo.joint}) does not answer on {port!r} while "
                 f"the others do: check its cable, its id (the robot file's bus.servos."
                 f"{servo.joint}.id) and its baud; set it up alone with `jointlab setup-motors "
-                f"{driver.vendor}://{port} --robot ROBOT --joints {servo.joint}`"
+                f"{driver.vendor.name}://{port} --robot ROBOT --joints {servo.joint}`"
             )
         if number != model.model_number:
             raise ConfigurationError(

@@ -30,6 +30,18 @@ zero action holds the present position on position servos (they have no zero-tor
 ``disarm()`` makes them limp); ``arm()`` needs a calibration. Temperature, voltage and the
 hardware-error bits are in ``state.extras``; a servo's hardware error shows as STALLED; a
 fired Dynamixel Bus Watchdog shows as ``state.watchdog`` (:mod:`.cycle`).
+
+**Faults** (the one rule of :mod:`jointlab.faults`, kept here at the bus rate). While armed,
+a servo whose status reports a hardware error (its protection cut its torque: overload,
+heat, voltage), a servo silent for ``lost_cycles`` cycles, or a joint the host's stall guard
+(:mod:`.stall`, on for grippers by default) finds stalled, stops the robot at once: the
+other joints hold where they are for one bus cycle, every servo's torque goes off, the robot
+disarms, and ``step()`` raises a :class:`~jointlab.errors.DeviceFault` (``DeviceLost`` for
+the silent servo) naming the servo, its joint, each error bit and the fix
+(:mod:`.fault_stop`, :mod:`.fault_report`); ``fault`` keeps it. ``arm()`` refuses a
+Dynamixel still reporting an error. Recovery is the one arming path: clear the error
+(``reboot(joint)`` on Dynamixel, arming itself on Feetech), then ``arm()`` holds the
+present pose.
 """
 
 from __future__ import annotations
@@ -43,14 +55,23 @@ from typing import Any
 import numpy as np
 
 from jointlab.contract import Readiness, Robot
-from jointlab.errors import CommandRefused, ConfigurationError, JointLabError
+from jointlab.errors import (
+    CommandRefused,
+    ConfigurationError,
+    DeviceFault,
+    JointLabError,
+    LinkError,
+)
 from jointlab.hardware.host.reset_move import minimum_jerk_move, reset_target
-from jointlab.hardware.servo.bus_state import check_servos
-from jointlab.hardware.servo.calibration import Calibration, calibration_path, load_calibration
-from jointlab.hardware.servo.commands import ServoCommands
-from jointlab.hardware.servo.cycle import BusCycle
-from jointlab.hardware.servo.driver import ServoDriver, make_driver
-from jointlab.hardware.servo.models import bus_models
+from jointlab.hardware.servo_host.bus_state import check_servos
+from jointlab.hardware.servo_host.calibration import Calibration, calibration_path, load_calibration
+from jointlab.hardware.servo_host.commands import ServoCommands
+from jointlab.hardware.servo_host.cycle import BusCycle
+from jointlab.hardware.servo_host.driver import ServoDriver, make_driver
+from jointlab.hardware.servo_host.fault_report import hardware_fault, lost_servo
+from jointlab.hardware.servo_host.fault_stop import FaultStop
+from jointlab.hardware.servo_host.stall import StallGuard, StallLimits, stall_limits
+from jointlab.hardware.vendors import bus_models, vendor
 from jointlab.holding import hold_action
 from jointlab.interface import ArrayState, NJointAction
 from jointlab.robots import ArrayGeometry, RobotDescription, load_robot
@@ -58,7 +79,7 @@ from jointlab.robots import ArrayGeometry, RobotDescription, load_robot
 __all__ = ["ServoBusRobot"]
 
 
-class ServoBusRobot(Robot):
+class ServoBusRobot(FaultStop, Robot):
     """A servo arm on a Dynamixel or Feetech bus (see the module docstring).
 
     Args:
@@ -75,6 +96,11 @@ class ServoBusRobot(Robot):
             nothing for that long stops.
         configure: Write the robot file's operating modes and a zero return delay (torque
             off) instead of refusing servos configured otherwise.
+        stall_protection: The host's stall guard (:mod:`.stall`): None (default) watches the
+            grippers, True every joint, False none; a dict ``{joint: StallLimits(...)}``
+            those joints with those thresholds.
+        lost_cycles: Bus cycles a servo may stay silent while armed (each after the
+            driver's retries) before the robot stops as for a fault.
         advance: Lockstep emulation: called as ``advance(seconds, bytes_written)`` instead of
             waiting for the end of each bus cycle (an emulated bus's clock).
         on_close: Called once by ``close()`` after the port is closed.
@@ -94,6 +120,8 @@ class ServoBusRobot(Robot):
         timeout_ms: float = 0.0,
         watchdog_ms: int = 100,
         configure: bool = False,
+        stall_protection: bool | dict[str, StallLimits] | None = None,
+        lost_cycles: int = 3,
         advance: Callable[[float, int], Any] | None = None,
         on_close: Callable[[], None] | None = None,
     ) -> None:
@@ -101,6 +129,7 @@ class ServoBusRobot(Robot):
         self._on_close = on_close
         self._description = load_robot(description)
         self._bus, self._models = bus_models(self._description)
+        self._vendor = vendor(self._bus.protocol.value)
         self.port = port
         self.realtime = advance is None
         self._ids = list(self._bus.ids)
@@ -119,6 +148,16 @@ class ServoBusRobot(Robot):
                                        transmissions, ticks)  # fmt: skip
         self._cycle_io = BusCycle(self._driver, self._bus, self._models, self._commands,
                                   transmissions, watchdog_ms, advance)  # fmt: skip
+        joints = list(self._description.joint_names)
+        stall_current = np.array([m.stall_current for m in self._models])
+        self._guard = StallGuard(stall_limits(joints, stall_protection), len(joints),
+                                 stall_current, self._bus_dt)  # fmt: skip
+        if int(lost_cycles) < 1:
+            raise ConfigurationError(f"lost_cycles must be >= 1 bus cycle, got {lost_cycles!r}")
+        self._lost_cycles = int(lost_cycles)
+        self._missed = 0
+        #: The fault that stopped the robot last (None: none since it was last armed).
+        self.fault: DeviceFault | None = None
         self._config_speed = np.array(self._description.config_speed)
         self._config_accel = np.array(self._description.acceleration_limit)
         self._zero = NJointAction.Zero(self._description.dof)
@@ -163,16 +202,29 @@ class ServoBusRobot(Robot):
         benchmarks call it back to back.
         """
         self._check_open("exchange")
-        fired = self._armed and self._cycle_io.watchdog_fired()
-        self._cycle_io.write_goals(self._goals, self._state)
-        self._state = self._read_state(self._state, fired)
+        self._cycle(wait=False)
         return self._state
 
-    def _cycle(self) -> None:
+    def _cycle(self, wait: bool = True) -> None:
         fired = self._armed and self._cycle_io.watchdog_fired()
         self._cycle_io.write_goals(self._goals, self._state)
-        self._cycle_io.wait()
-        self._state = self._read_state(self._state, fired)
+        if wait:
+            self._cycle_io.wait()
+        try:
+            state = self._read_state(self._state, fired)
+        except LinkError as exc:
+            if not self._armed:
+                raise
+            self._missed += 1
+            if self._missed < self._lost_cycles:
+                return  # the last state stands; the goals keep going out
+            servo_id = getattr(exc, "servo_id", None)
+            joint = self._joint_of(servo_id)
+            self._stop(lost_servo(servo_id, joint, self._missed, str(exc)), exc)
+        self._missed = 0
+        self._state = state
+        if self._armed:
+            self._check_faults(state)
 
     # ================================================================ Robot hooks
     def _where(self) -> str:
@@ -253,6 +305,18 @@ class ServoBusRobot(Robot):
         if self._armed:
             return
         self._state = self._read_state(self._state)
+        latched = self._state.extras["hardware_error"] * np.array(
+            ["shutdown" in m.table for m in self._models]
+        )  # only a reboot clears a Dynamixel's error; arming clears a Feetech's
+        if latched.any():
+            k = int(np.flatnonzero(latched)[0])
+            fault = hardware_fault(self._vendor, self._ids[k], self._description.joint_names[k],
+                                   self._models[k], self._error_bits(k, int(latched[k])),
+                                   stopped=False)  # fmt: skip
+            raise CommandRefused(f"arm refused: {fault}", reason="device_fault")
+        self._guard.reset()
+        self._missed = 0
+        self.fault = None
         hold = self._commands.fold_torque(hold_action(self._description, self._state.position))
         self._action, self._goals = hold, self._commands.plan(hold)
         self._cycle_io.write_goals(self._goals, self._state)  # hold here before torque is on

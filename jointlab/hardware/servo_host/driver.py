@@ -3,9 +3,9 @@
 :class:`ServoDriver` opens the port with the vendor's ``PortHandler`` and talks through its
 ``PacketHandler``: ping, read and write with status (``readTxRx``/``writeTxRx``), sync write
 (``GroupSyncWrite``), bulk write (Dynamixel ``GroupBulkWrite``), sync read (``syncReadTx`` then
-one ``readRx`` per servo, which keeps each servo's error byte), reboot. Vendor subclasses
-(:mod:`jointlab.hardware.dynamixel.driver`, :mod:`jointlab.hardware.feetech.driver`) say which
-SDK, which result codes and which error bits.
+one ``readRx`` per servo, which keeps each servo's error byte), reboot. The protocol's
+:class:`~jointlab.hardware.servo.vendor.Vendor` record says which SDK, which packet handler and
+which error bits (its :class:`~jointlab.hardware.servo.vendor.VendorSdk`).
 
 Every exchange that fails (no status packet, a corrupt one) is counted in :class:`BusStats`
 and retried up to ``retries`` times after the line has gone quiet; when the budget is spent a
@@ -15,7 +15,6 @@ usual fix. A status packet's hardware-error bits are counted per servo and kept 
 
 from __future__ import annotations
 
-import abc
 import importlib
 import select
 import time
@@ -26,9 +25,12 @@ from typing import Any
 
 import numpy as np
 
-from jointlab.errors import ConfigurationError, LinkError, MissingDependencyError
+from jointlab.errors import LinkError, MissingDependencyError
 from jointlab.extras import installed
 from jointlab.hardware.servo.control_table import Register
+from jointlab.hardware.servo.vendor import Vendor
+from jointlab.hardware.vendors import VENDORS
+from jointlab.hardware.vendors import vendor as vendor_named
 
 try:  # POSIX serial ports raise termios.error (not an OSError) when the device is gone
     import termios
@@ -37,16 +39,7 @@ try:  # POSIX serial ports raise termios.error (not an OSError) when the device 
 except ImportError:  # pragma: no cover - Windows
     _PORT_ERRORS = ()
 
-__all__ = [
-    "DRIVERS",
-    "LATENCY_FIX",
-    "SDKS",
-    "BusStats",
-    "ServoDriver",
-    "UnsupportedBaud",
-    "check_sdk",
-    "make_driver",
-]
+__all__ = ["LATENCY_FIX", "BusStats", "ServoDriver", "UnsupportedBaud", "check_sdk", "make_driver"]
 
 #: The usual fix for a USB-serial adapter's buffering, quoted in every bus error.
 LATENCY_FIX = (
@@ -83,10 +76,11 @@ class BusStats:
         return sum(self.missing.values()) + sum(self.corrupt.values())
 
 
-class ServoDriver(abc.ABC):
+class ServoDriver:
     """One servo bus through a vendor SDK (see the module docstring).
 
     Args:
+        vendor: The bus protocol.
         port: Device path (``/dev/ttyUSB0``) or a pty.
         baud: Line rate in bit/s.
         names: Servo id -> joint name, for messages.
@@ -95,17 +89,16 @@ class ServoDriver(abc.ABC):
             wire time plus 34 ms); an emulated bus on a busy machine wants more.
     """
 
-    #: ``"dynamixel"`` or ``"feetech"``.
-    vendor: str = ""
-
     def __init__(
         self,
+        vendor: Vendor,
         port: str,
         baud: int,
         names: dict[int, str],
         retries: int = 2,
         extra_timeout_ms: float = 0.0,
     ) -> None:
+        self.vendor = vendor
         self.port_name = port
         self.baud = int(baud)
         self.names = names
@@ -113,8 +106,8 @@ class ServoDriver(abc.ABC):
         self.stats = BusStats()
         #: Hardware-error bits of each servo's latest status packet.
         self.error_bits: dict[int, int] = {}
-        check_sdk(self.vendor, f"{self.vendor} bus on {port}")
-        self.sdk = self._sdk()
+        check_sdk(vendor.name, f"{vendor.name} bus on {port}")
+        self.sdk = importlib.import_module(vendor.sdk.module)
         base = self.sdk.PortHandler
 
         class _CountingPort(base):  # type: ignore[misc, valid-type]
@@ -150,34 +143,27 @@ class ServoDriver(abc.ABC):
 
         extra = float(extra_timeout_ms)
         self.port = _CountingPort(port)
-        self.packets = self._packet_handler()
+        self.packets = vendor.sdk.packet_handler(self.sdk)
         self._opened = False
 
     # ------------------------------------------------------------------ vendor parts
-    @abc.abstractmethod
-    def _sdk(self) -> Any:
-        """The SDK module."""
-
-    @abc.abstractmethod
-    def _packet_handler(self) -> Any:
-        """The SDK's packet handler for this protocol."""
-
-    @abc.abstractmethod
     def hardware_bits(self, error: int) -> int:
         """Hardware-error bits of a status packet's error byte (0: none)."""
-
-    @abc.abstractmethod
-    def _sync_read_tx(self, address: int, length: int, ids: list[int]) -> int:
-        """Send a sync read instruction; return the SDK's result code."""
+        return self.vendor.sdk.hardware_bits(error)
 
     def bulk_write(self, entries: Sequence[tuple[int, Register, int]]) -> None:
-        """Write different registers of several servos in one packet (no status)."""
-        raise NotImplementedError(f"{self.vendor} has no bulk write")
+        """Write different registers of several servos in one packet (no status).
+
+        Raises:
+            NotImplementedError: the protocol has none (see :attr:`has_bulk_write`).
+        """
+        self.vendor.sdk.bulk_write(self.sdk, self.packets, self.port, entries)
+        self.stats.exchanges += 1
 
     @property
     def has_bulk_write(self) -> bool:
         """True when :meth:`bulk_write` exists on this protocol."""
-        return False
+        return self.vendor.sdk.has_bulk_write
 
     # ------------------------------------------------------------------ port
     @property
@@ -204,7 +190,7 @@ class ServoDriver(abc.ABC):
             raise LinkError(f"{self.port_name!r}: cannot set {self.baud} bit/s: {exc}") from exc
         if not ok:
             raise UnsupportedBaud(
-                f"{self.port_name!r}: the {self.vendor} SDK does not support {self.baud} bit/s"
+                f"{self.port_name!r}: the {self.vendor.name} SDK does not support {self.baud} bit/s"
             )
 
     def close(self) -> None:
@@ -229,10 +215,12 @@ class ServoDriver(abc.ABC):
         return f"servo id {servo_id}" + (f" ({joint})" if joint else "")
 
     def _fail(self, servo_id: int, what: str) -> LinkError:
-        return LinkError(
+        error = LinkError(
             f"{self._name(servo_id)} on {self.port_name!r}: {what} after {1 + self.retries} "
             f"attempts ({self.stats.errors} bus errors so far); {LATENCY_FIX}"
         )
+        error.servo_id = int(servo_id)  # type: ignore[attr-defined]
+        return error
 
     def _count(self, servo_id: int, result: int) -> str:
         sdk = self.sdk
@@ -346,7 +334,7 @@ class ServoDriver(abc.ABC):
         failed, what = ids[0], ""
         for attempt in range(1 + self.retries):
             self.stats.exchanges += attempt == 0
-            result = self._sync_read_tx(address, length, ids)
+            result = self.vendor.sdk.sync_read_tx(self.packets, self.port, address, length, ids)
             if result != success:
                 raise LinkError(f"{self.port_name!r}: cannot send a sync read (SDK result "
                                 f"{result}); {LATENCY_FIX}")  # fmt: skip
@@ -368,34 +356,27 @@ class ServoDriver(abc.ABC):
     def reboot(self, servo_id: int) -> None:
         """Reboot one servo (clears its hardware error; its torque is off afterwards)."""
         self.stats.exchanges += 1
-        self.packets.reboot(self.port, servo_id)
+        self.vendor.sdk.reboot(self.packets, self.port, servo_id)
         self.error_bits[servo_id] = 0
 
 
-#: Bus protocol -> (the vendor SDK's module, the package that installs it). Both are runtime
-#: dependencies of jointlab (pyproject.toml).
-SDKS = {
-    "dynamixel": ("dynamixel_sdk", "dynamixel-sdk"),
-    "feetech": ("scservo_sdk", "feetech-servo-sdk"),
-}
-
-
 def check_sdk(protocol: str, what: str) -> None:
-    """Raise if the vendor SDK of ``protocol`` is not installed; imports nothing (cheap).
+    """Raise if the vendor SDK of bus ``protocol`` is not installed; imports nothing (cheap).
 
     Called before anything starts (an emulator, a run folder), so a partial install is one
     clear line, not a traceback from inside a running command.
 
     Args:
-        protocol: A key of :data:`SDKS` (others need no SDK and pass).
+        protocol: A servo bus protocol (others need no SDK and pass).
         what: What needs it, for the message (a URL, a robot).
 
     Raises:
         MissingDependencyError: the SDK's module cannot be found (names the package).
     """
-    if protocol not in SDKS or installed(SDKS[protocol][0]):
+    record = VENDORS.get(protocol)
+    if record is None or installed(record.sdk.module):
         return
-    module, package = SDKS[protocol]
+    module, package = record.sdk.module, record.sdk_package
     raise MissingDependencyError(
         f"{what}: the {protocol} servo bus needs the vendor SDK {module} (package {package}, "
         f"a dependency of jointlab that this install lacks): pip install {package}, or "
@@ -403,26 +384,11 @@ def check_sdk(protocol: str, what: str) -> None:
     )
 
 
-#: Bus protocol -> ``"module:class"`` of its SDK driver. A table, not imports: the vendor
-#: drivers subclass :class:`ServoDriver`, so this module must not import them.
-DRIVERS = {
-    "dynamixel": "jointlab.hardware.dynamixel.driver:DynamixelDriver",
-    "feetech": "jointlab.hardware.feetech.driver:FeetechDriver",
-}
-
-
 def make_driver(protocol: str, port: str, baud: int, names: dict[int, str], retries: int = 2,
                 extra_timeout_ms: float = 0.0) -> ServoDriver:  # fmt: skip
-    """The SDK driver of ``protocol`` (a key of :data:`DRIVERS`).
+    """The SDK driver of bus ``protocol`` (``"dynamixel"`` or ``"feetech"``).
 
     Raises:
         ConfigurationError: an unknown protocol (names the known ones).
     """
-    entry = DRIVERS.get(protocol)
-    if entry is None:
-        raise ConfigurationError(
-            f"unknown servo bus protocol {protocol!r}; expected one of {sorted(DRIVERS)}"
-        )
-    module, name = entry.split(":")
-    driver: type[ServoDriver] = getattr(importlib.import_module(module), name)
-    return driver(port, baud, names, retries, extra_timeout_ms)
+    return ServoDriver(vendor_named(protocol), port, baud, names, retries, extra_timeout_ms)

@@ -1,6 +1,6 @@
 """Bus cycles: goals out, state in, at the bus rate; torque enable and the bus watchdog.
 
-:class:`BusCycle` is what :class:`~jointlab.hardware.servo.robot.ServoBusRobot` does on the
+:class:`BusCycle` is what :class:`~jointlab.hardware.servo_host.robot.ServoBusRobot` does on the
 wire. One **bus cycle** is one exchange of goals (one Sync or Bulk Write, no status packets)
 and one of state (one Sync Read of every servo's ``READ_SPAN``); cycles are paced to
 ``1 / bus.rate`` of wall-clock time, or, on a lockstep emulated bus, to its virtual clock
@@ -27,10 +27,10 @@ from typing import Any
 import numpy as np
 
 from jointlab.errors import CommandRefused, LinkError
-from jointlab.hardware.servo.bus_state import READ_SPAN, StateDecoder
-from jointlab.hardware.servo.commands import Goals, ServoCommands
 from jointlab.hardware.servo.control_table import ServoModel
-from jointlab.hardware.servo.driver import ServoDriver
+from jointlab.hardware.servo_host.bus_state import READ_SPAN, StateDecoder
+from jointlab.hardware.servo_host.commands import Goals, ServoCommands
+from jointlab.hardware.servo_host.driver import ServoDriver
 from jointlab.interface import ArrayState
 from jointlab.robots.bus import BusSpec
 from jointlab.robots.transmission import TransmissionArray
@@ -102,6 +102,19 @@ class BusCycle:
             for i in self._watched:
                 self._write_watchdog(i, self._watchdog_units)
             self._since_check = 0
+
+    def torque_off_everywhere(self) -> list[int]:
+        """Torque Enable 0 on every servo that answers (after a fault); the ids that did not.
+
+        Never raises: a lost servo must not keep the others' torque on.
+        """
+        silent = []
+        for servo_id, model in zip(self.ids, self.models, strict=True):
+            try:
+                self.driver.write(servo_id, model.table["torque_enable"], 0)
+            except LinkError:
+                silent.append(servo_id)
+        return silent
 
     def _write_watchdog(self, index: int, units: int) -> None:
         register = self.models[index].table["bus_watchdog"]

@@ -33,8 +33,9 @@ def test_backlash_is_checked_and_round_trips() -> None:
     with pytest.raises(DescriptionError, match=r"bus\.servos\.gripper\.backlash"):
         with_backlash("gripper", "a lot")
     narrow = description_to_dict(load_robot("so101"))
-    narrow["actuators"][5]["min"], narrow["actuators"][5]["max"] = 0.0, 0.01
-    narrow["actuators"][5]["home"] = narrow["actuators"][5]["centre"] = 0.005
+    gripper = next(a for a in narrow["actuators"] if a["name"] == "gripper")
+    gripper["min"], gripper["max"] = 0.0, 0.01
+    gripper["home"] = gripper["centre"] = 0.005
     narrow["bus"]["servos"]["gripper"]["backlash"] = 0.02
     with pytest.raises(DescriptionError, match=r"backlash = 0.02 rad is not smaller than the "
                        r"joint's range"):  # fmt: skip

@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 from jointlab.contract import Robot
-from jointlab.controllers import Commander
 from jointlab.identify.excite import Excitation
 from jointlab.identify.planted import physics_dt
 from jointlab.program import ProgramStep, run_program
@@ -29,9 +28,7 @@ def record_excitation(
 
     The log holds, every control period, the state, the desired action and the applied
     torque (see :func:`jointlab.controllers.run`), and in its metadata the physics step (or
-    device tick) that ``motor.delay`` counts, the excitation's settings and ``extra``. An
-    :class:`Excitation`'s first step, the move to its centre, runs before the log starts:
-    the log begins with the robot holding the centre, wherever it rested before.
+    device tick) that ``motor.delay`` counts, the excitation's settings and ``extra``.
 
     Args:
         robot: The robot; armed here if it is not.
@@ -45,23 +42,12 @@ def record_excitation(
     """
     settings: dict[str, Any] = {"physics_dt": physics_dt(robot), **extra}
     steps = program
-    commander = Commander(robot)
-    first = 0
     if isinstance(program, Excitation):
         settings["excitation"] = program.settings()
         steps = program.program
-        # The approach to the centre is not logged: the robot may rest anywhere before it (a
-        # limp arm on its stops), and the log starts from the centre, held, away from them.
-        run_program(robot, steps[:1], commander=commander, on_step=on_step)
-        steps, first = steps[1:], 1
     if isinstance(steps, os.PathLike):
         steps = Path(steps)
     metadata = LogMetadata.from_robot(robot, **settings)
-
-    def numbered(index: int, step: ProgramStep) -> None:
-        if on_step is not None:
-            on_step(first + index, step)
-
     with Recorder(path, metadata) as recorder:
-        run_program(robot, steps, recorder=recorder, commander=commander, on_step=numbered)
+        run_program(robot, steps, recorder=recorder, on_step=on_step)
     return Path(path)

@@ -81,16 +81,15 @@ TOLERANCE = 0.15
 
 
 @pytest.mark.slow
-def test_planted_gaps_are_found_on_the_emulated_arm_from_a_held_start(tmp_path, monkeypatch):
+def test_planted_gaps_are_found_on_the_emulated_arm(tmp_path, monkeypatch):
     """``identify excite`` then ``identify fit`` on ``emulated://FILE``, run as a user does.
 
-    The emulated arm6 runs a robot file with friction ×2 + 0.05 and damping ×1.6 + 0.05. It
-    starts limp on its stops, a hair beyond one (the wrist reads 2.0000036 of its 2.0 limit):
-    the excitation's log starts after the move to the centre, held, and a state within the
-    stop tolerance of a limit is a state on it. Every joint's friction and damping within 15 %
-    (found within 0.5 %). Lockstep: the same log every run; on the real-time emulator the
-    host's missed periods on a busy machine decide the figures (see the closing note of
-    issue 41 and docs/identification.md).
+    The emulated arm6 runs a robot file with friction ×2 + 0.05 and damping ×1.6 + 0.05. On
+    the real-time emulator it starts limp on its stops, a hair beyond one (the wrist read
+    2.0000036 of its 2.0 limit, and the fit's reset refused it): a state within the stop
+    tolerance of a limit is a state on it. Every joint's friction and damping within 15 %.
+    Lockstep: the same log every run; on the real-time emulator the host's missed periods on
+    a busy machine decide the figures (docs/identification.md, "On a real-time link").
     """
     nominal = jointlab.load_robot("arm6")
     data = nominal.to_dict()
@@ -104,9 +103,6 @@ def test_planted_gaps_are_found_on_the_emulated_arm_from_a_held_start(tmp_path, 
     monkeypatch.chdir(tmp_path)
     assert main(["identify", "excite", "arm6", f"emulated://{path}?lockstep=1",
                  "--simultaneous", "--duration", "6", "--name", "ex"]) == 0  # fmt: skip
-    log = load_log(tmp_path / "runs" / "ex" / "log.npz")
-    assert np.abs(log["state.velocity"][0]).max() < 0.05  # the log starts held, at rest
-    assert np.all(np.abs(log["state.position"][0] - nominal.home) < 0.01)  # at the centre
     assert main(["identify", "fit", "arm6", "runs/ex/log.npz", "--parameters",
                  "static_friction", "damping", "delay", "--name", "fit"]) == 0  # fmt: skip
     identified = jointlab.load_robot(tmp_path / "runs" / "fit" / "arm6_identified.yaml")

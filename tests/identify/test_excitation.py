@@ -150,28 +150,6 @@ def test_an_excitation_runs_on_sim_and_the_log_holds_what_fit_needs(arm6, tmp_pa
     assert np.ptp(others, axis=0).max() < 0.01  # the other joints hold
 
 
-def test_the_log_starts_from_the_centre_held_not_from_where_the_robot_rested(arm6, tmp_path):
-    """A limp arm rests on its stops; the excitation's log starts at its centre, held.
-
-    The move to the centre runs before the log: its first row is the centre at rest, away
-    from the stops, whatever pose (here the wrist on its stop, a hair beyond, as an engine
-    reports a joint resting on it) the robot was in before.
-    """
-    program = excitation(arm6, ["wrist_pitch"], duration=2.0, ramp=0.5, band=(0.5, 1.5),
-                         hold=0.2)  # fmt: skip
-    wrist = arm6.joint_index("wrist_pitch")
-    with jointlab.connect("sim://arm6") as robot:
-        resting = np.array(arm6.home)
-        resting[wrist] = arm6.upper[wrist] + 0.5 * STOP_TOLERANCE  # on the stop
-        robot.reset(resting)
-        path = record_excitation(robot, program, tmp_path / "excite.npz")
-    log = load_log(path)
-    first = log["state.position"][0]
-    np.testing.assert_allclose(first, program.centre, atol=0.01)
-    assert np.all(np.abs(log["state.velocity"][0]) < 0.05)
-    assert np.all(np.abs(first - arm6.upper) > 0.3) and np.all(np.abs(first - arm6.lower) > 0.3)
-
-
 def test_states_within_the_stop_tolerance_of_a_limit_are_accepted_beyond_it_refused(arm6):
     wrist = arm6.joint_index("wrist_pitch")
     q = np.array(arm6.home)

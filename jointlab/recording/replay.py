@@ -43,19 +43,6 @@ def logged_actions(log: Log, channel: str = DESIRED) -> list[NJointAction]:
     return [NJointAction(*(values[name][row] for name in _FIELDS)) for row in range(len(log))]
 
 
-#: How far beyond a limit (rad or m) a logged start still counts as resting on that stop: an
-#: arm found resting on a hard stop reads a hair beyond it (contact penetration, encoder
-#: rounding), as an emulated arm that settled limp under gravity does.
-STOP_SLACK = 1e-3
-
-
-def _on_the_stops(robot: Robot, q: np.ndarray) -> np.ndarray:
-    """``q`` with values within :data:`STOP_SLACK` beyond a limit put on that limit."""
-    lower, upper = robot.description.lower, robot.description.upper
-    near = (q >= lower - STOP_SLACK) & (q <= upper + STOP_SLACK)
-    return np.where(near, np.clip(q, lower, upper), q)
-
-
 def replay(robot: Robot, source: Log | str, *, recorder: Any = None,
            channel: str = DESIRED) -> Log:  # fmt: skip
     """Apply the logged actions of ``source`` to ``robot``, each for as long as it was logged.
@@ -96,7 +83,7 @@ def replay(robot: Robot, source: Log | str, *, recorder: Any = None,
     start = f"{STATE}.position"
     if start in log and np.isfinite(log[start][0]).all():
         velocity = log[f"{STATE}.velocity"][0] if f"{STATE}.velocity" in log else None
-        robot.reset(_on_the_stops(robot, np.asarray(log[start][0], dtype=np.float64)),
+        robot.reset(np.asarray(log[start][0], dtype=np.float64),
                     None if velocity is None else np.asarray(velocity))  # fmt: skip
     state = robot.read()
     for action, repeat in zip(actions, _periods(log.time, robot.control_dt), strict=True):

@@ -44,6 +44,7 @@ from jointlab.interface import ArrayState, NJointAction
 from jointlab.robots.description import ArrayGeometry, RobotDescription
 from jointlab.robots.dynamics import DynamicsModel, rigid_body_model
 from jointlab.robots.gains import UnstableGainsWarning, check_gains, effective_inertia
+from jointlab.robots.stops import onto_the_stops
 from jointlab.robots.yaml_io import load_robot
 from jointlab.sim.engine import DEFAULT_ENGINE, World, check_engine
 from jointlab.sim.randomization import EpisodeParameters, Randomization
@@ -490,6 +491,7 @@ class SimRobot(Robot):
         description = self._description
         # q and qd were checked by Robot.reset (dof finite numbers, new float64 arrays)
         q = np.array(description.home) if q is None else q
+        q = onto_the_stops(q, description.lower, description.upper)  # resting on a stop
         qd = np.zeros(description.dof) if qd is None else qd
         outside = (q < description.lower - 1e-9) | (q > description.upper + 1e-9)
         if outside.any():

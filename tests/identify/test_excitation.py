@@ -12,6 +12,7 @@ from jointlab.errors import ConfigurationError, DescriptionError
 from jointlab.identify import Excitation, excitation, record_excitation
 from jointlab.identify.excite import MIN_FLOOR_SCALE, _floor_heights
 from jointlab.recording import load_log
+from jointlab.robots.stops import STOP_TOLERANCE
 
 
 def _check_limits(description, program: Excitation, fraction: float) -> None:
@@ -147,3 +148,14 @@ def test_an_excitation_runs_on_sim_and_the_log_holds_what_fit_needs(arm6, tmp_pa
     assert swing == pytest.approx(np.ptp(program.segments[0].position), rel=0.05)
     others = np.delete(log["state.position"], wrist, axis=1)
     assert np.ptp(others, axis=0).max() < 0.01  # the other joints hold
+
+
+def test_states_within_the_stop_tolerance_of_a_limit_are_accepted_beyond_it_refused(arm6):
+    wrist = arm6.joint_index("wrist_pitch")
+    q = np.array(arm6.home)
+    with jointlab.connect("sim://arm6") as robot:
+        q[wrist] = arm6.upper[wrist] + 3.6e-6  # as the settled real-time emulator reported it
+        assert robot.reset(q).position[wrist] == pytest.approx(arm6.upper[wrist], abs=1e-6)
+        q[wrist] = arm6.upper[wrist] + 2 * STOP_TOLERANCE
+        with pytest.raises(ConfigurationError, match="lies outside"):
+            robot.reset(q)

@@ -172,6 +172,25 @@ def test_missed_periods_are_skipped_not_refused(arm6, motion):
     np.testing.assert_allclose(list(result.values("damping").values()), truth.damping, rtol=1e-6)
 
 
+def test_a_host_late_in_most_periods_is_read_at_the_logs_own_period(arm6, motion):
+    """A real-time run on a busy machine: most rows two periods apart, some an odd number.
+
+    The typical step is then twice the control period; the log's own period (metadata.dt)
+    counts the periods (the median made a 3-period gap "not a whole number" of 2).
+    """
+    truth = truth_for(arm6)
+    log = synthetic_log(arm6, truth, *motion)
+    keep = np.zeros(len(log), dtype=bool)
+    keep[::2] = True  # every other state missed...
+    keep[1001:3000:6] = True  # ... and some odd gaps
+    keep[1002:3000:6] = False
+    late = Log(time=log.time[keep], data=log.data[keep], fields=log.fields,
+               metadata=log.metadata)  # fmt: skip
+    assert np.median(np.diff(late.time)) == pytest.approx(2 * log.metadata.dt)
+    result = fit(late, arm6, parameters=DYNAMICS, cutoff=None)
+    np.testing.assert_allclose(list(result.values("damping").values()), truth.damping, rtol=1e-5)
+
+
 def test_bad_arguments_are_named(arm6, motion):
     log = synthetic_log(arm6, truth_for(arm6), *motion)
     with pytest.raises(IdentificationError, match="unknown parameter 'friction'"):

@@ -125,6 +125,38 @@ def _track(robot, emulator: BusEmulatorProcess, names: list[str], name: str) -> 
     return targets
 
 
+#: The step from the middle pose: every joint (the gripper too) at once this far below the
+#: middle of its calibrated range (LeRobot degrees; the gripper's 0-100 %).
+STEP = -15.0
+
+
+def _step_below_the_middle(robot, emulator: BusEmulatorProcess, name: str) -> list[Target]:
+    """Every joint at once ``STEP`` below the middle of its calibrated range; one settled pose.
+
+    The middle of every calibrated range is LeRobot's 0 degrees (the gripper's 50 %). The
+    gripper's error is given in degrees (its 0-100 % span the robot file's range, which the
+    calibration swept), so one check covers every joint. (LeRobot's Koch follower runs its
+    gripper in current-based position mode and never writes Goal Current: a servo that
+    powered up with Goal Current 0 left it limp, 15 % from its target.)
+    """
+    description = load_robot(name)
+    middle = {f"{n}.pos": 50.0 if n == "gripper" else 0.0 for n in description.joint_names}
+    robot.send_action(middle)
+    _wait_servo_time(emulator, SETTLE)
+    action = {key: value + STEP for key, value in middle.items()}
+    robot.send_action(action)
+    _wait_servo_time(emulator, SETTLE)
+    seen = robot.get_observation()
+    settled = emulator.report().position
+    span = np.degrees(np.asarray(description.upper) - np.asarray(description.lower))
+    targets = []
+    for j, joint in enumerate(description.joint_names):
+        error = seen[f"{joint}.pos"] - action[f"{joint}.pos"]
+        targets.append(Target(joint, error * span[j] / 100 if joint == "gripper" else error,
+                              settled))  # fmt: skip
+    return targets
+
+
 def _check(targets: list[Target], name: str, p_registers: dict[str, int]) -> list[str]:
     """Every target within 1 degree, or (gravity-loaded joints) at the analytic droop.
 
@@ -224,6 +256,8 @@ def _follower_run(name: str, tmp_path: Path, monkeypatch) -> None:
             names = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll"]
             gains = bus.sync_read(P_REGISTER[name], normalize=False)
             for line in _check(_track(robot, emulator, names, name), name, gains):
+                print(line)
+            for line in _check(_step_below_the_middle(robot, emulator, name), name, gains):
                 print(line)
         finally:
             robot.disconnect()

@@ -17,6 +17,7 @@ import numpy as np
 
 from jointlab.errors import CommandRefused, ConfigurationError
 from jointlab.interface import NJointAction
+from jointlab.robots.stops import onto_the_stops
 
 __all__ = [
     "RESET_TOLERANCE",
@@ -57,6 +58,7 @@ def reset_target(description: Any, q: Any, qd: Any, *, moving: bool = False
     target = np.array(d.home if q is None else q, dtype=np.float64).reshape(-1)
     if target.shape != (d.dof,) or not np.all(np.isfinite(target)):
         raise ConfigurationError(f"reset: q must be {d.dof} finite numbers, got {q!r}")
+    target = onto_the_stops(target, d.lower, d.upper)  # a state logged resting on a stop
     outside = (target < d.lower - 1e-9) | (target > d.upper + 1e-9)
     if outside.any():
         i = int(np.flatnonzero(outside)[0])

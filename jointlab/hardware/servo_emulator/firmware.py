@@ -208,6 +208,7 @@ class ServoArray(RegisterInputs, StepMode, MemoryRules):
             self.memory[k, : model.table.size] = model.table.initial_memory()
             mask = eeprom_mask(model)
             self.memory[k, : model.table.size][mask] = saved[mask]
+        self._goals_at_their_limits(k)
         self.faults[k] = 0
         self.protection.reset(k)
         self._refreshed = -1
@@ -221,6 +222,20 @@ class ServoArray(RegisterInputs, StepMode, MemoryRules):
         self.step_target[k] = np.nan
         if self.in_step_mode(k):
             self.hold_steps(k)
+
+    def _goals_at_their_limits(self, k: int) -> None:
+        """Servo ``k``'s Goal Current and Goal PWM power up at its Current and PWM Limits.
+
+        As a Dynamixel X does: a servo in current-based position mode (5) whose Goal Current
+        was never written drives up to its Current Limit (LeRobot's Koch follower puts its
+        gripper in mode 5 and never writes Goal Current; a gripper at 0 A would be limp).
+        """
+        model = self.models[k]
+        for goal, limit in (("goal_current", "current_limit"), ("goal_pwm", "pwm_limit")):
+            if goal in model.table and limit in model.table:
+                g, lim = model.table[goal], model.table[limit]
+                value = lim.decode(self.memory[k : k + 1, lim.address : lim.address + lim.size])
+                self.memory[k, g.address : g.address + g.size] = g.encode(value)[0]
 
     def invalidate(self) -> None:
         """The joints moved outside a tick (a reset): refresh on the next read."""

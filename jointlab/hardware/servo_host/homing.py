@@ -7,18 +7,24 @@ calibration and return a :class:`~jointlab.hardware.servo_host.calibration.Calib
   minimum, then to its maximum (the robot file's ``min``/``max``), and confirms; the two
   encoder readings give the direction (which way the ticks went), the offset (the ticks at
   joint zero, from the minimum reading) and the range.
-* :func:`calibrate_automatic`: stall-based homing against the hard stops, one joint at a
-  time while the others hold: the joint is pushed slowly towards each end at a safe torque
-  until it stops moving; the two stall readings give the range, and, with the direction of
-  the robot file's transmission, the offset (the stop at the file's ``min`` is joint angle
+* :func:`calibrate_automatic`: stall-based homing against the hard stops, one push at a
+  time while the other joints hold a pose: the joint is pushed slowly towards each end until
+  it stops moving; the two stall readings give the range, and, with the direction of the
+  robot file's transmission, the offset (the stop at the file's ``min`` is joint angle
   ``min``). The measured span is checked against the file's range.
 
-**Safety.** A joint pushes towards its stops only with its servo's torque limit (Feetech
+**Poses.** :func:`plan_pushes` starts every push with the joint at the middle of its range
+and the others at the zero pose, or, where that push (or the move to its start) would bring a
+frame within :data:`CLEARANCE` of the table, at the nearest pose that keeps the arm clear.
+
+**Safety.** A joint pushes towards a stop only with its servo's torque limit (Feetech
 Torque Limit, Dynamixel PWM Limit) at the safe fraction of stall, :data:`SAFE_FRACTION` of
-its model (at most 25 %, so a joint pushing a 3D-printed stop cannot crack it); a larger
-fraction must be asked for, and more than 100 % is refused. The other joints hold the zero
-pose (reached slowly, clear of every stop) with their own limits: at 25 % the shoulder and
-elbow of a small arm cannot carry the arm against gravity.
+its model (at most 25 %, so a joint pushing a 3D-printed stop cannot crack it), plus the
+largest gravity torque the arm model predicts the joint must lift on its way there (0 where
+gravity helps), at most 100 %: the limit bounds the push onto the stop beyond the arm's own
+weight there, not the lifting (at a bare 20 % the SO-101's shoulder could not lift the arm
+off its first stop). A larger fraction must be asked for, and more than 100 % is refused.
+The other joints hold their pose with their own limits.
 The stall detector watches every bus cycle: the cycle that finds the joint stalled (it moved
 less than ``STALL_TICKS`` over ``STALL_WINDOW``) is followed at once, before the next cycle,
 by a hold where the joint is (Goal Position = Present Position), so the servo stops pushing
@@ -31,14 +37,25 @@ from __future__ import annotations
 
 import math
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import numpy as np
 
 from jointlab.errors import ConfigurationError
 from jointlab.hardware.servo_host.calibration import Calibration, JointCalibration
+from jointlab.robots.description import RobotDescription
+from jointlab.robots.dynamics import DynamicsModel
+from jointlab.robots.kinematics import forward_kinematics
 
-__all__ = ["SAFE_FRACTION", "calibrate_automatic", "calibrate_manual", "safe_fraction"]
+__all__ = [
+    "SAFE_FRACTION",
+    "Push",
+    "calibrate_automatic",
+    "calibrate_manual",
+    "plan_pushes",
+    "safe_fraction",
+]
 
 #: Default homing torque per servo model, a fraction of its stall torque (documented in
 #: docs/calibration.md). STS3215: 20 % of 2.94 N m = 0.59 N m; XL430-W250: 25 % of 1.4 N m =
@@ -47,12 +64,21 @@ SAFE_FRACTION = {"sts3215": 0.20, "xl430-w250": 0.25, "xl330-m288": 0.25}
 #: The default of a model not in :data:`SAFE_FRACTION`.
 DEFAULT_FRACTION = 0.25
 
+#: Poses along a push at which its clearance and gravity load are checked.
+PATH_POINTS = 21
+#: Values per joint tried for the joints that hold while one is homed (see ``_hold_pose``).
+GRID = 7
+#: Height above the table (world z = 0) every frame keeps during a push, m.
+CLEARANCE = 0.04
+
 #: Ticks kept off each hard stop in the calibrated range.
 MARGIN = 12
 #: A joint has stalled when it moved less than this many ticks over ``STALL_WINDOW`` seconds
 #: (after pushing for at least that long: a joint needs a moment to start moving).
 STALL_TICKS = 2
 STALL_WINDOW = 0.25
+#: Seconds without motion that end a move that is not a push (to a pose, back from a stop).
+SETTLE_WINDOW = 1.0
 
 
 def _result(robot: Any, method: str, lo: np.ndarray, hi: np.ndarray, offset: np.ndarray,
@@ -132,6 +158,135 @@ def _limit_register(robot: Any, i: int) -> tuple[str, int]:
     return "pwm_limit", robot.models[i].pwm_full_scale
 
 
+def _lowest(description: RobotDescription, q: np.ndarray) -> np.ndarray:
+    """Lowest world z (m) of the element and tool frames at poses ``q`` ``(batch, dof)``.
+
+    The first element's frame stands on the base, at or near the table, and is left out.
+    """
+    kinematics = forward_kinematics(description, q)
+    heights = [kinematics.frames[..., 1:, 2, 3].min(axis=-1)]
+    heights += [frame[..., 2, 3] for frame in kinematics.tools.values()]
+    return np.min(heights, axis=0)
+
+
+@dataclass(frozen=True)
+class Push:
+    """One homing push: joint ``joint`` from the pose ``start`` to the stop at ``end``.
+
+    Attributes:
+        joint: Joint index.
+        towards_top: True for the push towards the servo's highest tick.
+        start: Pose the push starts from, rad, shape ``(dof,)``; the other joints hold it.
+        end: The robot file's limit the push heads for, rad.
+        fraction: Torque limit of the push, a fraction of stall torque.
+    """
+
+    joint: int
+    towards_top: bool
+    start: np.ndarray
+    end: float
+    fraction: float
+
+
+def _path(start: np.ndarray, joint: int, end: float, points: int) -> np.ndarray:
+    path = np.repeat(start[None], points, axis=0)
+    path[:, joint] = np.linspace(start[joint], end, points)
+    return path
+
+
+def _hold_pose(description: RobotDescription, joint: int, end: float,
+               clearance: float) -> np.ndarray:  # fmt: skip
+    """A pose to push ``joint`` from towards ``end`` with the arm clear of the table.
+
+    The joint starts from the middle of its range; the others hold the zero pose if the
+    push (and the move to its start from the zero pose) keeps every frame ``clearance``
+    above the table, else the pose nearest to it (of ``GRID`` values per joint inside the
+    middle 90 % of its range, clear of its stops) that does.
+    """
+    lower, upper = np.asarray(description.lower), np.asarray(description.upper)
+    n = description.dof
+    middle = (lower + upper) / 2.0
+    others = [k for k in range(n) if k != joint]
+    inner = np.linspace(lower + 0.05 * (upper - lower), upper - 0.05 * (upper - lower), GRID)
+    grids = [np.unique(np.append(inner[:, k], np.clip(0.0, lower[k], upper[k])))
+             for k in others]  # fmt: skip
+    candidates = np.stack(np.meshgrid(*grids, indexing="ij"), -1).reshape(-1, len(others))
+    candidates = candidates[np.argsort(np.abs(candidates).sum(axis=1), kind="stable")]
+    candidates = np.concatenate([np.zeros((1, len(others))), candidates])  # the zero pose
+    starts = np.zeros((len(candidates), n))
+    starts[:, others] = candidates
+    starts[:, joint] = middle[joint]
+    ends = starts.copy()
+    ends[:, joint] = end
+    along = np.linspace(0.0, 1.0, PATH_POINTS)[:, None]
+    for k in range(len(candidates)):
+        if k == 1:  # not from the zero pose: first keep the candidates whose end is clear
+            keep = np.flatnonzero(_lowest(description, ends) >= clearance)
+            starts, ends = starts[keep[keep > 0]], ends[keep[keep > 0]]
+            break
+        path = np.concatenate([starts[k] * along, starts[k] + (ends[k] - starts[k]) * along])
+        if np.all(_lowest(description, path) >= clearance):
+            return starts[k]
+    for start, stop in zip(starts, ends, strict=True):  # in order of distance from zero
+        path = np.concatenate([start * along, start + (stop - start) * along])
+        if np.all(_lowest(description, path) >= clearance):
+            return start
+    raise ConfigurationError(
+        f"no pose lets joint {description.joint_names[joint]!r} reach {end:+.3f} rad with the "
+        f"arm {clearance} m above the table; home it by range of motion"
+    )
+
+
+def plan_pushes(description: RobotDescription, models: Sequence[Any], fraction: float,
+                joints: Sequence[int], clearance: float = CLEARANCE) -> list[Push]:  # fmt: skip
+    """The homing pushes of ``joints``, two each (towards the lowest tick, then the highest).
+
+    Each push starts from a pose clear of the table (:func:`_hold_pose`: the zero pose
+    where it can) and is limited to ``fraction`` of stall plus the largest gravity torque
+    the arm model predicts the joint must lift on its way to the stop, at most 100 %: the
+    limit bounds what the joint pushes onto the stop beyond its own weight there, and a
+    loaded joint still gets there.
+    """
+    dynamics = DynamicsModel(description)
+    t = description.transmissions
+    lower, upper = np.asarray(description.lower), np.asarray(description.upper)
+    pushes = []
+    for i in joints:
+        stall = models[i].stall_torque * abs(t.torque_ratio[i])  # N·m at the joint
+        for towards_top in (False, True):
+            up = towards_top == (t.scale[i] > 0)  # the joint angle grows on this push
+            end = float(upper[i] if up else lower[i])
+            start = _hold_pose(description, i, end, clearance)
+            path = _path(start, i, end, PATH_POINTS)
+            hold = np.array([dynamics.gravity_torque(q)[i] for q in path])
+            lift = max(0.0, float(np.max(hold if up else -hold)))
+            pushes.append(Push(i, towards_top, start, end, min(1.0, fraction + lift / stall)))
+    return pushes
+
+
+def _unwrapped(robot: Any, i: int, ticks: float, start: int) -> float:
+    """Servo ``i``'s stall reading ``ticks`` counted from ``start`` without the turn's wrap.
+
+    Raises:
+        ConfigurationError: the stop lies past the encoder's wrap (the reading went round).
+    """
+    resolution = robot.models[i].resolution
+    unwrapped = start + (ticks - start + resolution / 2) % resolution - resolution / 2
+    if not 0 <= unwrapped < resolution:
+        raise ConfigurationError(
+            f"joint {robot.description.joint_names[i]!r} (servo id {robot.servo_ids[i]}): its "
+            f"stop lies past the encoder's wrap (it reads {ticks:.0f} after a turn), so its "
+            "range cannot be read in one turn; calibrate it by range of motion, which writes "
+            "the servos' Homing Offsets (jointlab calibrate URL --robot ROBOT)"
+        )
+    return float(unwrapped)
+
+
+def _limit_value(robot: Any, i: int, fraction: float) -> int:
+    """Servo ``i``'s torque-limit register value for ``fraction`` of its stall torque."""
+    return round(fraction * _limit_register(robot, i)[1])
+
+
 def _go(robot: Any, i: int, goal: int, speed: float, limit: int | None = None) -> None:
     """Servo ``i`` heads for ``goal`` ticks at ``speed`` (with torque-limit value ``limit``).
 
@@ -152,17 +307,23 @@ def _go(robot: Any, i: int, goal: int, speed: float, limit: int | None = None) -
 def _settle(robot: Any, joints: list[int], timeout: float, stop: bool) -> np.ndarray:
     """Run bus cycles until ``joints`` stop moving; their ticks (raise if ``stop`` and late).
 
-    The cycle that finds them stalled is followed at once by a hold where they are.
+    A push (``stop``) has stalled after :data:`STALL_WINDOW` without motion, and the cycle
+    that finds it stalled is followed at once by a hold where it is. Any other move has
+    settled after :data:`SETTLE_WINDOW` (a joint lifting a load waits, still, until its P
+    loop's setpoint has run far enough ahead to carry it) and keeps its goal: a hold where
+    a P-only loop drooped under gravity would let it droop again, move after move, until
+    the joint lay on its stop (the Koch's elbow did).
     """
-    window = max(10, math.ceil(STALL_WINDOW / robot.bus_dt))
+    window = max(10, math.ceil((STALL_WINDOW if stop else SETTLE_WINDOW) / robot.bus_dt))
     history: list[np.ndarray] = []
     for _ in range(max(window + 1, math.ceil(timeout / robot.bus_dt))):
         history.append(robot.idle_cycle().extras["ticks"][joints].astype(np.float64))
         if len(history) > window and np.all(
             np.abs(history[-1] - history[-1 - window]) < STALL_TICKS
         ):
-            for k, i in enumerate(joints):  # stop pushing: hold where the joint stalled
-                robot.write_register(i, "goal_position", int(history[-1][k]))
+            if stop:  # stop pushing: hold where the joint stalled
+                for k, i in enumerate(joints):
+                    robot.write_register(i, "goal_position", int(history[-1][k]))
             return history[-1]
     if stop:
         i = joints[0]
@@ -185,10 +346,11 @@ def calibrate_automatic(
 ) -> Calibration:
     """Stall-based homing against the hard stops (see the module docstring).
 
-    The arm is first brought, slowly and at the safe torque, to the robot file's nominal zero
-    pose (straight, clear of the table); each joint then pushes to both stops while the others
-    hold that pose. Servos in ``current`` mode are homed in position mode (their Operating Mode
-    is restored afterwards, as are the torque limits); the arm is left limp.
+    The arm is first brought slowly to the robot file's nominal zero pose (straight, clear
+    of the table); each joint then pushes to both stops from the poses :func:`plan_pushes`
+    chooses while the others hold them. Servos in ``current`` mode are homed in position
+    mode (their Operating Mode is restored afterwards, as are the torque limits); the arm is
+    left limp.
 
     Args:
         robot: A connected ServoBusRobot (disarmed; it is left disarmed).
@@ -217,7 +379,6 @@ def calibrate_automatic(
     description = robot.description
     n = description.dof
     servos = description.bus.servos
-    zero = np.rint(description.transmissions.offset).astype(int)
     restore: list[tuple[int, str, int]] = []
     full = []
     for i in range(n):  # torque is off: EEPROM limits and modes may be written
@@ -235,19 +396,33 @@ def calibrate_automatic(
     chosen = description.joint_names if joints is None else tuple(joints)
     homed = [description.joint_index(name) for name in chosen]
     every = list(range(n))
-    safe = [round(torque_fraction * _limit_register(robot, i)[1]) for i in every]
-    try:
-        for i in every:  # to the zero pose, slowly: no joint is near a stop there
-            _go(robot, i, zero[i], speed)
+    pushes = plan_pushes(description, robot.models, torque_fraction, homed)
+    to_ticks = description.transmissions.to_motor
+    goals = np.full(n, -1)
+
+    def pose(q: np.ndarray) -> None:
+        """Every joint to pose ``q`` (rad) at its full limit; the ones already there stay."""
+        ticks = np.rint(to_ticks(q)).astype(int)
+        for i in np.flatnonzero(ticks != goals):
+            _go(robot, int(i), int(ticks[i]), speed, full[i])
+        goals[:] = ticks
         _settle(robot, every, timeout, stop=False)
-        for i in homed:
-            if on_joint is not None:
+
+    try:
+        pose(np.zeros(n))  # the zero pose, slowly: no joint is near a stop there
+        for push in pushes:
+            i = push.joint
+            if on_joint is not None and not push.towards_top:
                 on_joint(description.joint_names[i])
-            _go(robot, i, 0, speed, safe[i])
-            lo[i] = _settle(robot, [i], timeout, stop=True)[0]
-            _go(robot, i, robot.models[i].resolution - 1, speed, safe[i])
-            hi[i] = _settle(robot, [i], timeout, stop=True)[0]
-            _go(robot, i, zero[i], speed, full[i])
+            holding = np.delete(to_ticks(push.start), i)
+            if np.any(np.rint(holding) != np.delete(goals, i)):
+                pose(np.zeros(n))  # from one holding pose to another through the zero pose
+            pose(push.start)
+            end = robot.models[i].resolution - 1 if push.towards_top else 0
+            _go(robot, i, end, speed, _limit_value(robot, i, push.fraction))
+            stalled = _unwrapped(robot, i, _settle(robot, [i], timeout, stop=True)[0], goals[i])
+            (hi if push.towards_top else lo)[i] = stalled
+            _go(robot, i, int(goals[i]), speed, full[i])  # back to the start at full limit
             _settle(robot, [i], timeout, stop=False)
     finally:
         for i in every:

@@ -31,8 +31,8 @@ def test_automatic_homing_finds_the_assembled_offsets(name, joint) -> None:
     """Stall-based homing against the simulated hard stops, at the safe default torque.
 
     One joint keeps it short: the Koch's wrist roll, an XL330 that runs in current mode, is homed
-    in position mode at 25 % of stall. (At that torque its elbow and wrist cannot lift their links:
-    see test_safe_homing. The SO-101 is homed through ``jointlab calibrate --auto`` below.)
+    in position mode at 25 % of stall. (Whole arms are homed through ``jointlab calibrate --auto``
+    in test_safe_homing.)
     """
     joints = [joint]
     with jointlab.connect(f"emulated://{name}?lockstep=1&calibrated=0&{ERROR}") as robot:

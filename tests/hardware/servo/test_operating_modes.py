@@ -49,6 +49,8 @@ def hold_arm_up(bus, ph, port, torque_enable: int) -> None:
     """
     bus.move([0.0] * 6)
     for servo_id in range(2, 7):
+        if torque_enable == 64:  # Dynamixel: the Koch's XL330s are set up in current mode
+            assert ph.write1ByteTxRx(port, servo_id, 11, 3) == (0, 0)
         assert ph.write1ByteTxRx(port, servo_id, torque_enable, 1) == (0, 0)
     advance(bus, 0.3)
 
@@ -111,6 +113,30 @@ def test_dynamixel_pwm_mode_drives_the_goal_duty() -> None:
         assert ph.write2ByteTxRx(port, 1, 100, (-150) & 0xFFFF) == (dxl.COMM_SUCCESS, 0)
         advance(bus, 0.05)
         assert signed16(ph.read2ByteTxRx(port, 1, 124)[0]) == -100
+
+
+def test_dynamixel_goal_current_and_pwm_power_up_at_their_limits() -> None:
+    """Goal Current (102) and Goal PWM (100) read Current Limit (38) and PWM Limit (36).
+
+    So a servo in current-based position mode (5) whose Goal Current was never written drives
+    up to its Current Limit, as LeRobot's Koch follower expects of its gripper (it writes
+    mode 5 and Goal Position only); at 0 A the gripper was limp and stayed 12° from its goal.
+    """
+    with emulated_bus("koch", lockstep=True) as bus, sdk_port(dxl, bus.path) as port:
+        ph = dxl.PacketHandler(2.0)
+        assert ph.read2ByteTxRx(port, 6, 38)[0] == ph.read2ByteTxRx(port, 6, 102)[0] == 1750
+        assert ph.read2ByteTxRx(port, 6, 36)[0] == ph.read2ByteTxRx(port, 6, 100)[0] == 885
+        hold_arm_up(bus, ph, port, 64)
+        dxl_mode(ph, port, 5, 5)  # the wrist roll: gravity does not load it with the arm up
+        start = signed32(ph.read4ByteTxRx(port, 5, 132)[0])
+        assert ph.write4ByteTxRx(port, 5, 116, start + 300) == (dxl.COMM_SUCCESS, 0)
+        advance(bus, 1.0)
+        assert abs(signed32(ph.read4ByteTxRx(port, 5, 132)[0]) - (start + 300)) <= 10
+        # Goal Current caps the current in mode 5: 20 mA cannot turn the wrist at all
+        assert ph.write2ByteTxRx(port, 5, 102, 20) == (dxl.COMM_SUCCESS, 0)
+        assert ph.write4ByteTxRx(port, 5, 116, start - 300) == (dxl.COMM_SUCCESS, 0)
+        advance(bus, 1.0)
+        assert abs(signed32(ph.read4ByteTxRx(port, 5, 132)[0]) - (start + 300)) <= 10
 
 
 def profile_move(ph, port, bus, goal: int, seconds: float) -> tuple[list[int], list[int]]:

@@ -19,6 +19,7 @@ import pytest
 from jointlab import load_robot
 from jointlab.hardware.servo_emulator.emulator_process import BusEmulatorProcess
 from jointlab.hardware.servo_emulator.faults import BusFaults
+from jointlab.robots import with_limits
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("lerobot")
@@ -43,10 +44,10 @@ def _with_cube(name: str):
     lower, upper = description.lower.copy(), description.upper.copy()
     if centre - lower[g] > upper[g] - centre:
         closed, lower[g] = lower[g], centre - 0.5 * (centre - lower[g])
-        cube, stop = description.with_limits(min_position=lower), lower[g]
+        cube, stop = with_limits(description, min_position=lower), lower[g]
     else:
         closed, upper[g] = upper[g], centre + 0.5 * (upper[g] - centre)
-        cube, stop = description.with_limits(max_position=upper), upper[g]
+        cube, stop = with_limits(description, max_position=upper), upper[g]
     pose, q = np.zeros(description.dof), np.zeros(description.dof)
     pose[g], q[g] = stop, closed
     return cube, pose, round(float(description.transmissions.to_motor(q)[g]))

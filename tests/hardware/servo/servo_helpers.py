@@ -9,7 +9,7 @@ from typing import Any
 import numpy as np
 
 from jointlab.hardware.servo_emulator.emulator_process import BusEmulatorProcess
-from jointlab.robots import load_robot
+from jointlab.robots import load_robot, with_limits
 
 #: Extra status timeout (ms) for SDK calls against an emulator on a loaded machine.
 PATIENT_MS = 1000.0
@@ -59,10 +59,10 @@ def with_cube(name: str):
     if centre - lower[g] > upper[g] - centre:
         closed, stop = lower[g], centre - 0.5 * (centre - lower[g])
         lower[g] = stop
-        cube = description.with_limits(min_position=lower)
+        cube = with_limits(description, min_position=lower)
     else:
         closed, stop = upper[g], centre + 0.5 * (upper[g] - centre)
         upper[g] = stop
-        cube = description.with_limits(max_position=upper)
+        cube = with_limits(description, max_position=upper)
     pose[g] = stop
     return cube, float(stop), pose, float(closed)

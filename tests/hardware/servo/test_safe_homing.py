@@ -11,7 +11,6 @@ import math
 
 import numpy as np
 import pytest
-from jointlab.hardware.vendors import bus_models
 
 import jointlab
 from jointlab.cli import main
@@ -26,6 +25,7 @@ from jointlab.hardware.servo_host.homing import (
     calibrate_automatic,
     plan_pushes,
 )
+from jointlab.hardware.vendors import bus_models
 from jointlab.robots.dynamics import DynamicsModel
 
 URL = "emulated://so101?lockstep=1&calibrated=0&offset_error=150&seed=4"

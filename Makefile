@@ -2,10 +2,11 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# Where torch comes from. Empty: the default package index (for torch==2.13.0 on Linux that
-# is the CUDA build, several GB). The CPU build: make test TORCH_INDEX=https://download.pytorch.org/whl/cpu
+# Where torch and torchvision come from. Empty: the default package index (for this pair on
+# Linux that is the CUDA build, several GB). The CPU build:
+# make test TORCH_INDEX=https://download.pytorch.org/whl/cpu
 TORCH_INDEX ?=
-TORCH := torch==2.13.0
+TORCH := torch==2.14.1 torchvision==0.29.1
 # LeRobot, for the interop tests: without its own dependency pins (its torch<2.11 pin
 # conflicts with ours); the `lerobot` extra of pyproject.toml brings what it imports, the
 # `lerobot-scripts` extra what lerobot-record/lerobot-teleoperate import on top, and the two
@@ -27,7 +28,7 @@ $(VENV)/.installed-runtime: $(BIN)/python pyproject.toml
 # MuJoCo engine, the servo vendors' SDKs (dynamixel-sdk, feetech-servo-sdk), LeRobot, and
 # the MCAP and Rerun writers of `jointlab export` (whose tests read their files back).
 $(VENV)/.installed-test: $(BIN)/python pyproject.toml
-	$(if $(TORCH_INDEX),$(BIN)/python -m pip install "$(TORCH)" --index-url $(TORCH_INDEX))
+	$(if $(TORCH_INDEX),$(BIN)/python -m pip install $(TORCH) --index-url $(TORCH_INDEX))
 	$(BIN)/python -m pip install -e ".[test,rl,distributed,video,mujoco,servo,lerobot,lerobot-scripts,view,export]"
 	$(BIN)/python -m pip install --no-deps "$(LEROBOT)"
 	$(BIN)/python -m pip install --no-deps --no-build-isolation -e plugins/lerobot_robot_jointlab \
@@ -67,7 +68,7 @@ test: $(VENV)/.installed-test firmware-deps browser-deps
 	$(BIN)/python -m pytest -n 2 --timeout 600 tests
 
 notebooks: $(VENV)/.installed-runtime
-	$(if $(TORCH_INDEX),$(BIN)/python -m pip install "$(TORCH)" --index-url $(TORCH_INDEX))
+	$(if $(TORCH_INDEX),$(BIN)/python -m pip install $(TORCH) --index-url $(TORCH_INDEX))
 	$(BIN)/python -m pip install -e ".[notebooks,rl,mujoco]"
 	$(BIN)/jupyter lab notebooks/
 

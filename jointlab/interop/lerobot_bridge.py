@@ -5,8 +5,9 @@ The LeRobot plugins of this repository (``lerobot_robot_jointlab``,
 
 * :class:`RobotBridge`: a follower on any JointLab URL (``sim://so101``, ``emulated://so101``,
   ``feetech:///dev/ttyACM0?robot=so101``). Observations and actions are dictionaries keyed
-  ``<joint>.pos`` in **degrees**, as LeRobot's SO-101 and Koch followers report them with
-  ``use_degrees=True``, plus one RGB image per simulated camera. ``send_action`` applies the
+  ``<joint>.pos`` in **degrees** (a gripper 0-100), as LeRobot's SO-101 and Koch followers
+  report them with ``use_degrees=True`` (:class:`~jointlab.interop.units.LeRobotUnits`),
+  plus one RGB image per simulated camera. ``send_action`` applies the
   targets (clipped by ``max_relative_target`` degrees from the present position, as LeRobot
   does) and advances the robot by one action period (simulated time; on a device the bus
   paces it).
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from jointlab.errors import ConfigurationError
+from jointlab.interop.units import LeRobotUnits
 
 __all__ = ["DEFAULT_PERIOD", "LeaderBridge", "RobotBridge", "description_of", "joint_keys"]
 
@@ -76,6 +78,7 @@ class RobotBridge:
         self._steps = 1
         #: The robot's description (known before connecting, for LeRobot's features).
         self.description = description_of(url)
+        self.units = LeRobotUnits.of(self.description)
 
     @property
     def observation_features(self) -> dict[str, Any]:
@@ -121,37 +124,42 @@ class RobotBridge:
         self.robot = robot
 
     def observation(self) -> dict[str, Any]:
-        """Joint positions (degrees) and camera images of the present state."""
+        """Joint positions (degrees, a gripper 0-100) and camera images of the present state."""
         state = self.robot.read()
-        keys = joint_keys(self.description.joint_names)
+        keys = self.units.keys
         observation: dict[str, Any] = dict(
-            zip(keys, np.degrees(state.position).tolist(), strict=True)
+            zip(keys, self.units.to_lerobot(state.position).tolist(), strict=True)
         )
         for camera in self._cameras:
             observation[camera.name] = camera.grab(state)
         return observation
 
     def send_action(self, action: dict[str, Any]) -> dict[str, float]:
-        """Apply ``<joint>.pos`` targets (degrees; missing joints hold), step; what was sent.
+        """Apply ``<joint>.pos`` targets (LeRobot units; missing joints hold), step; what was sent.
+
+        ``max_relative_target`` caps each joint's step in its own unit (degrees, or 0-100).
 
         Raises:
             ConfigurationError: an unknown key.
         """
         from jointlab.interface import NJointAction
 
-        keys = joint_keys(self.description.joint_names)
+        keys = list(self.units.keys)
         unknown = sorted(set(action) - set(keys))
         if unknown:
             raise ConfigurationError(f"action keys {unknown} are not joints of "
                                      f"{self.description.name!r}; expected {keys}")  # fmt: skip
-        present = np.degrees(self.robot.read().position)
+        units = self.units
+        present = units.to_lerobot(self.robot.read().position)
         target = np.array([float(action.get(k, p)) for k, p in zip(keys, present, strict=True)])
         if self.max_relative_target is not None:
             cap = self.max_relative_target
             target = np.clip(target, present - cap, present + cap)
-        lower, upper = np.degrees(self.description.lower), np.degrees(self.description.upper)
+        lower, upper = units.to_lerobot(self.description.lower), units.to_lerobot(
+            self.description.upper
+        )
         target = np.clip(target, lower, upper)
-        self.robot.apply(NJointAction.Position(np.radians(target)))
+        self.robot.apply(NJointAction.Position(units.from_lerobot(target)))
         for _ in range(self._steps):
             self.robot.step()
         return dict(zip(keys, target.tolist(), strict=True))
@@ -187,7 +195,8 @@ class LeaderBridge:
     def __init__(self, url: str) -> None:
         self.url = url
         self.leader: Any = None
-        self._names = list(description_of(url).joint_names)
+        self.units = LeRobotUnits.of(description_of(url))
+        self._names = list(self.units.keys)
 
     @property
     def is_connected(self) -> bool:
@@ -200,17 +209,16 @@ class LeaderBridge:
         from jointlab.teleop import LeaderArm
 
         self.leader = LeaderArm(jointlab.connect(self.url))
-        self._names = list(self.leader.joint_names)
 
     @property
     def action_features(self) -> dict[str, type]:
         """``<joint>.pos``: float."""
-        return dict.fromkeys(joint_keys(self._names), float)
+        return dict.fromkeys(self._names, float)
 
     def action(self) -> dict[str, float]:
-        """One reading: ``<joint>.pos`` in degrees."""
-        reading = np.degrees(self.leader.read())
-        return dict(zip(joint_keys(self._names), reading.tolist(), strict=True))
+        """One reading: ``<joint>.pos`` in degrees (a gripper 0-100)."""
+        reading = self.units.to_lerobot(self.leader.read())
+        return dict(zip(self._names, reading.tolist(), strict=True))
 
     def disconnect(self) -> None:
         """Close the leader; safe twice."""

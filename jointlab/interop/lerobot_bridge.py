@@ -155,8 +155,9 @@ class RobotBridge:
         if self.max_relative_target is not None:
             cap = self.max_relative_target
             target = np.clip(target, present - cap, present + cap)
-        lower, upper = units.to_lerobot(self.description.lower), units.to_lerobot(
-            self.description.upper
+        lower, upper = (
+            units.to_lerobot(self.description.lower),
+            units.to_lerobot(self.description.upper),
         )
         target = np.clip(target, lower, upper)
         self.robot.apply(NJointAction.Position(units.from_lerobot(target)))

@@ -51,7 +51,7 @@ __all__ = [
 
 
 def _goal(task: Any) -> np.ndarray:
-    return np.asarray(task.goal, dtype=np.float64)
+    return np.array(task.goal, dtype=np.float64)  # a copy: observations never share memory
 
 
 @dataclass(frozen=True)
@@ -80,9 +80,14 @@ class LeRobotTask:
 #: The tasks ``--env.type=jointlab --env.task=NAME`` accepts.
 LEROBOT_TASKS: dict[str, LeRobotTask] = {
     "Reach": LeRobotTask(
-        "Reach", "reach", "reach the goal with the gripper", 50,
-        ("goal.x", "goal.y", "goal.z"), _goal, {"success_threshold": 0.05},
-    ),  # fmt: skip
+        name="Reach",
+        task="reach",
+        description="reach the goal with the gripper",
+        episode_steps=50,
+        environment=("goal.x", "goal.y", "goal.z"),
+        state_of=_goal,
+        kwargs={"success_threshold": 0.05},
+    ),
 }
 
 

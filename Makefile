@@ -9,9 +9,9 @@ TORCH_INDEX ?=
 TORCH := torch==2.14.1 torchvision==0.29.1
 # LeRobot, for the interop tests: without its own dependency pins (its torch<2.11 pin
 # conflicts with ours); the `lerobot` extra of pyproject.toml brings what it imports, the
-# `lerobot-scripts` extra what lerobot-record/lerobot-teleoperate import on top, and the two
-# plugins in plugins/ are what LeRobot discovers as --robot.type=jointlab and
-# --teleop.type=jointlab_leader.
+# `lerobot-scripts` extra what its console scripts (lerobot-record, -teleoperate, -train,
+# -eval) import on top, and the three plugins in plugins/ are what LeRobot discovers as
+# --robot.type=jointlab, --teleop.type=jointlab_leader and --env.type=jointlab.
 LEROBOT := lerobot==0.4.4
 
 .PHONY: demo test notebooks lint bench clean firmware firmware-deps browser-deps
@@ -32,7 +32,7 @@ $(VENV)/.installed-test: $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install -e ".[test,rl,distributed,video,mujoco,servo,lerobot,lerobot-scripts,view,export]"
 	$(BIN)/python -m pip install --no-deps "$(LEROBOT)"
 	$(BIN)/python -m pip install --no-deps --no-build-isolation -e plugins/lerobot_robot_jointlab \
-		-e plugins/lerobot_teleoperator_jointlab
+		-e plugins/lerobot_teleoperator_jointlab -e plugins/lerobot_env_jointlab
 	touch $@ $(VENV)/.installed-runtime
 
 demo: $(VENV)/.installed-runtime

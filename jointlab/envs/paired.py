@@ -5,7 +5,8 @@ Two checkpoints evaluated on the same seeded episodes (``lerobot-eval --seed S``
 the same goals and starts, so their outcomes pair up episode by episode. The difference of
 success rates then has a much narrower interval than two independent Wilson intervals
 suggest: :func:`paired_difference` gives Newcombe's score interval for a difference of paired
-proportions (Newcombe 1998, method 10), built on the two Wilson intervals and the
+proportions (Newcombe 1998, method 10, as worked in Altman et al., *Statistics with
+Confidence*, 2000), built on the two Wilson intervals and the
 correlation of the pairs. ``b`` and ``c`` (the discordant pairs) are what the difference is
 made of; McNemar's exact p-value tests whether it is zero.
 """

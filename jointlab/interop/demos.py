@@ -22,7 +22,15 @@ import numpy as np
 from jointlab.errors import ConfigurationError
 from jointlab.interop.lerobot_gym import LeRobotTaskEnv, lerobot_task
 
-__all__ = ["EXPERTS", "DemoSummary", "Expert", "ReachExpert", "expert_for", "record_expert"]
+__all__ = [
+    "EXPERTS",
+    "DemoSummary",
+    "Expert",
+    "ReachExpert",
+    "expert_for",
+    "expert_successes",
+    "record_expert",
+]
 
 
 class Expert(Protocol):
@@ -178,3 +186,31 @@ def record_expert(
 
 def _images(observation: dict[str, Any]) -> dict[str, np.ndarray]:
     return dict(observation.get("pixels", {}))
+
+
+def expert_successes(
+    task: str = "Reach", robot: str = "so101", seeds: Sequence[int] = range(1000, 1100),
+    *, fps: int = 25, engine: str | None = None,
+) -> list[bool]:  # fmt: skip
+    """The expert's success on each seeded episode, as ``lerobot-eval`` judges a policy's.
+
+    The same environment, episode length and seeds as ``lerobot-eval --seed S`` with
+    ``--eval.batch_size=1`` (episode ``i`` has seed ``S + i``); success at the last step.
+    """
+    spec = lerobot_task(task)
+    expert = expert_for(task)
+    env = LeRobotTaskEnv(task, robot, fps=fps, engine=engine, render_mode=None)
+    outcomes = []
+    try:
+        for seed in seeds:
+            env.reset(seed=int(seed))
+            expert.begin(env)
+            info: dict[str, Any] = {}
+            for _ in range(spec.episode_steps):
+                _, _, terminated, _, info = env.step(env.units.to_lerobot(expert.target(env)))
+                if terminated:
+                    break
+            outcomes.append(bool(info.get("is_success", False)))
+    finally:
+        env.close()
+    return outcomes

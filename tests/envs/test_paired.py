@@ -41,7 +41,7 @@ def test_same_outcomes_give_zero_and_p_one() -> None:
 
 
 def test_unpaired_lists_are_refused() -> None:
-    with pytest.raises(ConfigurationError, match="same --seed and --eval.n_episodes"):
+    with pytest.raises(ConfigurationError, match=r"same --seed and --eval\.n_episodes"):
         paired_difference([True, False], [True])
 
 

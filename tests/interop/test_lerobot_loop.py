@@ -159,7 +159,8 @@ def test_lerobot_eval_refuses_a_checkpoint_of_another_camera_set(trained, tmp_pa
     done = subprocess.run(
         [str(path), f"--policy.path={trained}", "--policy.device=cpu",
          "--env.discover_packages_path=lerobot_env_jointlab", "--env.type=jointlab",
-         "--env.task=Reach", "--eval.n_episodes=1", f"--output_dir={tmp_path / 'eval'}"],
+         "--env.task=Reach", "--eval.n_episodes=1", "--eval.batch_size=1",
+         f"--output_dir={tmp_path / 'eval'}"],
         env={**os.environ, "HF_HUB_OFFLINE": "1"}, capture_output=True, text=True, timeout=400,
         check=False,
     )  # fmt: skip

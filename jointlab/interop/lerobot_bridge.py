@@ -61,11 +61,17 @@ class RobotBridge:
         max_relative_target: Largest step per action from the present position, degrees.
         cameras: Simulated camera names (rendered images in every observation).
         camera_size: (width, height) of those images, pixels.
+        task: A task of ``lerobot-eval``'s JointLab environment (``Reach``) judging this
+            episode (:class:`~jointlab.interop.task_judge.TaskJudge`): its scene is drawn in
+            the cameras and its success decided on the state at :meth:`disconnect`.
+        task_seed: The episode's seed (the scene of ``lerobot-eval``'s episode of that seed).
+        task_log: A file the verdict is appended to, one JSON line per episode.
     """
 
     def __init__(self, url: str, period: float | None = None,
                  max_relative_target: float | None = None, cameras: Sequence[str] = (),
-                 camera_size: tuple[int, int] = (128, 96)) -> None:  # fmt: skip
+                 camera_size: tuple[int, int] = (128, 96), task: str | None = None,
+                 task_seed: int = 0, task_log: str | None = None) -> None:  # fmt: skip
         if max_relative_target is not None and not max_relative_target > 0:
             raise ConfigurationError(
                 f"max_relative_target must be > 0 degrees, got {max_relative_target!r}"
@@ -79,6 +85,14 @@ class RobotBridge:
         #: The robot's description (known before connecting, for LeRobot's features).
         self.description = description_of(url)
         self.units = LeRobotUnits.of(self.description)
+        self.task_name, self.task_seed, self.task_log = task, int(task_seed), task_log
+        self.judge: Any = None
+        if task is not None:  # an unknown task fails here, before anything connects
+            from jointlab.interop.lerobot_gym import lerobot_task
+
+            lerobot_task(task)
+        #: The last episode's verdict (with ``task``), else None.
+        self.verdict: dict[str, Any] | None = None
 
     @property
     def observation_features(self) -> dict[str, Any]:
@@ -118,6 +132,12 @@ class RobotBridge:
                 robot.arm()
             width, height = self.camera_size
             self._cameras = [SimCamera(name, robot, width, height) for name in self.camera_names]
+            if self.task_name is not None:
+                from jointlab.interop.task_judge import TaskJudge
+
+                self.judge = TaskJudge(self.task_name, self.description, self.task_seed)
+                for camera in self._cameras:
+                    camera.show(self.judge.markers())
         except BaseException:
             robot.close()
             raise
@@ -173,7 +193,12 @@ class RobotBridge:
         robot, self.robot = self.robot, None
         if robot is None:
             return
+        judge, self.judge = self.judge, None
         try:
+            if judge is not None:
+                judge.judge(robot.read())
+                self.verdict = judge.report(self.task_log, self.url)
+                judge.close()
             robot.apply(NJointAction.Position(robot.read().position))
             robot.step()
             robot.disarm()

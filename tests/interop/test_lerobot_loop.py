@@ -172,7 +172,9 @@ def test_lerobot_eval_refuses_a_checkpoint_of_another_camera_set(trained, tmp_pa
 def test_lerobot_record_runs_the_checkpoint_on_the_emulated_arm(trained, tmp_path) -> None:
     _script("lerobot-record", "--robot.type=jointlab", "--robot.url=emulated://so101",
             "--robot.sim_cameras=[front]", "--robot.camera_width=32", "--robot.camera_height=32",
-            f"--robot.calibration_dir={tmp_path / 'calibration'}", f"--policy.path={trained}",
+            f"--robot.calibration_dir={tmp_path / 'calibration'}", "--robot.task=Reach",
+            "--robot.task_seed=1000", f"--robot.task_log={tmp_path / 'verdicts.jsonl'}",
+            f"--policy.path={trained}",
             "--policy.device=cpu", "--dataset.repo_id=local/eval_reach",
             f"--dataset.root={tmp_path / 'rollout'}",
             "--dataset.single_task=reach the goal with the gripper", "--dataset.num_episodes=1",
@@ -182,3 +184,38 @@ def test_lerobot_record_runs_the_checkpoint_on_the_emulated_arm(trained, tmp_pat
     info = dataset_info(tmp_path / "rollout")
     assert info["total_episodes"] == 1 and info["total_frames"] >= 5
     assert info["robot_type"] == "jointlab"
+    verdict = json.loads((tmp_path / "verdicts.jsonl").read_text())  # judged by the task
+    assert verdict["task"] == "Reach" and verdict["seed"] == 1000
+    assert verdict["url"] == "emulated://so101" and isinstance(verdict["success"], bool)
+
+
+# ---------------------------------------------------------------------- the device path
+def test_the_robot_plugin_judges_an_episode_by_the_envs_task_and_seed(tmp_path) -> None:
+    from jointlab.controllers.ik import solve_ik
+    from jointlab.interop.lerobot_bridge import RobotBridge
+
+    env = LeRobotTaskEnv("Reach", render_mode=None)
+    try:
+        goal = env.reset(seed=1003)[0]["environment_state"]
+        tool = env.task.tool_name
+    finally:
+        env.close()
+    with pytest.raises(ConfigurationError, match="unknown JointLab task"):
+        RobotBridge("sim://so101", task="Reech")
+    log = tmp_path / "verdicts.jsonl"
+    for reach_it in (False, True):
+        bridge = RobotBridge("sim://so101", task="Reach", task_seed=1003, task_log=str(log),
+                             cameras=["front"], camera_size=(32, 32))  # fmt: skip
+        bridge.connect()
+        try:
+            np.testing.assert_array_equal(bridge.judge.environment_state(), goal)
+            if reach_it:
+                q = bridge.units.to_lerobot(solve_ik(bridge.description, goal, tool=tool).q)
+                for _ in range(40):
+                    bridge.send_action(dict(zip(bridge.units.keys, q, strict=True)))
+        finally:
+            bridge.disconnect()
+        assert bridge.verdict["success"] is reach_it
+    lines = [json.loads(line) for line in log.read_text().splitlines()]
+    assert [line["success"] for line in lines] == [False, True]
+    assert lines[0]["seed"] == 1003 and lines[0]["environment_state"] == goal.tolist()

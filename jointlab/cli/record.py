@@ -73,6 +73,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_arm_arguments(parser, required=False)
     parser.add_argument("--program", metavar="FILE", help="record a command program's runs")
     parser.add_argument(
+        "--no-environment-state",
+        action="store_true",
+        help="expert mode: no observation.environment_state (a camera policy for "
+        "lerobot-record on a device, which cannot feed that feature)",
+    )
+    parser.add_argument(
         "--dataset",
         metavar="FOLDER",
         help="write a LeRobot dataset here (the folder must not exist)",
@@ -274,7 +280,8 @@ def _record_expert(args: argparse.Namespace) -> int:
     fps = round(args.fps) if args.fps is not None else 25
     summary = record_expert(args.dataset, args.env, parsed.target, args.episodes, seed=args.seed,
                             fps=fps, engine=parsed.query.get("engine"), cameras=names,
-                            camera_size=size)  # fmt: skip
+                            camera_size=size,
+                            environment_state=not args.no_environment_state)  # fmt: skip
     console.print(
         f"wrote {summary.episodes} expert episode(s) of {args.env} on {args.robot} "
         f"({summary.frames} frames at {fps} fps; the expert succeeded in "

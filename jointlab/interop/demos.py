@@ -126,6 +126,7 @@ def record_expert(
     cameras: Sequence[str] = (),
     camera_size: tuple[int, int] = (96, 96),
     videos: bool = False,
+    environment_state: bool = True,
     expert: Expert | None = None,
 ) -> DemoSummary:
     """Record ``episodes`` expert episodes (seeds ``seed``, ``seed + 1``, ...) at ``root``.
@@ -142,6 +143,9 @@ def record_expert(
         camera_size: (width, height) of the images, pixels.
         videos: Cameras as MP4 videos (LeRobot 0.4.4 decodes them only with torchcodec);
             default PNG images in the parquet files.
+        environment_state: With ``observation.environment_state``. A policy for the device
+            path (``lerobot-record``, which cannot feed that feature) is trained without it,
+            on cameras.
         expert: The expert (default :func:`expert_for` ``(task)``).
 
     Returns:
@@ -162,17 +166,18 @@ def record_expert(
         width, height = env.camera_size
         sizes = {name: (height, width) for name in env.cameras}
         url = f"sim://{robot}" + (f"?engine={engine}" if engine else "")
-        with DatasetWriter(root, env.description, fps, sizes, url=url,
-                           environment=spec.environment, videos=videos,
-                           dynamics=False) as writer:  # fmt: skip
+        names = spec.environment if environment_state else ()
+        with DatasetWriter(root, env.description, fps, sizes, url=url, environment=names,
+                           videos=videos, dynamics=False) as writer:  # fmt: skip
             for episode in range(episodes):
                 observation, info = env.reset(seed=seed + episode)
                 expert.begin(env)
                 success = False
                 for _ in range(spec.episode_steps):
                     target = expert.target(env)
-                    writer.add_frame(env.state, target, spec.description,
-                                     _images(observation), env.environment_state())  # fmt: skip
+                    values = env.environment_state() if environment_state else None
+                    writer.add_frame(env.state, target, spec.description, _images(observation),
+                                     values)  # fmt: skip
                     observation, _, terminated, _, info = env.step(env.units.to_lerobot(target))
                     success = bool(info.get("is_success", False))
                     if terminated:

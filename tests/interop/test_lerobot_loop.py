@@ -122,13 +122,11 @@ def test_expert_demonstrations_carry_the_environment_state(tmp_path) -> None:
 
 
 # ---------------------------------------------------------------------- the loop
-@pytest.fixture(scope="module")
-def trained(tmp_path_factory) -> Path:
-    """Demonstrations with a camera (PNG frames), and two steps of ``lerobot-train``."""
-    work = tmp_path_factory.mktemp("loop")
+def _train(work: Path, *record_flags: str) -> Path:
+    """Expert demonstrations (``jointlab record``), then two steps of ``lerobot-train``."""
     done = subprocess.run(
         [str(BIN / "jointlab"), "record", "so101", "expert", "--env", "Reach", "--episodes", "2",
-         "--dataset", str(work / "demos"), "--camera", "front:32x32"],
+         "--dataset", str(work / "demos"), *record_flags],
         capture_output=True, text=True, timeout=300, check=False,
     )  # fmt: skip
     assert done.returncode == 0, done.stderr[-3000:]
@@ -140,12 +138,24 @@ def trained(tmp_path_factory) -> Path:
     return checkpoint
 
 
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory) -> Path:
+    """ACT on joint state + environment state (the simulation's policy)."""
+    return _train(tmp_path_factory.mktemp("loop-state"))
+
+
+@pytest.fixture(scope="module")
+def trained_on_camera(tmp_path_factory) -> Path:
+    """ACT on joint state + a 32x32 camera (PNG frames), no environment state: the device's."""
+    work = tmp_path_factory.mktemp("loop-camera")
+    return _train(work, "--camera", "front:32x32", "--no-environment-state")
+
+
 @pytest.mark.slow
 def test_lerobot_eval_runs_the_checkpoint_in_jointlab(trained, tmp_path) -> None:
     _script("lerobot-eval", f"--policy.path={trained}", "--policy.device=cpu",
             "--env.discover_packages_path=lerobot_env_jointlab", "--env.type=jointlab",
-            "--env.task=Reach", "--env.episode_length=4", "--env.cameras=[front]",
-            "--env.camera_width=32", "--env.camera_height=32", "--env.render_width=32",
+            "--env.task=Reach", "--env.episode_length=4", "--env.render_width=32",
             "--env.render_height=32", "--eval.n_episodes=1", "--eval.batch_size=1",
             f"--output_dir={tmp_path / 'eval'}", "--seed=1000", cwd=tmp_path)  # fmt: skip
     info = json.loads((tmp_path / "eval" / "eval_info.json").read_text())
@@ -154,10 +164,12 @@ def test_lerobot_eval_runs_the_checkpoint_in_jointlab(trained, tmp_path) -> None
 
 
 @pytest.mark.slow
-def test_lerobot_eval_refuses_a_checkpoint_of_another_camera_set(trained, tmp_path) -> None:
+def test_lerobot_eval_refuses_a_checkpoint_of_another_camera_set(
+    trained_on_camera, tmp_path
+) -> None:
     path = BIN / "lerobot-eval"
     done = subprocess.run(
-        [str(path), f"--policy.path={trained}", "--policy.device=cpu",
+        [str(path), f"--policy.path={trained_on_camera}", "--policy.device=cpu",
          "--env.discover_packages_path=lerobot_env_jointlab", "--env.type=jointlab",
          "--env.task=Reach", "--eval.n_episodes=1", "--eval.batch_size=1",
          f"--output_dir={tmp_path / 'eval'}"],
@@ -169,12 +181,14 @@ def test_lerobot_eval_refuses_a_checkpoint_of_another_camera_set(trained, tmp_pa
 
 
 @pytest.mark.slow
-def test_lerobot_record_runs_the_checkpoint_on_the_emulated_arm(trained, tmp_path) -> None:
+def test_lerobot_record_runs_the_checkpoint_on_the_emulated_arm(
+    trained_on_camera, tmp_path
+) -> None:
     _script("lerobot-record", "--robot.type=jointlab", "--robot.url=emulated://so101",
             "--robot.sim_cameras=[front]", "--robot.camera_width=32", "--robot.camera_height=32",
             f"--robot.calibration_dir={tmp_path / 'calibration'}", "--robot.task=Reach",
             "--robot.task_seed=1000", f"--robot.task_log={tmp_path / 'verdicts.jsonl'}",
-            f"--policy.path={trained}",
+            f"--policy.path={trained_on_camera}",
             "--policy.device=cpu", "--dataset.repo_id=local/eval_reach",
             f"--dataset.root={tmp_path / 'rollout'}",
             "--dataset.single_task=reach the goal with the gripper", "--dataset.num_episodes=1",

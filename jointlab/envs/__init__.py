@@ -1,7 +1,9 @@
 """Gymnasium environments: a :class:`Robot` plus a :class:`Task`, with NJointAction actions.
 
 Importing this package registers ``jointlab/Reach-v0``, ``jointlab/JointTracking-v0``,
-``jointlab/Hold-v0`` and ``jointlab/Push-v0``::
+``jointlab/Hold-v0`` and ``jointlab/Push-v0``, and the manipulation tasks
+``jointlab/Lift-v0``, ``jointlab/Push-v1``, ``jointlab/PickPlace-v0`` and
+``jointlab/Stack-v0`` (:mod:`jointlab.envs.manipulation`)::
 
     import gymnasium
     import jointlab.envs  # noqa: F401  (registers the ids)
@@ -18,12 +20,14 @@ from .actions import (
     unnormalize,
 )
 from .env import JointLabEnv
+from .manipulation import ManipulationEnv, expert_policy, register_manipulation_envs
 from .observations import ObservationLayout, ObservationPart
 from .registration import ENV_SPECS, make_env, register_envs
 from .tasks import TASKS, Hold, JointTracking, Push, Reach, Task
 from .wrappers import ActionLatency, DomainRandomization, ObservationNoise
 
 register_envs()
+register_manipulation_envs()
 
 __all__ = [
     "ACTION_MODES",
@@ -36,6 +40,7 @@ __all__ = [
     "Hold",
     "JointLabEnv",
     "JointTracking",
+    "ManipulationEnv",
     "ObservationLayout",
     "ObservationNoise",
     "ObservationPart",
@@ -43,6 +48,7 @@ __all__ = [
     "Reach",
     "Task",
     "action_bounds",
+    "expert_policy",
     "make_env",
     "normalize",
     "register_envs",

@@ -131,6 +131,11 @@ class LinkInertial:
     #: in contact slide against each other with the **product** of their coefficients, on
     #: every engine; the ground's is 1 (docs/simulation.md, "Contact friction").
     friction: float = 1.0
+    #: Torsional friction of the link's contacts, metres (>= 0): the largest twisting torque
+    #: about a contact's normal is this times the normal force, as a soft finger pad resists
+    #: turning (Bullet's ``spinningFriction``, MuJoCo's ``condim`` 4). 0 (the default) for
+    #: everything but gripper jaws, which hold a cube by one or two points per jaw.
+    torsional_friction: float = 0.0
 
 
 @dataclass(frozen=True)

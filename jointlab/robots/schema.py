@@ -50,7 +50,8 @@ FIXED_KEYS = {"name", "type", "length", "orientation", "parent", "link"}
 LIMIT_KEYS = {"velocity", "acceleration", "jerk", "effort"}
 SOFT_KEYS = LIMIT_KEYS | {"min", "max"}
 DYNAMICS_KEYS = {"static_friction", "damping", "armature"}
-LINK_KEYS = {"mass", "radius", "center_of_gravity", "inertia", "density", "friction"}
+LINK_KEYS = {"mass", "radius", "center_of_gravity", "inertia", "density", "friction",
+             "torsional_friction"}  # fmt: skip
 MOTOR_KEYS = {f.name for f in fields(Motor)}
 GAIN_KEYS = {"kp", "kd"}
 COUPLING_KEYS = {"alpha_self", "alpha_leading"}
@@ -207,9 +208,11 @@ def _parse_link(
         inertia = derived_inertia
     matrix = tuple(tuple(float(v) for v in row) for row in inertia)
     friction = _positive(where, raw.get("friction", 1.0), name, "link.friction")
+    torsional = _positive(where, raw.get("torsional_friction", 0.0), name,
+                          "link.torsional_friction", strict=False)  # fmt: skip
     return LinkInertial(
         mass=float(derived_mass), radius=radius, center_of_gravity=cog, inertia=matrix,
-        friction=friction,
+        friction=friction, torsional_friction=torsional,
     )  # type: ignore[arg-type]
 
 

@@ -60,6 +60,8 @@ def description_to_dict(description: RobotDescription) -> dict[str, Any]:
             }
             if spec.link.friction != 1.0:
                 entry["link"]["friction"] = spec.link.friction
+            if spec.link.torsional_friction:
+                entry["link"]["torsional_friction"] = spec.link.torsional_friction
         actuators.append(entry)
     result = {
         "name": description.name,

@@ -37,6 +37,7 @@ __all__ = [
     "Scene",
     "combined_friction",
     "link_friction",
+    "link_torsional_friction",
     "mounted_elements",
     "vector",
 ]
@@ -60,6 +61,12 @@ def combined_friction(first: float, second: float) -> float:
     ground slides with its own coefficient.
     """
     return float(first) * float(second)
+
+
+def link_torsional_friction(description: RobotDescription) -> list[float]:
+    """Declared torsional friction (m) of the base (0) and then each element's link."""
+    return [0.0] + [spec.link.torsional_friction if spec.link is not None else 0.0
+                    for spec in description.actuators]  # fmt: skip
 
 
 def link_friction(description: RobotDescription) -> list[float]:

@@ -134,6 +134,32 @@ class ChainKinematics:
         self._elements(values, self._coeffs, mats, self._tops)
         return _product(mats)
 
+    def chain_frames(self, q: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+        """Every element's joint frame along the chain, for joint Jacobians.
+
+        Args:
+            q: Joint positions, rad or m, shape ``(dof,)``.
+
+        Returns:
+            ``(before, axes, joints)``: ``before`` ``(n + 1, 4, 4)``, the world frame at the
+            start of each element (``before[0]`` the base) and, last, the frame itself;
+            ``axes`` ``(n, 3)``, each element's axis in the world frame; ``joints`` ``(n,)``,
+            each element's joint index (-1 for fixed elements).
+        """
+        values = np.asarray(q, dtype=np.float64)[self._joints]
+        n = values.shape[0]
+        frames = np.empty((n + 1, 4, 4))
+        frames[0] = self._base
+        if n:
+            self._elements(values, self._coeffs, self._mats, self._tops)
+            # mats[0] has the base folded in: it maps the first element's frame to the world.
+            frames[1] = self._mats[0]
+            for i in range(1, n):
+                frames[i + 1] = frames[i] @ self._mats[i]
+        axes = np.einsum("nij,nj->ni", frames[:n, :3, :3], self._axes)
+        joints = np.where(self._rotary + self._linear > 0, self._joints, -1)
+        return frames, axes, joints
+
     def position(self, q: np.ndarray) -> np.ndarray:
         """World position of the frame in metres, shape ``(3,)``.
 

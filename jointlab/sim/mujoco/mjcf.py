@@ -157,9 +157,12 @@ def contact_friction(friction: float) -> dict[str, str]:
 
 
 def _link_geom(body: ET.Element, length: float, orientation: Any, radius: float,
-               friction: float = 1.0) -> None:  # fmt: skip
+               friction: float = 1.0, torsional: float = 0.0) -> None:  # fmt: skip
     collision = {"contype": str(ROBOT_COLLISION[0]), "conaffinity": str(ROBOT_COLLISION[1]),
                  **contact_friction(friction)}  # fmt: skip
+    if torsional > 0:  # condim 4: a torsional friction torque up to ``torsional`` x normal force
+        collision["condim"] = "4"
+        collision["friction"] = _fmt([float(friction), float(torsional), 0.0])
     if length > 0:
         end = rpy_matrix(np.asarray(orientation, dtype=float)) @ np.array([length, 0.0, 0.0])
         ET.SubElement(body, "geom", type="capsule", fromto=_fmt([0.0, 0.0, 0.0, *end]),
@@ -259,7 +262,7 @@ def description_to_mjcf(description: RobotDescription, dt: float = 0.001) -> str
             _inertial(body, spec.link.mass, spec.link.center_of_gravity,
                       inertia_with_margin(np.array(spec.link.inertia)))
             _link_geom(body, spec.length, spec.orientation, spec.link.radius,
-                       spec.link.friction)
+                       spec.link.friction, spec.link.torsional_friction)
         if not children[spec.name]:
             ET.SubElement(body, "site", name=f"{spec.name}_tool", size="0.005",
                           **_offset(spec.length, spec.orientation))  # fmt: skip

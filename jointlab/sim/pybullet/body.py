@@ -26,7 +26,7 @@ from jointlab.robots.description import BASE, JointType, RobotDescription
 from jointlab.robots.kinematics import forward_kinematics
 from jointlab.robots.transforms import homogeneous, quaternion_from_rpy, quaternion_matrix
 from jointlab.sim.pybullet.friction import contact_friction
-from jointlab.sim.scene import link_friction, mounted_elements
+from jointlab.sim.scene import link_friction, link_torsional_friction, mounted_elements
 
 __all__ = ["RobotBody"]
 
@@ -108,12 +108,14 @@ class RobotBody:
         self.link_indices = [-1] + [self.links[s.name] for s in description.actuators]
         self.nominal_mass = []
         self.nominal_inertia = []
-        for link, friction in zip(self.link_indices, link_friction(description), strict=True):
+        for link, friction, torsional in zip(self.link_indices, link_friction(description),
+                                             link_torsional_friction(description), strict=True):
             pybullet.changeDynamics(body, link, linearDamping=0.0, angularDamping=0.0,
                                     physicsClientId=cid)  # fmt: skip
             # A call of its own: given with linearDamping, PyBullet sets the friction of the
             # base, not of the link (the links kept Bullet's 0.5 that way).
-            pybullet.changeDynamics(body, link, physicsClientId=cid, **contact_friction(friction))
+            pybullet.changeDynamics(body, link, physicsClientId=cid,
+                                    **contact_friction(friction, torsional))  # fmt: skip
             info = pybullet.getDynamicsInfo(body, link, physicsClientId=cid)
             self.nominal_mass.append(info[0])
             self.nominal_inertia.append(info[2])

@@ -5,12 +5,14 @@ from __future__ import annotations
 __all__ = ["contact_friction"]
 
 
-def contact_friction(friction: float) -> dict[str, float]:
+def contact_friction(friction: float, torsional: float = 0.0) -> dict[str, float]:
     """PyBullet's ``changeDynamics`` options realising a body's declared contact friction.
 
     Bullet multiplies the two bodies' coefficients, which is the declared combination rule
     (:func:`jointlab.sim.scene.combined_friction`): the coefficient is set as it is. Rolling
-    and spinning friction are 0, as on MuJoCo (whose contacts have no torsional or rolling
-    component, ``condim`` 3).
+    friction is 0, as on MuJoCo; spinning friction is the declared torsional friction (m;
+    ``link.torsional_friction``, 0 but for gripper jaws), which Bullet combines with the other
+    body's lateral coefficient (1 for the objects of a scene), as MuJoCo's ``condim`` 4 does.
     """
-    return {"lateralFriction": float(friction), "rollingFriction": 0.0, "spinningFriction": 0.0}
+    return {"lateralFriction": float(friction), "rollingFriction": 0.0,
+            "spinningFriction": float(torsional)}  # fmt: skip

@@ -7,7 +7,8 @@ each step as a dataset frame: ``observation.state`` (the env's ``agent_pos``),
 camera images: the features ``lerobot-train`` learns and ``lerobot-eval`` then feeds back.
 
 Experts (:data:`EXPERTS`): ``Reach``: :class:`ReachExpert`, damped-least-squares IK to the
-goal at reset, then a smooth joint-space move there and a hold.
+goal at reset, then a smooth joint-space move there and a hold; ``Lift``, ``PickPlace``,
+``Push``: :class:`ManipulationExpert`, the manipulation tasks' scripted expert.
 """
 
 from __future__ import annotations
@@ -26,6 +27,7 @@ __all__ = [
     "EXPERTS",
     "DemoSummary",
     "Expert",
+    "ManipulationExpert",
     "ReachExpert",
     "expert_for",
     "expert_successes",
@@ -76,8 +78,38 @@ class ReachExpert:
         return self._start + s * (self._end - self._start)
 
 
+class ManipulationExpert:
+    """The manipulation tasks' scripted expert, as absolute joint targets.
+
+    :func:`jointlab.envs.manipulation.expert_policy`'s ``"joint"`` actions, turned into the
+    servo targets they reach.
+    """
+
+    def __init__(self) -> None:
+        self._expert: Any = None
+
+    def begin(self, env: LeRobotTaskEnv) -> None:
+        """A new episode: the expert of the environment's simulation, reset."""
+        from jointlab.envs.manipulation import expert_policy
+
+        self._expert = expert_policy(env.sim.env)
+        self._expert.reset()
+
+    def target(self, env: LeRobotTaskEnv) -> np.ndarray:
+        """The servo targets the expert's next ``"joint"`` action moves to, rad."""
+        sim = env.sim.env
+        action = np.clip(np.asarray(self._expert(env.sim.observation), np.float64), -1.0, 1.0)
+        d = sim.description
+        return np.clip(sim.q_target + action * sim.joint_step, d.soft_lower, d.soft_upper)
+
+
 #: Task name -> expert class.
-EXPERTS: dict[str, type] = {"Reach": ReachExpert}
+EXPERTS: dict[str, type] = {
+    "Reach": ReachExpert,
+    "Lift": ManipulationExpert,
+    "PickPlace": ManipulationExpert,
+    "Push": ManipulationExpert,
+}
 
 
 def expert_for(task: str) -> Expert:

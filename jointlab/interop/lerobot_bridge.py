@@ -88,9 +88,9 @@ class RobotBridge:
         self.task_name, self.task_seed, self.task_log = task, int(task_seed), task_log
         self.judge: Any = None
         if task is not None:  # an unknown task fails here, before anything connects
-            from jointlab.interop.lerobot_gym import lerobot_task
+            from jointlab.interop.task_judge import TaskJudge
 
-            lerobot_task(task)
+            TaskJudge.check(task)
         #: The last episode's verdict (with ``task``), else None.
         self.verdict: dict[str, Any] | None = None
 

@@ -7,7 +7,8 @@ observations, actions and features are those of a LeRobot dataset recorded on th
 * observation ``agent_pos`` (LeRobot's ``observation.state``): joint positions in LeRobot's
   units, degrees and a gripper 0-100 (:class:`~jointlab.interop.units.LeRobotUnits`);
 * observation ``environment_state`` (``observation.environment_state``): the task's scene
-  state (Reach: the goal position, m);
+  state (Reach: the goal position, m; manipulation: the cube's pose and the goal;
+  :mod:`jointlab.interop.lerobot_tasks`);
 * observation ``pixels`` (``observation.images.<camera>``), when cameras are asked for:
   one ``(height, width, 3)`` uint8 render per camera (the task's markers drawn);
 * action (``action``): joint position targets in the same units as ``agent_pos``;
@@ -17,16 +18,15 @@ observations, actions and features are those of a LeRobot dataset recorded on th
 One control period per step: ``1 / fps`` seconds (25 fps: 40 simulated ms), the rate of the
 dataset and of ``lerobot-record``'s loop on the device.
 
-:data:`LEROBOT_TASKS` names the tasks (``Reach``), :func:`register_lerobot_env` registers a
+:data:`LEROBOT_TASKS` names the tasks (``Reach``, ``Lift``, ``PickPlace``, ``Push``),
+:func:`register_lerobot_env` registers a
 task's Gymnasium id on demand (the plugin ``lerobot_env_jointlab`` calls it when LeRobot
 asks for the id; nothing is registered by importing this module).
 """
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -35,6 +35,7 @@ import numpy as np
 from gymnasium import spaces
 
 from jointlab.errors import ConfigurationError
+from jointlab.interop.lerobot_tasks import LEROBOT_TASKS, LeRobotTask, lerobot_task
 from jointlab.interop.units import LeRobotUnits
 
 __all__ = [
@@ -48,63 +49,6 @@ __all__ = [
     "lerobot_task",
     "register_lerobot_env",
 ]
-
-
-def _goal(task: Any) -> np.ndarray:
-    return np.array(task.goal, dtype=np.float64)  # a copy: observations never share memory
-
-
-@dataclass(frozen=True)
-class LeRobotTask:
-    """One JointLab task as a LeRobot environment.
-
-    Attributes:
-        name: LeRobot's ``--env.task`` value (``"Reach"``).
-        task: The JointLab task name (``jointlab.envs.tasks.TASKS``).
-        description: The task in words (the dataset's and ``lerobot-eval``'s task text).
-        episode_steps: Steps per episode at the default 25 fps.
-        environment: Names of the ``environment_state`` values.
-        state_of: The ``environment_state`` values of a bound task, ``(k,)``.
-        kwargs: The JointLab task's keywords.
-    """
-
-    name: str
-    task: str
-    description: str
-    episode_steps: int
-    environment: tuple[str, ...]
-    state_of: Callable[[Any], np.ndarray]
-    kwargs: dict[str, Any] = field(default_factory=dict)
-
-
-#: The tasks ``--env.type=jointlab --env.task=NAME`` accepts.
-LEROBOT_TASKS: dict[str, LeRobotTask] = {
-    "Reach": LeRobotTask(
-        name="Reach",
-        task="reach",
-        description="reach the goal with the gripper",
-        episode_steps=50,
-        environment=("goal.x", "goal.y", "goal.z"),
-        state_of=_goal,
-        kwargs={"success_threshold": 0.05},
-    ),
-}
-
-
-def lerobot_task(name: str) -> LeRobotTask:
-    """The task called ``name`` in :data:`LEROBOT_TASKS`.
-
-    Raises:
-        ConfigurationError: an unknown name (with the known ones and a suggestion).
-    """
-    if name in LEROBOT_TASKS:
-        return LEROBOT_TASKS[name]
-    hint = difflib.get_close_matches(str(name), LEROBOT_TASKS, n=1)
-    suggestion = f"; did you mean {hint[0]!r}?" if hint else ""
-    raise ConfigurationError(
-        f"unknown JointLab task {name!r} (--env.task); expected one of "
-        f"{list(LEROBOT_TASKS)}{suggestion}"
-    )
 
 
 def lerobot_features(
@@ -159,8 +103,6 @@ class LeRobotTaskEnv(gymnasium.Env):
         render_size: tuple[int, int] = (160, 120),
         render_mode: str | None = "rgb_array",
     ) -> None:
-        from jointlab.envs.env import JointLabEnv
-
         self.spec_task = lerobot_task(task)
         if not (isinstance(fps, int) and fps > 0 and 1000 % fps == 0):
             raise ConfigurationError(
@@ -171,18 +113,14 @@ class LeRobotTaskEnv(gymnasium.Env):
         self.metadata = {**self.metadata, "render_fps": fps}
         self.cameras = list(cameras)
         self.camera_size = (int(camera_size[0]), int(camera_size[1]))
+        self.render_size = (int(render_size[0]), int(render_size[1]))
         self.render_mode = render_mode
-        self._inner = JointLabEnv(
-            self.spec_task.task, robot, action_mode="position", engine=engine,
-            control_dt=1.0 / fps, render_mode="rgb_array", render_size=render_size,
-            **self.spec_task.kwargs,
-        )  # fmt: skip
-        description = self._inner.description
+        self.sim = self.spec_task.make(self.spec_task, robot, fps, engine, self.render_size)
+        description = self.sim.description
         self.description = description
         self.units = LeRobotUnits.of(description)
         low = self.units.to_lerobot(description.soft_lower).astype(np.float32)
         high = self.units.to_lerobot(description.soft_upper).astype(np.float32)
-        self._low, self._high = description.soft_lower, description.soft_upper
         self.action_space = spaces.Box(low, high, dtype=np.float32)
         parts: dict[str, spaces.Space] = {
             "agent_pos": spaces.Box(-np.inf, np.inf, (description.dof,), np.float64),
@@ -196,12 +134,16 @@ class LeRobotTaskEnv(gymnasium.Env):
                 name: spaces.Box(0, 255, (height, width, 3), np.uint8) for name in self.cameras
             })  # fmt: skip
         self.observation_space = spaces.Dict(parts)
-        self.state: Any = None
 
     @property
     def task(self) -> Any:
         """The bound JointLab task (goal, objects)."""
-        return self._inner.task
+        return self.sim.task
+
+    @property
+    def state(self) -> Any:
+        """The robot's latest :class:`~jointlab.interface.ArrayState`."""
+        return self.sim.state
 
     def task_description(self) -> str:
         """The task in words (LeRobot passes it to language-conditioned policies)."""
@@ -209,42 +151,34 @@ class LeRobotTaskEnv(gymnasium.Env):
 
     def environment_state(self) -> np.ndarray:
         """The task's ``environment_state`` values now, ``(k,)``."""
-        return self.spec_task.state_of(self._inner.task)
+        return self.sim.environment_state()
 
     def reset(
         self, *, seed: int | None = None, options: dict[str, Any] | None = None
     ) -> tuple[dict[str, Any], dict[str, Any]]:
         """Start an episode (``seed`` reproduces it exactly)."""
         super().reset(seed=seed)
-        _, info = self._inner.reset(seed=seed, options=options)
-        self.state = info["state"]
-        info["is_success"] = False
-        return self._observation(), info
+        self.sim.reset(seed, options)
+        return self._observation(), {"is_success": False}
 
     def step(self, action: Any) -> tuple[dict[str, Any], float, bool, bool, dict[str, Any]]:
         """Apply joint targets (LeRobot units, ``(dof,)``) for one period."""
-        from jointlab.envs.actions import normalize
-
         values = np.asarray(action, dtype=np.float64).reshape(-1)
         if values.shape != (self.description.dof,):
             raise ConfigurationError(
                 f"action of shape {np.shape(action)}; {self.description.name!r} takes "
                 f"{self.description.dof} joint targets {list(self.units.keys)}"
             )
-        q = self.units.from_lerobot(values)
-        _, reward, terminated, truncated, info = self._inner.step(
-            normalize(q, self._low, self._high)
-        )
-        self.state = info["state"]
-        return self._observation(), float(reward), terminated, truncated, info
+        reward, terminated, info = self.sim.step(self.units.from_lerobot(values))
+        return self._observation(), reward, terminated, False, info
 
     def render(self) -> np.ndarray | None:
         """An RGB image of the scene (markers drawn), or None without ``rgb_array``."""
-        return self._inner.render() if self.render_mode == "rgb_array" else None
+        return self.sim.render(self.render_size) if self.render_mode == "rgb_array" else None
 
     def close(self) -> None:
         """Release the simulation; safe twice."""
-        self._inner.close()
+        self.sim.close()
 
     def _observation(self) -> dict[str, Any]:
         observation: dict[str, Any] = {
@@ -252,16 +186,10 @@ class LeRobotTaskEnv(gymnasium.Env):
             "environment_state": self.environment_state(),
         }
         if self.cameras:
-            observation["pixels"] = {name: self._grab() for name in self.cameras}
+            observation["pixels"] = {
+                name: self.sim.render(self.camera_size) for name in self.cameras
+            }
         return observation
-
-    def _grab(self) -> np.ndarray:
-        inner = self._inner
-        size, inner.render_size = inner.render_size, self.camera_size
-        try:
-            return np.ascontiguousarray(inner.render())
-        finally:
-            inner.render_size = size
 
 
 def register_lerobot_env(task: str) -> str:

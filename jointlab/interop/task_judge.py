@@ -17,8 +17,9 @@ from typing import Any
 
 import numpy as np
 
+from jointlab.errors import ConfigurationError
 from jointlab.interface import ArrayState, NJointAction
-from jointlab.interop.lerobot_gym import lerobot_task
+from jointlab.interop.lerobot_tasks import JointLabSim, lerobot_task
 from jointlab.robots import RobotDescription
 
 __all__ = ["TaskJudge"]
@@ -33,7 +34,7 @@ class TaskJudge:
         seed: The episode's seed (``lerobot-eval --seed S``: episode ``i`` has ``S + i``).
 
     Raises:
-        ConfigurationError: an unknown task (before anything connects).
+        ConfigurationError: an unknown task, or one with objects (before anything connects).
     """
 
     def __init__(self, task: str, description: RobotDescription, seed: int) -> None:
@@ -42,7 +43,7 @@ class TaskJudge:
         from jointlab.envs.tasks import task_class
         from jointlab.sim import SimRobot
 
-        self.spec = lerobot_task(task)
+        self.spec = self.check(task)
         self.seed = int(seed)
         self._twin = SimRobot(description)  # the task's kinematics; never stepped
         self.task = task_class(self.spec.task)(**self.spec.kwargs)
@@ -52,9 +53,24 @@ class TaskJudge:
         self.task.reset(rng, None)
         self.success: bool | None = None
 
+    @staticmethod
+    def check(task: str) -> Any:
+        """The task's :class:`~jointlab.interop.lerobot_tasks.LeRobotTask`, if judgeable.
+
+        Raises:
+            ConfigurationError: an unknown task, or one with objects.
+        """
+        spec = lerobot_task(task)
+        if spec.make is not JointLabSim:
+            raise ConfigurationError(
+                f"--robot.task={task}: the emulated arm's plant holds no objects, so only "
+                f"tasks on the arm alone can be judged on it (Reach), not {task}"
+            )
+        return spec
+
     def environment_state(self) -> np.ndarray:
         """The episode's ``environment_state`` values (Reach: the goal, m)."""
-        return self.spec.state_of(self.task)
+        return np.array(self.task.goal, dtype=np.float64)
 
     def markers(self) -> list[Any]:
         """What the cameras draw (Reach: the goal)."""

@@ -109,6 +109,26 @@ def test_a_policy_of_other_features_is_refused_before_it_runs(tmp_path) -> None:
         check_policy(tmp_path, "Reach")
 
 
+def test_lift_observes_the_cube_and_the_goal_and_its_expert_lifts() -> None:
+    from jointlab.interop.demos import expert_for
+
+    env = LeRobotTaskEnv("Lift", render_mode=None)
+    try:
+        observation, _ = env.reset(seed=5)
+        names = env.spec_task.environment
+        assert names[:3] == ("cube0.x", "cube0.y", "cube0.z") and names[-3:] == (
+            "goal0.x", "goal0.y", "goal0.z")  # fmt: skip
+        state = dict(zip(names, observation["environment_state"], strict=True))
+        assert 0.0 < state["cube0.z"] < 0.05  # on the table
+        expert = expert_for("Lift")
+        expert.begin(env)
+        for _ in range(env.spec_task.episode_steps):
+            _, _, _, _, info = env.step(env.units.to_lerobot(expert.target(env)))
+        assert info["is_success"]
+    finally:
+        env.close()
+
+
 # ---------------------------------------------------------------------- demonstrations
 def test_expert_demonstrations_carry_the_environment_state(tmp_path) -> None:
     summary = record_expert(tmp_path / "reach", "Reach", "so101", 2, seed=3)
@@ -216,6 +236,8 @@ def test_the_robot_plugin_judges_an_episode_by_the_envs_task_and_seed(tmp_path) 
         env.close()
     with pytest.raises(ConfigurationError, match="unknown JointLab task"):
         RobotBridge("sim://so101", task="Reech")
+    with pytest.raises(ConfigurationError, match="holds no objects"):
+        RobotBridge("emulated://so101", task="Lift")
     log = tmp_path / "verdicts.jsonl"
     for reach_it in (False, True):
         bridge = RobotBridge("sim://so101", task="Reach", task_seed=1003, task_log=str(log),

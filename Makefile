@@ -14,7 +14,7 @@ TORCH := torch==2.14.1 torchvision==0.29.1
 # --robot.type=jointlab, --teleop.type=jointlab_leader and --env.type=jointlab.
 LEROBOT := lerobot==0.4.4
 
-.PHONY: demo test notebooks lint bench clean firmware firmware-deps browser-deps
+.PHONY: demo test notebooks lint bench clean firmware firmware-deps browser-deps ffmpeg-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -63,7 +63,18 @@ browser-deps:
 	    || { echo "browser-deps: could not install chromium"; test -z "$$CI"; }; \
 	fi
 
-test: $(VENV)/.installed-test firmware-deps browser-deps
+# FFmpeg's shared libraries (Debian bookworm's FFmpeg 5), which torchcodec, LeRobot's video
+# decoder, loads; installed when missing (as root; CI). Elsewhere a failed install is only a
+# warning: LeRobot then cannot decode dataset videos, except with CI set, where it fails.
+FFMPEG_APT := libavutil57 libavcodec59 libavformat59 libavdevice59 libavfilter8 libswscale6 \
+	libswresample4
+ffmpeg-deps:
+	@if ! ldconfig -p | grep -q 'libavutil\.so\.'; then \
+	  (apt-get update && apt-get install -y --no-install-recommends $(FFMPEG_APT)) \
+	    || { echo "ffmpeg-deps: could not install $(FFMPEG_APT)"; test -z "$$CI"; }; \
+	fi
+
+test: $(VENV)/.installed-test firmware-deps browser-deps ffmpeg-deps
 	$(BIN)/ruff check jointlab tests benchmarks examples plugins
 	$(BIN)/python -m pytest -n 2 --timeout 600 tests
 

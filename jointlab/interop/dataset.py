@@ -17,7 +17,7 @@ a gripper in 0-100, as those followers report them with ``use_degrees=True``;
 * ``observation.environment_state`` (optional): the scene's state a task names (object poses,
   a goal), ``(k,)`` float32, SI units;
 * ``observation.images.<camera>``: RGB video, ``(height, width, 3)`` (or PNG images in the
-  parquet files with ``videos=False``, which LeRobot decodes without a video decoder).
+  parquet files with ``videos=False``, which LeRobot reads without a video decoder).
 
 Beside LeRobot's files, ``meta/jointlab.json`` names the JointLab robot, its URL and the
 control period, so :func:`load_episode` can check a dataset against the robot it replays on.

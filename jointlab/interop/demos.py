@@ -173,8 +173,8 @@ def record_expert(
         engine: Physics engine (default PyBullet).
         cameras: Camera names (``observation.images.<name>``).
         camera_size: (width, height) of the images, pixels.
-        videos: Cameras as MP4 videos (LeRobot 0.4.4 decodes them only with torchcodec);
-            default PNG images in the parquet files.
+        videos: Cameras as MP4 videos (LeRobot decodes them with torchcodec and the
+            system's FFmpeg); default PNG images in the parquet files (no decoder needed).
         environment_state: With ``observation.environment_state``. A policy for the device
             path (``lerobot-record``, which cannot feed that feature) is trained without it,
             on cameras.

@@ -2,18 +2,19 @@
 PYTHON ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
-# Where torch comes from. Empty: the default package index (for torch==2.13.0 on Linux that
-# is the CUDA build, several GB). The CPU build: make test TORCH_INDEX=https://download.pytorch.org/whl/cpu
+# Where torch and torchvision come from. Empty: the default package index (for this pair on
+# Linux that is the CUDA build, several GB). The CPU build:
+# make test TORCH_INDEX=https://download.pytorch.org/whl/cpu
 TORCH_INDEX ?=
-TORCH := torch==2.13.0
+TORCH := torch==2.14.1 torchvision==0.29.1
 # LeRobot, for the interop tests: without its own dependency pins (its torch<2.11 pin
 # conflicts with ours); the `lerobot` extra of pyproject.toml brings what it imports, the
-# `lerobot-scripts` extra what lerobot-record/lerobot-teleoperate import on top, and the two
-# plugins in plugins/ are what LeRobot discovers as --robot.type=jointlab and
-# --teleop.type=jointlab_leader.
+# `lerobot-scripts` extra what its console scripts (lerobot-record, -teleoperate, -train,
+# -eval) import on top, and the three plugins in plugins/ are what LeRobot discovers as
+# --robot.type=jointlab, --teleop.type=jointlab_leader and --env.type=jointlab.
 LEROBOT := lerobot==0.4.4
 
-.PHONY: demo test notebooks lint bench clean firmware firmware-deps browser-deps
+.PHONY: demo test notebooks lint bench clean firmware firmware-deps browser-deps ffmpeg-deps
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -29,11 +30,11 @@ $(VENV)/.installed-runtime: $(BIN)/python pyproject.toml
 # the MCAP and Rerun writers of `jointlab export` (whose tests read their files back), and
 # ROS 2's rclpy and messages (the bridge's two-process tests).
 $(VENV)/.installed-test: $(BIN)/python pyproject.toml
-	$(if $(TORCH_INDEX),$(BIN)/python -m pip install "$(TORCH)" --index-url $(TORCH_INDEX))
+	$(if $(TORCH_INDEX),$(BIN)/python -m pip install $(TORCH) --index-url $(TORCH_INDEX))
 	$(BIN)/python -m pip install -e ".[test,rl,distributed,video,mujoco,lerobot,lerobot-scripts,view,export,ros2]"
 	$(BIN)/python -m pip install --no-deps "$(LEROBOT)"
 	$(BIN)/python -m pip install --no-deps --no-build-isolation -e plugins/lerobot_robot_jointlab \
-		-e plugins/lerobot_teleoperator_jointlab
+		-e plugins/lerobot_teleoperator_jointlab -e plugins/lerobot_env_jointlab
 	touch $@ $(VENV)/.installed-runtime
 
 demo: $(VENV)/.installed-runtime
@@ -64,12 +65,23 @@ browser-deps:
 	    || { echo "browser-deps: could not install chromium"; test -z "$$CI"; }; \
 	fi
 
-test: $(VENV)/.installed-test firmware-deps browser-deps
+# FFmpeg's shared libraries (Debian bookworm's FFmpeg 5), which torchcodec, LeRobot's video
+# decoder, loads; installed when missing (as root; CI). Elsewhere a failed install is only a
+# warning: LeRobot then cannot decode dataset videos, except with CI set, where it fails.
+FFMPEG_APT := libavutil57 libavcodec59 libavformat59 libavdevice59 libavfilter8 libswscale6 \
+	libswresample4
+ffmpeg-deps:
+	@if ! ldconfig -p | grep -q 'libavutil\.so\.'; then \
+	  (apt-get update && apt-get install -y --no-install-recommends $(FFMPEG_APT)) \
+	    || { echo "ffmpeg-deps: could not install $(FFMPEG_APT)"; test -z "$$CI"; }; \
+	fi
+
+test: $(VENV)/.installed-test firmware-deps browser-deps ffmpeg-deps
 	$(BIN)/ruff check jointlab tests benchmarks examples plugins
 	$(BIN)/python -m pytest -n 2 --timeout 600 tests
 
 notebooks: $(VENV)/.installed-runtime
-	$(if $(TORCH_INDEX),$(BIN)/python -m pip install "$(TORCH)" --index-url $(TORCH_INDEX))
+	$(if $(TORCH_INDEX),$(BIN)/python -m pip install $(TORCH) --index-url $(TORCH_INDEX))
 	$(BIN)/python -m pip install -e ".[notebooks,rl,mujoco]"
 	$(BIN)/jupyter lab notebooks/
 

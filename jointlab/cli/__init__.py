@@ -122,6 +122,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         _subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(extras)}")
     if args.verbose:
         os.environ["JOINTLAB_VERBOSE"] = "1"  # PyBullet's output, here and in subprocesses
+    # The entry point's one process-wide choice for LeRobot: datasets are local folders, so
+    # Hugging Face's hub client stays offline unless the user set HF_HUB_OFFLINE.
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
     try:
         return int(args.handler(args) or 0)
     except JointLabError as exc:

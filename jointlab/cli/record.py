@@ -5,6 +5,9 @@ LeRobot's own LeRobotDataset loads offline (parquet data, MP4 videos per --camer
   * from a leader arm:  --leader URL --follower URL --task TEXT --episodes N
   * from a program:     --program FILE --follower URL --task TEXT --episodes N
   * from a policy:      ROBOT POLICY --dataset FOLDER --task TEXT --episodes N (seeds SEED..)
+  * from a scripted expert: ROBOT expert --env TASK --dataset FOLDER --episodes N: the
+    observations of JointLab's LeRobot environment (observation.state, .environment_state,
+    --camera NAME[:WxH] images) and the expert's joint targets, what lerobot-train learns
 Cameras (--camera NAME[=sim|opencv:DEVICE][:WxH]): sim renders the follower (a simulated twin
 posed as measured when the follower is not sim://); opencv grabs a real camera.
 
@@ -19,6 +22,7 @@ Examples:
       --episodes 2 --seconds 5 --dataset data/pick --camera front
   jointlab record --program examples/programs/so101_wave.yaml --follower sim://so101 \
       --task wave --episodes 2 --dataset data/wave
+  jointlab record so101 expert --env Reach --episodes 2 --dataset data/reach
   jointlab record arm6 runs/train-reach --video
   jointlab record so101 expert --env jointlab/Lift-v0 --episodes 5
 """
@@ -58,9 +62,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "policy",
         metavar="POLICY",
         nargs="?",
-        help="an SB3 model .zip, a 'jointlab train' folder, or an RLlib checkpoint folder",
+        help="an SB3 model .zip, a 'jointlab train' folder, an RLlib checkpoint folder, or "
+        "'expert' (the task's scripted expert; --env names the task)",
     )
-    parser.add_argument("--env", metavar="ID", help="policy mode: environment id")
+    parser.add_argument(
+        "--env", metavar="ID", help="policy mode: environment id (expert: a task, e.g. Reach)"
+    )
     parser.add_argument(
         "--env-kwargs", metavar="JSON", help="policy mode: environment keywords as JSON"
     )
@@ -69,6 +76,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_view_argument(parser)
     add_arm_arguments(parser, required=False)
     parser.add_argument("--program", metavar="FILE", help="record a command program's runs")
+    parser.add_argument(
+        "--no-environment-state",
+        action="store_true",
+        help="expert mode: no observation.environment_state (a camera policy for "
+        "lerobot-record on a device, which cannot feed that feature)",
+    )
     parser.add_argument(
         "--dataset",
         metavar="FOLDER",
@@ -139,7 +152,7 @@ def _record(args: argparse.Namespace, mode: str) -> int:
         return _record_log(args)
     if not args.dataset:
         raise ConfigurationError(f"{mode} mode writes a LeRobot dataset: give --dataset FOLDER")
-    if not args.task:
+    if not args.task and not (mode == "policy-dataset" and args.policy == "expert"):
         raise ConfigurationError('a dataset needs --task TEXT (e.g. --task "pick the cube")')
     from jointlab.interop.dataset import check_new_folder
 
@@ -255,8 +268,48 @@ def _record_program(args: argparse.Namespace) -> int:
     return 0
 
 
+def _record_expert(args: argparse.Namespace) -> int:
+    from jointlab.connection import parse_url
+    from jointlab.interop.cameras import DEFAULT_SIZE
+    from jointlab.interop.demos import record_expert
+    from jointlab.interop.lerobot_gym import LEROBOT_TASKS
+
+    if not args.env:
+        raise ConfigurationError(f"expert mode needs --env TASK, one of {list(LEROBOT_TASKS)}")
+    names, size = [], (96, 96)
+    for spec in args.camera:  # NAME[=sim][:WxH]
+        name, _, rest = spec.partition(":")
+        name, _, kind = name.partition("=")
+        if kind not in ("", "sim"):
+            raise ConfigurationError(f"--camera {spec}: expert mode renders sim cameras only")
+        if rest:
+            width, _, height = rest.partition("x")
+            size = (int(width), int(height)) if height else DEFAULT_SIZE
+        names.append(name)
+    parsed = parse_url(robot_url(args.robot))
+    if parsed.scheme != "sim":
+        raise ConfigurationError(
+            f"expert mode simulates the robot; {args.robot} is not a name, a file or sim://"
+        )
+    fps = round(args.fps) if args.fps is not None else 25
+    summary = record_expert(args.dataset, args.env, parsed.target, args.episodes, seed=args.seed,
+                            fps=fps, engine=parsed.query.get("engine"), cameras=names,
+                            camera_size=size,
+                            environment_state=not args.no_environment_state)  # fmt: skip
+    console.print(
+        f"wrote {summary.episodes} expert episode(s) of {args.env} on {args.robot} "
+        f"({summary.frames} frames at {fps} fps; the expert succeeded in "
+        f"{sum(summary.successes)}) to {args.dataset} (LeRobotDataset v3)",
+        highlight=False,
+    )
+    return 0
+
+
 def _record_policy(args: argparse.Namespace) -> int:
     from jointlab.cli.policies import env_settings, policy_path
+
+    if args.policy == "expert":
+        return _record_expert(args)
     from jointlab.envs.evaluation import load_policy
     from jointlab.interop.convert import record_policy
 

@@ -82,6 +82,12 @@ class SimCamera:
             self._twin.reset(np.asarray(state.position), np.zeros(state.dof))
         return self._world.render(self.width, self.height, self._camera)
 
+    def show(self, markers: list[Any]) -> None:
+        """Draw a task's ``markers`` (a goal) in every later frame."""
+        from jointlab.envs.rendering import draw_markers
+
+        draw_markers(self._world, markers)
+
     def close(self) -> None:
         """Close the twin world (a ``sim://`` follower's world is the follower's)."""
         if self._twin is not None:

@@ -6,14 +6,18 @@ A dataset is written by LeRobot's own writer (``LeRobotDataset.create``, ``add_f
 ``meta/episodes/`` parquet, ``meta/stats.json`` and ``meta/tasks.parquet``; LeRobot's
 ``LeRobotDataset(repo_id, root=FOLDER)`` loads it offline.
 
-Features (names as LeRobot's SO-101 and Koch followers name theirs, values in **degrees**, as
-those followers report them with ``use_degrees=True``):
+Features (names as LeRobot's SO-101 and Koch followers name theirs, values in **degrees** and
+a gripper in 0-100, as those followers report them with ``use_degrees=True``;
+:class:`~jointlab.interop.units.LeRobotUnits`):
 
 * ``observation.state``: joint positions, ``(dof,)`` float32, names ``<joint>.pos``, deg;
 * ``observation.velocity``: joint velocities, ``(dof,)``, deg/s;
 * ``observation.effort``: applied joint torques, ``(dof,)``, N·m;
 * ``action``: the joint position targets the robot was commanded, ``(dof,)``, deg;
-* ``observation.images.<camera>``: RGB video, ``(height, width, 3)``.
+* ``observation.environment_state`` (optional): the scene's state a task names (object poses,
+  a goal), ``(k,)`` float32, SI units;
+* ``observation.images.<camera>``: RGB video, ``(height, width, 3)`` (or PNG images in the
+  parquet files with ``videos=False``, which LeRobot reads without a video decoder).
 
 Beside LeRobot's files, ``meta/jointlab.json`` names the JointLab robot, its URL and the
 control period, so :func:`load_episode` can check a dataset against the robot it replays on.
@@ -22,22 +26,24 @@ control period, so :func:`load_episode` can check a dataset against the robot it
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 
-from jointlab.errors import ConfigurationError
+from jointlab.errors import ConfigurationError, JointLabError
 from jointlab.interface import ArrayState
-from jointlab.interop.lerobot_env import import_lerobot, video_backend
+from jointlab.interop.lerobot_env import import_lerobot
+from jointlab.interop.units import LeRobotUnits
 from jointlab.robots import RobotDescription
 from jointlab.scheduling import kept_scheduling
 
 __all__ = [
     "ACTION",
     "EFFORT",
+    "ENVIRONMENT",
     "JOINTLAB_META",
     "STATE",
     "VELOCITY",
@@ -54,6 +60,7 @@ __all__ = [
 ]
 
 STATE = "observation.state"
+ENVIRONMENT = "observation.environment_state"
 VELOCITY = "observation.velocity"
 EFFORT = "observation.effort"
 ACTION = "action"
@@ -71,9 +78,23 @@ def image_key(camera: str) -> str:
 
 
 def robot_features(
-    description: RobotDescription, cameras: Mapping[str, tuple[int, int]] | None = None
+    description: RobotDescription,
+    cameras: Mapping[str, tuple[int, int]] | None = None,
+    environment: Sequence[str] = (),
+    videos: bool = True,
+    dynamics: bool = True,
 ) -> dict[str, dict]:
-    """LeRobot features of ``description``'s joints and ``cameras`` (name: (height, width))."""
+    """LeRobot features of ``description``'s joints and ``cameras`` (name: (height, width)).
+
+    Args:
+        description: The robot.
+        cameras: Camera name: (height, width), pixels.
+        environment: Names of the ``observation.environment_state`` values (none: no such
+            feature).
+        videos: Cameras as MP4 videos (else PNG images in the parquet files).
+        dynamics: With ``observation.velocity`` and ``observation.effort`` (a policy dataset
+            for ``lerobot-eval`` has only what the environment observes: no).
+    """
     names = [f"{joint}.pos" for joint in description.joint_names]
     vector = {"dtype": "float32", "shape": (description.dof,)}
     features: dict[str, dict] = {
@@ -82,9 +103,17 @@ def robot_features(
         EFFORT: {**vector, "names": [f"{joint}.effort" for joint in description.joint_names]},
         ACTION: {**vector, "names": names},
     }
+    if not dynamics:
+        del features[VELOCITY], features[EFFORT]
+    if environment:
+        features[ENVIRONMENT] = {
+            "dtype": "float32",
+            "shape": (len(environment),),
+            "names": list(environment),
+        }
     for camera, (height, width) in (cameras or {}).items():
         features[image_key(camera)] = {
-            "dtype": "video",
+            "dtype": "video" if videos else "image",
             "shape": (int(height), int(width), 3),
             "names": ["height", "width", "channels"],
         }
@@ -115,6 +144,10 @@ class DatasetWriter:
         cameras: Camera name: (height, width) in pixels.
         repo_id: LeRobot's dataset id (default ``local/<folder name>``).
         url: The robot's URL, kept in ``meta/jointlab.json``.
+        environment: Names of the ``observation.environment_state`` values (none: no such
+            feature; each frame then has none).
+        videos: Cameras as MP4 videos (else PNG images in the parquet files).
+        dynamics: With ``observation.velocity`` and ``observation.effort``.
 
     Raises:
         DatasetError: the folder exists, or ``fps`` is not positive.
@@ -128,6 +161,9 @@ class DatasetWriter:
         cameras: Mapping[str, tuple[int, int]] | None = None,
         repo_id: str | None = None,
         url: str | None = None,
+        environment: Sequence[str] = (),
+        videos: bool = True,
+        dynamics: bool = True,
     ) -> None:
         self.root = Path(root).expanduser()
         check_new_folder(self.root)
@@ -136,7 +172,11 @@ class DatasetWriter:
         dataset_module = import_lerobot("lerobot.datasets.lerobot_dataset")
         self.description = description
         self.cameras = dict(cameras or {})
-        self.features = robot_features(description, self.cameras)
+        self.environment = tuple(environment)
+        self.units = LeRobotUnits.of(description)
+        self.features = robot_features(
+            description, self.cameras, self.environment, videos, dynamics
+        )
         self.fps = float(fps)
         self._dataset = dataset_module.LeRobotDataset.create(
             repo_id or f"local/{self.root.name}",
@@ -144,10 +184,11 @@ class DatasetWriter:
             root=self.root,
             robot_type=description.name,
             features=self.features,
-            use_videos=True,
+            use_videos=videos,
             image_writer_threads=0,
         )
-        units = {"pos": "deg", "vel": "deg/s", "effort": "N*m"}
+        units = {"pos": "deg", "vel": "deg/s", "effort": "N*m",
+                 "joints": dict(zip(self.units.keys, self.units.units, strict=True))}  # fmt: skip
         meta = {
             "robot": description.name,
             "source": description.source,
@@ -166,6 +207,7 @@ class DatasetWriter:
         target: np.ndarray,
         task: str,
         images: Mapping[str, np.ndarray] | None = None,
+        environment: np.ndarray | None = None,
     ) -> None:
         """Add one frame: the state at its start, the commanded joint positions (rad), images.
 
@@ -174,6 +216,11 @@ class DatasetWriter:
             target: Joint position targets, shape ``(dof,)``, rad.
             task: What the episode does, in words ("pick the cube").
             images: Camera name: RGB image ``(height, width, 3)`` uint8, for every camera.
+            environment: The ``observation.environment_state`` values (when the dataset has
+                that feature).
+
+        Raises:
+            DatasetError: images of other cameras, or environment values that do not fit.
         """
         images = dict(images or {})
         if set(images) != set(self.cameras):
@@ -181,13 +228,30 @@ class DatasetWriter:
                 f"{self.root}: frame images {sorted(images)} differ from the dataset's cameras "
                 f"{sorted(self.cameras)}"
             )
+        units = self.units
         frame: dict[str, Any] = {
-            STATE: np.degrees(state.position).astype(np.float32),
-            VELOCITY: np.degrees(state.velocity).astype(np.float32),
+            STATE: units.to_lerobot(state.position).astype(np.float32),
+            VELOCITY: units.rate_to_lerobot(state.velocity).astype(np.float32),
             EFFORT: np.asarray(state.torque, dtype=np.float32),
-            ACTION: np.degrees(np.asarray(target, dtype=np.float64)).astype(np.float32),
+            ACTION: units.to_lerobot(target).astype(np.float32),
             "task": str(task),
         }
+        if VELOCITY not in self.features:
+            del frame[VELOCITY], frame[EFFORT]
+        if self.environment:
+            values = np.asarray(environment if environment is not None else (), np.float32)
+            if values.shape != (len(self.environment),):
+                raise DatasetError(
+                    f"{self.root}: frame environment state of shape {values.shape}; the "
+                    f"dataset's {ENVIRONMENT} has {len(self.environment)} values "
+                    f"{list(self.environment)}"
+                )
+            frame[ENVIRONMENT] = values
+        elif environment is not None:
+            raise DatasetError(
+                f"{self.root}: a frame with environment state, but the dataset has no "
+                f"{ENVIRONMENT} feature (create it with environment=[names])"
+            )
         for camera, image in images.items():
             frame[image_key(camera)] = np.asarray(image, dtype=np.uint8)
         self._dataset.add_frame(frame)
@@ -272,10 +336,32 @@ def open_dataset(root: str | Path, **options: Any) -> Any:
     root = Path(root).expanduser()
     dataset_info(root)
     module = import_lerobot("lerobot.datasets.lerobot_dataset")
-    backend = video_backend()
-    if backend is not None:
-        options.setdefault("video_backend", backend)
     return module.LeRobotDataset(f"local/{root.name}", root=root, **options)
+
+
+def _units(root: Path, description: RobotDescription | None) -> Any:
+    """The joint units of the dataset at ``root``: its robot's (degrees for unknown robots)."""
+    if description is None:
+        try:
+            meta = json.loads((root / JOINTLAB_META).read_text())
+            from jointlab.robots import load_robot
+
+            description = load_robot(meta["robot"])
+        except (OSError, ValueError, KeyError, JointLabError):
+            description = None
+    if description is None:
+        return _Degrees()
+    return LeRobotUnits.of(description)
+
+
+class _Degrees:
+    """Degrees for every joint (a dataset whose robot JointLab does not know)."""
+
+    @staticmethod
+    def from_lerobot(values: np.ndarray) -> np.ndarray:
+        return np.radians(values)
+
+    rate_from_lerobot = from_lerobot
 
 
 @dataclass(frozen=True)
@@ -321,6 +407,7 @@ def load_episode(
     """
     root = Path(root).expanduser()
     info = check_features(root, description) if description is not None else dataset_info(root)
+    units = _units(root, description)
     total = int(info.get("total_episodes", 0))
     if not 0 <= int(episode) < total:
         raise DatasetError(f"{root}: no episode {episode}; it has episodes 0 to {total - 1}")
@@ -342,8 +429,8 @@ def load_episode(
         task=task,
         fps=float(info["fps"]),
         time=np.asarray(table["timestamp"], dtype=np.float64),
-        position=np.radians(column(STATE)),
-        velocity=np.radians(column(VELOCITY)),
+        position=units.from_lerobot(column(STATE)),
+        velocity=units.rate_from_lerobot(column(VELOCITY)),
         effort=column(EFFORT),
-        target=np.radians(column(ACTION)),
+        target=units.from_lerobot(column(ACTION)),
     )

@@ -5,8 +5,9 @@ The LeRobot plugins of this repository (``lerobot_robot_jointlab``,
 
 * :class:`RobotBridge`: a follower on any JointLab URL (``sim://so101``, ``emulated://so101``,
   ``feetech:///dev/ttyACM0?robot=so101``). Observations and actions are dictionaries keyed
-  ``<joint>.pos`` in **degrees**, as LeRobot's SO-101 and Koch followers report them with
-  ``use_degrees=True``, plus one RGB image per simulated camera. ``send_action`` applies the
+  ``<joint>.pos`` in **degrees** (a gripper 0-100), as LeRobot's SO-101 and Koch followers
+  report them with ``use_degrees=True`` (:class:`~jointlab.interop.units.LeRobotUnits`),
+  plus one RGB image per simulated camera. ``send_action`` applies the
   targets (clipped by ``max_relative_target`` degrees from the present position, as LeRobot
   does) and advances the robot by one action period (simulated time; on a device the bus
   paces it).
@@ -22,6 +23,7 @@ from typing import Any
 import numpy as np
 
 from jointlab.errors import ConfigurationError
+from jointlab.interop.units import LeRobotUnits
 
 __all__ = ["DEFAULT_PERIOD", "LeaderBridge", "RobotBridge", "description_of", "joint_keys"]
 
@@ -59,11 +61,17 @@ class RobotBridge:
         max_relative_target: Largest step per action from the present position, degrees.
         cameras: Simulated camera names (rendered images in every observation).
         camera_size: (width, height) of those images, pixels.
+        task: A task of ``lerobot-eval``'s JointLab environment (``Reach``) judging this
+            episode (:class:`~jointlab.interop.task_judge.TaskJudge`): its scene is drawn in
+            the cameras and its success decided on the state at :meth:`disconnect`.
+        task_seed: The episode's seed (the scene of ``lerobot-eval``'s episode of that seed).
+        task_log: A file the verdict is appended to, one JSON line per episode.
     """
 
     def __init__(self, url: str, period: float | None = None,
                  max_relative_target: float | None = None, cameras: Sequence[str] = (),
-                 camera_size: tuple[int, int] = (128, 96)) -> None:  # fmt: skip
+                 camera_size: tuple[int, int] = (128, 96), task: str | None = None,
+                 task_seed: int = 0, task_log: str | None = None) -> None:  # fmt: skip
         if max_relative_target is not None and not max_relative_target > 0:
             raise ConfigurationError(
                 f"max_relative_target must be > 0 degrees, got {max_relative_target!r}"
@@ -76,6 +84,15 @@ class RobotBridge:
         self._steps = 1
         #: The robot's description (known before connecting, for LeRobot's features).
         self.description = description_of(url)
+        self.units = LeRobotUnits.of(self.description)
+        self.task_name, self.task_seed, self.task_log = task, int(task_seed), task_log
+        self.judge: Any = None
+        if task is not None:  # an unknown task fails here, before anything connects
+            from jointlab.interop.task_judge import TaskJudge
+
+            TaskJudge.check(task)
+        #: The last episode's verdict (with ``task``), else None.
+        self.verdict: dict[str, Any] | None = None
 
     @property
     def observation_features(self) -> dict[str, Any]:
@@ -115,46 +132,58 @@ class RobotBridge:
                 robot.arm()
             width, height = self.camera_size
             self._cameras = [SimCamera(name, robot, width, height) for name in self.camera_names]
+            if self.task_name is not None:
+                from jointlab.interop.task_judge import TaskJudge
+
+                self.judge = TaskJudge(self.task_name, self.description, self.task_seed)
+                for camera in self._cameras:
+                    camera.show(self.judge.markers())
         except BaseException:
             robot.close()
             raise
         self.robot = robot
 
     def observation(self) -> dict[str, Any]:
-        """Joint positions (degrees) and camera images of the present state."""
+        """Joint positions (degrees, a gripper 0-100) and camera images of the present state."""
         state = self.robot.read()
-        keys = joint_keys(self.description.joint_names)
+        keys = self.units.keys
         observation: dict[str, Any] = dict(
-            zip(keys, np.degrees(state.position).tolist(), strict=True)
+            zip(keys, self.units.to_lerobot(state.position).tolist(), strict=True)
         )
         for camera in self._cameras:
             observation[camera.name] = camera.grab(state)
         return observation
 
     def send_action(self, action: dict[str, Any]) -> dict[str, float]:
-        """Apply ``<joint>.pos`` targets (degrees; missing joints hold), step; what was sent.
+        """Apply ``<joint>.pos`` targets (LeRobot units; missing joints hold), step; what was sent.
+
+        ``max_relative_target`` caps each joint's step in its own unit (degrees, or 0-100).
 
         Raises:
             ConfigurationError: an unknown key.
         """
         from jointlab.interface import NJointAction
 
-        keys = joint_keys(self.description.joint_names)
+        keys = list(self.units.keys)
         unknown = sorted(set(action) - set(keys))
         if unknown:
             raise ConfigurationError(f"action keys {unknown} are not joints of "
                                      f"{self.description.name!r}; expected {keys}")  # fmt: skip
-        present = np.degrees(self.robot.read().position)
+        units = self.units
+        present = units.to_lerobot(self.robot.read().position)
         target = np.array([float(action.get(k, p)) for k, p in zip(keys, present, strict=True)])
         if self.max_relative_target is not None:
             cap = self.max_relative_target
             target = np.clip(target, present - cap, present + cap)
-        lower, upper = np.degrees(self.description.lower), np.degrees(self.description.upper)
+        lower, upper = (
+            units.to_lerobot(self.description.lower),
+            units.to_lerobot(self.description.upper),
+        )
         target = np.clip(target, lower, upper)
         from jointlab.faults import FAULTS, stop_after_fault
 
         try:
-            self.robot.apply(NJointAction.Position(np.radians(target)))
+            self.robot.apply(NJointAction.Position(units.from_lerobot(target)))
             for _ in range(self._steps):
                 self.robot.step()
         except FAULTS as exc:  # the one rule: hold, disarm, stop with the error
@@ -170,7 +199,12 @@ class RobotBridge:
         robot, self.robot = self.robot, None
         if robot is None:
             return
+        judge, self.judge = self.judge, None
         try:
+            if judge is not None:
+                judge.judge(robot.read())
+                self.verdict = judge.report(self.task_log, self.url)
+                judge.close()
             robot.apply(NJointAction.Position(robot.read().position))
             robot.step()
             robot.disarm()
@@ -193,7 +227,8 @@ class LeaderBridge:
     def __init__(self, url: str) -> None:
         self.url = url
         self.leader: Any = None
-        self._names = list(description_of(url).joint_names)
+        self.units = LeRobotUnits.of(description_of(url))
+        self._names = list(self.units.keys)
 
     @property
     def is_connected(self) -> bool:
@@ -206,17 +241,16 @@ class LeaderBridge:
         from jointlab.teleop import LeaderArm
 
         self.leader = LeaderArm(jointlab.connect(self.url))
-        self._names = list(self.leader.joint_names)
 
     @property
     def action_features(self) -> dict[str, type]:
         """``<joint>.pos``: float."""
-        return dict.fromkeys(joint_keys(self._names), float)
+        return dict.fromkeys(self._names, float)
 
     def action(self) -> dict[str, float]:
-        """One reading: ``<joint>.pos`` in degrees."""
-        reading = np.degrees(self.leader.read())
-        return dict(zip(joint_keys(self._names), reading.tolist(), strict=True))
+        """One reading: ``<joint>.pos`` in degrees (a gripper 0-100)."""
+        reading = self.units.to_lerobot(self.leader.read())
+        return dict(zip(self._names, reading.tolist(), strict=True))
 
     def disconnect(self) -> None:
         """Close the leader; safe twice."""

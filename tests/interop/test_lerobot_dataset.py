@@ -27,6 +27,7 @@ from jointlab.interop.dataset import (
 )
 from jointlab.interop.record import frame_periods, record_program, record_teleop
 from jointlab.interop.replay import replay_episode
+from jointlab.interop.units import LeRobotUnits
 from jointlab.teleop import LeaderArm, Teleop
 
 FPS = 25
@@ -83,7 +84,9 @@ def test_lerobot_loads_the_recorded_dataset_offline(recorded) -> None:
     assert tuple(item["observation.images.front"].shape) == (3, 48, 64)
     image = item["observation.images.front"].numpy()
     assert 0.0 <= image.min() and image.max() <= 1.0 and image.std() > 0.01  # a real render
-    np.testing.assert_allclose(item[ACTION].numpy(), np.degrees(targets[FRAMES + 4]), atol=1e-4)
+    units = LeRobotUnits.of(jointlab.load_robot("so101"))  # degrees, the gripper 0-100
+    np.testing.assert_allclose(item[ACTION].numpy(), units.to_lerobot(targets[FRAMES + 4]),
+                               atol=1e-4)  # fmt: skip
     assert (root / "meta" / "stats.json").is_file()
     stats = json.loads((root / "meta" / "stats.json").read_text())
     assert len(stats[STATE]["mean"]) == 6

@@ -67,8 +67,11 @@ def test_lerobot_record_runs_with_the_jointlab_robot(plugins, tmp_path) -> None:
     assert names == [f"{joint}.pos" for joint in JOINTS]
     item = dataset[1]
     assert tuple(item["observation.images.front"].shape) == (3, 48, 64)
-    # The leader hangs limp at home; the follower was commanded there (degrees).
-    home = np.degrees([0.0, 0.5, 1.4, 0.8, 0.0, 0.0])
+    # The leader hangs limp at home; the follower was commanded there (degrees, gripper 0-100).
+    from jointlab.interop.units import LeRobotUnits
+    from jointlab.robots import load_robot
+
+    home = LeRobotUnits.of(load_robot("so101")).to_lerobot([0.0, 0.5, 1.4, 0.8, 0.0, 0.0])
     assert np.abs(item["action"].numpy() - home).max() < 15.0
 
 
@@ -112,7 +115,7 @@ def test_an_uncalibrated_servo_arm_names_the_command_to_run() -> None:
     assert not bridge.is_connected
 
 
-def test_the_leader_bridge_reads_degrees() -> None:
+def test_the_leader_bridge_reads_degrees_and_a_gripper_0_to_100() -> None:
     leader = LeaderBridge(LEADER)
     assert list(leader.action_features) == [f"{joint}.pos" for joint in JOINTS]
     leader.connect()
@@ -120,6 +123,11 @@ def test_the_leader_bridge_reads_degrees() -> None:
         goal = np.array([0.3, 0.4, 1.2, 0.5, -0.2, 0.1])
         leader.leader.robot.emulator.move(goal)
         action = leader.action()
-        np.testing.assert_allclose(list(action.values()), np.degrees(goal), atol=0.2)
+        np.testing.assert_allclose(list(action.values())[:5], np.degrees(goal[:5]), atol=0.2)
+        low, high = (
+            leader.units.from_lerobot(np.zeros(6))[5],
+            leader.units.from_lerobot(np.full(6, 100.0))[5],
+        )  # the gripper's range, rad
+        assert action["gripper.pos"] == pytest.approx(100 * (0.1 - low) / (high - low), abs=0.2)
     finally:
         leader.disconnect()

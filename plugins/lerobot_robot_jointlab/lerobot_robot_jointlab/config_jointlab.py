@@ -24,6 +24,11 @@ class JointLabConfig(RobotConfig):
             name (LeRobot's own ``cameras`` field is for LeRobot camera configs).
         camera_width: Width of those images, pixels.
         camera_height: Height of those images, pixels.
+        task: A task of ``--env.type=jointlab`` (``Reach``) judging the episode: its scene
+            (the goal) is drawn in the cameras, its success decided when LeRobot
+            disconnects the robot, and logged.
+        task_seed: The episode's seed: the scene of ``lerobot-eval``'s episode of that seed.
+        task_log: A file each verdict is appended to (one JSON line).
     """
 
     url: str = "sim://so101"
@@ -32,3 +37,6 @@ class JointLabConfig(RobotConfig):
     sim_cameras: list[str] = field(default_factory=list)
     camera_width: int = 128
     camera_height: int = 96
+    task: str | None = None
+    task_seed: int = 0
+    task_log: str | None = None

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 from functools import cached_property
 from typing import Any
 
@@ -31,6 +32,9 @@ class JointLab(Robot):
             max_relative_target=config.max_relative_target,
             cameras=config.sim_cameras,
             camera_size=(config.camera_width, config.camera_height),
+            task=config.task,
+            task_seed=config.task_seed,
+            task_log=config.task_log,
         )
         #: Camera names (LeRobot sizes its image writers by ``len(robot.cameras)``).
         self.cameras = dict.fromkeys(config.sim_cameras)
@@ -75,5 +79,7 @@ class JointLab(Robot):
         return self.bridge.send_action(action)
 
     def disconnect(self) -> None:
-        """Hold, disarm, close."""
+        """Judge the episode (with ``task``), hold, disarm, close."""
         self.bridge.disconnect()
+        if self.bridge.verdict is not None:
+            logging.getLogger(__name__).info("JointLab task verdict: %s", self.bridge.verdict)

@@ -1,1 +1,0 @@
-"""Stand-in ``torchvision.transforms`` (see the package docstring)."""

@@ -78,6 +78,7 @@ ffmpeg-deps:
 
 test: $(VENV)/.installed-test firmware-deps browser-deps ffmpeg-deps
 	$(BIN)/ruff check jointlab tests benchmarks examples plugins
+	$(BIN)/ruff format --check jointlab tests benchmarks examples plugins
 	$(BIN)/python -m pytest -n 2 --timeout 600 tests
 
 notebooks: $(VENV)/.installed-runtime

@@ -31,15 +31,19 @@ def load() -> str:
 
 def header(title: str) -> None:
     """Print what ran, where, and the load at the start."""
-    print(f"{title}: python {platform.python_version()}, numpy {np.__version__}, "
-          f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M')}, start {load()}")  # fmt: skip
+    print(
+        f"{title}: python {platform.python_version()}, numpy {np.__version__}, "
+        f"{os.cpu_count()} cores, {time.strftime('%Y-%m-%d %H:%M')}, start {load()}"
+    )
 
 
 def spread(values: Sequence[float], scale: float = 1.0, digits: int = 2) -> str:
     """``median [min - max]`` of ``values`` times ``scale``."""
     scaled = [v * scale for v in values]
-    return (f"{statistics.median(scaled):.{digits}f} "
-            f"[{min(scaled):.{digits}f}-{max(scaled):.{digits}f}]")  # fmt: skip
+    return (
+        f"{statistics.median(scaled):.{digits}f} "
+        f"[{min(scaled):.{digits}f}-{max(scaled):.{digits}f}]"
+    )
 
 
 def per_call(call: Callable[[], object], number: int, repeats: int) -> list[float]:
@@ -63,8 +67,15 @@ def row(figure: str, values: Sequence[float], unit: str, target: str = "") -> di
     if target:
         sign, bound = target.split()
         met = median <= float(bound) if sign == "<=" else median >= float(bound)
-    return {"figure": figure, "median": median, "low": min(values), "high": max(values),
-            "unit": unit, "target": target, "met": met}  # fmt: skip
+    return {
+        "figure": figure,
+        "median": median,
+        "low": min(values),
+        "high": max(values),
+        "unit": unit,
+        "target": target,
+        "met": met,
+    }
 
 
 def write_summary(rows: list[dict[str, object]]) -> None:

@@ -72,8 +72,9 @@ def main() -> None:
     parser.add_argument("--envs", type=int, default=64)
     parser.add_argument("--rounds", type=int, default=7)
     parser.add_argument("--seconds", type=float, default=1.5)
-    parser.add_argument("--panda-python", default=None,
-                        help="a Python with panda-gym: also measure PandaReach-v3")  # fmt: skip
+    parser.add_argument(
+        "--panda-python", default=None, help="a Python with panda-gym: also measure PandaReach-v3"
+    )
     parser.add_argument("--panda-steps", type=int, default=1500)
     args = parser.parse_args()
     header("batched_mujoco")
@@ -102,8 +103,11 @@ def main() -> None:
         rates["PandaReach-v3"] = []
     ratios = []
     for k in range(args.rounds):
-        order = [("single", step_single, 1), ("batched", step_batched, args.envs),
-                 ("raw mj_step", step_raw, 1)]  # fmt: skip
+        order = [
+            ("single", step_single, 1),
+            ("batched", step_batched, args.envs),
+            ("raw mj_step", step_raw, 1),
+        ]
         if args.panda_python:
             order.append(("PandaReach-v3", None, 1))
         for name, step, per_call in order if k % 2 == 0 else order[::-1]:
@@ -112,8 +116,10 @@ def main() -> None:
                 continue
             rates[name].append(_rate(step, per_call, args.seconds))
         ratios.append(rates["batched"][-1] / rates["single"][-1])
-    print(f"{ID} on MuJoCo (arm6, position mode, 20 x 1 ms per env step), env steps per CPU "
-          f"second, {args.rounds} rounds (median [min - max]):")  # fmt: skip
+    print(
+        f"{ID} on MuJoCo (arm6, position mode, 20 x 1 ms per env step), env steps per CPU "
+        f"second, {args.rounds} rounds (median [min - max]):"
+    )
     for name, values in rates.items():
         print(f"  {name:12s} {spread(values, digits=0)}")
     print(f"  BatchedEnv({args.envs}) / one env, per core: {spread(ratios)}x")
@@ -128,8 +134,9 @@ def main() -> None:
         raw_versus = [r / p for r, p in zip(rates["raw mj_step"], panda, strict=True)]
         print(f"  BatchedEnv({args.envs}) / PandaReach-v3, per core: {spread(versus)}x")
         print(f"  one env / PandaReach-v3, per core: {spread(single_versus)}x")
-        print(f"  ceiling (raw mj_step of the physics alone / PandaReach-v3): "
-              f"{spread(raw_versus)}x")  # fmt: skip
+        print(
+            f"  ceiling (raw mj_step of the physics alone / PandaReach-v3): {spread(raw_versus)}x"
+        )
     print(f"end {load()}")
     single.close()
     batched.close()

@@ -101,13 +101,18 @@ def main() -> None:
     results = []
     for index in range(rounds):
         results.append(measure(calls, robot))
-        print(f"round {index + 1}/{rounds}: " + ", ".join(
-            f"{name} {value:.1f} µs" for name, value in results[-1].items()), flush=True)
+        print(
+            f"round {index + 1}/{rounds}: "
+            + ", ".join(f"{name} {value:.1f} µs" for name, value in results[-1].items()),
+            flush=True,
+        )
     robot.close()
     names = list(results[0])
     base = names[0]
-    print(f"\nTool kinematics, median [lowest - highest] over {rounds} rounds; ratios paired "
-          f"within a round:")  # fmt: skip
+    print(
+        f"\nTool kinematics, median [lowest - highest] over {rounds} rounds; ratios paired "
+        f"within a round:"
+    )
     summary = []
     for name in names[1:]:
         ratios = [r[name] / r[base] for r in results]

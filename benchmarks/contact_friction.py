@@ -48,8 +48,9 @@ def slide(engine: str, angle: float, box: float, slope: float) -> float:
         world.add_box((1.0, 0.5, 0.05), (0.0, 0.0, 0.5), (0.0, angle, 0.0), friction=slope)
         normal = np.array([math.sin(angle), 0.0, math.cos(angle)])
         centre = np.array([0.0, 0.0, 0.5]) + normal * (0.05 + 0.02 + 1e-4)
-        body = world.add_box((0.05, 0.05, 0.02), tuple(centre), (0.0, angle, 0.0), mass=0.5,
-                             friction=box)  # fmt: skip
+        body = world.add_box(
+            (0.05, 0.05, 0.02), tuple(centre), (0.0, angle, 0.0), mass=0.5, friction=box
+        )
         start = np.array(world.body_pose(body)[0])
         for _ in range(1000):
             world.step()
@@ -97,15 +98,21 @@ def main() -> None:
     for box, slope in ((0.3, 1.0), (0.5, 1.0), (0.5, 0.8), (1.0, 1.0)):
         angles = [slip_angle(engine, box, slope) for engine in ENGINES]
         expected = math.degrees(math.atan(combined_friction(box, slope)))
-        print(f"{f'slope: slip angle deg, {box} on {slope}':<34}{angles[0]:>12.2f}"
-              f"{angles[1]:>12.2f}{angles[1] / angles[0]:>8.3f}{expected:>10.2f}")  # fmt: skip
+        print(
+            f"{f'slope: slip angle deg, {box} on {slope}':<34}{angles[0]:>12.2f}"
+            f"{angles[1]:>12.2f}{angles[1] / angles[0]:>8.3f}{expected:>10.2f}"
+        )
     drives = [drive(engine) for engine in ENGINES]
     for k, name in enumerate(("x m", "y m", "w rad")):
         first, second = drives[0][0][k], drives[1][0][k]
-        print(f"{f'ssl_robot program: final {name}':<34}{first:>12.4f}{second:>12.4f}"
-              f"{second / first:>8.3f}")  # fmt: skip
-    print(f"{'ssl_robot program: RMS error m|rad':<34}{drives[0][1]:>12.4g}{drives[1][1]:>12.4g}"
-          f"{drives[1][1] / drives[0][1]:>8.3f}")  # fmt: skip
+        print(
+            f"{f'ssl_robot program: final {name}':<34}{first:>12.4f}{second:>12.4f}"
+            f"{second / first:>8.3f}"
+        )
+    print(
+        f"{'ssl_robot program: RMS error m|rad':<34}{drives[0][1]:>12.4g}{drives[1][1]:>12.4g}"
+        f"{drives[1][1] / drives[0][1]:>8.3f}"
+    )
     if args.push_episodes <= 0:
         return
     from jointlab.envs.evaluation import evaluate_policy
@@ -113,16 +120,20 @@ def main() -> None:
     rates = []
     for engine in ENGINES:
         result = evaluate_policy(
-            PUSH_POLICY, f"sim://planar2?engine={engine}", env_id="jointlab/Push-v0",
-            env_kwargs={"robot": "planar2", "action_mode": "position",
-                        "success_threshold": 0.10},
-            episodes=args.push_episodes, seed=0,
-        )  # fmt: skip
+            PUSH_POLICY,
+            f"sim://planar2?engine={engine}",
+            env_id="jointlab/Push-v0",
+            env_kwargs={"robot": "planar2", "action_mode": "position", "success_threshold": 0.10},
+            episodes=args.push_episodes,
+            seed=0,
+        )
         low, high = result.success_interval
         rates.append((result.success_rate, low, high, result.mean_return))
     (a, a_lo, a_hi, a_ret), (b, b_lo, b_hi, b_ret) = rates
-    print(f"{f'Push-v0 success, {args.push_episodes} episodes':<34}{a:>12.3f}{b:>12.3f}"
-          f"{(b / a if a else float('nan')):>8.3f}")  # fmt: skip
+    print(
+        f"{f'Push-v0 success, {args.push_episodes} episodes':<34}{a:>12.3f}{b:>12.3f}"
+        f"{(b / a if a else float('nan')):>8.3f}"
+    )
     intervals = f"{f'{a_lo:.3f}-{a_hi:.3f}':>12}{f'{b_lo:.3f}-{b_hi:.3f}':>12}"
     print(f"{'  Wilson 95 % interval':<34}{intervals}")
     print(f"{'  mean return':<34}{a_ret:>12.2f}{b_ret:>12.2f}")

@@ -124,15 +124,18 @@ def timing(owner: Any, name: str, times: list[float]) -> Iterator[None]:
 def breakdown(robot_name: str, seconds: float, control_dt: float) -> dict[str, float]:
     """One instrumented run: median CPU time of each part of a tick, in microseconds."""
     url = f"sim://{robot_name}?dt={control_dt}&control_dt={control_dt}"
-    parts: dict[str, list[float]] = {name: [] for name in (
-        "state", "commands", "model", "safety", "tick")}  # fmt: skip
+    parts: dict[str, list[float]] = {
+        name: [] for name in ("state", "commands", "model", "safety", "tick")
+    }
     with jointlab.connect(url) as robot:
         commander = follow(robot)
         dynamics = commander.dynamics
         commander.reset(robot.read())
-        with (timing(ActiveCommand, "tick", parts["commands"]),
-              timing(dynamics, "rigid_torque_at_rest", parts["model"]),
-              timing(commander.safety, "filter", parts["safety"])):  # fmt: skip
+        with (
+            timing(ActiveCommand, "tick", parts["commands"]),
+            timing(dynamics, "rigid_torque_at_rest", parts["model"]),
+            timing(commander.safety, "filter", parts["safety"]),
+        ):
             for _ in range(round(seconds / robot.control_dt)):
                 state = robot.read()
                 start = time.thread_time()
@@ -145,10 +148,11 @@ def breakdown(robot_name: str, seconds: float, control_dt: float) -> dict[str, f
                 robot.apply(action)
                 robot.step()
     skip = 50  # the first ticks (imports, caches), as in the timed rounds
-    medians = {name: 1e6 * float(np.median(times[skip:] if len(times) > 10 * skip else times))
-               for name, times in parts.items()}  # fmt: skip
-    medians["rest"] = (medians["tick"] - medians["commands"] - medians["safety"]
-                       - medians["model"])
+    medians = {
+        name: 1e6 * float(np.median(times[skip:] if len(times) > 10 * skip else times))
+        for name, times in parts.items()
+    }
+    medians["rest"] = medians["tick"] - medians["commands"] - medians["safety"] - medians["model"]
     return medians
 
 
@@ -173,8 +177,11 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7, help="rounds (median, spread)")
     parser.add_argument("--control-dt", type=float, default=0.001, help="control period, s")
     parser.add_argument("--quick", action="store_true", help="1 s, 3 rounds")
-    parser.add_argument("--breakdown", action="store_true",
-                        help="add one instrumented round timing each part of a tick")
+    parser.add_argument(
+        "--breakdown",
+        action="store_true",
+        help="add one instrumented round timing each part of a tick",
+    )
     args = parser.parse_args()
     if args.quick:
         args.seconds, args.rounds = 1.0, 3
@@ -182,17 +189,23 @@ def main() -> None:
     rounds = [one_round(args.robot, args.seconds, args.control_dt) for _ in range(args.rounds)]
     medians = [r["median"] for r in rounds]
     p99s = [r["p99"] for r in rounds]
-    print(f"{args.robot}, Commander following a trajectory, control period "
-          f"{args.control_dt * 1e3:g} ms, {args.rounds} rounds of {args.seconds:g} s; "
-          "compute per tick as % of the period, median [min-max] over rounds")  # fmt: skip
+    print(
+        f"{args.robot}, Commander following a trajectory, control period "
+        f"{args.control_dt * 1e3:g} ms, {args.rounds} rounds of {args.seconds:g} s; "
+        "compute per tick as % of the period, median [min-max] over rounds"
+    )
     print(f"  median tick  {spread(medians, 100)} %   (target <= 5 %)")
     print(f"  p99 tick     {spread(p99s, 100)} %   (target <= 10 %)")
-    print(f"  tracking error: max {max(r['max_error'] for r in rounds):.2e} rad, "
-          f"rms {np.median([r['rms_error'] for r in rounds]):.2e} rad")
-    write_summary([
-        row("Commander tick median, % of 1 ms", [100 * m for m in medians], "%", "<= 5"),
-        row("Commander tick p99, % of 1 ms", [100 * p for p in p99s], "%", "<= 10"),
-    ])  # fmt: skip
+    print(
+        f"  tracking error: max {max(r['max_error'] for r in rounds):.2e} rad, "
+        f"rms {np.median([r['rms_error'] for r in rounds]):.2e} rad"
+    )
+    write_summary(
+        [
+            row("Commander tick median, % of 1 ms", [100 * m for m in medians], "%", "<= 5"),
+            row("Commander tick p99, % of 1 ms", [100 * p for p in p99s], "%", "<= 10"),
+        ]
+    )
     if args.breakdown:
         print_breakdown(breakdown(args.robot, args.seconds, args.control_dt))
     print(f"end {load()}")

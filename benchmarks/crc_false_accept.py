@@ -85,15 +85,22 @@ def v1_false_accepts(stream: bytes, sent: bytes) -> tuple[int, int]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--frames", type=int, default=10_000_000, help="corrupted frames")
-    parser.add_argument("--rate", type=float, default=0.01,
-                        help="probability that a byte is corrupted (plus one per frame)")
+    parser.add_argument(
+        "--rate",
+        type=float,
+        default=0.01,
+        help="probability that a byte is corrupted (plus one per frame)",
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args(argv)
     v2, v1 = njoint_frames()
     rng = np.random.default_rng(args.seed)
-    print(f"{args.frames:,} corrupted 6-DoF NJOINT frames ({len(v2)} bytes v2, {len(v1)} v1), "
-          f"byte error rate {args.rate} + 1 byte per frame, seed {args.seed}; load average "
-          f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}", flush=True)  # fmt: skip
+    print(
+        f"{args.frames:,} corrupted 6-DoF NJOINT frames ({len(v2)} bytes v2, {len(v1)} v1), "
+        f"byte error rate {args.rate} + 1 byte per frame, seed {args.seed}; load average "
+        f"{' '.join(f'{x:.2f}' for x in os.getloadavg())}",
+        flush=True,
+    )
     totals = {"v2": [0, 0], "v1": [0, 0]}
     start = time.perf_counter()
     done = 0
@@ -105,13 +112,18 @@ def main(argv: list[str] | None = None) -> int:
             totals[name][1] += accepted
         done += count
         if done % 1_000_000 == 0:
-            print(f"  {done:,} frames: CRC-32 false accepts {totals['v2'][0]}, CRC-16 "
-                  f"{totals['v1'][0]}", flush=True)  # fmt: skip
+            print(
+                f"  {done:,} frames: CRC-32 false accepts {totals['v2'][0]}, CRC-16 "
+                f"{totals['v1'][0]}",
+                flush=True,
+            )
     elapsed = time.perf_counter() - start
     for name, crc in (("v2", "CRC-32"), ("v1", "CRC-16")):
         wrong, accepted = totals[name]
-        print(f"{name} ({crc}): {wrong} false accepts in {args.frames:,} corrupted frames "
-              f"({wrong / args.frames:.2e}); runs with a good CRC: {accepted}")
+        print(
+            f"{name} ({crc}): {wrong} false accepts in {args.frames:,} corrupted frames "
+            f"({wrong / args.frames:.2e}); runs with a good CRC: {accepted}"
+        )
     print(f"{elapsed:.0f} s; load average at end {' '.join(f'{x:.2f}' for x in os.getloadavg())}")
     return 0
 

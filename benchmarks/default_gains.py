@@ -58,16 +58,45 @@ ARM4 = {
     "name": "arm4",
     "base": {"position": [0.0, 0.0, 0.05], "fixed": True},
     "actuators": [
-        {"name": "yaw", "type": "rotary", "axis": [0, 0, 1], "length": 0.12,
-         "orientation": [0, -1.5708, 0], "min": -3, "max": 3},
-        {"name": "shoulder", "type": "rotary", "axis": [0, 1, 0], "length": 0.2,
-         "orientation": [0, 1.5708, 0], "min": -2, "max": 2, "home": -0.5},
-        {"name": "elbow", "type": "rotary", "axis": [0, 1, 0], "length": 0.18,
-         "min": -2.5, "max": 2.5, "home": 0.6},
-        {"name": "wrist", "type": "rotary", "axis": [0, 1, 0], "length": 0.12,
-         "min": -2, "max": 2, "home": 0.4},
+        {
+            "name": "yaw",
+            "type": "rotary",
+            "axis": [0, 0, 1],
+            "length": 0.12,
+            "orientation": [0, -1.5708, 0],
+            "min": -3,
+            "max": 3,
+        },
+        {
+            "name": "shoulder",
+            "type": "rotary",
+            "axis": [0, 1, 0],
+            "length": 0.2,
+            "orientation": [0, 1.5708, 0],
+            "min": -2,
+            "max": 2,
+            "home": -0.5,
+        },
+        {
+            "name": "elbow",
+            "type": "rotary",
+            "axis": [0, 1, 0],
+            "length": 0.18,
+            "min": -2.5,
+            "max": 2.5,
+            "home": 0.6,
+        },
+        {
+            "name": "wrist",
+            "type": "rotary",
+            "axis": [0, 1, 0],
+            "length": 0.12,
+            "min": -2,
+            "max": 2,
+            "home": 0.4,
+        },
     ],
-}  # fmt: skip
+}
 DT = 1e-3
 LABELS = (
     ("hold", "hold vel RMS rad/s"),
@@ -98,9 +127,15 @@ def per_joint_gains(description: RobotDescription, data: dict | None) -> tuple[n
     return critical_gains(inertia, description.damping, kp, kd)
 
 
-def run(description: RobotDescription, engine: str, kp: np.ndarray, kd: np.ndarray,
-        target: np.ndarray, seconds: float, start: np.ndarray | None = None,
-        ) -> tuple[np.ndarray, np.ndarray, int]:  # fmt: skip
+def run(
+    description: RobotDescription,
+    engine: str,
+    kp: np.ndarray,
+    kd: np.ndarray,
+    target: np.ndarray,
+    seconds: float,
+    start: np.ndarray | None = None,
+) -> tuple[np.ndarray, np.ndarray, int]:
     """Hold ``target`` from rest at ``start`` (default home).
 
     Returns:
@@ -125,8 +160,9 @@ def run(description: RobotDescription, engine: str, kp: np.ndarray, kd: np.ndarr
     return np.array(q), np.array(qd), saturated
 
 
-def figures(description: RobotDescription, engine: str, kp: np.ndarray,
-            kd: np.ndarray) -> dict[str, float]:  # fmt: skip
+def figures(
+    description: RobotDescription, engine: str, kp: np.ndarray, kd: np.ndarray
+) -> dict[str, float]:
     """Hold and step figures of one robot, engine and gain set."""
     independent = ~description.dependent
     home = description.apply_coupling(description.home)
@@ -141,14 +177,17 @@ def figures(description: RobotDescription, engine: str, kp: np.ndarray,
     # the configuration (home and 24 seeded samples) where the per-joint design's one-step
     # map has its largest spectral radius, held from 10 mrad away
     worst = worst_configuration(description, engine)
-    start = description.apply_coupling(np.clip(worst + 0.01, description.lower,
-                                               description.upper))  # fmt: skip
+    start = description.apply_coupling(np.clip(worst + 0.01, description.lower, description.upper))
     _, qd, worst_saturated = run(lifted(description), engine, kp, kd, worst, 2.0, start)
     return {
-        "worst": float(np.sqrt(np.mean(qd[500:, independent] ** 2))), "worst_sat": worst_saturated,
-        "hold": hold, "sat": saturated, "rms": float(np.sqrt(np.mean(error**2))) * 1e3,
-        "settle": (away[-1] + 1) * DT * 1e3 if away.size else 0.0, "step_sat": step_saturated,
-    }  # fmt: skip
+        "worst": float(np.sqrt(np.mean(qd[500:, independent] ** 2))),
+        "worst_sat": worst_saturated,
+        "hold": hold,
+        "sat": saturated,
+        "rms": float(np.sqrt(np.mean(error**2))) * 1e3,
+        "settle": (away[-1] + 1) * DT * 1e3 if away.size else 0.0,
+        "step_sat": step_saturated,
+    }
 
 
 def lifted(description: RobotDescription) -> RobotDescription:
@@ -186,8 +225,7 @@ def main() -> None:
         (name, load_robot(name), None) for name in builtin_robots()
     ]
     robots.append(("arm4", description_from_dict(ARM4, source="<arm4>"), ARM4))
-    print(f"{'robot':<16}{'engine':<10}{'figure':<22}{'per-joint':>12}{'coupled':>12}"
-          f"{'ratio':>10}")  # fmt: skip
+    print(f"{'robot':<16}{'engine':<10}{'figure':<22}{'per-joint':>12}{'coupled':>12}{'ratio':>10}")
     for name, description, data in robots:
         before = per_joint_gains(description, data)
         after = (description.default_kp, description.default_kd)
@@ -195,8 +233,10 @@ def main() -> None:
             old = figures(description, engine, *before)
             new = figures(description, engine, *after)
             for key, label in LABELS:
-                print(f"{name:<16}{engine:<10}{label:<22}{old[key]:>12.4g} {new[key]:>11.4g}"
-                      f"{ratio(new[key], old[key]):>10}")  # fmt: skip
+                print(
+                    f"{name:<16}{engine:<10}{label:<22}{old[key]:>12.4g} {new[key]:>11.4g}"
+                    f"{ratio(new[key], old[key]):>10}"
+                )
     if args.random <= 0:
         return
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
@@ -206,8 +246,10 @@ def main() -> None:
     for seed in range(args.random):
         description = random_robot(seed)
         home = description.apply_coupling(description.home)
-        designs = {"per-joint": per_joint_gains(description, {}),
-                   "coupled": (description.default_kp, description.default_kd)}  # fmt: skip
+        designs = {
+            "per-joint": per_joint_gains(description, {}),
+            "coupled": (description.default_kp, description.default_kd),
+        }
         for engine in engines:
             for design, gains in designs.items():
                 _, qd, saturated = run(description, engine, *gains, home, 2.0)

@@ -130,14 +130,18 @@ def bench_raw_pybullet(seconds: float) -> float:
                 q = np.array([s[0] for s in states])
                 qd = np.array([s[1] for s in states])
                 tau = np.clip(kp * (target - q) - kd * qd, -effort, effort)
-                pybullet.setJointMotorControlArray(body_id, joints, mode, forces=tau.tolist(),
-                                                   physicsClientId=cid)  # fmt: skip
+                pybullet.setJointMotorControlArray(
+                    body_id, joints, mode, forces=tau.tolist(), physicsClientId=cid
+                )
                 pybullet.stepSimulation(physicsClientId=cid)
             states = pybullet.getJointStates(body_id, joints, physicsClientId=cid)
             q = np.array([s[0] for s in states])
             qd = np.array([s[1] for s in states])
-            tip = np.array(pybullet.getLinkState(body_id, tool, computeForwardKinematics=True,
-                                                 physicsClientId=cid)[4])  # fmt: skip
+            tip = np.array(
+                pybullet.getLinkState(
+                    body_id, tool, computeForwardKinematics=True, physicsClientId=cid
+                )[4]
+            )
             observe(q, qd, tip)
             i += 1
             if i % EPISODE_STEPS == 0:
@@ -188,8 +192,16 @@ def bench_raw_mujoco(seconds: float) -> float:
 
 
 #: The parts of a Reach env step that :func:`step_parts` times, in step order.
-PARTS = ("action mapping", "apply", "robot step", "read", "observation (incl. tool kinematics)",
-         "reward", "info", "reset (per step)")  # fmt: skip
+PARTS = (
+    "action mapping",
+    "apply",
+    "robot step",
+    "read",
+    "observation (incl. tool kinematics)",
+    "reward",
+    "info",
+    "reset (per step)",
+)
 
 
 def step_parts(engine: str, steps: int) -> dict[str, float]:
@@ -230,8 +242,17 @@ def step_parts(engine: str, steps: int) -> dict[str, float]:
             base.reset()
         t8 = now()
         t9 = now()
-        totals += (t1 - t0, t2 - t1, t3 - t2, t4 - t3, t5 - t4b, t6 - t5,
-                   (t4b - t4) + (t7 - t6), t8 - t7, t9 - t8)  # fmt: skip
+        totals += (
+            t1 - t0,
+            t2 - t1,
+            t3 - t2,
+            t4 - t3,
+            t5 - t4b,
+            t6 - t5,
+            (t4b - t4) + (t7 - t6),
+            t8 - t7,
+            t9 - t8,
+        )
     env.close()
     micro = totals / steps / 1e3
     return {**dict(zip(PARTS, micro[:-1], strict=True)), "timer": micro[-1]}
@@ -248,8 +269,10 @@ def print_parts(steps: int) -> None:
     for engine, values in parts.items():
         python = sum(values[p] for p in PARTS if p != "robot step")
         timers = (len(PARTS) - 1) * values["timer"]
-        print(f"  {engine}: JointLab's Python besides the robot step {python - timers:.1f} us "
-              f"(timers subtracted)")  # fmt: skip
+        print(
+            f"  {engine}: JointLab's Python besides the robot step {python - timers:.1f} us "
+            f"(timers subtracted)"
+        )
 
 
 MEASURES: dict[str, Callable[[float], float]] = {
@@ -264,11 +287,20 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--seconds", type=float, default=2.0, help="duration of each measure")
     parser.add_argument("--rounds", type=int, default=7, help="alternating rounds (median)")
-    parser.add_argument("--clock", choices=sorted(CLOCKS), default="wall",
-                        help="wall time, or this thread's CPU time (a shared machine)")
+    parser.add_argument(
+        "--clock",
+        choices=sorted(CLOCKS),
+        default="wall",
+        help="wall time, or this thread's CPU time (a shared machine)",
+    )
     parser.add_argument("--json", default=None, help="also write the figures to this file")
-    parser.add_argument("--parts", type=int, default=0, metavar="STEPS",
-                        help="instead: time each part of a Reach step over STEPS steps")
+    parser.add_argument(
+        "--parts",
+        type=int,
+        default=0,
+        metavar="STEPS",
+        help="instead: time each part of a Reach step over STEPS steps",
+    )
     args = parser.parse_args()
     if args.parts:
         print_parts(args.parts)
@@ -282,38 +314,64 @@ def main() -> None:
             runs[name].append(measure(args.seconds))
     load_end = os.getloadavg()
     median = {name: statistics.median(values) for name, values in runs.items()}
-    print(f"jointlab/Reach-v0 ({ROBOT}, position mode, {SUBSTEPS} physics steps of 1 ms per "
-          f"step); median of {args.rounds} alternating rounds of {args.seconds:g} s "
-          f"({args.clock} clock)")  # fmt: skip
-    print(f"load average (1, 5, 15 min): start {load_start[0]:.2f} {load_start[1]:.2f} "
-          f"{load_start[2]:.2f}, end {load_end[0]:.2f} {load_end[1]:.2f} {load_end[2]:.2f}")
+    print(
+        f"jointlab/Reach-v0 ({ROBOT}, position mode, {SUBSTEPS} physics steps of 1 ms per "
+        f"step); median of {args.rounds} alternating rounds of {args.seconds:g} s "
+        f"({args.clock} clock)"
+    )
+    print(
+        f"load average (1, 5, 15 min): start {load_start[0]:.2f} {load_start[1]:.2f} "
+        f"{load_start[2]:.2f}, end {load_end[0]:.2f} {load_end[1]:.2f} {load_end[2]:.2f}"
+    )
     ratios = {
         "mujoco / pybullet": (median["mujoco"] / median["pybullet"], ">= 5"),
         "raw-mujoco / mujoco (JointLab overhead on MuJoCo)": (
-            median["raw-mujoco"] / median["mujoco"], "<= 1.3"),
+            median["raw-mujoco"] / median["mujoco"],
+            "<= 1.3",
+        ),
         "raw-pybullet / pybullet (JointLab overhead on PyBullet)": (
-            median["raw-pybullet"] / median["pybullet"], ""),
+            median["raw-pybullet"] / median["pybullet"],
+            "",
+        ),
         "raw-mujoco / raw-pybullet (the engines alone)": (
-            median["raw-mujoco"] / median["raw-pybullet"], ""),
-    }  # fmt: skip
+            median["raw-mujoco"] / median["raw-pybullet"],
+            "",
+        ),
+    }
     for label, (value, target) in ratios.items():
         print(f"  {label:56s} {value:6.2f}x" + (f"  (target {target})" if target else ""))
     # Issue 34's figure: Reach's engine ratio as a share of the raw engines', round by round
-    shares = sorted(m * rp / (p * rm) for m, p, rm, rp in zip(
-        runs["mujoco"], runs["pybullet"], runs["raw-mujoco"], runs["raw-pybullet"],
-        strict=True))  # fmt: skip
+    shares = sorted(
+        m * rp / (p * rm)
+        for m, p, rm, rp in zip(
+            runs["mujoco"], runs["pybullet"], runs["raw-mujoco"], runs["raw-pybullet"], strict=True
+        )
+    )
     raw_ratio = median["raw-mujoco"] / median["raw-pybullet"]
     share = median["mujoco"] / median["pybullet"] / raw_ratio
-    print(f"  {'Reach mujoco/pybullet as a share of the raw engines':56s} {share:6.2f}x  "
-          f"(per round {statistics.median(shares):.2f} [{shares[0]:.2f}-{shares[-1]:.2f}]; "
-          "target >= 0.9)")  # fmt: skip
+    print(
+        f"  {'Reach mujoco/pybullet as a share of the raw engines':56s} {share:6.2f}x  "
+        f"(per round {statistics.median(shares):.2f} [{shares[0]:.2f}-{shares[-1]:.2f}]; "
+        "target >= 0.9)"
+    )
     for name, values in runs.items():
-        print(f"  {name:14s} {median[name]:9.0f} env steps/s  (min {min(values):.0f}, "
-              f"max {max(values):.0f}; {1e6 / median[name]:.0f} us/step)")  # fmt: skip
+        print(
+            f"  {name:14s} {median[name]:9.0f} env steps/s  (min {min(values):.0f}, "
+            f"max {max(values):.0f}; {1e6 / median[name]:.0f} us/step)"
+        )
     if args.json:
-        Path(args.json).write_text(json.dumps(
-            {"runs": runs, "median": median, "load_start": load_start, "load_end": load_end,
-             "ratios": {k: v[0] for k, v in ratios.items()}}, indent=2))  # fmt: skip
+        Path(args.json).write_text(
+            json.dumps(
+                {
+                    "runs": runs,
+                    "median": median,
+                    "load_start": load_start,
+                    "load_end": load_end,
+                    "ratios": {k: v[0] for k, v in ratios.items()},
+                },
+                indent=2,
+            )
+        )
 
 
 if __name__ == "__main__":

@@ -49,8 +49,7 @@ def child(engine: str, steps: int) -> None:
     import jointlab.envs  # noqa: F401  (registers the ids)
 
     actions = np.random.default_rng(0).uniform(-1, 1, (steps, 6)).astype(np.float32)
-    env = gymnasium.make("jointlab/Reach-v0", robot="arm6", action_mode="position",
-                         engine=engine)  # fmt: skip
+    env = gymnasium.make("jointlab/Reach-v0", robot="arm6", action_mode="position", engine=engine)
     base = env.unwrapped
     robot, task, convert = base.robot, base.task, base.actions.convert
     njoint = [convert(a)[0] for a in actions]
@@ -105,8 +104,10 @@ def main() -> None:
     if totals is None:
         return
     per_step = {label: totals[label] / args.steps for label in PARTS}
-    print(f"jointlab/Reach-v0 on {args.engine} (arm6, position mode), {args.steps} env steps "
-          "per phase, thousands of instructions per env step (callgrind):")  # fmt: skip
+    print(
+        f"jointlab/Reach-v0 on {args.engine} (arm6, position mode), {args.steps} env steps "
+        "per phase, thousands of instructions per env step (callgrind):"
+    )
     previous = None
     for label, what in PARTS.items():
         value = per_step[label]
@@ -114,8 +115,10 @@ def main() -> None:
         print(f"  {value / 1e3:9.1f} {added:>8s}  {what}")
         previous = value
     layer = per_step["wrapped"] - per_step["robot"]
-    print(f"  env layer {layer / 1e3:.1f} thousand, {100 * layer / per_step['wrapped']:.1f} % "
-          "of the step (resets excluded)")  # fmt: skip
+    print(
+        f"  env layer {layer / 1e3:.1f} thousand, {100 * layer / per_step['wrapped']:.1f} % "
+        "of the step (resets excluded)"
+    )
     print(f"end {load()}")
 
 

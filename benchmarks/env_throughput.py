@@ -208,23 +208,33 @@ def bench_raw(steps: int) -> float:
         # The same scene as the env's World: ground plane, same URDF flags and settings.
         pybullet.setTimeStep(DT, physicsClientId=client)
         pybullet.setGravity(0, 0, -9.81, physicsClientId=client)
-        pybullet.setPhysicsEngineParameter(deterministicOverlappingPairs=1,
-                                           physicsClientId=client)  # fmt: skip
-        pybullet.loadURDF(os.path.join(pybullet_data.getDataPath(), "plane.urdf"),
-                          physicsClientId=client)  # fmt: skip
-        body = pybullet.loadURDF(path, useFixedBase=True, physicsClientId=client,
-                                 flags=pybullet.URDF_USE_INERTIA_FROM_FILE)  # fmt: skip
+        pybullet.setPhysicsEngineParameter(deterministicOverlappingPairs=1, physicsClientId=client)
+        pybullet.loadURDF(
+            os.path.join(pybullet_data.getDataPath(), "plane.urdf"), physicsClientId=client
+        )
+        body = pybullet.loadURDF(
+            path,
+            useFixedBase=True,
+            physicsClientId=client,
+            flags=pybullet.URDF_USE_INERTIA_FROM_FILE,
+        )
         os.unlink(path)
         for link in range(-1, pybullet.getNumJoints(body, physicsClientId=client)):
-            pybullet.changeDynamics(body, link, linearDamping=0.0, angularDamping=0.0,
-                                    physicsClientId=client)  # fmt: skip
+            pybullet.changeDynamics(
+                body, link, linearDamping=0.0, angularDamping=0.0, physicsClientId=client
+            )
         names = [
             pybullet.getJointInfo(body, j, physicsClientId=client)[1].decode()
             for j in range(pybullet.getNumJoints(body, physicsClientId=client))
         ]
         joints = [names.index(n) for n in description.joint_names]
-        pybullet.setJointMotorControlArray(body, joints, pybullet.VELOCITY_CONTROL,
-                                           forces=[0.0] * len(joints), physicsClientId=client)
+        pybullet.setJointMotorControlArray(
+            body,
+            joints,
+            pybullet.VELOCITY_CONTROL,
+            forces=[0.0] * len(joints),
+            physicsClientId=client,
+        )
         home = [float(q) for q in description.home]
 
         def reset() -> None:
@@ -246,8 +256,9 @@ def bench_raw(steps: int) -> float:
                 q = np.array([s[0] for s in states])
                 qd = np.array([s[1] for s in states])
                 tau = np.clip(kp * (target - q) - kd * qd, -effort, effort)
-                pybullet.setJointMotorControlArray(body, joints, pybullet.TORQUE_CONTROL,
-                                                   forces=tau, physicsClientId=client)
+                pybullet.setJointMotorControlArray(
+                    body, joints, pybullet.TORQUE_CONTROL, forces=tau, physicsClientId=client
+                )
                 pybullet.stepSimulation(physicsClientId=client)
             i += 1
             if i % EPISODE_STEPS == 0:
@@ -269,8 +280,11 @@ def bench_panda(steps: int, python: str | None) -> dict[str, float] | str:
         try:
             result = subprocess.run(
                 [candidate, "-c", PANDA_SNIPPET, str(steps)],
-                capture_output=True, text=True, timeout=300, check=False,
-            )  # fmt: skip
+                capture_output=True,
+                text=True,
+                timeout=300,
+                check=False,
+            )
         except (OSError, subprocess.TimeoutExpired):
             continue
         if result.returncode == 0:
@@ -290,8 +304,10 @@ def main() -> None:
     if args.quick:
         args.steps, args.rounds = 300, 3
     header("env_throughput")
-    print(f"{ENV_ID} (arm6, position mode, {SUBSTEPS} physics steps of {DT * 1e3:g} ms per step)"
-          f", {args.steps} steps x {args.rounds} rounds, CPU time")  # fmt: skip
+    print(
+        f"{ENV_ID} (arm6, position mode, {SUBSTEPS} physics steps of {DT * 1e3:g} ms per step)"
+        f", {args.steps} steps x {args.rounds} rounds, CPU time"
+    )
     envs, robots, raws, pandas, layer = [], [], [], [], []
     skipped = ""
     for _ in range(args.rounds):
@@ -314,12 +330,18 @@ def main() -> None:
         summary.insert(0, row("Reach-v0 / PandaReach-v3 steps/s", versus, "x", ">= 2.0"))
     else:
         print(f"    Reach-v0 / PandaReach-v3      {skipped}")
-    print(f"    raw PyBullet / Reach-v0       "
-          f"{spread([r / e for r, e in zip(raws, envs, strict=True)])}x")
-    print(f"    env layer                     {spread(layer, 1, 1)} % of a step (target <= 5;"
-          " timed inside the same steps)")
-    print(f"    robot alone / Reach-v0        "
-          f"{spread([r / e for r, e in zip(robots, envs, strict=True)])}x   (separate loops)")
+    print(
+        f"    raw PyBullet / Reach-v0       "
+        f"{spread([r / e for r, e in zip(raws, envs, strict=True)])}x"
+    )
+    print(
+        f"    env layer                     {spread(layer, 1, 1)} % of a step (target <= 5;"
+        " timed inside the same steps)"
+    )
+    print(
+        f"    robot alone / Reach-v0        "
+        f"{spread([r / e for r, e in zip(robots, envs, strict=True)])}x   (separate loops)"
+    )
     print("  this machine, steps per CPU second:")
     print(f"    Reach-v0          {spread(envs, 1, 0)}")
     print(f"    robot alone       {spread(robots, 1, 0)}  (apply + step, physics + law)")

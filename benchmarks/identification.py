@@ -51,8 +51,7 @@ def cpu(work: Callable[[], object]) -> float:
 
 def spread(values: list[float], scale: float = 1.0, unit: str = "") -> str:
     values = [v * scale for v in values]
-    return (f"{statistics.median(values):.4g} {unit} (min {min(values):.4g}, "
-            f"max {max(values):.4g})")  # fmt: skip
+    return f"{statistics.median(values):.4g} {unit} (min {min(values):.4g}, max {max(values):.4g})"
 
 
 def main() -> None:
@@ -66,8 +65,9 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as folder:
         path = Path(folder) / "excite.npz"
         with connect_planted(planted, nominal) as device:
-            record_excitation(device, excitation(nominal, duration=args.seconds,
-                                                 sequential=False), path)  # fmt: skip
+            record_excitation(
+                device, excitation(nominal, duration=args.seconds, sequential=False), path
+            )
         data = prepare(path, nominal)
         rows = data.rows
         sample = np.linspace(0, rows - 2, 200).astype(int)
@@ -75,11 +75,15 @@ def main() -> None:
         q, qd, qdd = data.position[:-1], data.velocity[:-1], data.acceleration[:-1]
         commands = data.commands
         actions = [
-            NJointAction.from_validated(commands.torque[k].copy(), commands.position[k].copy(),
-                                        commands.kp[k].copy(), commands.kd[k].copy(),
-                                        commands.velocity[k].copy())
+            NJointAction.from_validated(
+                commands.torque[k].copy(),
+                commands.position[k].copy(),
+                commands.kp[k].copy(),
+                commands.kd[k].copy(),
+                commands.velocity[k].copy(),
+            )
             for k in range(rows)
-        ]  # fmt: skip
+        ]
 
         def per_sample() -> None:
             for k in sample:

@@ -50,8 +50,18 @@ sys.path[:0] = [str(ROOT), str(Path(__file__).resolve().parent)]
 
 from _report import header, load, row, write_summary  # noqa: E402
 
-PHASES = ("env", "robot", "batched", "env-mj", "robot-mj", "floor-mj", "batched64-mj",
-          "env-mujoco", "raw-mujoco", "raw-pybullet")  # fmt: skip
+PHASES = (
+    "env",
+    "robot",
+    "batched",
+    "env-mj",
+    "robot-mj",
+    "floor-mj",
+    "batched64-mj",
+    "env-mujoco",
+    "raw-mujoco",
+    "raw-pybullet",
+)
 #: Sub-environments of the large MuJoCo batch.
 LARGE_BATCH = 64
 #: Commander ticks counted per env step of ``--steps`` (2,000 ticks, 2 s at 1 kHz, by default).
@@ -60,8 +70,12 @@ TICKS_PER_STEP = 5
 
 def _dump(label: str) -> None:
     """End a phase: callgrind writes the instructions counted since the last dump."""
-    subprocess.run(["callgrind_control", "--dump=" + label, str(os.getpid())], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    subprocess.run(
+        ["callgrind_control", "--dump=" + label, str(os.getpid())],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def commander_ticks(ticks: int) -> None:
@@ -102,8 +116,9 @@ def _env_phase(env: Any, actions: Any, steps: int, label: str) -> None:
     _dump(label)
 
 
-def _env_and_robot_phases(env: Any, robot: Any, actions: Any, njoint: list[Any], steps: int,
-                          suffix: str) -> None:  # fmt: skip
+def _env_and_robot_phases(
+    env: Any, robot: Any, actions: Any, njoint: list[Any], steps: int, suffix: str
+) -> None:
     """Count the phases ``env`` + ``suffix`` and ``robot`` + ``suffix``.
 
     The env runs from a seeded reset; then its robot alone is fed the same NJointActions,
@@ -161,9 +176,11 @@ def child(steps: int) -> None:
 
         return loop
 
-    for label, measure in (("env-mujoco", lambda: engines.bench_env("mujoco", 0.0)),
-                           ("raw-mujoco", lambda: engines.bench_raw_mujoco(0.0)),
-                           ("raw-pybullet", lambda: engines.bench_raw_pybullet(0.0))):
+    for label, measure in (
+        ("env-mujoco", lambda: engines.bench_env("mujoco", 0.0)),
+        ("raw-mujoco", lambda: engines.bench_raw_mujoco(0.0)),
+        ("raw-pybullet", lambda: engines.bench_raw_pybullet(0.0)),
+    ):
         engines._timed_loop = counted(label)
         measure()
     commander_ticks(TICKS_PER_STEP * steps)
@@ -184,8 +201,9 @@ class FloorReach:
         import gymnasium
 
         if "bench/FloorReach-v0" not in gymnasium.registry:
-            gymnasium.register("bench/FloorReach-v0", entry_point=FloorReach._env,
-                               max_episode_steps=50)  # fmt: skip
+            gymnasium.register(
+                "bench/FloorReach-v0", entry_point=FloorReach._env, max_episode_steps=50
+            )
         return gymnasium.make("bench/FloorReach-v0")
 
     @staticmethod
@@ -200,8 +218,9 @@ class FloorReach:
 
         class Floor(gymnasium.Env):
             def __init__(self) -> None:
-                self.robot = robot = SimRobot("arm6", engine="mujoco", dt=0.001,
-                                              control_dt=0.02, seed=0)  # fmt: skip
+                self.robot = robot = SimRobot(
+                    "arm6", engine="mujoco", dt=0.001, control_dt=0.02, seed=0
+                )
                 robot.arm()
                 d = robot.description
                 self._low = np.array(d.soft_lower)
@@ -210,15 +229,17 @@ class FloorReach:
                 self._locate = robot.frame_locator(d.tool_names[0])
                 self.goal = np.array([0.3, 0.1, 0.4])
                 self.action_space = gymnasium.spaces.Box(-1.0, 1.0, (d.dof,), np.float32)
-                self.observation_space = gymnasium.spaces.Box(-np.inf, np.inf, (2 * d.dof + 9,),
-                                                              np.float32)  # fmt: skip
+                self.observation_space = gymnasium.spaces.Box(
+                    -np.inf, np.inf, (2 * d.dof + 9,), np.float32
+                )
 
             def _observe(self, state: Any) -> tuple[Any, float]:
                 tool = self._locate(state)
                 to_goal = self.goal - tool
                 x, y, z = to_goal.tolist()
-                observation = np.concatenate((state.position, state.velocity, self.goal, tool,
-                                              to_goal), dtype=np.float32)  # fmt: skip
+                observation = np.concatenate(
+                    (state.position, state.velocity, self.goal, tool, to_goal), dtype=np.float32
+                )
                 return observation, -math.sqrt(x * x + y * y + z * z)
 
             def reset(self, *, seed: int | None = None, options: Any = None) -> Any:
@@ -253,8 +274,7 @@ def _same_on_mujoco(actions: Any, steps: int) -> None:
 
     from jointlab.envs.vector import BatchedEnv
 
-    env = gymnasium.make("jointlab/Reach-v0", robot="arm6", action_mode="position",
-                         engine="mujoco")  # fmt: skip
+    env = gymnasium.make("jointlab/Reach-v0", robot="arm6", action_mode="position", engine="mujoco")
     base = env.unwrapped
     robot = base.robot
     njoint = [base.actions.to_njoint(a).action for a in actions[:steps]]
@@ -269,8 +289,9 @@ def _same_on_mujoco(actions: Any, steps: int) -> None:
         floor.step(actions[i])
     _env_phase(floor, actions, steps, "floor-mj")
     floor.close()
-    batch = BatchedEnv("jointlab/Reach-v0", LARGE_BATCH, robot="arm6", action_mode="position",
-                       engine="mujoco")  # fmt: skip
+    batch = BatchedEnv(
+        "jointlab/Reach-v0", LARGE_BATCH, robot="arm6", action_mode="position", engine="mujoco"
+    )
     batch.reset(seed=0)
     blocks = large_batch_steps(steps)
     rows = actions[: LARGE_BATCH * blocks].reshape(blocks, LARGE_BATCH, -1)
@@ -304,12 +325,25 @@ def callgrind_totals(script: str, arguments: list[str]) -> dict[str, int] | None
         print("  skipped: valgrind (callgrind) is not installed")
         return None
     with tempfile.TemporaryDirectory() as folder:
-        command = ["valgrind", "--tool=callgrind", "-q",
-                   f"--callgrind-out-file={folder}/callgrind.%p", sys.executable, script,
-                   "--child", *arguments]  # fmt: skip
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env={
-            **os.environ, "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get(
-                "PYTHONPATH", "")])})  # fmt: skip
+        command = [
+            "valgrind",
+            "--tool=callgrind",
+            "-q",
+            f"--callgrind-out-file={folder}/callgrind.%p",
+            sys.executable,
+            script,
+            "--child",
+            *arguments,
+        ]
+        subprocess.run(
+            command,
+            check=True,
+            stdout=subprocess.DEVNULL,
+            env={
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]),
+            },
+        )
         return counts(Path(folder))
 
 
@@ -330,8 +364,9 @@ def main() -> None:
     if totals is None:
         return
     per_step = {name: totals[name] / args.steps for name in PHASES}
-    per_step["batched64-mj"] = totals["batched64-mj"] / (LARGE_BATCH
-                                                         * large_batch_steps(args.steps))
+    per_step["batched64-mj"] = totals["batched64-mj"] / (
+        LARGE_BATCH * large_batch_steps(args.steps)
+    )
     layer = 100 * (1 - per_step["robot"] / per_step["env"])
     layer_mj = 100 * (1 - per_step["robot-mj"] / per_step["env-mj"])
     floor_mj = 100 * (1 - per_step["robot-mj"] / per_step["floor-mj"])
@@ -339,8 +374,10 @@ def main() -> None:
     batched = per_step["env"] / per_step["batched"]
     mujoco = per_step["env-mujoco"] / per_step["raw-mujoco"]
     tick = totals["commander"] / (TICKS_PER_STEP * args.steps)
-    print(f"jointlab/Reach-v0 (arm6, position mode), {args.steps} env steps per phase, "
-          "instructions counted by callgrind (load-independent, not time):")
+    print(
+        f"jointlab/Reach-v0 (arm6, position mode), {args.steps} env steps per phase, "
+        "instructions counted by callgrind (load-independent, not time):"
+    )
     print(f"  env layer, share of a Reach-v0 step      {layer:.1f} % (PyBullet)")
     print(f"  env layer, share of a Reach-v0 step      {layer_mj:.1f} % (MuJoCo)")
     print(f"  its floor (FloorReach on MuJoCo)         {floor_mj:.1f} %")
@@ -352,15 +389,17 @@ def main() -> None:
     for name in PHASES:
         print(f"    {name:14s} {per_step[name] / 1e6:8.3f}")
     print(f"end {load()}")
-    write_summary([
-        row("Reach-v0 env layer, % of instructions", [layer], "%"),
-        row("Reach-v0 env layer on MuJoCo, % of instructions", [layer_mj], "%"),
-        row("its floor (FloorReach on MuJoCo), % of instructions", [floor_mj], "%"),
-        row("one env / BatchedEnv(64) on MuJoCo, instructions", [batched64], "x"),
-        row("one env / BatchedEnv(8), instructions", [batched], "x"),
-        row("JointLab on MuJoCo / raw MuJoCo, instructions", [mujoco], "x"),
-        row("Commander.compute, thousand instructions per tick", [tick / 1e3], ""),
-    ])  # fmt: skip
+    write_summary(
+        [
+            row("Reach-v0 env layer, % of instructions", [layer], "%"),
+            row("Reach-v0 env layer on MuJoCo, % of instructions", [layer_mj], "%"),
+            row("its floor (FloorReach on MuJoCo), % of instructions", [floor_mj], "%"),
+            row("one env / BatchedEnv(64) on MuJoCo, instructions", [batched64], "x"),
+            row("one env / BatchedEnv(8), instructions", [batched], "x"),
+            row("JointLab on MuJoCo / raw MuJoCo, instructions", [mujoco], "x"),
+            row("Commander.compute, thousand instructions per tick", [tick / 1e3], ""),
+        ]
+    )
 
 
 if __name__ == "__main__":

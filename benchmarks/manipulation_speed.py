@@ -80,8 +80,13 @@ def jointlab_rate(env_id: str, engine: str, steps: int) -> float:
 
 def panda_rate(env_id: str, steps: int, python: str) -> float | None:
     """Steps per CPU second of a panda-gym id run by ``python`` (None when it cannot)."""
-    result = subprocess.run([python, "-c", PANDA_SNIPPET, env_id, str(steps)],
-                            capture_output=True, text=True, timeout=900, check=False)  # fmt: skip
+    result = subprocess.run(
+        [python, "-c", PANDA_SNIPPET, env_id, str(steps)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        check=False,
+    )
     if result.returncode != 0:
         print(f"panda-gym {env_id} failed: {result.stderr.strip()[-300:]}", file=sys.stderr)
         return None
@@ -90,8 +95,10 @@ def panda_rate(env_id: str, steps: int, python: str) -> float | None:
 
 def spread(values: list[float], digits: int = 2) -> str:
     """``median [lowest - highest]``."""
-    return (f"{statistics.median(values):.{digits}f} [{min(values):.{digits}f} - "
-            f"{max(values):.{digits}f}]")  # fmt: skip
+    return (
+        f"{statistics.median(values):.{digits}f} [{min(values):.{digits}f} - "
+        f"{max(values):.{digits}f}]"
+    )
 
 
 def main() -> None:

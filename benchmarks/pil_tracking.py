@@ -35,8 +35,10 @@ from jointlab.interface import NJointAction
 from jointlab.program import run_program
 
 ROOT = Path(__file__).resolve().parents[1]
-URLS = {"python emulator": "emulated://arm6?lockstep=1",
-        "firmware in QEMU": "emulated://arm6?lockstep=1&device=firmware"}  # fmt: skip
+URLS = {
+    "python emulator": "emulated://arm6?lockstep=1",
+    "firmware in QEMU": "emulated://arm6?lockstep=1&device=firmware",
+}
 MODEL = ROOT / "notebooks/models/sim_to_sim/pybullet-nominal/model.zip"
 
 
@@ -123,17 +125,23 @@ def main() -> None:
     print(f"  largest |q firmware - q emulator|: {np.abs(a - b).max():.2e} rad")
     for name, (recorder, _, _) in runs.items():
         error = np.abs(np.array(recorder.measured) - np.array(recorder.desired))
-        print(f"  {name}: largest tracking error {np.nanmax(error):.4f} rad, "
-              f"median {np.nanmedian(error):.2e} rad")  # fmt: skip
-    print(f"  wall time per tick: emulator {1e3 * emu_s / emu_ticks:.3f} ms, firmware "
-          f"{1e3 * fw_s / fw_ticks:.3f} ms (ratio {fw_s / emu_s:.1f})")  # fmt: skip
+        print(
+            f"  {name}: largest tracking error {np.nanmax(error):.4f} rad, "
+            f"median {np.nanmedian(error):.2e} rad"
+        )
+    print(
+        f"  wall time per tick: emulator {1e3 * emu_s / emu_ticks:.3f} ms, firmware "
+        f"{1e3 * fw_s / fw_ticks:.3f} ms (ratio {fw_s / emu_s:.1f})"
+    )
     episodes = {name: policy_run(url) for name, url in URLS.items()}
     (qa, ra, sa, ta), (qb, rb, sb, tb) = episodes.values()
     print(f"Reach policy {MODEL.parent.name}: {len(qa)} steps, {ta} ticks")
     print(f"  largest |q firmware - q emulator|: {np.abs(qa - qb).max():.2e} rad")
     print(f"  return: emulator {ra:.4f}, firmware {rb:.4f} (difference {abs(ra - rb):.1e})")
-    print(f"  wall time per tick: emulator {1e3 * sa / ta:.3f} ms, firmware "
-          f"{1e3 * sb / tb:.3f} ms (ratio {sb / sa:.1f})")  # fmt: skip
+    print(
+        f"  wall time per tick: emulator {1e3 * sa / ta:.3f} ms, firmware "
+        f"{1e3 * sb / tb:.3f} ms (ratio {sb / sa:.1f})"
+    )
     print(load())
 
 

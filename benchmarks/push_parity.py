@@ -69,8 +69,10 @@ class Push:
     @property
     def label(self) -> str:
         """The row's name, e.g. ``v 1 r 0.42 elbow 0 yaw 20``."""
-        return (f"v {self.speed:g} r {self.radius:g} elbow {self.elbow:g} "
-                f"yaw {math.degrees(self.yaw):.0f}")  # fmt: skip
+        return (
+            f"v {self.speed:g} r {self.radius:g} elbow {self.elbow:g} "
+            f"yaw {math.degrees(self.yaw):.0f}"
+        )
 
 
 #: The pushes of the table (the arm starts 0.6 rad before the box, clear of it).
@@ -88,8 +90,9 @@ def push(engine: str, case: Push, seconds: float = 1.2) -> tuple[float, float]:
     with World(engine=engine, dt=0.001) as world:
         robot = SimRobot("planar2", world=world)
         robot.reset(np.array([start_angle, case.elbow]), np.zeros(2))
-        box = world.add_box(BOX_HALF, (case.radius, 0.0, BOX_HALF[2]), (0.0, 0.0, case.yaw),
-                            mass=BOX_MASS)  # fmt: skip
+        box = world.add_box(
+            BOX_HALF, (case.radius, 0.0, BOX_HALF[2]), (0.0, 0.0, case.yaw), mass=BOX_MASS
+        )
         start = world.body_pose(box)[0]
         tilt = 0.0
         for step in range(round(seconds / 0.001)):
@@ -123,8 +126,9 @@ def main() -> None:
     print(f"{'row':<40}{'pybullet':>10}{'mujoco':>10}{'ratio':>8}")
     for depth in (0.001, 0.003, 0.006):
         a, b = (recovery(engine, depth) for engine in ENGINES)
-        print(f"{f'recovery: {depth * 1000:g} mm deep, up m/s':<40}{a:>10.4f}{b:>10.4f}"
-              f"{ratio(a, b)}")  # fmt: skip
+        print(
+            f"{f'recovery: {depth * 1000:g} mm deep, up m/s':<40}{a:>10.4f}{b:>10.4f}{ratio(a, b)}"
+        )
     travels, tilts = [], []
     for case in PUSHES:
         (ta, da), (tb, db) = (push(engine, case) for engine in ENGINES)
@@ -134,14 +138,20 @@ def main() -> None:
         print(f"{'  largest tilt deg':<40}{da:>10.1f}{db:>10.1f}{ratio(da, db)}")
     travel, tilt = np.array(travels), np.array(tilts)
     gap = np.abs(travel[:, 1] - travel[:, 0])
-    print(f"{'push: travel |MuJoCo - PyBullet| m':<40}{'median':>10}{np.median(gap):>10.4f}"
-          f"  [{gap.min():.4f}-{gap.max():.4f}]")  # fmt: skip
-    print(f"{'push: toppled (tilt > 60 deg), rows':<40}{int(np.sum(tilt[:, 0] > 60)):>10d}"
-          f"{int(np.sum(tilt[:, 1] > 60)):>10d}  of {len(PUSHES)}")  # fmt: skip
+    print(
+        f"{'push: travel |MuJoCo - PyBullet| m':<40}{'median':>10}{np.median(gap):>10.4f}"
+        f"  [{gap.min():.4f}-{gap.max():.4f}]"
+    )
+    print(
+        f"{'push: toppled (tilt > 60 deg), rows':<40}{int(np.sum(tilt[:, 0] > 60)):>10d}"
+        f"{int(np.sum(tilt[:, 1] > 60)):>10d}  of {len(PUSHES)}"
+    )
     a, b = (arm_speeds(engine) for engine in ENGINES)
     for k, name in enumerate(("shoulder", "elbow")):
-        print(f"{f'arm: {name} rad/s after 20 ms at effort':<40}{a[k]:>10.3f}{b[k]:>10.3f}"
-              f"{ratio(a[k], b[k])}")  # fmt: skip
+        print(
+            f"{f'arm: {name} rad/s after 20 ms at effort':<40}{a[k]:>10.3f}{b[k]:>10.3f}"
+            f"{ratio(a[k], b[k])}"
+        )
 
 
 if __name__ == "__main__":

@@ -80,9 +80,12 @@ class Node:
         self.node = rclpy.create_node("bench", namespace=NAMESPACE)
         self.received: list[tuple[float, Any]] = []
         self.pongs: list[tuple[float, Any]] = []
-        self.node.create_subscription(JointState, "joint_states",
-                                      lambda m: self.received.append((time.perf_counter(), m)),
-                                      1000)  # fmt: skip
+        self.node.create_subscription(
+            JointState,
+            "joint_states",
+            lambda m: self.received.append((time.perf_counter(), m)),
+            1000,
+        )
         self.node.create_subscription(
             JointState, "pong", lambda m: self.pongs.append((time.perf_counter(), m)), 100
         )
@@ -108,8 +111,9 @@ class Node:
         self.node.destroy_node()
         rclpy.shutdown()
 
-    def wait_for(self, what: list, count: int, timeout: float,
-                 process: subprocess.Popen | None = None) -> None:  # fmt: skip
+    def wait_for(
+        self, what: list, count: int, timeout: float, process: subprocess.Popen | None = None
+    ) -> None:
         """Wait until ``what`` holds ``count`` messages; exit when it does not in time."""
         deadline = time.monotonic() + timeout
         while len(what) < count and time.monotonic() < deadline:
@@ -123,14 +127,27 @@ class Node:
 
 def _bridge(control_dt: float) -> subprocess.Popen:
     # Above 1 kHz the physics step shrinks with the period (dt must divide control_dt).
-    url = f"sim://arm6?control_dt={control_dt}" + (f"&dt={control_dt}" if control_dt < 1e-3
-                                                   else "")  # fmt: skip
-    args = [sys.executable, "-m", "jointlab", "ros2", url,
-            "--namespace", NAMESPACE, "--joint-states-topic", "joint_states",
-            "--joint-commands-topic", "joint_commands", "--domain-id", str(DOMAIN),
-            "--depth", "1000"]  # fmt: skip
-    return subprocess.Popen(args, cwd=ROOT, env=_env(), stdout=subprocess.PIPE,
-                            stderr=subprocess.STDOUT, text=True)  # fmt: skip
+    url = f"sim://arm6?control_dt={control_dt}" + (f"&dt={control_dt}" if control_dt < 1e-3 else "")
+    args = [
+        sys.executable,
+        "-m",
+        "jointlab",
+        "ros2",
+        url,
+        "--namespace",
+        NAMESPACE,
+        "--joint-states-topic",
+        "joint_states",
+        "--joint-commands-topic",
+        "joint_commands",
+        "--domain-id",
+        str(DOMAIN),
+        "--depth",
+        "1000",
+    ]
+    return subprocess.Popen(
+        args, cwd=ROOT, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True
+    )
 
 
 def _stop(process: subprocess.Popen) -> str:

@@ -85,11 +85,24 @@ class Result:
     higher_is_better: bool = True
 
     @classmethod
-    def of(cls, name: str, values: list[float], unit: str, target: float | None = None,
-           higher_is_better: bool = True) -> Result:  # fmt: skip
+    def of(
+        cls,
+        name: str,
+        values: list[float],
+        unit: str,
+        target: float | None = None,
+        higher_is_better: bool = True,
+    ) -> Result:
         """The median and spread of ``values`` (one per repeat)."""
-        return cls(name, statistics.median(values), min(values), max(values), unit, target,
-                   higher_is_better)  # fmt: skip
+        return cls(
+            name,
+            statistics.median(values),
+            min(values),
+            max(values),
+            unit,
+            target,
+            higher_is_better,
+        )
 
     @property
     def met(self) -> bool | None:
@@ -128,8 +141,9 @@ _NJOINT = struct.Struct(f"<B{5 * DOF}f")
 _STATE = struct.Struct("<QBBBBB" + "fffffB" * DOF)
 
 
-def reference_codec(layout: struct.Struct, values: tuple, msg_type: tuple[int, int]
-                    ) -> Callable[[int], None]:  # fmt: skip
+def reference_codec(
+    layout: struct.Struct, values: tuple, msg_type: tuple[int, int]
+) -> Callable[[int], None]:
     """The bare reference: struct pack, CRC-32, check, struct unpack, per frame."""
     pack_header, pack, crc32 = _HEADER.pack, layout.pack, zlib.crc32
     unpack_header, unpack = _HEADER.unpack_from, layout.unpack_from
@@ -160,8 +174,9 @@ def jointlab_codec(message: NJointCommand | StateData) -> Callable[[int], None]:
     return loop
 
 
-def _rates(loops: dict[str, Callable[[int], None]], repeats: int, calls: int
-           ) -> dict[str, list[float]]:  # fmt: skip
+def _rates(
+    loops: dict[str, Callable[[int], None]], repeats: int, calls: int
+) -> dict[str, list[float]]:
     """Frames/s of each loop, repeats interleaved so that all see the same load."""
     for loop in loops.values():
         loop(max(calls // 10, 1))  # warm up
@@ -180,8 +195,15 @@ def codec_section(quick: bool = False) -> list[Result]:
     action, state = _sample_messages()
     njoint = NJointCommand.from_action(action)
     data = StateData.from_state(state)
-    state_values = (1_500_000, DOF, 1, 1, 0, 0, *[v for record in data.actuators.tolist()
-                                                  for v in record])  # fmt: skip
+    state_values = (
+        1_500_000,
+        DOF,
+        1,
+        1,
+        0,
+        0,
+        *[v for record in data.actuators.tolist() for v in record],
+    )
     loops = {
         "ref NJOINT": reference_codec(_NJOINT, (DOF, *njoint.values.ravel().tolist()), (1, 16)),
         "NJOINT": jointlab_codec(njoint),
@@ -193,13 +215,16 @@ def codec_section(quick: bool = False) -> list[Result]:
     for kind in ("NJOINT", "STATE"):
         ratios = [o / r for o, r in zip(rates[kind], rates[f"ref {kind}"], strict=True)]
         results += [
-            Result.of(f"{kind} 6-DoF: jointlab / reference codec", ratios, "x",
-                      CODEC_RATIO_TARGET),
-            Result.of("  jointlab: pack, frame, CRC-32, COBS, decode to a message",
-                      rates[kind], "frames/s"),
-            Result.of("  reference: struct + zlib.crc32, check, unpack", rates[f"ref {kind}"],
-                      "frames/s"),
-        ]  # fmt: skip
+            Result.of(f"{kind} 6-DoF: jointlab / reference codec", ratios, "x", CODEC_RATIO_TARGET),
+            Result.of(
+                "  jointlab: pack, frame, CRC-32, COBS, decode to a message",
+                rates[kind],
+                "frames/s",
+            ),
+            Result.of(
+                "  reference: struct + zlib.crc32, check, unpack", rates[f"ref {kind}"], "frames/s"
+            ),
+        ]
     encoder, decoder = FrameEncoder(), FrameDecoder()
 
     def host_path(n: int) -> None:  # what SerialRobot and the emulator do per period
@@ -210,8 +235,9 @@ def codec_section(quick: bool = False) -> list[Result]:
             frame.message.to_state()
 
     host = _rates({"host": host_path}, repeats, max(calls // 4, 1))["host"]
-    results.append(Result.of("host path: from_action/from_state + codec + to_state, pairs",
-                             host, "pairs/s"))  # fmt: skip
+    results.append(
+        Result.of("host path: from_action/from_state + codec + to_state, pairs", host, "pairs/s")
+    )
     return results
 
 
@@ -310,14 +336,27 @@ def roundtrip_section(quick: bool = False) -> list[Result]:
         cycle.append(_p99(paced))
         heartbeat.append(_p99(heart))
     return [
-        Result.of("NJOINT -> DATA STATE over the link, p99", link, "ms", ROUND_TRIP_TARGET,
-                  higher_is_better=False),
-        Result.of(f"  floor: raw pty exchange {njoint_bytes} B -> {state_bytes} B, p99", raw,
-                  "ms", higher_is_better=False),
-        Result.of("NJOINT -> next DATA STATE in the paced 1 kHz loop, p99", cycle, "ms",
-                  higher_is_better=False),
+        Result.of(
+            "NJOINT -> DATA STATE over the link, p99",
+            link,
+            "ms",
+            ROUND_TRIP_TARGET,
+            higher_is_better=False,
+        ),
+        Result.of(
+            f"  floor: raw pty exchange {njoint_bytes} B -> {state_bytes} B, p99",
+            raw,
+            "ms",
+            higher_is_better=False,
+        ),
+        Result.of(
+            "NJOINT -> next DATA STATE in the paced 1 kHz loop, p99",
+            cycle,
+            "ms",
+            higher_is_better=False,
+        ),
         Result.of("REQ HEARTBEAT -> ACK, p99", heartbeat, "ms", higher_is_better=False),
-    ]  # fmt: skip
+    ]
 
 
 def deadline_fraction(url: str, seconds: float) -> tuple[float, int, int]:
@@ -347,9 +386,14 @@ def deadlines_section(quick: bool = False) -> list[Result]:
     url = f"emulated://arm6?fifo={int(FIFO[0])}"
     runs = [deadline_fraction(url, seconds) for _ in range(repeats)]
     late = sum(r[2] for r in runs)
-    return [Result.of(f"device ticks with a fresh command ({repeats} x {seconds:g} s, "
-                      f"{late} late ticks)", [r[0] for r in runs], "%",
-                      DEADLINE_TARGET)]  # fmt: skip
+    return [
+        Result.of(
+            f"device ticks with a fresh command ({repeats} x {seconds:g} s, {late} late ticks)",
+            [r[0] for r in runs],
+            "%",
+            DEADLINE_TARGET,
+        )
+    ]
 
 
 def lockstep_section(quick: bool = False) -> list[Result]:
@@ -415,8 +459,11 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("sections", nargs="*", help=f"any of {', '.join(SECTIONS)} (all)")
     parser.add_argument("--quick", action="store_true", help="fewer, shorter repeats")
-    parser.add_argument("--fifo", action="store_true",
-                        help="SCHED_FIFO for this process and the emulator (needs privileges)")
+    parser.add_argument(
+        "--fifo",
+        action="store_true",
+        help="SCHED_FIFO for this process and the emulator (needs privileges)",
+    )
     args = parser.parse_args(argv)
     unknown = sorted(set(args.sections) - set(SECTIONS))
     if unknown:
@@ -426,8 +473,10 @@ def main(argv: list[str] | None = None) -> int:
 
         FIFO[0] = realtime_priority()
         print(f"SCHED_FIFO scheduling {'granted' if FIFO[0] else 'NOT granted'}")
-    print(f"python {sys.version.split()[0]}, numpy {np.__version__}, {os.cpu_count()} cores, "
-          f"load average at start {_load()}")  # fmt: skip
+    print(
+        f"python {sys.version.split()[0]}, numpy {np.__version__}, {os.cpu_count()} cores, "
+        f"load average at start {_load()}"
+    )
     for name in args.sections or list(SECTIONS):
         _print(name, SECTIONS[name](args.quick))
     print(f"\nload average at end {_load()}")

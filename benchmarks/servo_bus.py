@@ -88,14 +88,28 @@ def main() -> None:
         achieved = [r[0] for r in runs]
         limit, out, back = runs[0][1], runs[0][2], runs[0][3]
         ratios = [a / limit for a in achieved]
-        rows.append((name, statistics.median(ratios), min(ratios), max(ratios),
-                     statistics.median(achieved), limit, out, back))  # fmt: skip
+        rows.append(
+            (
+                name,
+                statistics.median(ratios),
+                min(ratios),
+                max(ratios),
+                statistics.median(achieved),
+                limit,
+                out,
+                back,
+            )
+        )
     print()
-    print(f"{'bus, 6 servos, 1 Mbaud':<20} {'ratio':>6} {'(min..max)':>13} {'achieved Hz':>12} "
-          f"{'wire limit Hz':>14} {'bytes out+back':>15}")  # fmt: skip
+    print(
+        f"{'bus, 6 servos, 1 Mbaud':<20} {'ratio':>6} {'(min..max)':>13} {'achieved Hz':>12} "
+        f"{'wire limit Hz':>14} {'bytes out+back':>15}"
+    )
     for name, ratio, lo, hi, achieved, limit, out, back in rows:
-        print(f"{name:<20} {ratio:6.2f} {f'({lo:.2f}..{hi:.2f})':>13} {achieved:12.0f} "
-              f"{limit:14.0f} {f'{out}+{back}':>15}")  # fmt: skip
+        print(
+            f"{name:<20} {ratio:6.2f} {f'({lo:.2f}..{hi:.2f})':>13} {achieved:12.0f} "
+            f"{limit:14.0f} {f'{out}+{back}':>15}"
+        )
     print(f"\nload average at end: {os.getloadavg()[0]:.2f} (start {load_start:.2f})")
     print(f"medians of {args.runs} runs of {args.seconds} s each")
 

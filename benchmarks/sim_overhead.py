@@ -130,9 +130,12 @@ def raw_loop(description: RobotDescription, steps: int, every: int, as_list: boo
         for j, q in zip(joints, description.home.tolist(), strict=True):
             pybullet.resetJointState(body, j, q, 0.0, physicsClientId=client)
         pybullet.setJointMotorControlArray(
-            body, joints, pybullet.VELOCITY_CONTROL, forces=[0.0] * len(joints),
+            body,
+            joints,
+            pybullet.VELOCITY_CONTROL,
+            forces=[0.0] * len(joints),
             physicsClientId=client,
-        )  # fmt: skip
+        )
         kp, kd = np.array(description.default_kp), np.array(description.default_kd)
         goals = targets(description, steps // every)
         mode = pybullet.TORQUE_CONTROL
@@ -144,9 +147,12 @@ def raw_loop(description: RobotDescription, steps: int, every: int, as_list: boo
             qd = np.array([s[1] for s in states])
             tau = kp * (target - q) - kd * qd
             pybullet.setJointMotorControlArray(
-                body, joints, mode, forces=tau.tolist() if as_list else tau,
+                body,
+                joints,
+                mode,
+                forces=tau.tolist() if as_list else tau,
                 physicsClientId=client,
-            )  # fmt: skip
+            )
             pybullet.stepSimulation(physicsClientId=client)
         return (time.process_time() - start) / steps
     finally:
@@ -194,16 +200,18 @@ def parts(description: RobotDescription, number: int, repeats: int) -> dict[str,
         target = goals[3]
         return {
             "NJointAction.Position(target)": per_call(
-                lambda: NJointAction.Position(target), number, repeats),
+                lambda: NJointAction.Position(target), number, repeats
+            ),
             "apply(new action)": per_call(apply_new, number, repeats),
             "read()": per_call(fresh_read, number, repeats),
             "read().position (first access)": per_call(
-                lambda: (setattr(robot, "_state", None), robot.read().position), number,
-                repeats),
-            "torque law per physics step": per_call(lambda: loop.law(loop.q, loop.qd), number,
-                                                    repeats),
+                lambda: (setattr(robot, "_state", None), robot.read().position), number, repeats
+            ),
+            "torque law per physics step": per_call(
+                lambda: loop.law(loop.q, loop.qd), number, repeats
+            ),
             "step() (one physics step)": per_call(robot.step, number // 4, repeats),
-        }  # fmt: skip
+        }
 
 
 def main() -> None:
@@ -235,8 +243,10 @@ def main() -> None:
             for label, case in cases.items():
                 times[label].append(case(description))
         raw, tuned = times["raw (numpy forces)"], times["raw-list (tuned)"]
-        print(f"\n{name} ({description.dof} joints), {steps} physics steps x {args.rounds} rounds;"
-              " ratio = time per physics step / raw's, median [min-max] over rounds")  # fmt: skip
+        print(
+            f"\n{name} ({description.dof} joints), {steps} physics steps x {args.rounds} rounds;"
+            " ratio = time per physics step / raw's, median [min-max] over rounds"
+        )
         for label, values in times.items():
             line = f"  {label:32s}"
             if label.startswith(("user", "reused")):
@@ -244,18 +254,33 @@ def main() -> None:
                 line += f"  {spread([v / r for v, r in zip(values, tuned, strict=True)])}x list"
             line += f"   {spread(values, 1e6)} us/step"
             print(line)
-        ratios = {label: [v / r for v, r in zip(values, raw, strict=True)]
-                  for label, values in times.items()}  # fmt: skip
+        ratios = {
+            label: [v / r for v, r in zip(values, raw, strict=True)]
+            for label, values in times.items()
+        }
         if name == "arm6-ideal":
             summary += [
-                row("user loop / raw, arm6 ideal, 1 step", ratios["user loop, 1 step/period"],
-                    "x", "<= 1.15"),
-                row("user loop / raw, arm6 ideal, 20 steps",
-                    ratios["user loop, 20 steps/period"], "x", "<= 1.03"),
-            ]  # fmt: skip
+                row(
+                    "user loop / raw, arm6 ideal, 1 step",
+                    ratios["user loop, 1 step/period"],
+                    "x",
+                    "<= 1.15",
+                ),
+                row(
+                    "user loop / raw, arm6 ideal, 20 steps",
+                    ratios["user loop, 20 steps/period"],
+                    "x",
+                    "<= 1.03",
+                ),
+            ]
         elif name == "arm6":
-            summary.append(row("user loop / raw, arm6 DC+friction, 1 step",
-                               ratios["user loop, 1 step/period"], "x"))  # fmt: skip
+            summary.append(
+                row(
+                    "user loop / raw, arm6 DC+friction, 1 step",
+                    ratios["user loop, 1 step/period"],
+                    "x",
+                )
+            )
         if name != "chain30":
             print(f"  parts of a period (us per call, median [min-max] of {args.rounds}):")
             number = max(1000, steps // 2)
@@ -265,17 +290,25 @@ def main() -> None:
             micro = [1e6 * v for v in measured["torque law per physics step"]]
             if name == "arm6-ideal":
                 summary += [
-                    row("NJointAction.Position construction, us",
-                        [1e6 * v for v in measured["NJointAction.Position(target)"]], "us",
-                        "<= 5"),
-                    row("apply() of a new action, us",
-                        [1e6 * v for v in measured["apply(new action)"]], "us", "<= 5"),
+                    row(
+                        "NJointAction.Position construction, us",
+                        [1e6 * v for v in measured["NJointAction.Position(target)"]],
+                        "us",
+                        "<= 5",
+                    ),
+                    row(
+                        "apply() of a new action, us",
+                        [1e6 * v for v in measured["apply(new action)"]],
+                        "us",
+                        "<= 5",
+                    ),
                     row("read(), us", [1e6 * v for v in measured["read()"]], "us", "<= 2"),
                     row("torque law per physics step, ideal motors, us", micro, "us"),
-                ]  # fmt: skip
+                ]
             else:
-                summary.append(row("torque law per physics step, DC motor + friction, us",
-                                   micro, "us"))  # fmt: skip
+                summary.append(
+                    row("torque law per physics step, DC motor + friction, us", micro, "us")
+                )
     write_summary(summary)
     print(f"\nend {load()}")
 

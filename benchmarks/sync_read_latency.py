@@ -170,19 +170,32 @@ def p99(values: list[float]) -> float:
 
 
 def _line(what: str, medians: list[float], highs: list[float], wire: float, extra: str) -> None:
-    print(f"  {what:34s} median {spread(medians, 1 / wire)}x, "
-          f"p99 {spread(highs, 1 / wire)}x of {wire * 1e6:.0f} µs{extra}")  # fmt: skip
+    print(
+        f"  {what:34s} median {spread(medians, 1 / wire)}x, "
+        f"p99 {spread(highs, 1 / wire)}x of {wire * 1e6:.0f} µs{extra}"
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--reads", type=int, default=1000, help="Sync Reads per round")
-    parser.add_argument("--rounds", type=int, default=3,
-                        help="rounds of every configuration, interleaved")  # fmt: skip
-    parser.add_argument("--scheduling", nargs="+", choices=list(SCHEDULING),
-                        default=list(SCHEDULING), help="emulator scheduling")  # fmt: skip
-    parser.add_argument("--busy", type=int, nargs="+", default=[0, 2],
-                        help="busy (CPU-bound) processes to run beside, one pass each")  # fmt: skip
+    parser.add_argument(
+        "--rounds", type=int, default=3, help="rounds of every configuration, interleaved"
+    )
+    parser.add_argument(
+        "--scheduling",
+        nargs="+",
+        choices=list(SCHEDULING),
+        default=list(SCHEDULING),
+        help="emulator scheduling",
+    )
+    parser.add_argument(
+        "--busy",
+        type=int,
+        nargs="+",
+        default=[0, 2],
+        help="busy (CPU-bound) processes to run beside, one pass each",
+    )
     args = parser.parse_args()
     header("sync_read_latency")
     rows = []
@@ -192,8 +205,10 @@ def main() -> None:
             burner.start()
         try:
             for robot, (label, *_rest) in BUSES.items():
-                print(f"{robot} ({label}), {busy} busy processes, {args.rounds} rounds "
-                      f"of {args.reads} reads (median [min-max] over rounds):")  # fmt: skip
+                print(
+                    f"{robot} ({label}), {busy} busy processes, {args.rounds} rounds "
+                    f"of {args.reads} reads (median [min-max] over rounds):"
+                )
                 found: dict[str, tuple[list[float], list[float], int, str]] = {}
                 wire, sizes = 1.0, (0, 0)
                 for _ in range(args.rounds):
@@ -210,19 +225,41 @@ def main() -> None:
                         found[name] = (medians, highs, fails + failed, got)
                 for name, (medians, highs, failed, got) in found.items():
                     if name == "client only":
-                        _line("client only (peer on time)", medians, highs, wire,
-                              f"; {sizes[0]} bytes out, {sizes[1]} back")  # fmt: skip
+                        _line(
+                            "client only (peer on time)",
+                            medians,
+                            highs,
+                            wire,
+                            f"; {sizes[0]} bytes out, {sizes[1]} back",
+                        )
                         what = f"{robot}, {busy} busy, client only"
                     else:
-                        _line(f"emulator {name} ({got})", medians, highs, wire,
-                              f"; failed reads {failed} of {args.reads * args.rounds}")  # fmt: skip
+                        _line(
+                            f"emulator {name} ({got})",
+                            medians,
+                            highs,
+                            wire,
+                            f"; failed reads {failed} of {args.reads * args.rounds}",
+                        )
                         what = f"{robot}, {busy} busy, emulator {name}"
                         rows.append(row(f"{what}: failed Sync Reads", [failed], "", "<= 0"))
                     target = "" if name == "client only" else "<= 1.5"
-                    rows.append(row(f"{what}: Sync Read median / wire time",
-                                    [m / wire for m in medians], "x", target))  # fmt: skip
-                    rows.append(row(f"{what}: Sync Read p99 / wire time",
-                                    [h / wire for h in highs], "x", target))  # fmt: skip
+                    rows.append(
+                        row(
+                            f"{what}: Sync Read median / wire time",
+                            [m / wire for m in medians],
+                            "x",
+                            target,
+                        )
+                    )
+                    rows.append(
+                        row(
+                            f"{what}: Sync Read p99 / wire time",
+                            [h / wire for h in highs],
+                            "x",
+                            target,
+                        )
+                    )
         finally:
             for burner in burners:
                 burner.terminate()

@@ -93,19 +93,29 @@ def raw_loop(files: tuple[Path, Path], as_list: bool = False, ground: bool = Fal
         pybullet.setTimeStep(0.001, physicsClientId=client)
         pybullet.setGravity(0, 0, -9.81, physicsClientId=client)
         if ground:
-            pybullet.loadURDF(os.path.join(pybullet_data.getDataPath(), "plane.urdf"),
-                              physicsClientId=client)  # fmt: skip
-        body = pybullet.loadURDF(str(urdf), useFixedBase=True,
-                                 flags=pybullet.URDF_USE_INERTIA_FROM_FILE,
-                                 physicsClientId=client)  # fmt: skip
-        names = [pybullet.getJointInfo(body, j, physicsClientId=client)[1].decode()
-                 for j in range(pybullet.getNumJoints(body, physicsClientId=client))]  # fmt: skip
+            pybullet.loadURDF(
+                os.path.join(pybullet_data.getDataPath(), "plane.urdf"), physicsClientId=client
+            )
+        body = pybullet.loadURDF(
+            str(urdf),
+            useFixedBase=True,
+            flags=pybullet.URDF_USE_INERTIA_FROM_FILE,
+            physicsClientId=client,
+        )
+        names = [
+            pybullet.getJointInfo(body, j, physicsClientId=client)[1].decode()
+            for j in range(pybullet.getNumJoints(body, physicsClientId=client))
+        ]
         joints = [names.index(n) for n in description.joint_names]
         for j, q in zip(joints, description.home.tolist(), strict=True):
             pybullet.resetJointState(body, j, q, 0.0, physicsClientId=client)
-        pybullet.setJointMotorControlArray(body, joints, pybullet.VELOCITY_CONTROL,
-                                           forces=[0.0] * len(joints),
-                                           physicsClientId=client)  # fmt: skip
+        pybullet.setJointMotorControlArray(
+            body,
+            joints,
+            pybullet.VELOCITY_CONTROL,
+            forces=[0.0] * len(joints),
+            physicsClientId=client,
+        )
         torque = pybullet.TORQUE_CONTROL
         elapsed = 0.0
         while True:
@@ -116,9 +126,13 @@ def raw_loop(files: tuple[Path, Path], as_list: bool = False, ground: bool = Fal
                 q = np.array([s[0] for s in states])
                 qd = np.array([s[1] for s in states])
                 tau = np.clip(kp * (target - q) - kd * qd, -effort, effort)
-                pybullet.setJointMotorControlArray(body, joints, torque,
-                                                   forces=tau.tolist() if as_list else tau,
-                                                   physicsClientId=client)  # fmt: skip
+                pybullet.setJointMotorControlArray(
+                    body,
+                    joints,
+                    torque,
+                    forces=tau.tolist() if as_list else tau,
+                    physicsClientId=client,
+                )
                 pybullet.stepSimulation(physicsClientId=client)
             elapsed = time.process_time() - start
     finally:
@@ -147,14 +161,14 @@ def start_loop(name: str, files: tuple[Path, Path]) -> Loop:
     if name == "user":
         loop = user_loop(files[0])
     else:
-        loop = raw_loop(files, as_list=name.startswith("raw-list"),
-                        ground=name.endswith("-ground"))  # fmt: skip
+        loop = raw_loop(files, as_list=name.startswith("raw-list"), ground=name.endswith("-ground"))
     next(loop)
     return loop
 
 
-def lockstep_round(files: tuple[Path, Path], goals: np.ndarray, chunk: int,
-                   order: Sequence[str]) -> dict[str, float]:  # fmt: skip
+def lockstep_round(
+    files: tuple[Path, Path], goals: np.ndarray, chunk: int, order: Sequence[str]
+) -> dict[str, float]:
     """CPU seconds per period of each loop, run in lockstep: ``chunk`` periods each in turn.
 
     Every loop is set up first; then each chunk of targets runs on every loop before the
@@ -165,7 +179,7 @@ def lockstep_round(files: tuple[Path, Path], goals: np.ndarray, chunk: int,
         spent = dict.fromkeys(order, 0.0)
         for first in range(0, len(goals), chunk):
             for name in order:
-                spent[name] += loops[name].send(goals[first:first + chunk])
+                spent[name] += loops[name].send(goals[first : first + chunk])
         return {name: seconds / len(goals) for name, seconds in spent.items()}
     finally:
         for loop in loops.values():
@@ -174,13 +188,20 @@ def lockstep_round(files: tuple[Path, Path], goals: np.ndarray, chunk: int,
 
 # ------------------------------------------------------------------------- instructions
 #: PyBullet's C entry points a period calls (inclusive counts: the engine's own work).
-ENGINE_CALLS = ("pybullet_stepSimulation", "pybullet_getJointStates",
-                "pybullet_setJointMotorControlArray")  # fmt: skip
+ENGINE_CALLS = (
+    "pybullet_stepSimulation",
+    "pybullet_getJointStates",
+    "pybullet_setJointMotorControlArray",
+)
 
 
 def _dump(label: str) -> None:
-    subprocess.run(["callgrind_control", "--dump=" + label, str(os.getpid())], check=True,
-                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    subprocess.run(
+        ["callgrind_control", "--dump=" + label, str(os.getpid())],
+        check=True,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
 
 
 def child(periods: int) -> None:
@@ -234,14 +255,16 @@ def user_parts(robot_file: Path, goals: np.ndarray) -> None:
 
 def inclusive(path: Path, functions: tuple[str, ...]) -> dict[str, int]:
     """Inclusive instruction counts of the C ``functions`` in one callgrind dump."""
-    out = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100",
-                          str(path)], check=True, capture_output=True,
-                         text=True).stdout  # fmt: skip
+    out = subprocess.run(
+        ["callgrind_annotate", "--inclusive=yes", "--threshold=100", str(path)],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout
     found = dict.fromkeys(functions, 0)
     for match in re.finditer(r"^\s*([\d,]+) .*:(\w+) \[", out, re.M):
         if match.group(2) in found:
-            found[match.group(2)] = max(found[match.group(2)],
-                                        int(match.group(1).replace(",", "")))  # fmt: skip
+            found[match.group(2)] = max(found[match.group(2)], int(match.group(1).replace(",", "")))
     return found
 
 
@@ -254,11 +277,22 @@ def instructions(periods: int) -> None:
         return
     root = Path(__file__).resolve().parents[1]
     with tempfile.TemporaryDirectory() as folder:
-        command = ["valgrind", "--tool=callgrind", "-q", "--dump-instr=no",
-                   f"--callgrind-out-file={folder}/callgrind.%p", sys.executable, __file__,
-                   "--child", "--periods", str(periods)]  # fmt: skip
-        env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(root), os.environ.get(
-            "PYTHONPATH", "")])}  # fmt: skip
+        command = [
+            "valgrind",
+            "--tool=callgrind",
+            "-q",
+            "--dump-instr=no",
+            f"--callgrind-out-file={folder}/callgrind.%p",
+            sys.executable,
+            __file__,
+            "--child",
+            "--periods",
+            str(periods),
+        ]
+        env = {
+            **os.environ,
+            "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
+        }
         subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=env)
         dumps = {}
         for path in Path(folder).iterdir():
@@ -269,40 +303,56 @@ def instructions(periods: int) -> None:
         split = {}
         for name in LOOPS + PARTS:
             text = dumps[name].read_text(errors="replace")
-            total = next(int(line.split()[1]) for line in text.splitlines()
-                         if line.startswith("summary:"))  # fmt: skip
+            total = next(
+                int(line.split()[1]) for line in text.splitlines() if line.startswith("summary:")
+            )
             calls = inclusive(dumps[name], ENGINE_CALLS)
             split[name] = {"total": total, **calls}
     print(f"instructions per period (callgrind, {periods} periods per loop; thousands):")
-    print(f"  {'':12s} {'total':>9s} " + " ".join(f"{c.split('_', 1)[1]:>28s}"
-                                                    for c in ENGINE_CALLS) + "   rest")
+    print(
+        f"  {'':12s} {'total':>9s} "
+        + " ".join(f"{c.split('_', 1)[1]:>28s}" for c in ENGINE_CALLS)
+        + "   rest"
+    )
     for name in LOOPS:
         counts = split[name]
         engine = sum(counts[c] for c in ENGINE_CALLS)
-        print(f"  {name:12s} {counts['total'] / periods / 1e3:9.1f} " + " ".join(
-            f"{counts[c] / periods / 1e3:28.1f}" for c in ENGINE_CALLS)
-            + f"   {(counts['total'] - engine) / periods / 1e3:.1f}")  # fmt: skip
+        print(
+            f"  {name:12s} {counts['total'] / periods / 1e3:9.1f} "
+            + " ".join(f"{counts[c] / periods / 1e3:28.1f}" for c in ENGINE_CALLS)
+            + f"   {(counts['total'] - engine) / periods / 1e3:.1f}"
+        )
     print("  the user loop's parts, each counted alone:")
     for name in PARTS:
         counts = split[name]
         engine = sum(counts[c] for c in ENGINE_CALLS)
-        print(f"    {name:10s} {counts['total'] / periods / 1e3:9.1f}   engine "
-              f"{engine / periods / 1e3:.1f}   Python and numpy "
-              f"{(counts['total'] - engine) / periods / 1e3:.1f}")  # fmt: skip
+        print(
+            f"    {name:10s} {counts['total'] / periods / 1e3:9.1f}   engine "
+            f"{engine / periods / 1e3:.1f}   Python and numpy "
+            f"{(counts['total'] - engine) / periods / 1e3:.1f}"
+        )
     user, raw, tuned = (split[n]["total"] for n in ("user", "raw", "raw-list"))
     print(f"  user / raw {user / raw:.3f}x, user / raw-list {user / tuned:.3f}x (instructions)")
-    write_summary([row("user loop / raw, instructions", [user / raw], "x"),
-                   row("user loop / raw-list, instructions", [user / tuned], "x")])  # fmt: skip
+    write_summary(
+        [
+            row("user loop / raw, instructions", [user / raw], "x"),
+            row("user loop / raw-list, instructions", [user / tuned], "x"),
+        ]
+    )
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--periods", type=int, default=3000, help="control periods per loop")
     parser.add_argument("--rounds", type=int, default=7, help="paired rounds (median, spread)")
-    parser.add_argument("--chunk", type=int, default=100,
-                        help="periods each loop runs in turn within a round")  # fmt: skip
-    parser.add_argument("--instructions", action="store_true",
-                        help="count instructions under callgrind instead of timing")
+    parser.add_argument(
+        "--chunk", type=int, default=100, help="periods each loop runs in turn within a round"
+    )
+    parser.add_argument(
+        "--instructions",
+        action="store_true",
+        help="count instructions under callgrind instead of timing",
+    )
     parser.add_argument("--quick", action="store_true", help="300 periods, 3 rounds (smoke test)")
     parser.add_argument("--child", action="store_true", help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -327,21 +377,28 @@ def main() -> None:
             order = LOOPS if round_ % 2 == 0 else LOOPS[::-1]
             for name, seconds in lockstep_round(files, goals, args.chunk, order).items():
                 times[name].append(seconds)
-    ratios = {name: [u / r for u, r in zip(times["user"], times[name], strict=True)]
-              for name in LOOPS if name != "user"}  # fmt: skip
-    print(f"arm6, ideal motors, no Coulomb friction; {args.periods} periods of 1 ms x "
-          f"{args.rounds} paired rounds, the loops in lockstep ({args.chunk} periods each in "
-          "turn); median [min-max] over rounds")
+    ratios = {
+        name: [u / r for u, r in zip(times["user"], times[name], strict=True)]
+        for name in LOOPS
+        if name != "user"
+    }
+    print(
+        f"arm6, ideal motors, no Coulomb friction; {args.periods} periods of 1 ms x "
+        f"{args.rounds} paired rounds, the loops in lockstep ({args.chunk} periods each in "
+        "turn); median [min-max] over rounds"
+    )
     for name in LOOPS:
         print(f"  {name:16s} {spread(times[name], 1e6)} us per period (CPU)")
     for name, values in ratios.items():
         target = "   (target <= 1.15)" if name == "raw" else ""
         print(f"  user / {name:16s} {spread(values, 1, 3)}x{target}")
-    write_summary([row("user loop / raw PyBullet loop, arm6 ideal, 1 kHz", ratios["raw"], "x",
-                       "<= 1.15"),
-                   row("user loop / raw loop with list forces", ratios["raw-list"], "x"),
-                   row("user loop / raw loop with a ground plane", ratios["raw-ground"],
-                       "x")])  # fmt: skip
+    write_summary(
+        [
+            row("user loop / raw PyBullet loop, arm6 ideal, 1 kHz", ratios["raw"], "x", "<= 1.15"),
+            row("user loop / raw loop with list forces", ratios["raw-list"], "x"),
+            row("user loop / raw loop with a ground plane", ratios["raw-ground"], "x"),
+        ]
+    )
     print(f"end {load()}")
 
 

@@ -108,7 +108,7 @@ class Stepper:
     def chunk(self, index: int) -> None:
         """Step the ``index``-th of :data:`CHUNKS` parts of the actions, timed."""
         env, vector = self.env, self.vector
-        part = self.actions[index * self.calls // CHUNKS:(index + 1) * self.calls // CHUNKS]
+        part = self.actions[index * self.calls // CHUNKS : (index + 1) * self.calls // CHUNKS]
         start, cpu = time.perf_counter(), time.thread_time()
         for action in part:
             if vector:
@@ -153,8 +153,9 @@ def interleaved(steppers: dict[str, Stepper]) -> dict[str, Stepper]:
 WARM_UP = 10
 
 
-def alone(env: gymnasium.vector.VectorEnv, steps: int,
-          ready: Callable[[], object] | None = None) -> float:  # fmt: skip
+def alone(
+    env: gymnasium.vector.VectorEnv, steps: int, ready: Callable[[], object] | None = None
+) -> float:
     """Env steps per wall-clock second of ``env`` stepped by itself, then closed.
 
     ``steps`` env steps in all (whole vector calls), after :data:`WARM_UP` untimed calls;
@@ -181,8 +182,7 @@ def _actions(env: gymnasium.vector.VectorEnv, steps: int) -> np.ndarray:
     return rng.uniform(-1, 1, (calls, env.num_envs, 6)).astype(np.float32)
 
 
-def _independent(envs: int, steps: int, barrier: Any,
-                 queue: Any) -> None:  # fmt: skip
+def _independent(envs: int, steps: int, barrier: Any, queue: Any) -> None:
     """One of the ceiling's processes: its ``BatchedEnv`` measured as :func:`alone` does."""
     queue.put(alone(BatchedEnv(ENV_ID, envs, **KWARGS), steps, ready=barrier.wait))
 
@@ -191,8 +191,9 @@ def ceiling(envs: int, steps: int) -> float:
     """Env steps per wall-clock second of two independent ``BatchedEnv`` processes, summed."""
     context = multiprocessing.get_context("fork")
     barrier, queue = context.Barrier(2), context.Queue()
-    processes = [context.Process(target=_independent, args=(envs, steps, barrier, queue))
-                 for _ in range(2)]  # fmt: skip
+    processes = [
+        context.Process(target=_independent, args=(envs, steps, barrier, queue)) for _ in range(2)
+    ]
     for process in processes:
         process.start()
     rates = [queue.get() for _ in processes]
@@ -220,31 +221,47 @@ def ppo(stop_at: float, steps: int, runs: int) -> None:
                 out = Path(folder) / f"run{run}-config{index}"
                 print(f"run {run + 1}, {name}: {load()}", flush=True)
                 before = resource.getrusage(resource.RUSAGE_CHILDREN)
-                command = [sys.executable, str(script), *options, "--steps", str(steps),
-                           "--stop-at", str(stop_at), "--out", str(out)]  # fmt: skip
+                command = [
+                    sys.executable,
+                    str(script),
+                    *options,
+                    "--steps",
+                    str(steps),
+                    "--stop-at",
+                    str(stop_at),
+                    "--out",
+                    str(out),
+                ]
                 subprocess.run(command, check=True)
                 after = resource.getrusage(resource.RUSAGE_CHILDREN)
                 point = json.loads((out / "results.json").read_text())["final"]["reached"]
-                cpu[name].append(after.ru_utime + after.ru_stime - before.ru_utime
-                                 - before.ru_stime)  # fmt: skip
+                cpu[name].append(
+                    after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
+                )
                 if point is not None:
                     minutes[name].append(point["train_seconds"] / 60)
                     reached_at[name].append(int(point["steps"]))
-    print(f"PPO on {ENV_ID} (arm6, position mode, 8 envs, seed 0) to {stop_at:.0%} success, "
-          f"{runs} run(s) each:")  # fmt: skip
+    print(
+        f"PPO on {ENV_ID} (arm6, position mode, 8 envs, seed 0) to {stop_at:.0%} success, "
+        f"{runs} run(s) each:"
+    )
     for name in PPO_CONFIGS:
         if len(minutes[name]) < runs:
             print(f"  {name:24s} not reached in {steps} steps in {runs - len(minutes[name])} runs")
         if minutes[name]:
-            print(f"  {name:24s} {np.median(minutes[name]):.2f} min "
-                  f"[{min(minutes[name]):.2f}-{max(minutes[name]):.2f}] of training "
-                  f"(evaluations excluded) at {sorted(set(reached_at[name]))} steps; "
-                  f"CPU of the whole run (all processes, evaluations included) "
-                  f"{np.median(cpu[name]) / 60:.2f} min")  # fmt: skip
+            print(
+                f"  {name:24s} {np.median(minutes[name]):.2f} min "
+                f"[{min(minutes[name]):.2f}-{max(minutes[name]):.2f}] of training "
+                f"(evaluations excluded) at {sorted(set(reached_at[name]))} steps; "
+                f"CPU of the whole run (all processes, evaluations included) "
+                f"{np.median(cpu[name]) / 60:.2f} min"
+            )
     old, new = (minutes[name] for name in PPO_CONFIGS)
     if old and new:
-        print(f"  new / old wall time: {np.median(new) / np.median(old):.2f} "
-              f"({np.median(old) / np.median(new):.2f}x faster)")
+        print(
+            f"  new / old wall time: {np.median(new) / np.median(old):.2f} "
+            f"({np.median(old) / np.median(new):.2f}x faster)"
+        )
     print(f"end {load()}")
 
 
@@ -254,10 +271,14 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=7, help="rounds (median, spread)")
     parser.add_argument("--envs", type=int, default=8, help="environments per process")
     parser.add_argument("--quick", action="store_true", help="400 steps, 3 rounds")
-    parser.add_argument("--ppo", action="store_true",
-                        help="time PPO on Reach to 90 %% success instead (minutes per run)")
-    parser.add_argument("--ppo-runs", type=int, default=1,
-                        help="runs of each PPO configuration (median, spread)")
+    parser.add_argument(
+        "--ppo",
+        action="store_true",
+        help="time PPO on Reach to 90 %% success instead (minutes per run)",
+    )
+    parser.add_argument(
+        "--ppo-runs", type=int, default=1, help="runs of each PPO configuration (median, spread)"
+    )
     args = parser.parse_args()
     if args.quick:
         args.steps, args.rounds = 400, 3
@@ -267,30 +288,44 @@ def main() -> None:
         return
     n = args.envs
     one, one_cpu, two, two_max, blocking, children = [], [], [], [], [], []
-    rates: dict[str, list[float]] = {"single": [], "batched": [], "batched alone": [],
-                                     "async": [], "blocking": [], "children": [],
-                                     "ceiling": []}  # fmt: skip
+    rates: dict[str, list[float]] = {
+        "single": [],
+        "batched": [],
+        "batched alone": [],
+        "async": [],
+        "blocking": [],
+        "children": [],
+        "ceiling": [],
+    }
     makers = {
         "async": lambda: AsyncBatchedEnv(ENV_ID, 2 * n, workers=2, **KWARGS),
         "blocking": lambda: AsyncBatchedEnv(ENV_ID, 2 * n, workers=2, spin=0, **KWARGS),
         "children": lambda: AsyncBatchedEnv(ENV_ID, 2 * n, workers=2, local=False, **KWARGS),
     }
     for index in range(args.rounds):
-        turns = interleaved({
-            "single": Stepper(gymnasium.make(ENV_ID, **KWARGS), args.steps // 2),
-            "batched": Stepper(BatchedEnv(ENV_ID, n, **KWARGS), args.steps),
-        })  # fmt: skip
+        turns = interleaved(
+            {
+                "single": Stepper(gymnasium.make(ENV_ID, **KWARGS), args.steps // 2),
+                "batched": Stepper(BatchedEnv(ENV_ID, n, **KWARGS), args.steps),
+            }
+        )
         single_rate, batched_rate = turns["single"].rate, turns["batched"].rate
         one.append(batched_rate / single_rate)
         one_cpu.append(turns["batched"].cpu_rate / turns["single"].cpu_rate)
         before = alone(BatchedEnv(ENV_ID, n, **KWARGS), args.steps)
-        measured = {name: alone(makers[name](), 2 * args.steps)
-                    for name in (makers if index % 2 == 0 else reversed(makers))}  # fmt: skip
+        measured = {
+            name: alone(makers[name](), 2 * args.steps)
+            for name in (makers if index % 2 == 0 else reversed(makers))
+        }
         reference = (before + alone(BatchedEnv(ENV_ID, n, **KWARGS), args.steps)) / 2
         both = ceiling(n, args.steps)
-        for name, value in (("single", single_rate), ("batched", batched_rate),
-                            ("batched alone", reference), *measured.items(),
-                            ("ceiling", both)):  # fmt: skip
+        for name, value in (
+            ("single", single_rate),
+            ("batched", batched_rate),
+            ("batched alone", reference),
+            *measured.items(),
+            ("ceiling", both),
+        ):
             rates[name].append(value)
         two.append(measured["async"] / reference)
         blocking.append(measured["blocking"] / reference)
@@ -305,17 +340,21 @@ def main() -> None:
     print(f"    ceiling: 2 independent processes       {spread(two_max)}x")
     print("  this machine, env steps per wall-clock second:")
     print(f"    one env                      {spread(rates['single'], 1, 0)}")
-    print(f"    BatchedEnv({n})                {spread(rates['batched'], 1, 0)} (turns),"
-          f" {spread(rates['batched alone'], 1, 0)} (alone)")
+    print(
+        f"    BatchedEnv({n})                {spread(rates['batched'], 1, 0)} (turns),"
+        f" {spread(rates['batched alone'], 1, 0)} (alone)"
+    )
     print(f"    AsyncBatchedEnv(2 x {n})       {spread(rates['async'], 1, 0)}")
     print(f"      spin=0                     {spread(rates['blocking'], 1, 0)}")
     print(f"      local=False                {spread(rates['children'], 1, 0)}")
     print(f"    2 independent BatchedEnv({n})  {spread(rates['ceiling'], 1, 0)}")
-    write_summary([
-        row(f"BatchedEnv({n}) / one env, steps/s", one, "x", ">= 1.3"),
-        row(f"2 processes x BatchedEnv({n}) / one process", two, "x", ">= 1.8"),
-        row(f"2 independent BatchedEnv({n}) processes / one (ceiling)", two_max, "x"),
-    ])  # fmt: skip
+    write_summary(
+        [
+            row(f"BatchedEnv({n}) / one env, steps/s", one, "x", ">= 1.3"),
+            row(f"2 processes x BatchedEnv({n}) / one process", two, "x", ">= 1.8"),
+            row(f"2 independent BatchedEnv({n}) processes / one (ceiling)", two_max, "x"),
+        ]
+    )
     print(f"end {load()}")
 
 

@@ -43,8 +43,11 @@ def loop(robot, periods: int) -> tuple[float, float, float]:
         robot.apply(NJointAction.Position(home + 0.3 * np.sin(0.01 * k)))
         robot.step()
         robot.read()
-    return ((time.perf_counter() - wall) / periods, (time.thread_time() - thread) / periods,
-            (time.process_time() - process) / periods)  # fmt: skip
+    return (
+        (time.perf_counter() - wall) / periods,
+        (time.thread_time() - thread) / periods,
+        (time.process_time() - process) / periods,
+    )
 
 
 def paced(robot, seconds: float) -> tuple[int, int]:
@@ -72,8 +75,10 @@ def child(periods: int, redraws: int) -> None:
     """Under callgrind: the phases ``loop``, ``loop-feed`` and ``redraw``."""
     from instructions import _dump
 
-    with jointlab.connect("sim://arm6") as robot, LiveView(robot.description, port=0,
-                                                           rate_hz=0) as view:  # fmt: skip
+    with (
+        jointlab.connect("sim://arm6") as robot,
+        LiveView(robot.description, port=0, rate_hz=0) as view,
+    ):
         robot.arm()
         loop(robot, 200)
         _dump("setup")
@@ -107,29 +112,58 @@ def count_instructions(periods: int = 1000, redraws: int = 30) -> None:
         return
     with tempfile.TemporaryDirectory() as folder:
         here = Path(__file__).resolve()
-        subprocess.run(["valgrind", "--tool=callgrind", "-q",
-                        f"--callgrind-out-file={folder}/callgrind.%p", sys.executable,
-                        str(here), "--child", str(periods), str(redraws)],
-                       check=True, stdout=subprocess.DEVNULL,
-                       env={**os.environ, "PYTHONPATH": os.pathsep.join(
-                           [str(here.parents[1]), str(here.parent),
-                            os.environ.get("PYTHONPATH", "")])})  # fmt: skip
+        subprocess.run(
+            [
+                "valgrind",
+                "--tool=callgrind",
+                "-q",
+                f"--callgrind-out-file={folder}/callgrind.%p",
+                sys.executable,
+                str(here),
+                "--child",
+                str(periods),
+                str(redraws),
+            ],
+            check=True,
+            stdout=subprocess.DEVNULL,
+            env={
+                **os.environ,
+                "PYTHONPATH": os.pathsep.join(
+                    [str(here.parents[1]), str(here.parent), os.environ.get("PYTHONPATH", "")]
+                ),
+            },
+        )
         totals = counts(Path(folder))
     period = totals["loop"] / periods
     feed = totals["loop-feed"] / periods - period
     redraw = totals["redraw"] / redraws
     print(f"instructions (callgrind), sim://arm6 at 1 kHz, {periods} periods, {redraws} redraws:")
     print(f"  loop period alone            {period / 1e3:8.1f} thousand")
-    print(f"  the feed, added per period   {feed / 1e3:8.1f} thousand "
-          f"({100 * feed / period:.1f} % of a period)")  # fmt: skip
+    print(
+        f"  the feed, added per period   {feed / 1e3:8.1f} thousand "
+        f"({100 * feed / period:.1f} % of a period)"
+    )
     print(f"  one redraw (3D; plots 1 in 3) {redraw / 1e3:8.1f} thousand")
     per_second = 30 * redraw / (1000 * period)
-    print(f"  30 redraws / 1 s of the loop {100 * per_second:.1f} % "
-          "(the view thread's share, drawn on the other core when one is free)")
-    write_summary([row("live view feed, % of a 1 kHz period's instructions",
-                       [100 * feed / period], "%", "<= 10"),
-                   row("live view redraws at 30 Hz, % of the 1 kHz loop's instructions",
-                       [100 * per_second], "%")])  # fmt: skip
+    print(
+        f"  30 redraws / 1 s of the loop {100 * per_second:.1f} % "
+        "(the view thread's share, drawn on the other core when one is free)"
+    )
+    write_summary(
+        [
+            row(
+                "live view feed, % of a 1 kHz period's instructions",
+                [100 * feed / period],
+                "%",
+                "<= 10",
+            ),
+            row(
+                "live view redraws at 30 Hz, % of the 1 kHz loop's instructions",
+                [100 * per_second],
+                "%",
+            ),
+        ]
+    )
 
 
 def main() -> None:
@@ -174,8 +208,9 @@ def main() -> None:
                         rates.append((view.frames_drawn - before) / (time.perf_counter() - started))
                         before, started = view.frames_drawn, time.perf_counter()
                         late, count = paced(robot, 2.0)
-                        paced_rates.append((view.frames_drawn - before)
-                                           / (time.perf_counter() - started))  # fmt: skip
+                        paced_rates.append(
+                            (view.frames_drawn - before) / (time.perf_counter() - started)
+                        )
                         paced_late.append(late / count)
                         browser.open("about:blank")
                     undo()
@@ -183,8 +218,10 @@ def main() -> None:
                 if browser is not None:
                     browser.close()
     dt = robot.control_dt
-    print(f"sim://arm6, control period {dt * 1e3:g} ms of robot time, {args.periods} periods "
-          f"per round, {args.rounds} paired rounds")  # fmt: skip
+    print(
+        f"sim://arm6, control period {dt * 1e3:g} ms of robot time, {args.periods} periods "
+        f"per round, {args.rounds} paired rounds"
+    )
     rows = []
     for column, what in enumerate(("wall time", "loop thread CPU", "process CPU")):
         print(f"  {what} per period:")
@@ -193,18 +230,29 @@ def main() -> None:
                 print(f"    {name:8s}: {spread([v[column] for v in values], 1e6, 1)} µs")
         for name in ("view", "browser"):
             if periods[name]:
-                ratios = [b[column] / a[column]
-                          for a, b in zip(periods["none"], periods[name], strict=False)]
+                ratios = [
+                    b[column] / a[column]
+                    for a, b in zip(periods["none"], periods[name], strict=False)
+                ]
                 print(f"    ratio {name} / none: {spread(ratios, 1.0, 3)}")
-                rows.append(row(f"control loop with the live view ({name}) / without, {what}",
-                                ratios, "x", "<= 1.1" if column < 2 else ""))  # fmt: skip
+                rows.append(
+                    row(
+                        f"control loop with the live view ({name}) / without, {what}",
+                        ratios,
+                        "x",
+                        "<= 1.1" if column < 2 else "",
+                    )
+                )
     if paced_rates:
-        print(f"  real-time 1 kHz loop (sleeps between periods), page open: redraws per second "
-              f"{spread(paced_rates, 1.0, 1)}, periods late by more than a period "
-              f"{spread(paced_late, 100.0, 2)} % (without the view: "
-              f"{spread(alone_late, 100.0, 2)} %)")  # fmt: skip
-        rows.append(row("live view redraws per second, real-time 1 kHz loop", paced_rates, "Hz",
-                        ">= 30"))  # fmt: skip
+        print(
+            f"  real-time 1 kHz loop (sleeps between periods), page open: redraws per second "
+            f"{spread(paced_rates, 1.0, 1)}, periods late by more than a period "
+            f"{spread(paced_late, 100.0, 2)} % (without the view: "
+            f"{spread(alone_late, 100.0, 2)} %)"
+        )
+        rows.append(
+            row("live view redraws per second, real-time 1 kHz loop", paced_rates, "Hz", ">= 30")
+        )
     if rates:
         print(f"  view redraws per second with the browser open: {spread(rates, 1.0, 1)}")
         rows.append(row("live view redraws per second (browser open)", rates, "Hz", ">= 30"))

@@ -72,10 +72,13 @@ def tracking_error(robot: Robot) -> tuple[float, float, int, np.ndarray]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("urls", nargs="*", metavar="URL",
-                        default=["sim://arm6", "emulated://arm6?lockstep=1"],
-                        help="robot URLs to compare (default: sim://arm6 "
-                        "emulated://arm6?lockstep=1)")  # fmt: skip
+    parser.add_argument(
+        "urls",
+        nargs="*",
+        metavar="URL",
+        default=["sim://arm6", "emulated://arm6?lockstep=1"],
+        help="robot URLs to compare (default: sim://arm6 emulated://arm6?lockstep=1)",
+    )
     urls = parser.parse_args(argv).urls
     if len(urls) < 2:
         parser.error("give two robot URLs (or none for the default pair)")

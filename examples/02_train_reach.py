@@ -113,9 +113,11 @@ class CurveCallback(BaseCallback):
             self.evaluating += time.perf_counter() - begin
             result.update(steps=self.num_timesteps, train_seconds=seconds)
             self.curve.append(result)
-            print(f"  {self.num_timesteps:>7} steps: success {result['success_rate']:.2f}, "
-                  f"return {result['mean_return']:.2f}, {seconds / 60:.2f} min",
-                  flush=True)  # fmt: skip
+            print(
+                f"  {self.num_timesteps:>7} steps: success {result['success_rate']:.2f}, "
+                f"return {result['mean_return']:.2f}, {seconds / 60:.2f} min",
+                flush=True,
+            )
             if self.stop_at is not None and result["success_rate"] >= self.stop_at:
                 return False
         return True
@@ -130,10 +132,17 @@ def plot(curve: list[dict[str, float]], final: dict[str, float], path: Path) -> 
     """Success rate and mean return against environment steps, and the final evaluation."""
     steps = [c["steps"] for c in curve]
     fig, left = plt.subplots(figsize=(6, 3.5))
-    left.plot(steps, [c["success_rate"] for c in curve], "o-", color="tab:blue",
-              label="during training")  # fmt: skip
-    left.plot([final["steps"]], [final["success_rate"]], "*", markersize=14, color="tab:red",
-              label=f"final ({final['episodes']} new episodes)")  # fmt: skip
+    left.plot(
+        steps, [c["success_rate"] for c in curve], "o-", color="tab:blue", label="during training"
+    )
+    left.plot(
+        [final["steps"]],
+        [final["success_rate"]],
+        "*",
+        markersize=14,
+        color="tab:red",
+        label=f"final ({final['episodes']} new episodes)",
+    )
     left.legend(loc="lower right")
     left.set_xlabel("environment steps")
     left.set_ylabel("success rate (deterministic)", color="tab:blue")
@@ -153,15 +162,24 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=300_000, help="environment steps")
     parser.add_argument("--envs", type=int, default=8, help="parallel environments")
     parser.add_argument("--subprocess", action="store_true", help="use SubprocVecEnv")
-    parser.add_argument("--vector", choices=VECTOR_KINDS, default=None,
-                        help=f"vectorisation (default {DEFAULT_VECTOR})")
+    parser.add_argument(
+        "--vector",
+        choices=VECTOR_KINDS,
+        default=None,
+        help=f"vectorisation (default {DEFAULT_VECTOR})",
+    )
     parser.add_argument("--epochs", type=int, default=N_EPOCHS, help="PPO passes per rollout")
     parser.add_argument("--seed", type=int, default=0)
     parser.add_argument("--eval-every", type=int, default=25_000, help="curve resolution")
     parser.add_argument("--curve-episodes", type=int, default=50, help="episodes per point")
     parser.add_argument("--episodes", type=int, default=100, help="final evaluation episodes")
-    parser.add_argument("--stop-at", type=float, default=None, metavar="SUCCESS",
-                        help="stop at the first curve point with this success rate (0.9)")
+    parser.add_argument(
+        "--stop-at",
+        type=float,
+        default=None,
+        metavar="SUCCESS",
+        help="stop at the first curve point with this success rate (0.9)",
+    )
     parser.add_argument("--out", type=Path, default=Path("/tmp/reach_ppo"))
     args = parser.parse_args()
     ENV_KWARGS["robot"] = args.robot
@@ -177,25 +195,38 @@ def main() -> None:
     env.training = False
 
     final = evaluate(model, env, args.episodes, seed=1_000_000)
-    final.update(steps=model.num_timesteps, train_seconds=train_seconds, episodes=args.episodes,
-                 vector=vector, epochs=args.epochs)  # fmt: skip
+    final.update(
+        steps=model.num_timesteps,
+        train_seconds=train_seconds,
+        episodes=args.episodes,
+        vector=vector,
+        epochs=args.epochs,
+    )
     if args.stop_at is not None:
         reached = [c for c in callback.curve if c["success_rate"] >= args.stop_at]
         final["reached"] = reached[0] if reached else None
     model.save(args.out / "ppo_reach")
     env.save(str(args.out / "vecnormalize.pkl"))
     plot(callback.curve, final, args.out / "learning_curve.png")
-    (args.out / "results.json").write_text(json.dumps({"final": final, "curve": callback.curve},
-                                                      indent=2))  # fmt: skip
-    print(f"final: success {final['success_rate']:.2%} over {args.episodes} episodes, "
-          f"median final distance {final['median_final_distance_m'] * 100:.1f} cm, "
-          f"{model.num_timesteps} steps in {train_seconds / 60:.1f} min of training "
-          f"(evaluations excluded)")
+    (args.out / "results.json").write_text(
+        json.dumps({"final": final, "curve": callback.curve}, indent=2)
+    )
+    print(
+        f"final: success {final['success_rate']:.2%} over {args.episodes} episodes, "
+        f"median final distance {final['median_final_distance_m'] * 100:.1f} cm, "
+        f"{model.num_timesteps} steps in {train_seconds / 60:.1f} min of training "
+        f"(evaluations excluded)"
+    )
     if args.stop_at is not None:
         point = final["reached"]
-        print(f"success {args.stop_at:.0%} " + (
-            f"reached at {point['steps']} steps after {point['train_seconds'] / 60:.2f} min"
-            if point else f"not reached in {model.num_timesteps} steps"))  # fmt: skip
+        print(
+            f"success {args.stop_at:.0%} "
+            + (
+                f"reached at {point['steps']} steps after {point['train_seconds'] / 60:.2f} min"
+                if point
+                else f"not reached in {model.num_timesteps} steps"
+            )
+        )
     print(f"learning curve: {args.out / 'learning_curve.png'}")
     env.close()
 

@@ -81,8 +81,12 @@ def build_config(args: argparse.Namespace) -> PPOConfig:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--iterations", type=int, default=3, help="training iterations")
-    parser.add_argument("--runners", type=int, default=max(1, (os.cpu_count() or 2) - 1),
-                        help="env runners, one CPU each (default: this machine's CPUs - 1)")
+    parser.add_argument(
+        "--runners",
+        type=int,
+        default=max(1, (os.cpu_count() or 2) - 1),
+        help="env runners, one CPU each (default: this machine's CPUs - 1)",
+    )
     parser.add_argument("--envs-per-runner", type=int, default=1)
     parser.add_argument("--fragment", type=int, default=250, help="steps per env per iteration")
     parser.add_argument("--epochs", type=int, default=10, help="PPO epochs per iteration")

@@ -67,21 +67,23 @@ def closed_loop(name: str, engine: str, seconds: float = 2.5) -> tuple[np.ndarra
         commander = Commander(robot)
         joints = np.flatnonzero(~description.dependent)
         home = description.home[joints]
-        span = np.minimum(description.soft_upper[joints] - home,
-                          description.soft_velocity_limit[joints])  # fmt: skip
+        span = np.minimum(
+            description.soft_upper[joints] - home, description.soft_velocity_limit[joints]
+        )
         target = home + 0.3 * span  # within reach of the velocity limits in one second
         commander.follow_trajectory(
-            [{"time_from_start": t, "position": p}
-             for t, p in ((0.0, home), (1.0, target), (2.0, home))],
+            [
+                {"time_from_start": t, "position": p}
+                for t, p in ((0.0, home), (1.0, target), (2.0, home))
+            ],
             joints=joints.tolist(),
-        )  # fmt: skip
+        )
         positions, references = [], []
         for _ in range(round(seconds / CONTROL_DT)):
             action = commander.update()
             robot.step()
             positions.append(robot.read().position)
-            references.append(np.where(np.isnan(action.position), positions[-1],
-                                       action.position))  # fmt: skip
+            references.append(np.where(np.isnan(action.position), positions[-1], action.position))
         return np.array(positions), np.array(references)
 
 
@@ -127,21 +129,30 @@ def push_displacement(engine: str, seed: int) -> float:
 
 
 def main() -> None:
-    print("| robot | open loop: RMS / max difference | closed loop: RMS / max difference "
-          "| tracking error RMS, PyBullet / MuJoCo |")  # fmt: skip
+    print(
+        "| robot | open loop: RMS / max difference | closed loop: RMS / max difference "
+        "| tracking error RMS, PyBullet / MuJoCo |"
+    )
     print("|---|---|---|---|")
     for name in builtin_robots():
         row = parity_row(name)
-        print(f"| {name} | {row['open_rms']:.2e} / {row['open_max']:.2e} "
-              f"| {row['closed_rms']:.2e} / {row['closed_max']:.2e} "
-              f"| {row['track_pybullet']:.2e} / {row['track_mujoco']:.2e} |", flush=True)
-    print(f"\n| engine | Push box displacement, m: median [min-max] over {PUSH_SEEDS} seeds "
-          "| mean |")  # fmt: skip
+        print(
+            f"| {name} | {row['open_rms']:.2e} / {row['open_max']:.2e} "
+            f"| {row['closed_rms']:.2e} / {row['closed_max']:.2e} "
+            f"| {row['track_pybullet']:.2e} / {row['track_mujoco']:.2e} |",
+            flush=True,
+        )
+    print(
+        f"\n| engine | Push box displacement, m: median [min-max] over {PUSH_SEEDS} seeds | mean |"
+    )
     print("|---|---|---|")
     for engine in ENGINES:
         moved = np.array([push_displacement(engine, seed) for seed in range(PUSH_SEEDS)])
-        print(f"| {engine} | {np.median(moved):.2f} [{moved.min():.2f}-{moved.max():.2f}] "
-              f"| {moved.mean():.2f} |", flush=True)  # fmt: skip
+        print(
+            f"| {engine} | {np.median(moved):.2f} [{moved.min():.2f}-{moved.max():.2f}] "
+            f"| {moved.mean():.2f} |",
+            flush=True,
+        )
 
 
 if __name__ == "__main__":

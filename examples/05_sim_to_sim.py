@@ -72,17 +72,24 @@ EXPERIMENTS = {
     "reach": Experiment(
         env_id="jointlab/Reach-v0",
         env_kwargs={"robot": "arm6", "action_mode": "position"},
-        randomised_kwargs={"randomization": Randomization(
-            mass_scale=(0.7, 1.3), friction_scale=(0.5, 2.0), damping_scale=(0.5, 2.0),
-            latency=(0, 2), kp_scale=(0.8, 1.2), kd_scale=(0.8, 1.2),
-        )},
+        randomised_kwargs={
+            "randomization": Randomization(
+                mass_scale=(0.7, 1.3),
+                friction_scale=(0.5, 2.0),
+                damping_scale=(0.5, 2.0),
+                latency=(0, 2),
+                kp_scale=(0.8, 1.2),
+                kd_scale=(0.8, 1.2),
+            )
+        },
         urls={engine: f"sim://arm6?engine={engine}" for engine in ENGINES},
     ),
     "push": Experiment(
         env_id="jointlab/Push-v0",
         env_kwargs={"robot": "planar2", "action_mode": "position", "success_threshold": 0.10},
-        randomised_kwargs={"box_randomization": ObjectRandomization(
-            mass=(0.1, 0.6), friction=(0.3, 1.5))},
+        randomised_kwargs={
+            "box_randomization": ObjectRandomization(mass=(0.1, 0.6), friction=(0.3, 1.5))
+        },
         train_engines=("mujoco",),
         gamma=0.95,
         log_std_init=-1.5,
@@ -94,13 +101,24 @@ EXPERIMENTS = {
 
 def policy_names(experiment: Experiment) -> list[str]:
     """``<engine>-nominal`` and ``<engine>-randomised`` for each training engine."""
-    return [f"{engine}-{physics}" for engine in experiment.train_engines
-            for physics in ("nominal", "randomised")]  # fmt: skip
+    return [
+        f"{engine}-{physics}"
+        for engine in experiment.train_engines
+        for physics in ("nominal", "randomised")
+    ]
 
 
-def train(experiment: Experiment, name: str, steps: int, net: tuple[int, ...], out: Path, *,
-          max_minutes: float | None = None, stop_at: int | None = None,
-          seed: int = 0) -> Path:  # fmt: skip
+def train(
+    experiment: Experiment,
+    name: str,
+    steps: int,
+    net: tuple[int, ...],
+    out: Path,
+    *,
+    max_minutes: float | None = None,
+    stop_at: int | None = None,
+    seed: int = 0,
+) -> Path:
     """Train policy ``name`` (``<engine>-<physics>``); returns its ``model.zip``.
 
     ``steps`` sets the learning-rate schedule; training stops there, at ``stop_at`` steps or
@@ -115,10 +133,17 @@ def train(experiment: Experiment, name: str, steps: int, net: tuple[int, ...], o
         kwargs.update(experiment.randomised_kwargs)
     # The settings the saved policies were trained with (SB3's DummyVecEnv, 10 epochs per
     # rollout), not the newer training defaults, so that this command reproduces them.
-    env = make_training_env(experiment.env_id, kwargs, envs=8, seed=seed, vector="dummy",
-                            gamma=experiment.gamma)  # fmt: skip
-    model = make_ppo(env, seed=seed, net_arch=net, n_epochs=10, gamma=experiment.gamma,
-                     log_std_init=experiment.log_std_init)  # fmt: skip
+    env = make_training_env(
+        experiment.env_id, kwargs, envs=8, seed=seed, vector="dummy", gamma=experiment.gamma
+    )
+    model = make_ppo(
+        env,
+        seed=seed,
+        net_arch=net,
+        n_epochs=10,
+        gamma=experiment.gamma,
+        log_std_init=experiment.log_std_init,
+    )
     start = time.perf_counter()
     limit = min(steps, stop_at) if stop_at is not None else steps
 
@@ -136,9 +161,11 @@ def train(experiment: Experiment, name: str, steps: int, net: tuple[int, ...], o
             if self.num_timesteps - self.printed >= 50_000:
                 self.printed = self.num_timesteps
                 recent = self.successes[-200:]
-                print(f"{name}: {self.num_timesteps} steps, {minutes:.1f} min, success (last "
-                      f"{len(recent)} episodes) {np.mean(recent) if recent else 0:.0%}",
-                      flush=True)  # fmt: skip
+                print(
+                    f"{name}: {self.num_timesteps} steps, {minutes:.1f} min, success (last "
+                    f"{len(recent)} episodes) {np.mean(recent) if recent else 0:.0%}",
+                    flush=True,
+                )
             too_long = max_minutes is not None and minutes >= max_minutes
             return self.num_timesteps < limit and not too_long
 
@@ -148,16 +175,22 @@ def train(experiment: Experiment, name: str, steps: int, net: tuple[int, ...], o
     model.save(out / "model")
     env.save(str(out / "vecnormalize.pkl"))
     env.close()
-    info = {"steps": int(model.num_timesteps), "minutes": round(minutes, 1),
-            "schedule_steps": steps, "net": list(net), "gamma": experiment.gamma,
-            "log_std_init": experiment.log_std_init}  # fmt: skip
+    info = {
+        "steps": int(model.num_timesteps),
+        "minutes": round(minutes, 1),
+        "schedule_steps": steps,
+        "net": list(net),
+        "gamma": experiment.gamma,
+        "log_std_init": experiment.log_std_init,
+    }
     (out / "training.json").write_text(json.dumps(info, indent=2))
     print(f"trained {name}: {model.num_timesteps} steps in {minutes:.1f} min", flush=True)
     return out / "model.zip"
 
 
-def success_table(experiment: Experiment, models: dict[str, Path], episodes: int,
-                  seed: int = 1000) -> dict:  # fmt: skip
+def success_table(
+    experiment: Experiment, models: dict[str, Path], episodes: int, seed: int = 1000
+) -> dict:
     """Success rate, its Wilson 95 % interval and returns of each policy on each engine.
 
     Every cell also keeps its episodes' returns and successes: the engines see the same
@@ -167,18 +200,27 @@ def success_table(experiment: Experiment, models: dict[str, Path], episodes: int
     for name, path in models.items():
         table[name] = {}
         for engine, url in experiment.urls.items():
-            result = evaluate_policy(path, url, env_id=experiment.env_id,
-                                     env_kwargs=experiment.env_kwargs, episodes=episodes,
-                                     seed=seed)  # fmt: skip
+            result = evaluate_policy(
+                path,
+                url,
+                env_id=experiment.env_id,
+                env_kwargs=experiment.env_kwargs,
+                episodes=episodes,
+                seed=seed,
+            )
             low, high = result.success_interval
-            table[name][engine] = {"success": result.success_rate,
-                                   "interval": [round(low, 4), round(high, 4)],
-                                   "return": result.mean_return,
-                                   "returns": [round(float(r), 3) for r in result.returns],
-                                   "successes": result.successes.astype(int).tolist()}  # fmt: skip
-            print(f"  {name:22s} on {engine:8s}: success {result.success_rate:4.0%} "
-                  f"[{low:.0%}-{high:.0%}], return {result.mean_return:7.2f}",
-                  flush=True)  # fmt: skip
+            table[name][engine] = {
+                "success": result.success_rate,
+                "interval": [round(low, 4), round(high, 4)],
+                "return": result.mean_return,
+                "returns": [round(float(r), 3) for r in result.returns],
+                "successes": result.successes.astype(int).tolist(),
+            }
+            print(
+                f"  {name:22s} on {engine:8s}: success {result.success_rate:4.0%} "
+                f"[{low:.0%}-{high:.0%}], return {result.mean_return:7.2f}",
+                flush=True,
+            )
     return table
 
 
@@ -186,26 +228,47 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     """Command-line arguments; ``--steps``/``--episodes`` default to the experiment's."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--experiment", choices=sorted(EXPERIMENTS), default="reach")
-    parser.add_argument("--steps", type=int, default=None,
-                        help="training steps per policy (the learning-rate schedule)")
-    parser.add_argument("--stop-at", type=int, default=None, metavar="STEPS",
-                        help="stop training after this many steps")
-    parser.add_argument("--max-minutes", type=float, default=None,
-                        help="stop training after this many minutes")
-    parser.add_argument("--gamma", type=float, default=None, help="discount (default: the "
-                        "experiment's)")
-    parser.add_argument("--log-std-init", type=float, default=None,
-                        help="initial log std of the exploration noise")
-    parser.add_argument("--set", action="append", default=[], metavar="KEY=VALUE",
-                        help="override an environment keyword (JSON value), e.g. "
-                        "reach_weight=1.0; training and evaluation")  # fmt: skip
+    parser.add_argument(
+        "--steps",
+        type=int,
+        default=None,
+        help="training steps per policy (the learning-rate schedule)",
+    )
+    parser.add_argument(
+        "--stop-at",
+        type=int,
+        default=None,
+        metavar="STEPS",
+        help="stop training after this many steps",
+    )
+    parser.add_argument(
+        "--max-minutes", type=float, default=None, help="stop training after this many minutes"
+    )
+    parser.add_argument(
+        "--gamma", type=float, default=None, help="discount (default: the experiment's)"
+    )
+    parser.add_argument(
+        "--log-std-init", type=float, default=None, help="initial log std of the exploration noise"
+    )
+    parser.add_argument(
+        "--set",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="override an environment keyword (JSON value), e.g. "
+        "reach_weight=1.0; training and evaluation",
+    )
     parser.add_argument("--net", type=int, nargs="+", default=[64, 64], help="hidden layers")
     parser.add_argument("--episodes", type=int, default=None, help="evaluation episodes")
-    parser.add_argument("--out", type=Path, default=None,
-                        help="output folder (default /tmp/sim_to_sim[_push])")
+    parser.add_argument(
+        "--out", type=Path, default=None, help="output folder (default /tmp/sim_to_sim[_push])"
+    )
     parser.add_argument("--evaluate-only", action="store_true", help="skip training")
-    parser.add_argument("--only", default=None, help="train just this policy (no evaluation), "
-                        "e.g. mujoco-randomised: run them in parallel")  # fmt: skip
+    parser.add_argument(
+        "--only",
+        default=None,
+        help="train just this policy (no evaluation), e.g. mujoco-randomised: run them in parallel",
+    )
     args = parser.parse_args(argv)
     experiment = EXPERIMENTS[args.experiment]
     names = policy_names(experiment)
@@ -248,8 +311,15 @@ def main(argv: list[str] | None = None) -> None:
         folder = args.out / name
         models[name] = folder / "model.zip"
         if not args.evaluate_only and args.only in (None, name):
-            train(experiment, name, args.steps, tuple(args.net), folder,
-                  max_minutes=args.max_minutes, stop_at=args.stop_at)  # fmt: skip
+            train(
+                experiment,
+                name,
+                args.steps,
+                tuple(args.net),
+                folder,
+                max_minutes=args.max_minutes,
+                stop_at=args.stop_at,
+            )
     if args.only is not None:
         return
     table = success_table(experiment, models, args.episodes)
@@ -258,10 +328,19 @@ def main(argv: list[str] | None = None) -> None:
         info = path.parent / "training.json"
         if info.exists():
             training[name] = json.loads(info.read_text())
-    (args.out / "results.json").write_text(json.dumps(
-        {"experiment": args.experiment, "steps": args.steps, "net": args.net,
-         "episodes": args.episodes, "training": training, "table": table},
-        indent=2))  # fmt: skip
+    (args.out / "results.json").write_text(
+        json.dumps(
+            {
+                "experiment": args.experiment,
+                "steps": args.steps,
+                "net": args.net,
+                "episodes": args.episodes,
+                "training": training,
+                "table": table,
+            },
+            indent=2,
+        )
+    )
 
 
 if __name__ == "__main__":

@@ -35,16 +35,29 @@ from jointlab.envs.paired import lerobot_eval_successes, paired_difference
 from jointlab.interop.demos import expert_successes
 
 BIN = Path(sys.executable).parent
-TINY = ["--policy.dim_model=16", "--policy.n_heads=2", "--policy.dim_feedforward=32",
-        "--policy.n_encoder_layers=1", "--policy.n_decoder_layers=1", "--policy.chunk_size=5",
-        "--policy.n_action_steps=5", "--policy.use_vae=false"]  # fmt: skip
+TINY = [
+    "--policy.dim_model=16",
+    "--policy.n_heads=2",
+    "--policy.dim_feedforward=32",
+    "--policy.n_encoder_layers=1",
+    "--policy.n_decoder_layers=1",
+    "--policy.chunk_size=5",
+    "--policy.n_action_steps=5",
+    "--policy.use_vae=false",
+]
 #: The measured model: ACT with a 64-wide transformer (2 encoder layers, 1 decoder, no VAE,
 #: 172 k parameters), one second of actions per chunk at 25 fps, learning rate 3e-4 (ACT's
 #: 1e-5 default is for its 52 M-parameter model with a pretrained backbone).
-MEASURED = ["--policy.dim_model=64", "--policy.n_heads=4", "--policy.dim_feedforward=256",
-            "--policy.n_encoder_layers=2", "--policy.use_vae=false",
-            "--policy.optimizer_lr=3e-4", "--policy.chunk_size=25",
-            "--policy.n_action_steps=25"]  # fmt: skip
+MEASURED = [
+    "--policy.dim_model=64",
+    "--policy.n_heads=4",
+    "--policy.dim_feedforward=256",
+    "--policy.n_encoder_layers=2",
+    "--policy.use_vae=false",
+    "--policy.optimizer_lr=3e-4",
+    "--policy.chunk_size=25",
+    "--policy.n_action_steps=25",
+]
 
 
 def run(*command: str) -> float:
@@ -75,45 +88,76 @@ def main() -> None:
     demos, train = out / "demos", out / "train"
     if not demos.exists():
         results["record_s"] = run(
-            str(BIN / "jointlab"), "record", args.robot, "expert", "--env", args.task,
-            "--episodes", str(args.demos), "--dataset", str(demos),
-        )  # fmt: skip
+            str(BIN / "jointlab"),
+            "record",
+            args.robot,
+            "expert",
+            "--env",
+            args.task,
+            "--episodes",
+            str(args.demos),
+            "--dataset",
+            str(demos),
+        )
     checkpoint = args.checkpoint or train / "checkpoints" / "last" / "pretrained_model"
     if args.checkpoint is None and not checkpoint.exists():
         results["train_s"] = run(
-            str(BIN / "lerobot-train"), f"--dataset.repo_id=local/{demos.name}",
-            f"--dataset.root={demos}", "--policy.type=act", "--policy.device=cpu",
-            "--policy.push_to_hub=false", *(TINY if args.tiny else MEASURED),
-            f"--steps={args.steps}", f"--batch_size={args.batch_size}",
-            f"--save_freq={max(1, args.steps // 6)}", "--log_freq=25", "--num_workers=0",
-            "--wandb.enable=false", "--eval_freq=0", "--seed=1", f"--output_dir={train}",
-        )  # fmt: skip
+            str(BIN / "lerobot-train"),
+            f"--dataset.repo_id=local/{demos.name}",
+            f"--dataset.root={demos}",
+            "--policy.type=act",
+            "--policy.device=cpu",
+            "--policy.push_to_hub=false",
+            *(TINY if args.tiny else MEASURED),
+            f"--steps={args.steps}",
+            f"--batch_size={args.batch_size}",
+            f"--save_freq={max(1, args.steps // 6)}",
+            "--log_freq=25",
+            "--num_workers=0",
+            "--wandb.enable=false",
+            "--eval_freq=0",
+            "--seed=1",
+            f"--output_dir={train}",
+        )
         results["train_steps"] = args.steps
         results["train_s_per_step"] = results["train_s"] / args.steps
     label = checkpoint.parent.name if args.checkpoint else "last"
     evaluation = out / f"eval-{label}"
     if not (evaluation / "eval_info.json").exists():
         results[f"eval_s_{label}"] = run(
-            str(BIN / "lerobot-eval"), f"--policy.path={checkpoint}", "--policy.device=cpu",
-            "--env.discover_packages_path=lerobot_env_jointlab", "--env.type=jointlab",
-            f"--env.task={args.task}", f"--env.robot={args.robot}",
-            f"--eval.n_episodes={args.eval_episodes}", "--eval.batch_size=1",
-            f"--seed={args.seed}", f"--output_dir={evaluation}",
-        )  # fmt: skip
+            str(BIN / "lerobot-eval"),
+            f"--policy.path={checkpoint}",
+            "--policy.device=cpu",
+            "--env.discover_packages_path=lerobot_env_jointlab",
+            "--env.type=jointlab",
+            f"--env.task={args.task}",
+            f"--env.robot={args.robot}",
+            f"--eval.n_episodes={args.eval_episodes}",
+            "--eval.batch_size=1",
+            f"--seed={args.seed}",
+            f"--output_dir={evaluation}",
+        )
     policy = lerobot_eval_successes(evaluation)
     seeds = range(args.seed, args.seed + len(policy))
     expert = expert_successes(args.task, args.robot, seeds)
     low, high = wilson_interval(sum(policy), len(policy))
     e_low, e_high = wilson_interval(sum(expert), len(expert))
     paired = paired_difference(policy, expert)
-    results[f"policy_{label}"] = {"successes": sum(policy), "episodes": len(policy),
-                                  "wilson95": [low, high]}  # fmt: skip
-    results["expert"] = {"successes": sum(expert), "episodes": len(expert),
-                         "wilson95": [e_low, e_high]}  # fmt: skip
+    results[f"policy_{label}"] = {
+        "successes": sum(policy),
+        "episodes": len(policy),
+        "wilson95": [low, high],
+    }
+    results["expert"] = {
+        "successes": sum(expert),
+        "episodes": len(expert),
+        "wilson95": [e_low, e_high],
+    }
     results[f"paired_{label}_minus_expert"] = {
-        "difference": paired.difference, "ci95": [paired.low, paired.high],
+        "difference": paired.difference,
+        "ci95": [paired.low, paired.high],
         "p_value": paired.p_value,
-    }  # fmt: skip
+    }
     results_path.write_text(json.dumps(results, indent=2) + "\n")
     print(f"policy ({label}): {sum(policy)}/{len(policy)} [{low:.1%}, {high:.1%}]")
     print(f"expert:          {sum(expert)}/{len(expert)} [{e_low:.1%}, {e_high:.1%}]")

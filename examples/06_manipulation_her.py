@@ -23,10 +23,16 @@ def main() -> None:
     parser.add_argument("--eval-every", type=int, default=5000)
     parser.add_argument("--eval-episodes", type=int, default=50)
     args = parser.parse_args()
-    result = train_her(args.env_id, args.folder, steps=args.steps, algorithm=args.algorithm,
-                       seed=args.seed, eval_every=args.eval_every,
-                       eval_episodes=args.eval_episodes,
-                       env_kwargs={"engine": args.engine})  # fmt: skip
+    result = train_her(
+        args.env_id,
+        args.folder,
+        steps=args.steps,
+        algorithm=args.algorithm,
+        seed=args.seed,
+        eval_every=args.eval_every,
+        eval_episodes=args.eval_episodes,
+        env_kwargs={"engine": args.engine},
+    )
     print(f"{args.env_id}: {result.steps} steps in {result.seconds:.0f} s, success {result.final}")
 
 

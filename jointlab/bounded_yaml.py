@@ -26,8 +26,7 @@ import yaml
 
 from jointlab.errors import JointLabError, quote
 
-__all__ = ["MAX_DEPTH", "MAX_INT_DIGITS", "MAX_NODES", "MAX_YAML_CHARS", "load_yaml",
-           "read_text"]
+__all__ = ["MAX_DEPTH", "MAX_INT_DIGITS", "MAX_NODES", "MAX_YAML_CHARS", "load_yaml", "read_text"]
 
 #: Longest YAML text read, characters (robot files and programs are a few kilobytes).
 MAX_YAML_CHARS = 4 * 1024 * 1024
@@ -70,15 +69,16 @@ def _check_events(text: str, loader: type[yaml.SafeLoader], fail: Any) -> None:
                 raise fail(f"nested deeper than {MAX_DEPTH} levels (line {line})")
         elif isinstance(event, _COLLECTION_END):
             depth -= 1
-        elif isinstance(event, yaml.ScalarEvent) and not event.style and _LONG_INT.match(
-            event.value
+        elif (
+            isinstance(event, yaml.ScalarEvent) and not event.style and _LONG_INT.match(event.value)
         ):
             line = event.start_mark.line + 1 if event.start_mark else "?"
             raise fail(f"an integer of more than {MAX_INT_DIGITS} digits (line {line})")
 
 
-def _measure(node: yaml.Node, memo: dict[int, tuple[int, int]], active: set[int],
-             fail: Any) -> tuple[int, int]:
+def _measure(
+    node: yaml.Node, memo: dict[int, tuple[int, int]], active: set[int], fail: Any
+) -> tuple[int, int]:
     """(values, depth) of ``node`` with aliases expanded; shared nodes are measured once."""
     key = id(node)
     if key in memo:
@@ -89,8 +89,11 @@ def _measure(node: yaml.Node, memo: dict[int, tuple[int, int]], active: set[int]
         memo[key] = (1, 0)
         return memo[key]
     active.add(key)
-    children = (node.value if isinstance(node, yaml.SequenceNode)
-                else [part for pair in node.value for part in pair])  # fmt: skip
+    children = (
+        node.value
+        if isinstance(node, yaml.SequenceNode)
+        else [part for pair in node.value for part in pair]
+    )
     count, depth = 1, 0
     for child in children:
         child_count, child_depth = _measure(child, memo, active, fail)
@@ -111,10 +114,14 @@ def _with_libyaml(loader: type[yaml.SafeLoader]) -> type:
         return loader
     fast = _FAST.get(loader)
     if fast is None:
-        fast = type(f"C{loader.__name__}", (yaml.CSafeLoader,), {
-            "yaml_implicit_resolvers": loader.yaml_implicit_resolvers,
-            "yaml_constructors": loader.yaml_constructors,
-        })  # fmt: skip
+        fast = type(
+            f"C{loader.__name__}",
+            (yaml.CSafeLoader,),
+            {
+                "yaml_implicit_resolvers": loader.yaml_implicit_resolvers,
+                "yaml_constructors": loader.yaml_constructors,
+            },
+        )
         _FAST[loader] = fast
     return fast
 
@@ -122,8 +129,12 @@ def _with_libyaml(loader: type[yaml.SafeLoader]) -> type:
 _FAST: dict[type, type] = {}
 
 
-def load_yaml(text: str, source: str, error: type[JointLabError],
-              loader: type[yaml.SafeLoader] = yaml.SafeLoader) -> Any:
+def load_yaml(
+    text: str,
+    source: str,
+    error: type[JointLabError],
+    loader: type[yaml.SafeLoader] = yaml.SafeLoader,
+) -> Any:
     """Parse one YAML document within the bounds of the module docstring.
 
     Args:
@@ -143,8 +154,9 @@ def load_yaml(text: str, source: str, error: type[JointLabError],
     if len(text) > MAX_YAML_CHARS:
         raise fail(f"too large: {len(text)} characters, at most {MAX_YAML_CHARS}")
     if _flow_depth(text) > 4 * MAX_DEPTH:
-        raise fail(f"nested deeper than {MAX_DEPTH} levels (more than {4 * MAX_DEPTH} open "
-                   "brackets)")  # fmt: skip
+        raise fail(
+            f"nested deeper than {MAX_DEPTH} levels (more than {4 * MAX_DEPTH} open brackets)"
+        )
     loader = _with_libyaml(loader)
     try:
         _check_events(text, loader, fail)
@@ -167,8 +179,9 @@ def load_yaml(text: str, source: str, error: type[JointLabError],
         raise fail(f"not valid YAML: {type(exc).__name__}: {str(exc)[:200]}") from None
 
 
-def read_text(path: str | os.PathLike[str], what: str, error: type[JointLabError],
-              limit: int = MAX_YAML_CHARS) -> str:
+def read_text(
+    path: str | os.PathLike[str], what: str, error: type[JointLabError], limit: int = MAX_YAML_CHARS
+) -> str:
     """The UTF-8 text of a file of at most ``limit`` bytes.
 
     Raises:

@@ -43,8 +43,15 @@ MAX_URL_CHARS = 512
 #: Largest seed a URL may give (any 64-bit unsigned value).
 MAX_SEED = 2**64 - 1
 
-__all__ = ["RobotURL", "connect", "parse_url", "query_range", "register_scheme", "schemes",
-           "watch_connections"]
+__all__ = [
+    "RobotURL",
+    "connect",
+    "parse_url",
+    "query_range",
+    "register_scheme",
+    "schemes",
+    "watch_connections",
+]
 
 #: Told of every robot :func:`connect` builds (``jointlab ... --view`` uses it).
 _CONNECTION_LISTENERS: list[Callable[[str, Robot], None]] = []
@@ -131,8 +138,7 @@ def parse_url(url: str) -> RobotURL:
             if key in query:
                 raise ConfigurationError(f"{url}: query parameter {key!r} is given twice")
             query[key] = value
-    return RobotURL(url=url, scheme=scheme.lower(), target=unquote(target), query=query,
-                    rest=rest)  # fmt: skip
+    return RobotURL(url=url, scheme=scheme.lower(), target=unquote(target), query=query, rest=rest)
 
 
 def register_scheme(name: str, factory: Factory | str, *, replace: bool = False) -> None:
@@ -207,8 +213,9 @@ def query_bool(text: str) -> bool:
     raise ValueError("expected 0/1, true/false, yes/no or on/off")
 
 
-def query_range(low: float, high: float, *, integer: bool = False, open_low: bool = False
-                ) -> Callable[[str], Any]:  # fmt: skip
+def query_range(
+    low: float, high: float, *, integer: bool = False, open_low: bool = False
+) -> Callable[[str], Any]:
     """A converter of URL query values to a number in ``[low, high]`` (``(low, high]``).
 
     Args:

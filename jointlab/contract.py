@@ -54,8 +54,7 @@ def _flag(verb: str, on: Any) -> bool:
     """``on`` as a bool: True/False (or 1/0); anything else is a ConfigurationError."""
     if isinstance(on, (bool, np.bool_)) or (isinstance(on, (int, np.integer)) and on in (0, 1)):
         return bool(on)
-    raise ConfigurationError(f"{verb}: expected True or False, got {type(on).__name__} "
-                             f"{quote(on)}")  # fmt: skip
+    raise ConfigurationError(f"{verb}: expected True or False, got {type(on).__name__} {quote(on)}")
 
 
 @dataclass(frozen=True)
@@ -76,8 +75,11 @@ def given_fields(action: NJointAction) -> list[str]:
     Fields left NaN are not named, nor a zero torque beside a given position target:
     ``NJointAction.Position(q)`` names ``position``, ``NJointAction.Torque(t)`` ``torque``.
     """
-    names = [name for name in ("position", "position_kp", "position_kd", "velocity")
-             if not np.isnan(getattr(action, name)).all()]  # fmt: skip
+    names = [
+        name
+        for name in ("position", "position_kp", "position_kd", "velocity")
+        if not np.isnan(getattr(action, name)).all()
+    ]
     if action.torque.any() or not names:
         names.insert(0, "torque")
     return names
@@ -317,8 +319,9 @@ class Robot(abc.ABC):
             )
         self._accepted_dof = dof
 
-    def _setting(self, verb: str, what: str, joint: Any, value: Any, limit: np.ndarray
-                 ) -> tuple[int, float]:  # fmt: skip
+    def _setting(
+        self, verb: str, what: str, joint: Any, value: Any, limit: np.ndarray
+    ) -> tuple[int, float]:
         description = self.description
         try:
             index = description.joint_index(joint)
@@ -492,8 +495,9 @@ class Robot(abc.ABC):
             ConfigurationRefused: unknown joint, not finite, or not in ``(0, velocity limit]``.
         """
         self._check_open("configure_speed")
-        index, value = self._setting("configure_speed", "speed", joint, speed,
-                                     self.description.velocity_limit)  # fmt: skip
+        index, value = self._setting(
+            "configure_speed", "speed", joint, speed, self.description.velocity_limit
+        )
         self._configure_speed(index, value)
 
     def configure_accel(self, joint: int | str, accel: float) -> None:
@@ -504,8 +508,9 @@ class Robot(abc.ABC):
                 limit]``.
         """
         self._check_open("configure_accel")
-        index, value = self._setting("configure_accel", "acceleration", joint, accel,
-                                     self.description.acceleration_limit)  # fmt: skip
+        index, value = self._setting(
+            "configure_accel", "acceleration", joint, accel, self.description.acceleration_limit
+        )
         self._configure_accel(index, value)
 
     @abc.abstractmethod

@@ -76,8 +76,15 @@ class DeviceFault(JointLabError):
         bits: The device's raw error bits (0 where it has none).
     """
 
-    def __init__(self, message: str, *, joint: str | None = None, device: str = "",
-                 reasons: tuple[str, ...] = (), bits: int = 0) -> None:  # fmt: skip
+    def __init__(
+        self,
+        message: str,
+        *,
+        joint: str | None = None,
+        device: str = "",
+        reasons: tuple[str, ...] = (),
+        bits: int = 0,
+    ) -> None:
         super().__init__(message)
         self.joint = joint
         self.device = device

@@ -30,16 +30,20 @@ FAULTS: tuple[type[BaseException], ...] = (DeviceFault, LinkError)
 
 def fault_fields(error: BaseException) -> dict[str, Any]:
     """The ``fault`` event's fields: the message, and the joint, device and reasons if known."""
-    fields: dict[str, Any] = {"message": " ".join(str(error).split()),
-                              "error": type(error).__name__}  # fmt: skip
+    fields: dict[str, Any] = {
+        "message": " ".join(str(error).split()),
+        "error": type(error).__name__,
+    }
     if isinstance(error, DeviceFault):
-        fields.update(joint=error.joint, device=error.device, reasons=list(error.reasons),
-                      bits=error.bits)  # fmt: skip
+        fields.update(
+            joint=error.joint, device=error.device, reasons=list(error.reasons), bits=error.bits
+        )
     return fields
 
 
-def stop_after_fault(robot: Robot, error: BaseException, recorder: Any = None,
-                     time: float | None = None) -> None:  # fmt: skip
+def stop_after_fault(
+    robot: Robot, error: BaseException, recorder: Any = None, time: float | None = None
+) -> None:
     """Log ``error`` as a ``fault`` event, hold the joints one period, disarm (never raises).
 
     Args:

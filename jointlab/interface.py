@@ -221,9 +221,14 @@ class NJointAction:
         action = object.__new__(cls)
         zeros, nans, _, all_false = constants(dof)
         action.__dict__.update(
-            torque=zeros, position=nans, position_kp=nans, position_kd=nans, velocity=nans,
-            pd_mask=all_false, is_zero=True,
-        )  # fmt: skip
+            torque=zeros,
+            position=nans,
+            position_kp=nans,
+            position_kd=nans,
+            velocity=nans,
+            pd_mask=all_false,
+            is_zero=True,
+        )
         return action
 
     @classmethod

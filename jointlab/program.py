@@ -40,10 +40,23 @@ from jointlab.program_checks import check_shapes, check_values
 from jointlab.robots.description import RobotDescription
 
 VERBS = (
-    "home", "set_position", "set_positions", "set_velocity", "set_velocities", "set_effort",
-    "set_current", "set_currents", "follow_trajectory", "hold", "stop", "configure_speed",
-    "configure_accel", "power", "brakes", "wait",
-)  # fmt: skip
+    "home",
+    "set_position",
+    "set_positions",
+    "set_velocity",
+    "set_velocities",
+    "set_effort",
+    "set_current",
+    "set_currents",
+    "follow_trajectory",
+    "hold",
+    "stop",
+    "configure_speed",
+    "configure_accel",
+    "power",
+    "brakes",
+    "wait",
+)
 #: Robot-time limit of one step that does not say ``for:``, seconds.
 DEFAULT_STEP_TIMEOUT = 30.0
 
@@ -84,16 +97,20 @@ def load_program(source: str | Path | Sequence[Any]) -> Program:
         ConfigurationError: an unreadable file or an invalid step (names the file, the step
             index, the verb and the argument).
     """
-    if isinstance(source, Sequence) and not isinstance(source, str) and source and all(
-        isinstance(step, ProgramStep) for step in source
+    if (
+        isinstance(source, Sequence)
+        and not isinstance(source, str)
+        and source
+        and all(isinstance(step, ProgramStep) for step in source)
     ):
         return list(source)
     where = "<program>"
     data: Any = source
     if isinstance(source, Path) or (isinstance(source, str) and source.endswith((".yaml", ".yml"))):
         where = quote(str(source), 200)[1:-1]
-        data = load_yaml(read_text(source, "program", ConfigurationError), where,
-                         ConfigurationError)  # fmt: skip
+        data = load_yaml(
+            read_text(source, "program", ConfigurationError), where, ConfigurationError
+        )
     elif isinstance(source, str):
         data = load_yaml(source, where, ConfigurationError)
     if not isinstance(data, list) or not data:
@@ -118,8 +135,9 @@ def load_program(source: str | Path | Sequence[Any]) -> Program:
             steps.append(ProgramStep("wait", {}, _seconds(here, arguments)))
             continue
         if arguments is not None and not isinstance(arguments, Mapping):
-            raise ConfigurationError(f"{here}: arguments must be a mapping {{name: value}}, "
-                                     f"got {quote(arguments)}")  # fmt: skip
+            raise ConfigurationError(
+                f"{here}: arguments must be a mapping {{name: value}}, got {quote(arguments)}"
+            )
         arguments = dict(arguments or {})
         duration = arguments.pop("for", None)
         _check_arguments(here, verb, arguments)
@@ -237,8 +255,9 @@ def run_program(
     return results
 
 
-def _run_step(robot: Robot, commander: Commander, step: ProgramStep, tracker: _PeakTorque,
-              first: bool) -> RunSummary | None:  # fmt: skip
+def _run_step(
+    robot: Robot, commander: Commander, step: ProgramStep, tracker: _PeakTorque, first: bool
+) -> RunSummary | None:
     """Run one step; None if it did not finish within :data:`DEFAULT_STEP_TIMEOUT`."""
     if step.verb == "wait":
         return run(robot, commander, duration=step.duration, recorder=tracker, reset=first)
@@ -246,8 +265,13 @@ def _run_step(robot: Robot, commander: Commander, step: ProgramStep, tracker: _P
     if step.duration is not None:
         return run(robot, commander, duration=step.duration, recorder=tracker, reset=first)
     deadline = robot.time + DEFAULT_STEP_TIMEOUT
-    summary = run(robot, commander, recorder=tracker, reset=first,
-                  until=lambda state, h=handle, d=deadline: h.done or state.time >= d)  # fmt: skip
+    summary = run(
+        robot,
+        commander,
+        recorder=tracker,
+        reset=first,
+        until=lambda state, h=handle, d=deadline: h.done or state.time >= d,
+    )
     return summary if handle.done else None
 
 
@@ -298,20 +322,22 @@ def demo_program(source: RobotDescription | Robot) -> Program:
     lower, upper = description.soft_lower, description.soft_upper
     free = ~description.dependent
     names = [n for n, f in zip(description.joint_names, free, strict=True) if f]
-    reach = np.minimum(DEMO_EXCURSION_FRACTION * (upper - lower),
-                       DEMO_EXCURSION_TIME * description.config_speed)
+    reach = np.minimum(
+        DEMO_EXCURSION_FRACTION * (upper - lower), DEMO_EXCURSION_TIME * description.config_speed
+    )
     span = np.where(free, reach, 0.0)
     alternating = np.where(np.arange(description.dof) % 2 == 0, 1.0, -1.0)
     signs = [np.ones(description.dof), -np.ones(description.dof), alternating, -alternating]
-    candidates = [description.apply_coupling(np.clip(home + s * span, lower, upper))
-                  for s in signs]  # fmt: skip
+    candidates = [description.apply_coupling(np.clip(home + s * span, lower, upper)) for s in signs]
     away = max(candidates, key=lambda q: _clearance(description, q))
     back = description.apply_coupling(np.clip(home - 0.5 * (away - home), lower, upper))
     waypoints = [{"position": q[free].tolist()} for q in (home, away, back, home)]
-    return load_program([
-        {"home": {}},
-        {"follow_trajectory": {"waypoints": waypoints, "joints": names}},
-        {"set_positions": {"positions": np.where(free, away, np.nan).tolist()}},
-        {"hold": {"for": 0.5}},
-        {"stop": {"mode": "decelerate"}},
-    ])
+    return load_program(
+        [
+            {"home": {}},
+            {"follow_trajectory": {"waypoints": waypoints, "joints": names}},
+            {"set_positions": {"positions": np.where(free, away, np.nan).tolist()}},
+            {"hold": {"for": 0.5}},
+            {"stop": {"mode": "decelerate"}},
+        ]
+    )

@@ -27,18 +27,22 @@ def _data_points(ax) -> np.ndarray:
     for line in ax.get_lines():
         if line.get_gid() == "reference" or not line.get_visible():
             continue
-        xy = np.column_stack([np.asarray(line.get_xdata(), dtype=float),
-                              np.asarray(line.get_ydata(), dtype=float)])  # fmt: skip
-        if len(xy) == 2 and (np.ptp(xy[:, 0]) == 0 or np.ptp(xy[:, 1]) == 0) and (
-            line.get_transform() != ax.transData
+        xy = np.column_stack(
+            [np.asarray(line.get_xdata(), dtype=float), np.asarray(line.get_ydata(), dtype=float)]
+        )
+        if (
+            len(xy) == 2
+            and (np.ptp(xy[:, 0]) == 0 or np.ptp(xy[:, 1]) == 0)
+            and (line.get_transform() != ax.transData)
         ):
             continue  # axhline/axvline: a reference, not data
         points.append(line.get_transform().transform(xy[np.isfinite(xy).all(axis=1)]))
     for patch in ax.patches:
         if isinstance(patch, Rectangle) and patch.get_height() != 0:
             corners = patch.get_bbox().get_points()
-            top = np.array([[corners[:, 0].mean(), corners[1, 1] if patch.get_height() > 0
-                             else corners[0, 1]]])  # fmt: skip
+            top = np.array(
+                [[corners[:, 0].mean(), corners[1, 1] if patch.get_height() > 0 else corners[0, 1]]]
+            )
             points.append(ax.transData.transform(top))
     for collection in ax.collections:
         if isinstance(collection, PathCollection):
@@ -93,15 +97,23 @@ def figure_problems(fig: Figure) -> list[str]:
         if not any(UNIT.search(label) for label in xlabels):
             problems.append(f"{name}: x label {ax.get_xlabel()!r} has no unit")
         for box in boxes:
-            inside = ((points[:, 0] > box.x0) & (points[:, 0] < box.x1)
-                      & (points[:, 1] > box.y0) & (points[:, 1] < box.y1))  # fmt: skip
+            inside = (
+                (points[:, 0] > box.x0)
+                & (points[:, 0] < box.x1)
+                & (points[:, 1] > box.y0)
+                & (points[:, 1] < box.y1)
+            )
             if inside.any():
                 problems.append(f"{name}: the legend covers {int(inside.sum())} data points")
         for text, box, owner in texts:
             if owner is not ax:
                 continue
-            inside = ((points[:, 0] > box.x0) & (points[:, 0] < box.x1)
-                      & (points[:, 1] > box.y0) & (points[:, 1] < box.y1))  # fmt: skip
+            inside = (
+                (points[:, 0] > box.x0)
+                & (points[:, 0] < box.x1)
+                & (points[:, 1] > box.y0)
+                & (points[:, 1] < box.y1)
+            )
             if inside.any():
                 problems.append(f"{name}: the text {text} covers {int(inside.sum())} data points")
         for axis in ("x", "y"):

@@ -22,8 +22,12 @@ def puck() -> RobotDescription:
     return description_from_dict(
         {
             "name": "puck",
-            "base": {"position": [0.0, 0.0, 0.05], "fixed": False, "mass": BASE_MASS,
-                     "radius": 0.1},
+            "base": {
+                "position": [0.0, 0.0, 0.05],
+                "fixed": False,
+                "mass": BASE_MASS,
+                "radius": 0.1,
+            },
             "actuators": [
                 {
                     "name": "slider",
@@ -38,4 +42,4 @@ def puck() -> RobotDescription:
                 }
             ],
         }
-    )  # fmt: skip
+    )

@@ -16,5 +16,9 @@ def load_urdf(client: int, description: RobotDescription, *, armature: bool = Fa
         path = os.path.join(folder, f"{description.name}.urdf")
         with open(path, "w") as handle:
             handle.write(description_to_urdf(description, armature=armature))
-        return pybullet.loadURDF(path, useFixedBase=True, physicsClientId=client,
-                                 flags=pybullet.URDF_USE_INERTIA_FROM_FILE)
+        return pybullet.loadURDF(
+            path,
+            useFixedBase=True,
+            physicsClientId=client,
+            flags=pybullet.URDF_USE_INERTIA_FROM_FILE,
+        )

@@ -34,14 +34,21 @@ from jointlab.interface import ActuatorState, ArrayState, NJointAction
 from jointlab.sim import SimRobot
 
 PATIENT = {"request_timeout": 1.0, "dead_ms": 5000, "connect_timeout": 10.0}
-BACKENDS = ["sim", "mujoco", "lockstep", "realtime",
-            pytest.param("firmware", marks=pytest.mark.slow)]  # fmt: skip
+BACKENDS = [
+    "sim",
+    "mujoco",
+    "lockstep",
+    "realtime",
+    pytest.param("firmware", marks=pytest.mark.slow),
+]
 
 
 @pytest.fixture(scope="module")
 def emulators() -> Iterator[dict[str, EmulatorProcess]]:
-    processes = {"lockstep": EmulatorProcess("arm6", lockstep=True),
-                 "realtime": EmulatorProcess("arm6")}  # fmt: skip
+    processes = {
+        "lockstep": EmulatorProcess("arm6", lockstep=True),
+        "realtime": EmulatorProcess("arm6"),
+    }
     yield processes
     for process in processes.values():
         process.close()
@@ -185,9 +192,13 @@ def test_configured_speed_and_acceleration(robot: Robot) -> None:
     robot.configure_accel("elbow", 1.5)
     assert robot.geometry().actuators[1].config_speed == pytest.approx(0.5)
     assert robot.config_accel[2] == pytest.approx(1.5)
-    for joint, value, reason in ((1, 1e6, "out_of_limits"), (1, -1.0, "out_of_limits"),
-                                 (1, float("nan"), "invalid_value"), (9, 0.5, "unknown_joint"),
-                                 ("no_such_joint", 0.5, "unknown_joint")):  # fmt: skip
+    for joint, value, reason in (
+        (1, 1e6, "out_of_limits"),
+        (1, -1.0, "out_of_limits"),
+        (1, float("nan"), "invalid_value"),
+        (9, 0.5, "unknown_joint"),
+        ("no_such_joint", 0.5, "unknown_joint"),
+    ):
         with pytest.raises(ConfigurationRefused) as info:
             robot.configure_speed(joint, value)
         assert info.value.reason == reason and isinstance(info.value, ConfigurationError)
@@ -210,9 +221,18 @@ def test_every_verb_after_close_raises_robot_closed(fresh: Robot) -> None:
     fresh.close()
     fresh.close()  # safe twice
     assert fresh.closed
-    verbs = [fresh.read, fresh.step, fresh.arm, fresh.disarm, fresh.reset, fresh.geometry,
-             lambda: fresh.apply(action), lambda: fresh.power(True),
-             lambda: fresh.brakes(False), lambda: fresh.configure_speed(0, 0.5)]  # fmt: skip
+    verbs = [
+        fresh.read,
+        fresh.step,
+        fresh.arm,
+        fresh.disarm,
+        fresh.reset,
+        fresh.geometry,
+        lambda: fresh.apply(action),
+        lambda: fresh.power(True),
+        lambda: fresh.brakes(False),
+        lambda: fresh.configure_speed(0, 0.5),
+    ]
     for verb in verbs:
         with pytest.raises(RobotClosed) as info:
             verb()

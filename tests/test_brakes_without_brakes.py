@@ -34,8 +34,11 @@ def test_brakes_on_a_robot_without_brakes_are_refused_and_it_keeps_holding(url: 
         robot.arm()
         robot.step()
         held = robot.read().position
-        with pytest.raises(CommandRefused, match=r"brakes\(True\) refused: robot 'so101'.*"
-                           r"has no brakes") as info:  # fmt: skip
+        with pytest.raises(
+            CommandRefused,
+            match=r"brakes\(True\) refused: robot 'so101'.*"
+            r"has no brakes",
+        ) as info:
             robot.brakes(True)
         assert info.value.reason == "no_brakes"
         robot.brakes(False)  # nothing to release: accepted

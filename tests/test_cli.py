@@ -19,10 +19,17 @@ ROOT = Path(__file__).resolve().parent.parent
 PROGRAM = "- home: {}\n- set_position: {joint: x, position: 0.5}\n- hold: {for: 0.2}\n"
 
 
-def jointlab(*args: str, cwd: Path | None = None,
-             timeout: float = 300) -> subprocess.CompletedProcess[str]:  # fmt: skip
-    return subprocess.run([sys.executable, "-m", "jointlab", *args], capture_output=True,
-                          text=True, timeout=timeout, cwd=cwd, check=False)  # fmt: skip
+def jointlab(
+    *args: str, cwd: Path | None = None, timeout: float = 300
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "jointlab", *args],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        cwd=cwd,
+        check=False,
+    )
 
 
 @pytest.fixture
@@ -114,8 +121,9 @@ BAD_ARGUMENTS = [
 ]
 
 
-@pytest.mark.parametrize(("argv", "expected"), BAD_ARGUMENTS, ids=[" ".join(a) or "(none)"
-                                                                   for a, _ in BAD_ARGUMENTS])
+@pytest.mark.parametrize(
+    ("argv", "expected"), BAD_ARGUMENTS, ids=[" ".join(a) or "(none)" for a, _ in BAD_ARGUMENTS]
+)
 def test_bad_arguments_exit_2_with_one_line(workdir, capsys, argv, expected) -> None:
     try:
         code = main(argv)
@@ -139,8 +147,12 @@ def test_user_errors_never_show_a_traceback_from_a_real_process(tmp_path) -> Non
     result = jointlab("train", "jointlab/Reach-v1", cwd=tmp_path)
     assert result.returncode == 2 and "Traceback" not in result.stderr
     assert result.stderr.strip().startswith("jointlab train: error: unknown task")
-    example = subprocess.run([sys.executable, str(ROOT / "examples" / "01_sim_to_real.py"),
-                              "--help"], capture_output=True, text=True, timeout=60)  # fmt: skip
+    example = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "01_sim_to_real.py"), "--help"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert example.returncode == 0 and "usage:" in example.stdout
 
 
@@ -236,7 +248,9 @@ def test_train_eval_record_replay(workdir, capsys) -> None:
     summary = json.loads((evaluation / "summary.json").read_text())
     assert summary["env_id"] == "jointlab/Reach-v0" and len(summary["returns"]) == 2
     assert sorted(p.name for p in (evaluation / "video").iterdir()) == [
-        "Reach-v0-episode-0.mp4", "Reach-v0-episode-1.mp4"]  # fmt: skip
+        "Reach-v0-episode-0.mp4",
+        "Reach-v0-episode-1.mp4",
+    ]
     assert main(["record", "arm6", str(model), "--seed", "3"]) == 0
     recorded = workdir / "runs" / "record-train-reach-arm6-3" / "log.npz"
     assert len(load_log(recorded)) == 50

@@ -53,13 +53,15 @@ CANNOT_RUN = {
     "jointlab setup-motors feetech:///dev/ttyACM0 --robot so101": DEVICE,
     'jointlab teleop --leader "feetech:///dev/ttyACM1?robot=so101" --follower sim://so101': DEVICE,
     "jointlab calibrate --robot so101 --import-lerobot "
-    "~/.cache/huggingface/lerobot/calibration/robots/so101_follower/my_arm.json":
-        "needs LeRobot's calibration file of one's own arm",
-    'jointlab calibrate "emulated://so101?calibrated=0&offset_error=150" --robot so101 --auto':
+    "~/.cache/huggingface/lerobot/calibration/robots/so101_follower/my_arm.json": (
+        "needs LeRobot's calibration file of one's own arm"
+    ),
+    'jointlab calibrate "emulated://so101?calibrated=0&offset_error=150" --robot so101 --auto': (
         "issue 41 item 2 (automatic homing of the emulated arms at the safe push) is being "
-        "fixed apart: drop this entry with it",
+        "fixed apart: drop this entry with it"
+    ),
     "jointlab bench sim_overhead control_loop": "minutes of benchmarking; the --quick "
-                                                "example above runs the same scripts",
+    "example above runs the same scripts",
     "jointlab identify fit arm6 runs/identify-excite-arm6-emulated-arm6/log.npz "
     "--joints elbow wrist_pitch": ITEM_3,
     "jointlab identify fit arm6 runs/identify-excite-arm6-emulated-arm6/log.npz "
@@ -67,8 +69,8 @@ CANNOT_RUN = {
     "--parameters damping delay --name fit-damping": ITEM_3,
     "jointlab find-port": "asks a person to unplug an arm's cable",
     "jointlab train reach": "trains for minutes (300k steps); the stored Reach policy of "
-                            "notebooks/models stands in for its runs/train-reach",
-}  # fmt: skip
+    "notebooks/models stands in for its runs/train-reach",
+}
 if not os.environ.get("DISPLAY") and not os.environ.get("WAYLAND_DISPLAY"):
     CANNOT_RUN["jointlab demo trifinger --gui"] = "needs a display"
 
@@ -123,8 +125,11 @@ def examples_of(text: str) -> tuple[list[str], list[str]]:
 
 
 def all_examples() -> list[Example]:
-    return [Example(prog, text) for prog, help_text in help_texts().items()
-            for text in examples_of(help_text)[0]]  # fmt: skip
+    return [
+        Example(prog, text)
+        for prog, help_text in help_texts().items()
+        for text in examples_of(help_text)[0]
+    ]
 
 
 def test_help_examples_stand_in_examples_blocks_and_parse() -> None:
@@ -160,9 +165,13 @@ def test_train_help_lists_every_task() -> None:
 
 
 def test_an_interactive_command_without_a_terminal_is_one_line(tmp_path) -> None:
-    done = subprocess.run([sys.executable, "-m", "jointlab", "find-port", "--ports",
-                           str(tmp_path / "none*")], stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "jointlab", "find-port", "--ports", str(tmp_path / "none*")],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 2 and "Traceback" not in done.stderr, done.stderr
     assert "its input is closed" in done.stderr
 
@@ -189,10 +198,15 @@ def _run(example: Example, folder: Path, env: dict[str, str]) -> tuple[int, str]
     :data:`GRACE` seconds after it said so, and must then stop cleanly (status 0 or 130).
     Any other must finish within :data:`LIMIT` seconds.
     """
-    process = subprocess.Popen([sys.executable, "-m", "jointlab", *example.words[1:]],
-                               cwd=folder, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.STDOUT, text=True,
-                               start_new_session=True)  # fmt: skip
+    process = subprocess.Popen(
+        [sys.executable, "-m", "jointlab", *example.words[1:]],
+        cwd=folder,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        start_new_session=True,
+    )
     lines: list[str] = []
     reader = threading.Thread(target=lambda: lines.extend(process.stdout), daemon=True)
     reader.start()

@@ -43,19 +43,35 @@ def test_describe_gives_every_quantity_its_unit(name) -> None:
 
 
 def _result(verb: str, max_error: float, rms_error: float) -> SimpleNamespace:
-    summary = SimpleNamespace(duration=0.5, ticks=500, max_tracking_error=max_error,
-                              rms_tracking_error=rms_error)  # fmt: skip
+    summary = SimpleNamespace(
+        duration=0.5, ticks=500, max_tracking_error=max_error, rms_tracking_error=rms_error
+    )
     return SimpleNamespace(step=SimpleNamespace(verb=verb), summary=summary, peak_torque=1.5)
 
 
-@pytest.mark.parametrize(("linear", "error", "torque"), [
-    ([False, False], "mrad", "N·m"), ([True], "mm", "N"), ([True, False], "mrad|mm", "N·m|N"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("linear", "error", "torque"),
+    [
+        ([False, False], "mrad", "N·m"),
+        ([True], "mm", "N"),
+        ([True, False], "mrad|mm", "N·m|N"),
+    ],
+)
 def test_the_run_table_gives_units(linear, error, torque) -> None:
     table = summary_table("t", [_result("home", 0.0066, 0.0025)], 0.5, linear)
     cells = _cells(table)
-    assert set(cells) == {"step", "command", "robot time (s)", "ticks", f"max err ({error})",
-                          f"rms err ({error})", f"peak torque ({torque})"}  # fmt: skip
+    assert set(cells) == {
+        "step",
+        "command",
+        "robot time (s)",
+        "ticks",
+        f"max err ({error})",
+        f"rms err ({error})",
+        f"peak torque ({torque})",
+    }
     assert cells[f"max err ({error})"] == ["6.6", "6.6"]  # step 0 and all, in thousandths
-    assert all(re.search(r"\(.+\)", header) for header in cells if header not in
-               ("step", "command", "ticks"))  # fmt: skip
+    assert all(
+        re.search(r"\(.+\)", header)
+        for header in cells
+        if header not in ("step", "command", "ticks")
+    )

@@ -18,10 +18,14 @@ def test_demo_program_fits_the_robot(name: str) -> None:
     description = load_robot(name)
     program = demo_program(description)
     assert [step.verb for step in program] == [
-        "home", "follow_trajectory", "set_positions", "hold", "stop"]  # fmt: skip
+        "home",
+        "follow_trajectory",
+        "set_positions",
+        "hold",
+        "stop",
+    ]
     trajectory = program[1].arguments
-    free = [n for n, d in zip(description.joint_names, description.dependent, strict=True)
-            if not d]
+    free = [n for n, d in zip(description.joint_names, description.dependent, strict=True) if not d]
     assert trajectory["joints"] == free  # never the dependent joints, never a fixed count
     for waypoint in trajectory["waypoints"]:
         position = np.array(waypoint["position"])

@@ -28,8 +28,15 @@ def recording(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """The log of a short program on sim://arm6 (virtual time: the same rows every run)."""
     folder = tmp_path_factory.mktemp("export")
     (folder / "program.yaml").write_text(PROGRAM)
-    argv = ["run", "sim://arm6", str(folder / "program.yaml"), "--out", str(folder), "--name",
-            "run"]  # fmt: skip
+    argv = [
+        "run",
+        "sim://arm6",
+        str(folder / "program.yaml"),
+        "--out",
+        str(folder),
+        "--name",
+        "run",
+    ]
     assert main(argv) == 0
     return folder / "run" / "log.npz"
 
@@ -43,8 +50,10 @@ def _logged(log: Log, channel: str) -> np.ndarray:
 def _messages(path: Path) -> list[tuple[str, dict, int, object]]:
     with path.open("rb") as stream:
         reader = mcap_reader.make_reader(stream)
-        return [(channel.topic, json.loads(message.data), message.log_time, schema)
-                for schema, channel, message in reader.iter_messages()]  # fmt: skip
+        return [
+            (channel.topic, json.loads(message.data), message.log_time, schema)
+            for schema, channel, message in reader.iter_messages()
+        ]
 
 
 def _array(values: list) -> np.ndarray:
@@ -61,8 +70,9 @@ def test_mcap_export_reads_back_with_mcaps_reader(recording, capsys) -> None:
     assert {"commanded", "feedforward", "sent", "state"} <= set(log.channels)
     with target.open("rb") as stream:
         summary = mcap_reader.make_reader(stream).get_summary()
-    topics = {c.topic: summary.statistics.channel_message_counts[i]
-              for i, c in summary.channels.items()}  # fmt: skip
+    topics = {
+        c.topic: summary.statistics.channel_message_counts[i] for i, c in summary.channels.items()
+    }
     expected = {f"/jointlab/{c}": int(_logged(log, c).sum()) for c in log.channels}
     expected["/jointlab/events"] = len(log.events)
     assert topics == expected and len(log.events) > 0
@@ -71,8 +81,7 @@ def test_mcap_export_reads_back_with_mcaps_reader(recording, capsys) -> None:
     stamps = [stamp for _, _, stamp, _ in messages]
     assert stamps == sorted(stamps)
     for channel in ("state", "commanded", "sent"):
-        mine = [(m, stamp, s) for topic, m, stamp, s in messages
-                if topic == f"/jointlab/{channel}"]  # fmt: skip
+        mine = [(m, stamp, s) for topic, m, stamp, s in messages if topic == f"/jointlab/{channel}"]
         schema = mine[0][2]
         assert (schema.name, schema.encoding) == (f"jointlab.{channel}", "jsonschema")
         validator = jsonschema.Draft202012Validator(json.loads(schema.data))
@@ -102,11 +111,17 @@ def test_rerun_export_reads_back_with_reruns_reader(recording, tmp_path) -> None
         rows[chunk.entity_path] += chunk.num_rows
         if chunk.entity_path == "/state/position/elbow":
             batch = chunk.to_record_batch()
-            elbow += list(zip(batch.column("time").cast("int64").to_pylist(),
-                              [v[0] for v in batch.column("Scalars:scalars").to_pylist()],
-                              strict=True))  # fmt: skip
-    expected = {path: int(np.count_nonzero(~np.isnan(log[column])))
-                for path, column in entity_paths(log).items()}  # fmt: skip
+            elbow += list(
+                zip(
+                    batch.column("time").cast("int64").to_pylist(),
+                    [v[0] for v in batch.column("Scalars:scalars").to_pylist()],
+                    strict=True,
+                )
+            )
+    expected = {
+        path: int(np.count_nonzero(~np.isnan(log[column])))
+        for path, column in entity_paths(log).items()
+    }
     expected = {path: count for path, count in expected.items() if count}
     assert "/state/position/elbow" in expected and "/commanded/position/elbow" in expected
     assert {p: rows[p] for p in expected} == expected
@@ -115,8 +130,11 @@ def test_rerun_export_reads_back_with_reruns_reader(recording, tmp_path) -> None
     assert [t for t, _ in elbow] == [round(t * 1e9) for t in log.time]
     np.testing.assert_array_equal([v for _, v in elbow], log["state.position[2]"])
     (blueprint,) = reader.blueprints()  # per joint target vs measured, and the events
-    views = {c.entity_path for c in reader.stream(store=blueprint).to_chunks()
-             if c.entity_path.startswith("/view/") and c.entity_path.count("/") == 2}  # fmt: skip
+    views = {
+        c.entity_path
+        for c in reader.stream(store=blueprint).to_chunks()
+        if c.entity_path.startswith("/view/") and c.entity_path.count("/") == 2
+    }
     assert len(views) == log["state.position"].shape[1] + 1
 
 
@@ -127,24 +145,33 @@ def test_an_older_log_without_commanded_channels_or_joint_names_exports(tmp_path
     data = np.array([[0.5, math.nan, 0.1, 0.2], [0.25, -1.0, 0.15, 0.25]])
     path = save_log(Log(np.array([0.0, 0.01]), data, fields), tmp_path / "old.csv")
     assert main(["export", str(path), "--to", "rerun"]) == 0
-    paths = {c.entity_path for c in rerun_chunk.RrdReader(path.with_suffix(".rrd")).stream()
-             .to_chunks()}  # fmt: skip
+    paths = {
+        c.entity_path for c in rerun_chunk.RrdReader(path.with_suffix(".rrd")).stream().to_chunks()
+    }
     assert {"/state/position/joint0", "/desired/torque/joint1"} <= paths
     assert main(["export", str(path), "--to", "mcap"]) == 0
     messages = _messages(path.with_suffix(".mcap"))
     assert [m["torque"] for t, m, _, _ in messages if t == "/jointlab/desired"] == [
-        [0.5, None], [0.25, -1.0]]  # fmt: skip
+        [0.5, None],
+        [0.25, -1.0],
+    ]
 
 
 @pytest.mark.parametrize("to", ["mcap", "rerun"])
-@pytest.mark.parametrize(("content", "expected"), [
-    (b"PK\x03\x04 not really a zip", "cannot be read as an NPZ log"),
-    (b"\x00\x01garbage", "is not a JointLab log"),
-    (b'# jointlab-log {"format": "jointlab-log", "version": 99, "fields": []}\ntime\n',
-     "is log format version 99; this JointLab reads up to 1"),
-])  # fmt: skip
-def test_a_corrupt_or_newer_recording_is_one_line_naming_the_file(tmp_path, capsys, to, content,
-                                                                  expected) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        (b"PK\x03\x04 not really a zip", "cannot be read as an NPZ log"),
+        (b"\x00\x01garbage", "is not a JointLab log"),
+        (
+            b'# jointlab-log {"format": "jointlab-log", "version": 99, "fields": []}\ntime\n',
+            "is log format version 99; this JointLab reads up to 1",
+        ),
+    ],
+)
+def test_a_corrupt_or_newer_recording_is_one_line_naming_the_file(
+    tmp_path, capsys, to, content, expected
+) -> None:
     path = tmp_path / ("bad.npz" if content.startswith(b"PK") else "bad.csv")
     path.write_bytes(content)
     assert main(["export", str(path), "--to", to]) == 2
@@ -186,11 +213,20 @@ CELLS = st.floats(allow_nan=True, allow_infinity=False, width=64)
 def test_any_log_round_trips_through_mcap(tmp_path_factory, data, rows, width) -> None:
     from jointlab.interop.mcap_export import export_mcap
 
-    fields = (Field("state", "position", width), Field("state", "armed", 1, False),
-              Field("sent", "torque", width))  # fmt: skip
-    table = np.array(data.draw(st.lists(st.lists(CELLS, min_size=2 * width + 1,
-                                                 max_size=2 * width + 1),
-                                        min_size=rows, max_size=rows)))  # fmt: skip
+    fields = (
+        Field("state", "position", width),
+        Field("state", "armed", 1, False),
+        Field("sent", "torque", width),
+    )
+    table = np.array(
+        data.draw(
+            st.lists(
+                st.lists(CELLS, min_size=2 * width + 1, max_size=2 * width + 1),
+                min_size=rows,
+                max_size=rows,
+            )
+        )
+    )
     times = np.cumsum(data.draw(st.lists(st.floats(0, 10), min_size=rows, max_size=rows)))
     log = Log(times, table, fields, LogMetadata(joint_names=[f"j{i}" for i in range(width)]))
     target = export_mcap(log, tmp_path_factory.mktemp("rt") / "log.mcap")
@@ -201,5 +237,6 @@ def test_any_log_round_trips_through_mcap(tmp_path_factory, data, rows, width) -
         assert len(mine) == len(rows_)
         for name in log.field_names(channel):
             got = np.array([_array(np.atleast_1d(m[name]).tolist()) for m in mine])
-            np.testing.assert_array_equal(got.reshape(log[f"{channel}.{name}"][rows_].shape),
-                                          log[f"{channel}.{name}"][rows_])  # fmt: skip
+            np.testing.assert_array_equal(
+                got.reshape(log[f"{channel}.{name}"][rows_].shape), log[f"{channel}.{name}"][rows_]
+            )

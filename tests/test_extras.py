@@ -20,7 +20,7 @@ WITHOUT_RL = (
 def test_require_names_the_extra_and_the_command() -> None:
     with pytest.raises(MissingExtraError, match=r"no_such_module.*'rl' extra.*pip install"):
         require("rl", "training", "json", "no_such_module")
-    json, = require("rl", "training", "json")
+    (json,) = require("rl", "training", "json")
     assert json.dumps([1]) == "[1]"
 
 
@@ -65,8 +65,9 @@ except MissingExtraError as error:
 def test_check_env_passes_in_the_demo_install_headless() -> None:
     from jointlab.envs import ENV_SPECS
 
-    done = subprocess.run([sys.executable, "-c", CHECK_ENV_WITHOUT_VIEW], capture_output=True,
-                          text=True, timeout=300)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", CHECK_ENV_WITHOUT_VIEW], capture_output=True, text=True, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     lines = done.stdout.splitlines()
     assert lines[:-1] == [f"{spec.id} ['rgb_array']" for spec in ENV_SPECS]
@@ -90,8 +91,10 @@ def _runtime_dependencies() -> set[str]:
     import tomllib
 
     project = tomllib.loads((Path(__file__).parents[1] / "pyproject.toml").read_text())
-    return {re.split(r"[<>=!~\[; ]", d, maxsplit=1)[0].lower()
-            for d in project["project"]["dependencies"]}  # fmt: skip
+    return {
+        re.split(r"[<>=!~\[; ]", d, maxsplit=1)[0].lower()
+        for d in project["project"]["dependencies"]
+    }
 
 
 def test_the_servo_vendor_sdks_are_runtime_dependencies() -> None:
@@ -108,23 +111,41 @@ WITHOUT_SDKS = (
 )
 
 
-@pytest.mark.parametrize(("command", "package"), [
-    (["run", "emulated://so101", "examples/programs/so101_wave.yaml"], "feetech-servo-sdk"),
-    (["check", "emulated://koch"], "dynamixel-sdk"),
-    (["teleop", "--leader", "emulated://so101", "--follower", "sim://so101"],
-     "feetech-servo-sdk"),
-    (["run", "feetech:///dev/null?robot=so101", "examples/programs/so101_wave.yaml"],
-     "feetech-servo-sdk"),
-])  # fmt: skip
-def test_a_missing_vendor_sdk_is_one_line_before_anything_starts(tmp_path, command,
-                                                                 package) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("command", "package"),
+    [
+        (["run", "emulated://so101", "examples/programs/so101_wave.yaml"], "feetech-servo-sdk"),
+        (["check", "emulated://koch"], "dynamixel-sdk"),
+        (
+            ["teleop", "--leader", "emulated://so101", "--follower", "sim://so101"],
+            "feetech-servo-sdk",
+        ),
+        (
+            ["run", "feetech:///dev/null?robot=so101", "examples/programs/so101_wave.yaml"],
+            "feetech-servo-sdk",
+        ),
+    ],
+)
+def test_a_missing_vendor_sdk_is_one_line_before_anything_starts(
+    tmp_path, command, package
+) -> None:
     from pathlib import Path
 
     root = Path(__file__).parents[1]
     args = [a if not a.startswith("examples/") else str(root / a) for a in command]
-    done = subprocess.run([sys.executable, "-c", WITHOUT_SDKS, *args, *(
-        ["--out", str(tmp_path)] if command[0] == "run" else [])], capture_output=True,
-        text=True, timeout=120, cwd=tmp_path)  # fmt: skip
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            WITHOUT_SDKS,
+            *args,
+            *(["--out", str(tmp_path)] if command[0] == "run" else []),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert done.returncode == 2, done.stderr
     assert done.stderr.count("\n") == 1 and f"pip install {package}" in done.stderr, done.stderr
     assert "Traceback" not in done.stderr + done.stdout

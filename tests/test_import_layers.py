@@ -78,8 +78,11 @@ def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
 def test_hardware_has_no_import_circles() -> None:
     graph = _graph()
     inside = "jointlab.hardware."
-    hardware = {name: {t for t in targets if t.startswith(inside)}
-                for name, targets in graph.items() if name.startswith(inside)}  # fmt: skip
+    hardware = {
+        name: {t for t in targets if t.startswith(inside)}
+        for name, targets in graph.items()
+        if name.startswith(inside)
+    }
     assert _cycles(hardware) == []
 
 

@@ -83,8 +83,9 @@ def test_wrong_length_names_the_field_and_shape(name: str) -> None:
     assert f"NJointAction.{name}" in message and "(2,)" in message and "(3,)" in message
 
 
-@pytest.mark.parametrize("value", [5.0, [[1.0, 2.0]], np.zeros((2, 2))], ids=["scalar", "2d",
-                                                                           "matrix"])  # fmt: skip
+@pytest.mark.parametrize(
+    "value", [5.0, [[1.0, 2.0]], np.zeros((2, 2))], ids=["scalar", "2d", "matrix"]
+)
 def test_torque_must_be_a_vector(value: object) -> None:
     with pytest.raises(ActionError, match=r"NJointAction\.torque"):
         NJointAction(value)
@@ -143,10 +144,22 @@ def test_nan_position_gains_and_velocity_allowed() -> None:
         (lambda: NJointAction.Position([0.0], velocity=[-1e12]), "velocity", "beyond"),
         (lambda: NJointAction.Torque([10**400, 0.0]), "torque", "float range"),
     ],
-    ids=["complex-torque", "complex-position", "numeric-strings", "mixed-strings", "none",
-         "empty-torque", "empty-position", "zero-dof", "huge-kp", "huge-kd", "huge-position",
-         "huge-velocity", "integer-beyond-float"],
-)  # fmt: skip
+    ids=[
+        "complex-torque",
+        "complex-position",
+        "numeric-strings",
+        "mixed-strings",
+        "none",
+        "empty-torque",
+        "empty-position",
+        "zero-dof",
+        "huge-kp",
+        "huge-kd",
+        "huge-position",
+        "huge-velocity",
+        "integer-beyond-float",
+    ],
+)
 def test_refused_inputs_name_the_field(make: object, field: str, words: str) -> None:
     with pytest.raises(ActionError) as info:
         make()  # type: ignore[operator]
@@ -173,8 +186,11 @@ def test_position_fast_path_is_the_same_action() -> None:
 
 
 @settings(max_examples=200)
-@given(hnp.arrays(np.float64, st.integers(0, 8),
-                  elements=st.floats(allow_nan=True, allow_infinity=True)))  # fmt: skip
+@given(
+    hnp.arrays(
+        np.float64, st.integers(0, 8), elements=st.floats(allow_nan=True, allow_infinity=True)
+    )
+)
 def test_position_fast_path_accepts_and_refuses_as_the_checked_path(target: np.ndarray) -> None:
     """``Position(q)`` of a float64 vector (one-call check) behaves as the general path."""
     try:
@@ -365,8 +381,17 @@ def _state(dof: int = 3) -> ArrayState:
 def test_array_state_get_name_and_get_data() -> None:
     state = _state()
     names = state.get_name()
-    assert names[:9] == ["time", "position", "velocity", "acceleration", "torque", "current",
-                         "actuator_state", "motor_power", "armed"]  # fmt: skip
+    assert names[:9] == [
+        "time",
+        "position",
+        "velocity",
+        "acceleration",
+        "torque",
+        "current",
+        "actuator_state",
+        "motor_power",
+        "armed",
+    ]
     data = state.get_data()
     assert len(data) == len(names)
     shapes = dict(zip(names, (len(row) for row in data), strict=True))
@@ -406,10 +431,34 @@ def test_actuator_type_codes() -> None:
 
 # --------------------------------------------------------------------------- Robot ABC
 #: The Robot interface's verbs: concrete in the base (it owns the checks), hooks per backend.
-VERBS = {"read", "apply", "step", "reset", "power", "brakes", "arm", "disarm", "geometry",
-         "configure_speed", "configure_accel"}  # fmt: skip
-HOOKS = {"_read", "_apply", "_step", "_reset", "_power", "_brakes", "_arm", "_disarm",
-         "_geometry", "_configure_speed", "_configure_accel", "_readiness", "close"}  # fmt: skip
+VERBS = {
+    "read",
+    "apply",
+    "step",
+    "reset",
+    "power",
+    "brakes",
+    "arm",
+    "disarm",
+    "geometry",
+    "configure_speed",
+    "configure_accel",
+}
+HOOKS = {
+    "_read",
+    "_apply",
+    "_step",
+    "_reset",
+    "_power",
+    "_brakes",
+    "_arm",
+    "_disarm",
+    "_geometry",
+    "_configure_speed",
+    "_configure_accel",
+    "_readiness",
+    "close",
+}
 
 
 def test_robot_cannot_be_instantiated() -> None:
@@ -454,9 +503,15 @@ def test_length_errors_name_the_field_the_caller_gave() -> None:
 @given(flags=hnp.arrays(np.uint8, st.integers(1, 8)))
 def test_stalled_is_the_stalled_bit_of_the_flags_or_none(flags) -> None:
     dof = flags.shape[0]
-    state = dataclasses.replace(_state(1), position=np.zeros(dof), velocity=np.zeros(dof),
-                                acceleration=np.zeros(dof), torque=np.zeros(dof),
-                                current=np.zeros(dof), actuator_state=flags)  # fmt: skip
+    state = dataclasses.replace(
+        _state(1),
+        position=np.zeros(dof),
+        velocity=np.zeros(dof),
+        acceleration=np.zeros(dof),
+        torque=np.zeros(dof),
+        current=np.zeros(dof),
+        actuator_state=flags,
+    )
     expected = (flags & int(ActuatorState.STALLED)) != 0
     stalled = state.stalled()
     if expected.any():

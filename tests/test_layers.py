@@ -21,9 +21,11 @@ ENGINES = ("pybullet", "mujoco")
 #: import each. ``pybullet_data`` is files only (PyBullet's models, also MuJoCo's lookup
 #: folder for URDF objects); nothing engine-neutral looks data paths up.
 ENGINE_LIBRARIES: dict[str, tuple[str, ...]] = {
-    "pybullet": ("pybullet",), "pybullet_utils": ("pybullet",), "mujoco": ("mujoco",),
+    "pybullet": ("pybullet",),
+    "pybullet_utils": ("pybullet",),
+    "mujoco": ("mujoco",),
     "pybullet_data": ("pybullet", "mujoco"),
-}  # fmt: skip
+}
 
 #: Layers from the ground up: a unit may import only units on lower layers (and itself).
 LAYERS: list[tuple[str, ...]] = [
@@ -282,7 +284,9 @@ def test_servo_folders_are_layered() -> None:
     for vendor in ("jointlab.hardware.dynamixel", "jointlab.hardware.feetech"):
         assert not {t for _, t in graph[vendor]} & set(sides), vendor
     assert not {t for _, t in graph["jointlab.hardware.servo"]} & {
-        "jointlab.hardware.dynamixel", "jointlab.hardware.feetech", *sides
+        "jointlab.hardware.dynamixel",
+        "jointlab.hardware.feetech",
+        *sides,
     }
 
 
@@ -314,8 +318,9 @@ def _folder_graph() -> dict[str, list[tuple[int, str]]]:
     graph: dict[str, list[tuple[int, str]]] = {}
     for module, edges in GRAPH.items():
         node = graph.setdefault(_folder(module), [])
-        node += [(line, _folder(target)) for line, target in edges
-                 if _folder(target) != _folder(module)]  # fmt: skip
+        node += [
+            (line, _folder(target)) for line, target in edges if _folder(target) != _folder(module)
+        ]
     return graph
 
 

@@ -28,8 +28,15 @@ print(type(rigid_body_model(load_robot("arm6"), evaluator=bullet_model)).__name_
 def _run(argv: list[str], cwd: Path | None = None, **env: str) -> subprocess.CompletedProcess:
     environment = {k: v for k, v in os.environ.items() if k != "JOINTLAB_VERBOSE"}
     environment.update(env)
-    return subprocess.run([sys.executable, *argv], capture_output=True, text=True, cwd=cwd,
-                          env=environment, timeout=300, check=False)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, *argv],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        env=environment,
+        timeout=300,
+        check=False,
+    )
 
 
 def _no_banner(result: subprocess.CompletedProcess) -> None:

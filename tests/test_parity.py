@@ -44,8 +44,13 @@ from jointlab.sim import SimRobot
 
 PATIENT = {"request_timeout": 2.0, "dead_ms": 10_000, "connect_timeout": 20.0}
 #: Largest difference allowed per state field (see the module docstring).
-TOLERANCE = {"position": 5e-5, "velocity": 5e-4, "acceleration": 2e-1, "torque": 2e-3,
-             "current": 3e-4}  # fmt: skip
+TOLERANCE = {
+    "position": 5e-5,
+    "velocity": 5e-4,
+    "acceleration": 2e-1,
+    "torque": 2e-3,
+    "current": 3e-4,
+}
 FLAGS = ("time", "motor_power", "armed", "brakes", "watchdog")
 
 
@@ -73,8 +78,9 @@ def device(emulators: Callable[[str], EmulatorProcess], robot: str, period: int)
 
 
 @contextmanager
-def twins(emulators: Callable[[str], EmulatorProcess], robot: str = "arm6", period: int = 1
-          ) -> Iterator[tuple[Robot, Robot]]:  # fmt: skip
+def twins(
+    emulators: Callable[[str], EmulatorProcess], robot: str = "arm6", period: int = 1
+) -> Iterator[tuple[Robot, Robot]]:
     """A SimRobot and a lockstep SerialRobot of ``robot`` with ``period`` ms per step."""
     sim = SimRobot(robot, control_dt=0.001 * period)
     try:
@@ -117,8 +123,9 @@ def assert_same_state(a: ArrayState, b: ArrayState, where: str) -> None:
         assert getattr(a, name) == getattr(b, name), f"{where}: {name}"
     np.testing.assert_array_equal(a.actuator_state, b.actuator_state, err_msg=where)
     for name, tolerance in TOLERANCE.items():
-        np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=0, atol=tolerance,
-                                   err_msg=f"{where}: {name}")  # fmt: skip
+        np.testing.assert_allclose(
+            getattr(a, name), getattr(b, name), rtol=0, atol=tolerance, err_msg=f"{where}: {name}"
+        )
 
 
 def assert_close(a: Any, b: Any, where: str, atol: float = 3e-5) -> None:
@@ -140,8 +147,9 @@ def assert_close(a: Any, b: Any, where: str, atol: float = 3e-5) -> None:
         for i, (x, y) in enumerate(zip(a_array.ravel(), b_array.ravel(), strict=True)):
             assert_close(x, y, f"{where}[{i}]", atol)
     elif isinstance(a, (float, np.floating)) and not isinstance(a, bool):
-        assert math.isclose(a, b, rel_tol=1e-4, abs_tol=atol) or (math.isnan(a) and math.isnan(b)
-                                                                 ), f"{where}: {a} vs {b}"
+        assert math.isclose(a, b, rel_tol=1e-4, abs_tol=atol) or (
+            math.isnan(a) and math.isnan(b)
+        ), f"{where}: {a} vs {b}"
     else:
         assert a == b, f"{where}: {a!r} vs {b!r}"
 
@@ -153,15 +161,23 @@ def assert_same_outcome(sim: Outcome, emulated: Outcome) -> None:
         if kind == "state":
             assert_same_state(a, b, where)
         elif kind == "event":
-            assert (a.kind, a.command_id, a.time, a.joints) == (b.kind, b.command_id, b.time,
-                                                                b.joints), where  # fmt: skip
+            assert (a.kind, a.command_id, a.time, a.joints) == (
+                b.kind,
+                b.command_id,
+                b.time,
+                b.joints,
+            ), where
             assert_close(dict(a.data), dict(b.data), where)
         else:
             assert_close(a, b, where)
 
 
-def run_twins(emulators: Callable[[str], EmulatorProcess], script: Callable[[Robot, Outcome], None],
-              robot: str = "arm6", period: int = 1) -> tuple[Outcome, Outcome]:  # fmt: skip
+def run_twins(
+    emulators: Callable[[str], EmulatorProcess],
+    script: Callable[[Robot, Outcome], None],
+    robot: str = "arm6",
+    period: int = 1,
+) -> tuple[Outcome, Outcome]:
     outcomes = (Outcome(), Outcome())
     with twins(emulators, robot, period) as robots:
         for each, outcome in zip(robots, outcomes, strict=True):
@@ -230,8 +246,13 @@ def settings(robot: Robot, out: Outcome) -> None:
     out.value("config_speed", robot.config_speed)
     out.value("config_accel", robot.config_accel)
     geometry = robot.geometry()
-    out.value("geometry", [(g.type, g.length, g.min, g.max, g.home, g.config_speed, g.has_brakes)
-                           for g in geometry.actuators])  # fmt: skip
+    out.value(
+        "geometry",
+        [
+            (g.type, g.length, g.min, g.max, g.home, g.config_speed, g.has_brakes)
+            for g in geometry.actuators
+        ],
+    )
 
 
 def resets(robot: Robot, out: Outcome) -> None:
@@ -260,16 +281,27 @@ def closing(robot: Robot, out: Outcome) -> None:
     """After close(): every verb refused with reason "closed"."""
     robot.arm()
     robot.close()
-    for verb in (robot.read, robot.step, robot.arm, robot.disarm, robot.reset, robot.geometry,
-                 lambda: robot.apply(NJointAction.Zero(robot.dof)), lambda: robot.power(False),
-                 lambda: robot.brakes(True), lambda: robot.configure_accel(0, 1.0)):  # fmt: skip
+    for verb in (
+        robot.read,
+        robot.step,
+        robot.arm,
+        robot.disarm,
+        robot.reset,
+        robot.geometry,
+        lambda: robot.apply(NJointAction.Zero(robot.dof)),
+        lambda: robot.power(False),
+        lambda: robot.brakes(True),
+        lambda: robot.configure_accel(0, 1.0),
+    ):
         out.attempt(verb)
 
 
-@pytest.mark.parametrize("script", [tracking, state_changes, settings, resets, action_errors,
-                                    closing], ids=lambda s: s.__name__)  # fmt: skip
-def test_robot_verbs_behave_alike(emulators: Any, script: Callable[[Robot, Outcome], None]
-                                  ) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    "script",
+    [tracking, state_changes, settings, resets, action_errors, closing],
+    ids=lambda s: s.__name__,
+)
+def test_robot_verbs_behave_alike(emulators: Any, script: Callable[[Robot, Outcome], None]) -> None:
     assert_same_outcome(*run_twins(emulators, script))
 
 
@@ -281,8 +313,10 @@ def test_the_same_tracking_with_twenty_ticks_per_step(emulators: Any) -> None:
 #: Device ticks per Commander tick (250 Hz control): the device still ticks at 1 kHz.
 COMMANDER_PERIOD = 4
 
-def commander_script(verbs: Callable[[Commander, Robot, Outcome], None]
-                     ) -> Callable[[Robot, Outcome], None]:  # fmt: skip
+
+def commander_script(
+    verbs: Callable[[Commander, Robot, Outcome], None],
+) -> Callable[[Robot, Outcome], None]:
     def script(robot: Robot, out: Outcome) -> None:
         robot.arm()
         commander = Commander(robot)
@@ -331,9 +365,11 @@ def efforts(c: Commander, robot: Robot, out: Outcome) -> None:
 
 def trajectory(c: Commander, robot: Robot, out: Outcome) -> None:
     home = robot.description.home[:3]
-    waypoints = [{"time_from_start": 0.0, "position": home},
-                 {"time_from_start": 0.3, "position": home + np.array([0.2, 0.1, -0.1])},
-                 {"time_from_start": 0.6, "position": home}]  # fmt: skip
+    waypoints = [
+        {"time_from_start": 0.0, "position": home},
+        {"time_from_start": 0.3, "position": home + np.array([0.2, 0.1, -0.1])},
+        {"time_from_start": 0.6, "position": home},
+    ]
     c.wait(c.follow_trajectory(waypoints, joints=[0, 1, 2], repeat=2), timeout=5)
 
 
@@ -354,17 +390,23 @@ def requests(c: Commander, robot: Robot, out: Outcome) -> None:
 
 
 def refusals(c: Commander, robot: Robot, out: Outcome) -> None:
-    for command in (lambda: c.set_position(0, 99.0), lambda: c.set_position(17, 0.0),
-                    lambda: c.set_position("nope", 0.0), lambda: c.set_velocity(0, 1e3),
-                    lambda: c.set_positions(np.zeros(3)), lambda: c.set_effort(0, 1e6)):
-        out.attempt(command)  # fmt: skip
+    for command in (
+        lambda: c.set_position(0, 99.0),
+        lambda: c.set_position(17, 0.0),
+        lambda: c.set_position("nope", 0.0),
+        lambda: c.set_velocity(0, 1e3),
+        lambda: c.set_positions(np.zeros(3)),
+        lambda: c.set_effort(0, 1e6),
+    ):
+        out.attempt(command)
     robot.disarm()
     out.attempt(lambda: c.set_position(0, 0.1))
     out.attempt(lambda: c.stop())  # accepted even when disarmed
 
 
-@pytest.mark.parametrize("verbs", [moves, velocities, efforts, trajectory, requests, refusals],
-                         ids=lambda v: v.__name__)  # fmt: skip
+@pytest.mark.parametrize(
+    "verbs", [moves, velocities, efforts, trajectory, requests, refusals], ids=lambda v: v.__name__
+)
 def test_commander_verbs_behave_alike(emulators: Any, verbs: Any) -> None:
     sim, emulated = run_twins(emulators, commander_script(verbs), period=COMMANDER_PERIOD)
     assert any(kind == "event" for kind, _ in sim.items)

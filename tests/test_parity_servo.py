@@ -41,8 +41,9 @@ def assert_same_servo_state(a: ArrayState, b: ArrayState, where: str) -> None:
     for name in FLAGS:
         assert getattr(a, name) == pytest.approx(getattr(b, name), abs=1e-9), f"{where}: {name}"
     for name, tolerance in SERVO_TOLERANCE.items():
-        np.testing.assert_allclose(getattr(a, name), getattr(b, name), rtol=0, atol=tolerance,
-                                   err_msg=f"{where}: {name}")  # fmt: skip
+        np.testing.assert_allclose(
+            getattr(a, name), getattr(b, name), rtol=0, atol=tolerance, err_msg=f"{where}: {name}"
+        )
 
 
 def assert_same_servo_outcome(sim: Outcome, bus: Outcome) -> None:
@@ -125,8 +126,13 @@ def settings(robot: Robot, out: Outcome) -> None:
         out.attempt(lambda j=joint, v=value: robot.configure_accel(j, v))
     out.value("config_speed", robot.config_speed)
     out.value("config_accel", robot.config_accel)
-    out.value("geometry", [(g.type, g.length, g.min, g.max, g.home, g.config_speed, g.has_brakes)
-                           for g in robot.geometry().actuators])  # fmt: skip
+    out.value(
+        "geometry",
+        [
+            (g.type, g.length, g.min, g.max, g.home, g.config_speed, g.has_brakes)
+            for g in robot.geometry().actuators
+        ],
+    )
 
 
 def commander(robot: Robot, out: Outcome) -> None:
@@ -137,21 +143,31 @@ def commander(robot: Robot, out: Outcome) -> None:
     c.wait(c.set_position(0, home[0] + 0.3), timeout=5)
     c.wait(c.set_velocity(1, 0.3, duration=0.2), timeout=5)
     c.wait(c.home(), timeout=5)
-    waypoints = [{"time_from_start": 0.0, "position": home[:3]},
-                 {"time_from_start": 0.4, "position": home[:3] + np.array([0.3, 0.1, -0.1])},
-                 {"time_from_start": 0.8, "position": home[:3]}]  # fmt: skip
+    waypoints = [
+        {"time_from_start": 0.0, "position": home[:3]},
+        {"time_from_start": 0.4, "position": home[:3] + np.array([0.3, 0.1, -0.1])},
+        {"time_from_start": 0.8, "position": home[:3]},
+    ]
     c.wait(c.follow_trajectory(waypoints, joints=[0, 1, 2]), timeout=5)
     c.wait(c.home(), timeout=5)
-    for command in (lambda: c.set_position(0, 99.0), lambda: c.set_position(17, 0.0),
-                    lambda: c.set_positions(np.zeros(3))):  # fmt: skip
+    for command in (
+        lambda: c.set_position(0, 99.0),
+        lambda: c.set_position(17, 0.0),
+        lambda: c.set_positions(np.zeros(3)),
+    ):
         out.attempt(command)
     out.events(c)
     out.value("position", robot.read().position)
 
 
 SCRIPTS: list[Callable[[Robot, Outcome], None]] = [
-    tracking, state_changes, settings, action_errors, commander, closing,
-]  # fmt: skip
+    tracking,
+    state_changes,
+    settings,
+    action_errors,
+    commander,
+    closing,
+]
 
 
 @pytest.mark.slow

@@ -26,12 +26,16 @@ def _folders(root: Path) -> list[str]:
     return sorted(str(p.relative_to(root)) for p in root.rglob("*") if p.is_dir())
 
 
-@pytest.mark.parametrize(("step", "says"), [
-    ("set_position: {joint: nosuch, position: 0.3}", "has no joint 'nosuch'"),
-    ("set_position: {joint: elbow, position: 9.0}", "outside [-2.4, 2.4]"),
-])  # fmt: skip
-def test_a_program_refused_before_the_robot_moves_leaves_no_run(tmp_path, monkeypatch, capsys,
-                                                                step, says) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("step", "says"),
+    [
+        ("set_position: {joint: nosuch, position: 0.3}", "has no joint 'nosuch'"),
+        ("set_position: {joint: elbow, position: 9.0}", "outside [-2.4, 2.4]"),
+    ],
+)
+def test_a_program_refused_before_the_robot_moves_leaves_no_run(
+    tmp_path, monkeypatch, capsys, step, says
+) -> None:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "bad.yaml").write_text(f"- {step}\n")
     assert main(["run", "arm6", "bad.yaml"]) == 2
@@ -51,8 +55,9 @@ def test_a_run_that_fails_after_it_started_keeps_its_outputs(tmp_path) -> None:
     assert _folders(tmp_path) == ["runs", "runs/x.failed"]
 
 
-def test_gui_without_a_display_is_said_before_the_previous_run(tmp_path, monkeypatch,
-                                                               capsys) -> None:  # fmt: skip
+def test_gui_without_a_display_is_said_before_the_previous_run(
+    tmp_path, monkeypatch, capsys
+) -> None:
     monkeypatch.chdir(tmp_path)
     monkeypatch.delenv("DISPLAY", raising=False)
     monkeypatch.delenv("WAYLAND_DISPLAY", raising=False)
@@ -66,14 +71,22 @@ def test_gui_without_a_display_is_said_before_the_previous_run(tmp_path, monkeyp
     assert _folders(tmp_path) == ["runs", "runs/demo-arm6"]
 
 
-@pytest.mark.parametrize(("command", "extra"), [
-    (["eval", "arm6", str(MODEL), "--video"], "video"),
-    (["run", "arm6", str(ROOT / "examples/programs/arm6_tour.yaml"), "--view"], "view"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("command", "extra"),
+    [
+        (["eval", "arm6", str(MODEL), "--video"], "video"),
+        (["run", "arm6", str(ROOT / "examples/programs/arm6_tour.yaml"), "--view"], "view"),
+    ],
+)
 def test_a_missing_extra_is_said_before_any_work(tmp_path, command, extra) -> None:
     blocked = {"video": ("moviepy",), "view": ("viser",)}[extra]
-    done = subprocess.run([sys.executable, "-c", _without(*blocked), *command],
-                          capture_output=True, text=True, timeout=120, cwd=tmp_path)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-c", _without(*blocked), *command],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=tmp_path,
+    )
     assert done.returncode == 2, done.stderr
     assert f"'{extra}' extra" in done.stderr and done.stderr.count("\n") == 1, done.stderr
     assert "episodes" not in done.stdout  # nothing ran

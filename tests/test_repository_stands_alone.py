@@ -12,9 +12,16 @@ OUTSIDE = re.compile(r"DESIGN\.md|STYLE\.md|shared/seeds|seeds folder|/work/")
 def test_no_reference_to_files_outside_the_repository() -> None:
     files = [ROOT / "README.md", ROOT / "CHANGELOG.md", ROOT / "Makefile", ROOT / "pyproject.toml"]
     for folder in FOLDERS:
-        files += [p for p in (ROOT / folder).rglob("*") if p.suffix in (".py", ".md", ".ipynb",
-                                                                       ".yaml", ".toml")]
-    offenders = [f"{p.relative_to(ROOT)}:{n}" for p in files if p.is_file() and p != Path(__file__)
-                 for n, line in enumerate(p.read_text(errors="replace").splitlines(), 1)
-                 if OUTSIDE.search(line)]  # fmt: skip
+        files += [
+            p
+            for p in (ROOT / folder).rglob("*")
+            if p.suffix in (".py", ".md", ".ipynb", ".yaml", ".toml")
+        ]
+    offenders = [
+        f"{p.relative_to(ROOT)}:{n}"
+        for p in files
+        if p.is_file() and p != Path(__file__)
+        for n, line in enumerate(p.read_text(errors="replace").splitlines(), 1)
+        if OUTSIDE.search(line)
+    ]
     assert not offenders, offenders

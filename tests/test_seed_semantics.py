@@ -61,10 +61,10 @@ def test_acceleration_check_keeps_every_tick_within_the_limit(arm6: Robot) -> No
     description = arm6.description
     limit = description.soft_acceleration_limit
     target = description.home + np.where(np.arange(description.dof) == 5, 0.02, 0.0)
-    layer = SafetyLayer.for_description(description, arm6.control_dt,
-                                        check_mode=DynamicLimitsCheckMode.CHECK_JOINT_ACCELERATION)
-    controller = SafeController(FunctionController(lambda _: NJointAction.Position(target)),
-                                layer)
+    layer = SafetyLayer.for_description(
+        description, arm6.control_dt, check_mode=DynamicLimitsCheckMode.CHECK_JOINT_ACCELERATION
+    )
+    controller = SafeController(FunctionController(lambda _: NJointAction.Position(target)), layer)
     times, targets = [], []
 
     class Log:
@@ -87,8 +87,9 @@ def test_limits_update_on_a_running_robot(arm6: Robot, tmp_path: Path) -> None:
     description = arm6.description
     velocity = description.velocity_limit.copy()
     velocity[0] = 0.5  # below shoulder_pan's configured speed 1.0
-    updated = with_limits(description, max_velocity=velocity, min_position=[],
-                          max_position=description.upper - 0.5)
+    updated = with_limits(
+        description, max_velocity=velocity, min_position=[], max_position=description.upper - 0.5
+    )
     assert updated.config_speed[0] == 0.5  # lowered with the limit, not refused
     np.testing.assert_array_equal(updated.lower, description.lower)  # empty: no update
     path = tmp_path / "arm6_limited.yaml"
@@ -160,8 +161,11 @@ def test_begin_motion_reports_peak_velocity_and_acceleration(arm6: Robot) -> Non
 @pytest.mark.parametrize("verb", ["set_position", "set_velocity", "set_effort"])
 def test_timeout_ends_an_unfinished_command_as_stalled(arm6: Robot, verb: str) -> None:
     commander = Commander(arm6)
-    argument = {"set_position": arm6.description.home[5] + 1.0, "set_velocity": 0.2,
-                "set_effort": 0.0}[verb]
+    argument = {
+        "set_position": arm6.description.home[5] + 1.0,
+        "set_velocity": 0.2,
+        "set_effort": 0.0,
+    }[verb]
     handle = getattr(commander, verb)(5, argument, timeout=0.05)
     start = handle.events[0].time  # accepted, at the robot time the command starts from
     assert commander.wait(handle, timeout=1.0)

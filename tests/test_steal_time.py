@@ -17,8 +17,9 @@ def _stat(tmp_path, name, user, idle, steal):
 
 def test_the_cpu_line_gives_the_total_and_the_stolen_ticks(tmp_path):
     times = cpu_times(_stat(tmp_path, "stat", 789438, 1616296, 22337))
-    assert times == CpuTimes(total=789438 + 24533 + 82369 + 1616296 + 3302 + 1309 + 22337,
-                             steal=22337)  # fmt: skip
+    assert times == CpuTimes(
+        total=789438 + 24533 + 82369 + 1616296 + 3302 + 1309 + 22337, steal=22337
+    )
 
 
 def test_the_share_stolen_between_two_readings(tmp_path):

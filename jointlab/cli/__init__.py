@@ -75,12 +75,14 @@ def build_parser() -> argparse.ArgumentParser:
         formatter_class=HelpFormatter,
     )
     parser.add_argument("--version", action="version", version=f"jointlab {__version__}")
-    parser.add_argument("-v", "--verbose", action="store_true",
-                        help="show tracebacks and PyBullet's console output")  # fmt: skip
+    parser.add_argument(
+        "-v", "--verbose", action="store_true", help="show tracebacks and PyBullet's console output"
+    )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for module in _modules():
-        command = sub.add_parser(module.NAME, help=module.HELP, description=module.__doc__,
-                                 formatter_class=HelpFormatter)  # fmt: skip
+        command = sub.add_parser(
+            module.NAME, help=module.HELP, description=module.__doc__, formatter_class=HelpFormatter
+        )
         module.add_arguments(command)
         command.set_defaults(handler=module.run)
     return parser
@@ -131,8 +133,12 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.verbose:
             raise
         message = " ".join(str(exc).split()) if "\n" not in str(exc).strip() else str(exc)
-        error_console.print(f"jointlab {args.command}: error: {message}", highlight=False,
-                            soft_wrap=True, markup=False)  # fmt: skip
+        error_console.print(
+            f"jointlab {args.command}: error: {message}",
+            highlight=False,
+            soft_wrap=True,
+            markup=False,
+        )
         return 2
     except KeyboardInterrupt:
         print(file=sys.stderr)
@@ -142,7 +148,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         if args.verbose:
             raise
         print(file=sys.stderr)
-        error_console.print(f"jointlab {args.command}: error: this command waits for Enter "
-                            "on its terminal, but its input is closed; run it in a terminal",
-                            highlight=False)  # fmt: skip
+        error_console.print(
+            f"jointlab {args.command}: error: this command waits for Enter "
+            "on its terminal, but its input is closed; run it in a terminal",
+            highlight=False,
+        )
         return 2

@@ -39,14 +39,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.formatter_class = HelpFormatter
     parser.add_argument("url", metavar="URL", help="the arm: feetech://, dynamixel://, emulated://")
     parser.add_argument("--robot", required=True, help="its robot file or built-in name")
-    parser.add_argument("--joints", nargs="+", metavar="JOINT",
-                        help="joints to step (default: all)")  # fmt: skip
-    parser.add_argument("--step", type=positive_float, default=5.0,
-                        help="step size, degrees (<= 10)")  # fmt: skip
-    parser.add_argument("--settle", type=positive_float, default=0.5,
-                        help="seconds each step and hold lasts")  # fmt: skip
-    parser.add_argument("--speed", type=positive_float, default=0.5,
-                        help="largest speed of the moves between poses, rad/s (<= 2)")  # fmt: skip
+    parser.add_argument(
+        "--joints", nargs="+", metavar="JOINT", help="joints to step (default: all)"
+    )
+    parser.add_argument(
+        "--step", type=positive_float, default=5.0, help="step size, degrees (<= 10)"
+    )
+    parser.add_argument(
+        "--settle", type=positive_float, default=0.5, help="seconds each step and hold lasts"
+    )
+    parser.add_argument(
+        "--speed",
+        type=positive_float,
+        default=0.5,
+        help="largest speed of the moves between poses, rad/s (<= 2)",
+    )
     parser.add_argument("--no-twin", action="store_true", help="measure the arm only")
     add_output_arguments(parser, "default name: acceptance-ROBOT-URL")
 
@@ -68,8 +75,14 @@ def _measure(url: str, robot: str, args: argparse.Namespace) -> object:
                 f"{url}: not a servo bus; acceptance needs feetech://, dynamixel:// or "
                 "emulated:// of a robot with a bus"
             )
-        return run_acceptance(arm, url=url, joints=args.joints, step=np.radians(args.step),
-                              settle=args.settle, speed=args.speed)  # fmt: skip
+        return run_acceptance(
+            arm,
+            url=url,
+            joints=args.joints,
+            step=np.radians(args.step),
+            settle=args.settle,
+            speed=args.speed,
+        )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -86,8 +99,10 @@ def run(args: argparse.Namespace) -> int:
         raise ConfigurationError(f"--speed {args.speed}: at most 2 rad/s (the run is a check)")
     description = load_robot(args.robot)
     if description.bus is None:
-        raise ConfigurationError(f"--robot {args.robot}: no bus section; acceptance is for "
-                                 "servo arms (so101, koch or a file with a bus)")  # fmt: skip
+        raise ConfigurationError(
+            f"--robot {args.robot}: no bus section; acceptance is for "
+            "servo arms (so101, koch or a file with a bus)"
+        )
     folder = planned_folder(args, f"acceptance-{description.name}-{robot_label(args.url)}")
     with console.status(f"acceptance run on {args.url}..."):
         arm = _measure(args.url, args.robot, args)

@@ -74,8 +74,9 @@ def open_teleop(args: argparse.Namespace) -> Any:
     if args.leader == "keyboard":  # the follower first: the keys start from its pose
         follower = jointlab.connect(robot_url(args.follower))
         try:
-            keyboard = KeyboardTeleoperator(follower.description, start=follower.read().position,
-                                            period=follower.control_dt)  # fmt: skip
+            keyboard = KeyboardTeleoperator(
+                follower.description, start=follower.read().position, period=follower.control_dt
+            )
             max_step = None if args.max_step is None else np.radians(args.max_step)
             return Teleop(keyboard, follower, mapping=args.mapping, max_step=max_step)
         except BaseException:

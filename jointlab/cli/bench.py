@@ -31,8 +31,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``jointlab bench``."""
     parser.add_argument("only", nargs="*", metavar="NAME", help="benchmark names (default: all)")
     parser.add_argument("--folder", default="benchmarks", help="folder of benchmark scripts")
-    parser.add_argument("--quick", action="store_true",
-                        help="short runs (scripts that offer --quick): a smoke test, not figures")
+    parser.add_argument(
+        "--quick",
+        action="store_true",
+        help="short runs (scripts that offer --quick): a smoke test, not figures",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -47,8 +50,9 @@ def run(args: argparse.Namespace) -> int:
     names = [s.stem for s in scripts]
     for name in args.only:
         if name not in names:
-            raise ConfigurationError(f"no benchmark {name!r} in {folder}; benchmarks: {names}"
-                                     f"{did_you_mean(name, names)}")  # fmt: skip
+            raise ConfigurationError(
+                f"no benchmark {name!r} in {folder}; benchmarks: {names}{did_you_mean(name, names)}"
+            )
     failed = 0
     start, times = _load(), cpu_times()
     with tempfile.TemporaryDirectory() as folder_:
@@ -63,8 +67,11 @@ def run(args: argparse.Namespace) -> int:
                 command.append("--quick")
             result = subprocess.run(command, check=False, env=environment)
             failed += result.returncode != 0
-        rows = ([json.loads(line) for line in summary.read_text().splitlines()]
-                if summary.exists() else [])  # fmt: skip
+        rows = (
+            [json.loads(line) for line in summary.read_text().splitlines()]
+            if summary.exists()
+            else []
+        )
     _print_summary(rows, start, _load(times))
     return 1 if failed else 0
 
@@ -84,8 +91,12 @@ def _print_summary(rows: list[dict], start: str, end: str) -> None:
     from rich.markup import escape
     from rich.table import Table
 
-    table = Table(title=escape(f"jointlab bench: medians over rounds [lowest-highest]; load "
-                               f"average at start {start}, at end {end}"))  # fmt: skip
+    table = Table(
+        title=escape(
+            f"jointlab bench: medians over rounds [lowest-highest]; load "
+            f"average at start {start}, at end {end}"
+        )
+    )
     for column in ("figure", escape("median [lowest-highest]"), "target", "met"):
         table.add_column(column)
     ordered = sorted(rows, key=lambda r: r["unit"] != "x")  # ratios first

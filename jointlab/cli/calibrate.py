@@ -39,38 +39,59 @@ REFRESH = 0.1
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``jointlab calibrate``."""
-    parser.add_argument("url", nargs="?", help="feetech:///dev/ttyACM0, dynamixel:///dev/ttyUSB0 "
-                        "or emulated://so101?calibrated=0 (optional with --import-lerobot and "
-                        "--export-lerobot)")  # fmt: skip
+    parser.add_argument(
+        "url",
+        nargs="?",
+        help="feetech:///dev/ttyACM0, dynamixel:///dev/ttyUSB0 "
+        "or emulated://so101?calibrated=0 (optional with --import-lerobot and "
+        "--export-lerobot)",
+    )
     parser.add_argument("--robot", required=True, help="built-in name or robot file")
     method = parser.add_mutually_exclusive_group()
     method.add_argument(
-        "--auto", action="store_true",
+        "--auto",
+        action="store_true",
         help="stall-based homing against the hard stops at a safe torque",
-    )  # fmt: skip
+    )
     method.add_argument(
-        "--manual", action="store_true",
+        "--manual",
+        action="store_true",
         help="per-joint prompts: each joint to its minimum, then its maximum",
-    )  # fmt: skip
+    )
     method.add_argument(
-        "--import-lerobot", metavar="FILE",
+        "--import-lerobot",
+        metavar="FILE",
         help="convert LeRobot's calibration JSON into JointLab's file",
-    )  # fmt: skip
+    )
     method.add_argument(
-        "--export-lerobot", metavar="FILE",
+        "--export-lerobot",
+        metavar="FILE",
         help="write JointLab's calibration as LeRobot's calibration JSON",
-    )  # fmt: skip
-    parser.add_argument("--torque", type=positive_float, default=None,
-                        help="--auto: homing torque, a fraction of stall torque (default: the "
-                        "servo model's safe value, at most 0.25; at most 1)")  # fmt: skip
-    parser.add_argument("--speed", type=positive_float, default=0.8,
-                        help="--auto: joint speed of the homing moves, rad/s")  # fmt: skip
+    )
     parser.add_argument(
-        "--joints", nargs="+", metavar="JOINT",
+        "--torque",
+        type=positive_float,
+        default=None,
+        help="--auto: homing torque, a fraction of stall torque (default: the "
+        "servo model's safe value, at most 0.25; at most 1)",
+    )
+    parser.add_argument(
+        "--speed",
+        type=positive_float,
+        default=0.8,
+        help="--auto: joint speed of the homing moves, rad/s",
+    )
+    parser.add_argument(
+        "--joints",
+        nargs="+",
+        metavar="JOINT",
         help="--auto: home only these (the others keep the file's values)",
-    )  # fmt: skip
-    parser.add_argument("--out", help="calibration file to write, or with --export-lerobot to "
-                        "read (default: beside the robot file)")  # fmt: skip
+    )
+    parser.add_argument(
+        "--out",
+        help="calibration file to write, or with --export-lerobot to "
+        "read (default: beside the robot file)",
+    )
 
 
 def enter_pressed() -> bool:
@@ -105,8 +126,9 @@ def _table(rows: Any) -> Any:
     for column in ("joint", "id", "min", "position", "max"):
         table.add_column(column, justify="left" if column == "joint" else "right")
     for k, joint in enumerate(rows.joints):
-        table.add_row(joint, str(rows.ids[k]), str(rows.low[k]), str(rows.position[k]),
-                      str(rows.high[k]))  # fmt: skip
+        table.add_row(
+            joint, str(rows.ids[k]), str(rows.low[k]), str(rows.position[k]), str(rows.high[k])
+        )
     return table
 
 
@@ -133,9 +155,12 @@ def _range_of_motion(robot: Any) -> Any:
 
 def _print(result: Any) -> None:
     for joint in result.joints:
-        console.print(f"  {joint.joint:>14}: id {joint.id}, offset {joint.offset:.1f} ticks, "
-                      f"direction {joint.direction:+d}, range [{joint.min_ticks}, "
-                      f"{joint.max_ticks}] ticks", highlight=False)  # fmt: skip
+        console.print(
+            f"  {joint.joint:>14}: id {joint.id}, offset {joint.offset:.1f} ticks, "
+            f"direction {joint.direction:+d}, range [{joint.min_ticks}, "
+            f"{joint.max_ticks}] ticks",
+            highlight=False,
+        )
 
 
 def _import(args: argparse.Namespace, description: Any, target: Path) -> int:
@@ -146,11 +171,13 @@ def _import(args: argparse.Namespace, description: Any, target: Path) -> int:
     result = import_lerobot(args.import_lerobot, description)  # validated before any write
     if args.url:
         with jointlab.connect(_bus_url(args.url, args.robot), calibration=False) as robot:
-            write_limits(robot, [j.homing_offset for j in result.joints],
-                         [j.min_ticks for j in result.joints],
-                         [j.max_ticks for j in result.joints])  # fmt: skip
-        console.print("wrote the Homing Offsets and position limits to the servos",
-                      highlight=False)  # fmt: skip
+            write_limits(
+                robot,
+                [j.homing_offset for j in result.joints],
+                [j.min_ticks for j in result.joints],
+                [j.max_ticks for j in result.joints],
+            )
+        console.print("wrote the Homing Offsets and position limits to the servos", highlight=False)
     path = result.save(target)
     _print(result)
     console.print(f"imported {args.import_lerobot}; wrote {path}", highlight=False)
@@ -201,15 +228,23 @@ def run(args: argparse.Namespace) -> int:
     with jointlab.connect(_bus_url(args.url, args.robot), calibration=False) as robot:
         if args.auto:
             fraction = args.torque if args.torque is not None else safe_fraction(robot)
-            console.print(f"homing {robot.description.name} against its hard stops at "
-                          f"{fraction:.0%} of stall torque", highlight=False)  # fmt: skip
+            console.print(
+                f"homing {robot.description.name} against its hard stops at "
+                f"{fraction:.0%} of stall torque",
+                highlight=False,
+            )
             result = calibrate_automatic(
-                robot, torque_fraction=fraction, speed=args.speed, joints=args.joints,
+                robot,
+                torque_fraction=fraction,
+                speed=args.speed,
+                joints=args.joints,
                 on_joint=lambda name: console.print(f"  homing {name}", highlight=False),
-            )  # fmt: skip
+            )
         elif args.manual:
-            console.print("manual calibration: the servos are limp; move each joint as asked "
-                          "and press Enter", highlight=False)  # fmt: skip
+            console.print(
+                "manual calibration: the servos are limp; move each joint as asked and press Enter",
+                highlight=False,
+            )
             result = calibrate_manual(robot, lambda text: input(f"  {text}, then Enter "))
         else:
             result = _range_of_motion(robot)

@@ -28,8 +28,9 @@ HELP = "connect to a robot: protocol version, joints, link statistics, latency"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``jointlab check``."""
     add_robot_argument(parser)
-    parser.add_argument("--pings", type=positive_int, default=50,
-                        help="HEARTBEAT round trips to time")  # fmt: skip
+    parser.add_argument(
+        "--pings", type=positive_int, default=50, help="HEARTBEAT round trips to time"
+    )
 
 
 def _device_rows(robot: object, pings: int) -> list[tuple[str, str]]:
@@ -46,15 +47,25 @@ def _device_rows(robot: object, pings: int) -> list[tuple[str, str]]:
         ("description digest", bytes(hello.digest).hex()[:16] + "..."),
     ]
     latencies = np.array([robot.heartbeat() for _ in range(pings)]) * 1e3  # type: ignore[attr-defined]
-    rows.append(("HEARTBEAT round trip", f"median {np.median(latencies):.3f} ms, p99 "
-                 f"{np.percentile(latencies, 99):.3f} ms, max {latencies.max():.3f} ms "
-                 f"({pings} pings)"))  # fmt: skip
+    rows.append(
+        (
+            "HEARTBEAT round trip",
+            f"median {np.median(latencies):.3f} ms, p99 "
+            f"{np.percentile(latencies, 99):.3f} ms, max {latencies.max():.3f} ms "
+            f"({pings} pings)",
+        )
+    )
     stats = robot.link_stats  # type: ignore[attr-defined]
     counters = {name: value for name, value in vars(stats).items() if isinstance(value, int)}
     errors = {k: v for k, v in counters.items() if k not in ("bytes_received", "frames") and v}
-    rows.append(("link, device to host", f"{counters.get('frames', 0)} frames, "
-                 f"{counters.get('bytes_received', 0)} bytes; "
-                 + (", ".join(f"{k} {v}" for k, v in errors.items()) or "no errors")))  # fmt: skip
+    rows.append(
+        (
+            "link, device to host",
+            f"{counters.get('frames', 0)} frames, "
+            f"{counters.get('bytes_received', 0)} bytes; "
+            + (", ".join(f"{k} {v}" for k, v in errors.items()) or "no errors"),
+        )
+    )
     return rows
 
 
@@ -66,23 +77,47 @@ def _servo_table(robot: object, pings: int) -> tuple[Table, list[tuple[str, str]
 
     found = survey(robot, pings)
     table = Table(title=f"servos on the {found.protocol} bus at {found.baud} bit/s")
-    for column in ("id", "joint", "model", "firmware", "position °", "voltage V",
-                   "temperature °C", "load", "hardware errors"):  # fmt: skip
-        table.add_column(column, justify="right" if column in ("id",) or "°" in column
-                         or " V" in column else "left")  # fmt: skip
+    for column in (
+        "id",
+        "joint",
+        "model",
+        "firmware",
+        "position °",
+        "voltage V",
+        "temperature °C",
+        "load",
+        "hardware errors",
+    ):
+        table.add_column(
+            column,
+            justify="right" if column in ("id",) or "°" in column or " V" in column else "left",
+        )
     for row in found.rows:
-        table.add_row(str(row.id), row.joint, row.model, row.firmware,
-                      f"{np.degrees(row.position):.1f}", f"{row.voltage:.1f}",
-                      f"{row.temperature:.0f}", f"{row.load:.1f} {row.load_unit}",
-                      ", ".join(row.errors) or "none")  # fmt: skip
+        table.add_row(
+            str(row.id),
+            row.joint,
+            row.model,
+            row.firmware,
+            f"{np.degrees(row.position):.1f}",
+            f"{row.voltage:.1f}",
+            f"{row.temperature:.0f}",
+            f"{row.load:.1f} {row.load_unit}",
+            ", ".join(row.errors) or "none",
+        )
     ping = found.ping_ms
     rows = [
         ("servos", f"{len(found.rows)} answered (ids {[r.id for r in found.rows]})"),
-        ("ping round trip", f"median {np.median(ping):.3f} ms, p99 {np.percentile(ping, 99):.3f} "
-                            f"ms, max {ping.max():.3f} ms ({len(ping)} pings)"),
-        ("bus errors", f"{found.exchanges} exchanges, {found.retries} retries, {found.missing} "
-                       f"missing and {found.corrupt} corrupt status packets"),
-    ]  # fmt: skip
+        (
+            "ping round trip",
+            f"median {np.median(ping):.3f} ms, p99 {np.percentile(ping, 99):.3f} "
+            f"ms, max {ping.max():.3f} ms ({len(ping)} pings)",
+        ),
+        (
+            "bus errors",
+            f"{found.exchanges} exchanges, {found.retries} retries, {found.missing} "
+            f"missing and {found.corrupt} corrupt status packets",
+        ),
+    ]
     return table, rows
 
 
@@ -104,9 +139,12 @@ def run(args: argparse.Namespace) -> int:
             ("robot", f"{d.name}: {d.dof} joints ({', '.join(d.joint_names)})"),
             ("connect time", f"{connect_time * 1e3:.0f} ms"),
             ("control period", f"{robot.control_dt * 1e3:g} ms"),
-            ("state", f"power {'on' if state.motor_power else 'off'}, "
-                      f"{'armed' if state.armed else 'disarmed'}, t = {state.time:.3f} s"),
-        ]  # fmt: skip
+            (
+                "state",
+                f"power {'on' if state.motor_power else 'off'}, "
+                f"{'armed' if state.armed else 'disarmed'}, t = {state.time:.3f} s",
+            ),
+        ]
         servos = None
         if hasattr(robot, "device"):
             rows += _device_rows(robot, args.pings)

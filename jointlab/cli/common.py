@@ -116,11 +116,13 @@ def positive_float(text: str) -> float:
 
 
 # ------------------------------------------------------------------------------ ROBOT
-def add_robot_argument(parser: argparse.ArgumentParser, *, optional: bool = False,
-                       urls: bool = True) -> None:  # fmt: skip
+def add_robot_argument(
+    parser: argparse.ArgumentParser, *, optional: bool = False, urls: bool = True
+) -> None:
     """Add the ROBOT positional argument (see the module docstring)."""
-    what = "built-in name, robot file" + (" or robot URL (sim://, emulated://, serial://)"
-                                          if urls else "")  # fmt: skip
+    what = "built-in name, robot file" + (
+        " or robot URL (sim://, emulated://, serial://)" if urls else ""
+    )
     if optional:
         parser.add_argument("robot", metavar="ROBOT", nargs="?", default="arm6", help=what)
     else:
@@ -243,11 +245,13 @@ def robot_label(robot: str) -> str:
 # ------------------------------------------------------------------------------ outputs
 def add_output_arguments(parser: argparse.ArgumentParser, what: str) -> None:
     """Add ``--out``, ``--name`` and ``--force`` (see the module docstring)."""
-    parser.add_argument("--out", default="runs", metavar="DIR",
-                        help=f"parent folder of the run folder ({what})")  # fmt: skip
+    parser.add_argument(
+        "--out", default="runs", metavar="DIR", help=f"parent folder of the run folder ({what})"
+    )
     parser.add_argument("--name", help="run folder name (default: from the command and inputs)")
-    parser.add_argument("--force", action="store_true",
-                        help="replace a previous run of the same name")  # fmt: skip
+    parser.add_argument(
+        "--force", action="store_true", help="replace a previous run of the same name"
+    )
 
 
 def _check_name(name: str) -> str:

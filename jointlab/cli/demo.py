@@ -48,7 +48,8 @@ def run(args: argparse.Namespace) -> int:
     url = robot_url(args.robot, gui=args.gui)
     folder = planned_folder(args, f"demo-{robot_label(args.robot)}")
     with run_folder(folder) as work:
-        execute_program(url, None, work, f"jointlab demo: {args.robot} in PyBullet",
-                        make_program=demo_program)  # fmt: skip
+        execute_program(
+            url, None, work, f"jointlab demo: {args.robot} in PyBullet", make_program=demo_program
+        )
     console.print(f"wrote {folder / LOG_NAME} and {folder / PLOT_NAME}", highlight=False)
     return 0

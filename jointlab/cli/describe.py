@@ -85,10 +85,19 @@ def actuator_table(description: RobotDescription) -> Table:
     linear ones, kg.
     """
     d = description
-    table = Table(title=f"{d.name} ({d.dof} DoF, base "
-                        f"{'fixed' if d.base.fixed else 'floating'})")  # fmt: skip
-    for column in ("actuator", "type", "parent", "range", "home", "v max", "effort", "mass",
-                   "brakes", "coupling"):  # fmt: skip
+    table = Table(title=f"{d.name} ({d.dof} DoF, base {'fixed' if d.base.fixed else 'floating'})")
+    for column in (
+        "actuator",
+        "type",
+        "parent",
+        "range",
+        "home",
+        "v max",
+        "effort",
+        "mass",
+        "brakes",
+        "coupling",
+    ):
         table.add_column(column)
     for spec in d.actuators:
         mass = f"{spec.link.mass:.3g} kg" if spec.link else "-"
@@ -102,8 +111,15 @@ def actuator_table(description: RobotDescription) -> Table:
         )
         unit, effort = ("m", "N") if spec.type.value == "linear" else ("rad", "N·m")
         table.add_row(
-            spec.name, spec.type.value, spec.parent, f"[{spec.min:g}, {spec.max:g}] {unit}",
-            f"{spec.home:g} {unit}", f"{spec.limits.velocity:g} {unit}/s",
-            f"{spec.limits.effort:g} {effort}", mass, "yes" if spec.has_brakes else "", coupling,
-        )  # fmt: skip
+            spec.name,
+            spec.type.value,
+            spec.parent,
+            f"[{spec.min:g}, {spec.max:g}] {unit}",
+            f"{spec.home:g} {unit}",
+            f"{spec.limits.velocity:g} {unit}/s",
+            f"{spec.limits.effort:g} {effort}",
+            mass,
+            "yes" if spec.has_brakes else "",
+            coupling,
+        )
     return table

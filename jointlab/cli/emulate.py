@@ -28,24 +28,41 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``jointlab emulate`` (passed on to the emulator)."""
     add_robot_argument(parser, urls=False)
     parser.add_argument("--rate", type=positive_int, default=1000, help="tick rate, Hz")
-    parser.add_argument("--watchdog-ms", type=int, default=100,
-                        help="power-up watchdog, ms (0 disables it)")  # fmt: skip
-    parser.add_argument("--stream-period", type=positive_int, default=1,
-                        help="one DATA STATE every N ticks")  # fmt: skip
-    parser.add_argument("--tcp", type=int, metavar="PORT",
-                        help="serve socket://127.0.0.1:PORT, not a pty (0: any port)")  # fmt: skip
-    parser.add_argument("--duration", type=positive_float, metavar="SECONDS",
-                        help="stop after this long (default: until Ctrl-C)")  # fmt: skip
-    parser.add_argument("--lockstep", action="store_true",
-                        help="virtual time: tick only when the host asks (connect with "
-                        "?lockstep=1)")  # fmt: skip
-    parser.add_argument("--fifo", action="store_true",
-                        help="ask for SCHED_FIFO (root or CAP_SYS_NICE)")  # fmt: skip
-    parser.add_argument("--bus", choices=("jointlab", "dynamixel", "feetech"),
-                        help="the JointLab device protocol or the robot's servo bus "
-                             "(default: the robot's bus if it has one)")  # fmt: skip
-    parser.add_argument("--baud", type=positive_int,
-                        help="servo bus: line rate, bit/s (default: the robot file's)")  # fmt: skip
+    parser.add_argument(
+        "--watchdog-ms", type=int, default=100, help="power-up watchdog, ms (0 disables it)"
+    )
+    parser.add_argument(
+        "--stream-period", type=positive_int, default=1, help="one DATA STATE every N ticks"
+    )
+    parser.add_argument(
+        "--tcp",
+        type=int,
+        metavar="PORT",
+        help="serve socket://127.0.0.1:PORT, not a pty (0: any port)",
+    )
+    parser.add_argument(
+        "--duration",
+        type=positive_float,
+        metavar="SECONDS",
+        help="stop after this long (default: until Ctrl-C)",
+    )
+    parser.add_argument(
+        "--lockstep",
+        action="store_true",
+        help="virtual time: tick only when the host asks (connect with ?lockstep=1)",
+    )
+    parser.add_argument(
+        "--fifo", action="store_true", help="ask for SCHED_FIFO (root or CAP_SYS_NICE)"
+    )
+    parser.add_argument(
+        "--bus",
+        choices=("jointlab", "dynamixel", "feetech"),
+        help="the JointLab device protocol or the robot's servo bus "
+        "(default: the robot's bus if it has one)",
+    )
+    parser.add_argument(
+        "--baud", type=positive_int, help="servo bus: line rate, bit/s (default: the robot file's)"
+    )
     parser.add_argument("--seed", type=int, default=0, help="servo bus: simulator seed")
 
 
@@ -61,8 +78,15 @@ def run(args: argparse.Namespace) -> int:
     bus = args.bus or ("jointlab" if description.bus is None else description.bus.protocol.value)
     if bus != "jointlab":
         return _servo_bus(args, description, bus)
-    argv = [args.robot, "--rate", str(args.rate), "--watchdog-ms", str(args.watchdog_ms),
-            "--stream-period", str(args.stream_period)]  # fmt: skip
+    argv = [
+        args.robot,
+        "--rate",
+        str(args.rate),
+        "--watchdog-ms",
+        str(args.watchdog_ms),
+        "--stream-period",
+        str(args.stream_period),
+    ]
     if args.tcp is not None:
         argv += ["--tcp", str(args.tcp)]
     if args.duration is not None:
@@ -72,9 +96,11 @@ def run(args: argparse.Namespace) -> int:
     if args.fifo:
         argv.append("--fifo")
     lockstep = "&lockstep=1" if args.lockstep else ""
-    console.print(f"emulating {description.name}; connect with serial://<the path printed "
-                  f"below>?robot={args.robot}{lockstep} (Ctrl-C stops)",
-                  highlight=False)  # fmt: skip
+    console.print(
+        f"emulating {description.name}; connect with serial://<the path printed "
+        f"below>?robot={args.robot}{lockstep} (Ctrl-C stops)",
+        highlight=False,
+    )
     return emulator_main(argv)
 
 

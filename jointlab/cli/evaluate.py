@@ -44,13 +44,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     add_robot_argument(parser)
     add_policy_arguments(parser)
     parser.add_argument("--episodes", type=positive_int, default=10, help="episodes to run")
-    parser.add_argument("--paired", metavar="POLICY_B",
-                        help="manipulation tasks: also run POLICY_B on the same seeds and "
-                             "print the difference of the success rates")  # fmt: skip
+    parser.add_argument(
+        "--paired",
+        metavar="POLICY_B",
+        help="manipulation tasks: also run POLICY_B on the same seeds and "
+        "print the difference of the success rates",
+    )
     parser.add_argument("--seed", type=int, default=0, help="seed of the first reset")
-    parser.add_argument("--video", nargs="?", const="", metavar="DIR",
-                        help="record every episode as MP4 (default DIR: the run folder's "
-                             "video/)")  # fmt: skip
+    parser.add_argument(
+        "--video",
+        nargs="?",
+        const="",
+        metavar="DIR",
+        help="record every episode as MP4 (default DIR: the run folder's video/)",
+    )
     add_view_argument(parser)
     add_output_arguments(parser, "default name: eval-POLICY-ROBOT")
 
@@ -64,8 +71,9 @@ def run(args: argparse.Namespace) -> int:
     if args.paired is not None:
         from jointlab.errors import ConfigurationError
 
-        raise ConfigurationError("--paired compares policies on the manipulation tasks "
-                                 "(--env jointlab/Lift-v0 ...)")  # fmt: skip
+        raise ConfigurationError(
+            "--paired compares policies on the manipulation tasks (--env jointlab/Lift-v0 ...)"
+        )
     from jointlab.envs.evaluation import evaluate_policy
     from jointlab.extras import check_installed
     from jointlab.recording.plots import plot_episodes, save
@@ -77,21 +85,36 @@ def run(args: argparse.Namespace) -> int:
     # the page stays up after the run (outermost), the run folder is finished before
     with viewing(args.view, None, title=f"{env_id} on {url}", linger_seconds=args.linger):
         with run_folder(folder) as work:
-            video = None if args.video is None else (Path(args.video).expanduser() if args.video
-                                                     else work / "video")  # fmt: skip
+            video = (
+                None
+                if args.video is None
+                else (Path(args.video).expanduser() if args.video else work / "video")
+            )
             with console.status(f"{args.episodes} episodes on {url}..."):
-                result = evaluate_policy(policy, url, env_id=env_id, env_kwargs=env_kwargs,
-                                         episodes=args.episodes, seed=args.seed,
-                                         video_folder=video)  # fmt: skip
+                result = evaluate_policy(
+                    policy,
+                    url,
+                    env_id=env_id,
+                    env_kwargs=env_kwargs,
+                    episodes=args.episodes,
+                    seed=args.seed,
+                    video_folder=video,
+                )
             summary = {
-                "env_id": result.env_id, "backend": result.backend, "policy": str(path),
-                "success_rate": result.success_rate, "mean_return": result.mean_return,
-                "returns": result.returns.tolist(), "successes": result.successes.tolist(),
+                "env_id": result.env_id,
+                "backend": result.backend,
+                "policy": str(path),
+                "success_rate": result.success_rate,
+                "mean_return": result.mean_return,
+                "returns": result.returns.tolist(),
+                "successes": result.successes.tolist(),
                 "lengths": result.lengths.tolist(),
-            }  # fmt: skip
+            }
             (work / "summary.json").write_text(json.dumps(summary, indent=2))
-            save(plot_episodes(result.returns, result.successes,
-                               title=result.summary()), work / "eval.png")  # fmt: skip
+            save(
+                plot_episodes(result.returns, result.successes, title=result.summary()),
+                work / "eval.png",
+            )
         console.print(result.summary(), highlight=False)
         wrote = [folder / "summary.json", folder / "eval.png"]
         if video is not None:
@@ -107,9 +130,11 @@ def manipulation_env_kwargs(robot: str, env_kwargs: str | None) -> dict:
 
     url = parse_url(robot_url(robot))
     if url.scheme != "sim":
-        raise ConfigurationError(f"{robot}: the manipulation tasks need a simulated robot (a "
-                                 "name, a robot file or sim://NAME?engine=...), the cubes "
-                                 "live in its world")  # fmt: skip
+        raise ConfigurationError(
+            f"{robot}: the manipulation tasks need a simulated robot (a "
+            "name, a robot file or sim://NAME?engine=...), the cubes "
+            "live in its world"
+        )
     kwargs = {"robot": url.target}
     engine = url.take("engine", str, None)
     if engine is not None:
@@ -128,28 +153,43 @@ def _run_manipulation(args: argparse.Namespace) -> int:
     from jointlab.errors import ConfigurationError
 
     if args.env is None:
-        raise ConfigurationError("the expert needs --env (jointlab/Lift-v0, jointlab/Push-v1, "
-                                 "jointlab/PickPlace-v0 or jointlab/Stack-v0)")  # fmt: skip
+        raise ConfigurationError(
+            "the expert needs --env (jointlab/Lift-v0, jointlab/Push-v1, "
+            "jointlab/PickPlace-v0 or jointlab/Stack-v0)"
+        )
     kwargs = manipulation_env_kwargs(args.robot, args.env_kwargs)
     label = Path(str(args.policy)).stem if args.policy != "expert" else "expert"
     folder = planned_folder(args, f"eval-{label}-{robot_label(args.robot)}")
     results = []
     for policy in [args.policy] + ([args.paired] if args.paired else []):
         with console.status(f"{policy}: {args.episodes} episodes of {args.env}..."):
-            results.append(evaluate_manipulation(policy, args.env, episodes=args.episodes,
-                                                 seed=args.seed, env_kwargs=kwargs))  # fmt: skip
+            results.append(
+                evaluate_manipulation(
+                    policy, args.env, episodes=args.episodes, seed=args.seed, env_kwargs=kwargs
+                )
+            )
         console.print(results[-1].summary(), highlight=False)
-    summary = {"env_id": args.env, "env_kwargs": kwargs, "seeds": [args.seed,
-               args.seed + args.episodes - 1], "policies": [
-        {"policy": r.policy, "successes": r.successes.tolist(), "success_rate": r.rate.value,
-         "interval": [r.rate.low, r.rate.high], "control_dt": r.control_dt}
-        for r in results]}  # fmt: skip
+    summary = {
+        "env_id": args.env,
+        "env_kwargs": kwargs,
+        "seeds": [args.seed, args.seed + args.episodes - 1],
+        "policies": [
+            {
+                "policy": r.policy,
+                "successes": r.successes.tolist(),
+                "success_rate": r.rate.value,
+                "interval": [r.rate.low, r.rate.high],
+                "control_dt": r.control_dt,
+            }
+            for r in results
+        ],
+    }
     if len(results) == 2:
         paired = compare_paired(*results)
-        console.print(f"paired ({results[0].policy} - {results[1].policy}): {paired}",
-                      highlight=False)  # fmt: skip
-        summary["paired"] = {"difference": paired.difference,
-                             "interval": [paired.low, paired.high]}  # fmt: skip
+        console.print(
+            f"paired ({results[0].policy} - {results[1].policy}): {paired}", highlight=False
+        )
+        summary["paired"] = {"difference": paired.difference, "interval": [paired.low, paired.high]}
     with run_folder(folder) as work:
         (work / "summary.json").write_text(json.dumps(summary, indent=2))
     console.print(f"wrote {folder / 'summary.json'}", highlight=False)

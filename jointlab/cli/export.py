@@ -31,11 +31,17 @@ SUFFIXES = {"mcap": ".mcap", "rerun": ".rrd"}
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``jointlab export``."""
     parser.add_argument("log", metavar="LOG", help="a JointLab log (.npz, .csv, .parquet)")
-    parser.add_argument("out", metavar="OUT", nargs="?",
-                        help="the file to write, .mcap or .rrd (default: LOG with the suffix "
-                             "of --to)")  # fmt: skip
-    parser.add_argument("--to", choices=sorted(SUFFIXES),
-                        help="mcap (Foxglove) or rerun (.rrd); default: OUT's suffix")  # fmt: skip
+    parser.add_argument(
+        "out",
+        metavar="OUT",
+        nargs="?",
+        help="the file to write, .mcap or .rrd (default: LOG with the suffix of --to)",
+    )
+    parser.add_argument(
+        "--to",
+        choices=sorted(SUFFIXES),
+        help="mcap (Foxglove) or rerun (.rrd); default: OUT's suffix",
+    )
     parser.add_argument("--force", action="store_true", help="replace OUT if it exists")
 
 

@@ -35,16 +35,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``jointlab gap``."""
     parser.formatter_class = HelpFormatter
     add_robot_argument(parser, urls=False)
-    parser.add_argument("dataset", metavar="DATASET",
-                        help="a LeRobot dataset folder (or a JointLab log) of the arm")  # fmt: skip
-    parser.add_argument("--identified", metavar="FILE",
-                        help="the identified robot file (default: identified here)")  # fmt: skip
-    parser.add_argument("--episodes", type=int, nargs="+", metavar="N",
-                        help="episodes to replay (default: all)")  # fmt: skip
-    parser.add_argument("--fps", type=positive_float, default=30.0,
-                        help="the rate a JointLab log is resampled to, frames/s")  # fmt: skip
-    parser.add_argument("--p-register", type=positive_float, nargs="+", metavar="P",
-                        help="each servo's P register while recording")  # fmt: skip
+    parser.add_argument(
+        "dataset", metavar="DATASET", help="a LeRobot dataset folder (or a JointLab log) of the arm"
+    )
+    parser.add_argument(
+        "--identified", metavar="FILE", help="the identified robot file (default: identified here)"
+    )
+    parser.add_argument(
+        "--episodes", type=int, nargs="+", metavar="N", help="episodes to replay (default: all)"
+    )
+    parser.add_argument(
+        "--fps",
+        type=positive_float,
+        default=30.0,
+        help="the rate a JointLab log is resampled to, frames/s",
+    )
+    parser.add_argument(
+        "--p-register",
+        type=positive_float,
+        nargs="+",
+        metavar="P",
+        help="each servo's P register while recording",
+    )
     add_output_arguments(parser, "default name: gap-ROBOT-DATASET")
 
 
@@ -67,23 +79,30 @@ def run(args: argparse.Namespace) -> int:
     identification = None
     if args.identified is None:
         with console.status("identifying..."):
-            identification = identify_servos(nominal, traces, p_registers=args.p_register,
-                                             twin_traces=replays)  # fmt: skip
+            identification = identify_servos(
+                nominal, traces, p_registers=args.p_register, twin_traces=replays
+            )
         identified = identification.to_description()
     else:
         identified = load_robot(args.identified)
     with console.status("replaying on the identified twin..."):
-        report = gap_report(nominal, identified, traces, p_registers=args.p_register,
-                            nominal_replays=replays)  # fmt: skip
-    table = Table(title=f"gap of {nominal.name} over {len(traces)} recording(s): RMS of twin "
-                        "minus recording")  # fmt: skip
+        report = gap_report(
+            nominal, identified, traces, p_registers=args.p_register, nominal_replays=replays
+        )
+    table = Table(
+        title=f"gap of {nominal.name} over {len(traces)} recording(s): RMS of twin minus recording"
+    )
     for column in ("joint", "nominal (deg)", "identified (deg)", "closed"):
         table.add_column(column, justify="left" if column == "joint" else "right")
     import numpy as np
 
     for gap in report.joints:
-        table.add_row(gap.joint, f"{np.degrees(gap.nominal):.3f}",
-                      f"{np.degrees(gap.identified):.3f}", f"{100 * gap.closed:.0f} %")  # fmt: skip
+        table.add_row(
+            gap.joint,
+            f"{np.degrees(gap.nominal):.3f}",
+            f"{np.degrees(gap.identified):.3f}",
+            f"{100 * gap.closed:.0f} %",
+        )
     console.print(table)
     console.print(f"share of the gap closed: {100 * report.closed:.0f} %")
     with run_folder(folder) as work:
@@ -92,6 +111,5 @@ def run(args: argparse.Namespace) -> int:
             identification.save(work / f"{nominal.name}_identified.yaml")
             (work / "estimates.txt").write_text(identification.summary() + "\n")
         report.save_figures(work)
-    console.print(f"wrote {folder}/gap.txt and a figure per joint (gap-JOINT.png)",
-                  highlight=False)  # fmt: skip
+    console.print(f"wrote {folder}/gap.txt and a figure per joint (gap-JOINT.png)", highlight=False)
     return 0

@@ -50,48 +50,108 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     from jointlab.identify.parameters import DEFAULT_CUTOFF, PARAMETERS
 
     steps = parser.add_subparsers(dest="step", required=True, metavar="STEP")
-    excite = steps.add_parser("excite", help="run a safe excitation on a backend; record it",
-                              formatter_class=HelpFormatter)  # fmt: skip
+    excite = steps.add_parser(
+        "excite",
+        help="run a safe excitation on a backend; record it",
+        formatter_class=HelpFormatter,
+    )
     add_robot_argument(excite, urls=False)
     excite.add_argument("url", metavar="URL", help="the backend: a robot URL, name or file")
     excite.add_argument("--joints", nargs="+", metavar="JOINT", help="joints (default: all)")
-    excite.add_argument("--duration", type=positive_float, default=8.0,
-                        help="seconds of excitation per joint (per segment)")  # fmt: skip
+    excite.add_argument(
+        "--duration",
+        type=positive_float,
+        default=8.0,
+        help="seconds of excitation per joint (per segment)",
+    )
     excite.add_argument("--signal", choices=SIGNALS, default="multisine")
-    excite.add_argument("--band", type=positive_float, nargs=2, default=(0.25, 1.5),
-                        metavar=("LOW", "HIGH"), help="frequency band, Hz")  # fmt: skip
-    excite.add_argument("--fraction", type=positive_float, default=0.8,
-                        help="share of every soft limit the motion may use")  # fmt: skip
-    excite.add_argument("--centre", type=float, nargs="+", metavar="Q",
-                        help="pose to move about, one value per joint (default: home)")  # fmt: skip
-    excite.add_argument("--simultaneous", action="store_true",
-                        help="excite every joint at once (default: one after another)")  # fmt: skip
+    excite.add_argument(
+        "--band",
+        type=positive_float,
+        nargs=2,
+        default=(0.25, 1.5),
+        metavar=("LOW", "HIGH"),
+        help="frequency band, Hz",
+    )
+    excite.add_argument(
+        "--fraction",
+        type=positive_float,
+        default=0.8,
+        help="share of every soft limit the motion may use",
+    )
+    excite.add_argument(
+        "--centre",
+        type=float,
+        nargs="+",
+        metavar="Q",
+        help="pose to move about, one value per joint (default: home)",
+    )
+    excite.add_argument(
+        "--simultaneous",
+        action="store_true",
+        help="excite every joint at once (default: one after another)",
+    )
     add_output_arguments(excite, "default name: identify-excite-ROBOT-URL")
     excite.set_defaults(identify_step=_excite)
 
-    fit = steps.add_parser("fit", help="identify the actuators from a log; write the robot file",
-                           formatter_class=HelpFormatter)  # fmt: skip
+    fit = steps.add_parser(
+        "fit",
+        help="identify the actuators from a log; write the robot file",
+        formatter_class=HelpFormatter,
+    )
     add_robot_argument(fit, urls=False)
-    fit.add_argument("log", metavar="LOG",
-                     help="a log recorded by 'identify excite' or any run, or a LeRobot dataset "
-                          "folder (servo identification)")  # fmt: skip
-    fit.add_argument("--episodes", type=int, nargs="+", metavar="N",
-                     help="dataset episodes to identify from (default: all)")  # fmt: skip
-    fit.add_argument("--servo", action="store_true",
-                     help="servo identification from a JointLab log of a servo arm")  # fmt: skip
-    fit.add_argument("--fps", type=positive_float, default=30.0,
-                     help="--servo: the rate a log is resampled to, frames/s")  # fmt: skip
-    fit.add_argument("--p-register", type=positive_float, nargs="+", metavar="P",
-                     help="servo identification: each servo's P register while recording "
-                          "(default: the file's gains; LeRobot's SO-101 writes 16)")  # fmt: skip
+    fit.add_argument(
+        "log",
+        metavar="LOG",
+        help="a log recorded by 'identify excite' or any run, or a LeRobot dataset "
+        "folder (servo identification)",
+    )
+    fit.add_argument(
+        "--episodes",
+        type=int,
+        nargs="+",
+        metavar="N",
+        help="dataset episodes to identify from (default: all)",
+    )
+    fit.add_argument(
+        "--servo",
+        action="store_true",
+        help="servo identification from a JointLab log of a servo arm",
+    )
+    fit.add_argument(
+        "--fps",
+        type=positive_float,
+        default=30.0,
+        help="--servo: the rate a log is resampled to, frames/s",
+    )
+    fit.add_argument(
+        "--p-register",
+        type=positive_float,
+        nargs="+",
+        metavar="P",
+        help="servo identification: each servo's P register while recording "
+        "(default: the file's gains; LeRobot's SO-101 writes 16)",
+    )
     fit.add_argument("--joints", nargs="+", metavar="JOINT", help="joints (default: all)")
-    fit.add_argument("--parameters", nargs="+", choices=PARAMETERS, metavar="PARAMETER",
-                     help=f"some of {', '.join(PARAMETERS)} (default: all but effort)")  # fmt: skip
-    fit.add_argument("--cutoff", type=float, default=DEFAULT_CUTOFF,
-                     help="low-pass cutoff of the regressions in Hz; 0: none")  # fmt: skip
+    fit.add_argument(
+        "--parameters",
+        nargs="+",
+        choices=PARAMETERS,
+        metavar="PARAMETER",
+        help=f"some of {', '.join(PARAMETERS)} (default: all but effort)",
+    )
+    fit.add_argument(
+        "--cutoff",
+        type=float,
+        default=DEFAULT_CUTOFF,
+        help="low-pass cutoff of the regressions in Hz; 0: none",
+    )
     fit.add_argument("--max-delay", type=int, default=10, help="largest latency, physics steps")
-    fit.add_argument("--validate", metavar="HELD_OUT_LOG",
-                     help="replay this log with the nominal and the identified file")  # fmt: skip
+    fit.add_argument(
+        "--validate",
+        metavar="HELD_OUT_LOG",
+        help="replay this log with the nominal and the identified file",
+    )
     add_output_arguments(fit, "default name: identify-fit-RUN")
     fit.set_defaults(identify_step=_fit)
 
@@ -118,17 +178,31 @@ def _excite(args: argparse.Namespace) -> int:
     from jointlab.robots import load_robot
 
     description = load_robot(args.robot)
-    program = excitation(description, args.joints, args.duration, signal=args.signal,
-                         band=tuple(args.band), fraction=args.fraction, centre=args.centre,
-                         sequential=not args.simultaneous)  # fmt: skip
+    program = excitation(
+        description,
+        args.joints,
+        args.duration,
+        signal=args.signal,
+        band=tuple(args.band),
+        fraction=args.fraction,
+        centre=args.centre,
+        sequential=not args.simultaneous,
+    )
     url = robot_url(args.url)
-    folder = planned_folder(args, f"identify-excite-{robot_label(args.robot)}-"
-                                  f"{robot_label(args.url)}")  # fmt: skip
-    rows = [(", ".join(s.joints), "", *(f"{v:.3g}" for v in s.peaks.max(axis=1)))
-            for s in program.segments]  # fmt: skip
-    console.print(_table(f"{program.signal} excitation of {description.name}: "
-                         f"{program.duration:.1f} s", ("joints", "", "range", "speed",
-                                                       "accel", "jerk"), rows))  # fmt: skip
+    folder = planned_folder(
+        args, f"identify-excite-{robot_label(args.robot)}-{robot_label(args.url)}"
+    )
+    rows = [
+        (", ".join(s.joints), "", *(f"{v:.3g}" for v in s.peaks.max(axis=1)))
+        for s in program.segments
+    ]
+    console.print(
+        _table(
+            f"{program.signal} excitation of {description.name}: {program.duration:.1f} s",
+            ("joints", "", "range", "speed", "accel", "jerk"),
+            rows,
+        )
+    )
     options: dict[str, Any] = {}
     if url.startswith("serial://") and "robot=" not in url:
         options["description"] = description
@@ -143,8 +217,11 @@ def _excite(args: argparse.Namespace) -> int:
                     status.update(f"step {index}: {step.verb}")
 
                 record_excitation(robot, program, work / LOG_NAME, url=url, on_step=announce)
-    console.print(f"wrote {folder / LOG_NAME} and {folder / PROGRAM_NAME}; next: jointlab "
-                  f"identify fit {args.robot} {folder / LOG_NAME}", highlight=False)  # fmt: skip
+    console.print(
+        f"wrote {folder / LOG_NAME} and {folder / PROGRAM_NAME}; next: jointlab "
+        f"identify fit {args.robot} {folder / LOG_NAME}",
+        highlight=False,
+    )
     return 0
 
 
@@ -163,9 +240,14 @@ def _fit(args: argparse.Namespace) -> int:
     run_name = log.parent.name if log.stem == "log" else log.stem
     folder = planned_folder(args, f"identify-fit-{run_name}")
     with console.status("identifying..."):
-        result = fit(log, args.robot, joints=args.joints, parameters=args.parameters,
-                     cutoff=None if args.cutoff == 0 else args.cutoff,
-                     max_delay=args.max_delay)  # fmt: skip
+        result = fit(
+            log,
+            args.robot,
+            joints=args.joints,
+            parameters=args.parameters,
+            cutoff=None if args.cutoff == 0 else args.cutoff,
+            max_delay=args.max_delay,
+        )
     header = ("field", "joint", "nominal", "identified", "95 % interval", "change", "unit")
     console.print(_table(f"identified from {log}", header, result.rows()))
     robot_file = f"{result.nominal.name}_identified.yaml"
@@ -176,15 +258,28 @@ def _fit(args: argparse.Namespace) -> int:
             with console.status("replaying with the nominal and the identified file..."):
                 report = validate(held_out, result.nominal, result.to_description())
             rows = [(row[0], "", *row[1:]) for row in report.rows()]
-            console.print(_table(f"replay of {held_out} (rad or m)", ("joint", "", "nominal rms",
-                                 "nominal max", "identified rms", "identified max",
-                                 "gap closed"), rows))  # fmt: skip
+            console.print(
+                _table(
+                    f"replay of {held_out} (rad or m)",
+                    (
+                        "joint",
+                        "",
+                        "nominal rms",
+                        "nominal max",
+                        "identified rms",
+                        "identified max",
+                        "gap closed",
+                    ),
+                    rows,
+                )
+            )
             (work / "validation.txt").write_text(report.summary() + "\n")
             save(report.plot(), work / "validation.png")
     if "armature" in result.parameters and "armature" not in result.written():
         console.print("dynamics.armature is reported, not written: robot files have no such field")
-    console.print(f"wrote {folder / robot_file} (fields: {', '.join(result.written())})",
-                  highlight=False)  # fmt: skip
+    console.print(
+        f"wrote {folder / robot_file} (fields: {', '.join(result.written())})", highlight=False
+    )
     return 0
 
 
@@ -221,6 +316,9 @@ def _fit_servos(args: argparse.Namespace, source: Path) -> int:
     with run_folder(folder) as work:
         result.save(work / robot_file)
         (work / "estimates.txt").write_text(result.summary() + "\n")
-    console.print(f"wrote {folder / robot_file}; next: jointlab gap {args.robot} {source} "
-                  f"--identified {folder / robot_file}", highlight=False)  # fmt: skip
+    console.print(
+        f"wrote {folder / robot_file}; next: jointlab gap {args.robot} {source} "
+        f"--identified {folder / robot_file}",
+        highlight=False,
+    )
     return 0

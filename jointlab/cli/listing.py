@@ -25,8 +25,9 @@ WHAT = ("robots", "envs", "actions", "backends", "tasks", "verbs")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``jointlab list``."""
-    parser.add_argument("what", nargs="*", metavar="WHAT",
-                        help=f"any of {', '.join(WHAT)} (default: all)")  # fmt: skip
+    parser.add_argument(
+        "what", nargs="*", metavar="WHAT", help=f"any of {', '.join(WHAT)} (default: all)"
+    )
 
 
 def _robots() -> Table:
@@ -37,8 +38,9 @@ def _robots() -> Table:
         table.add_column(column)
     for name in builtin_robots():
         d = load_robot(name)
-        table.add_row(name, str(d.dof), "fixed" if d.base.fixed else "floating",
-                      ", ".join(d.tool_names))  # fmt: skip
+        table.add_row(
+            name, str(d.dof), "fixed" if d.base.fixed else "floating", ", ".join(d.tool_names)
+        )
     return table
 
 
@@ -50,8 +52,9 @@ def _envs() -> Table:
     for column in ("id", "task", "default robot", "steps per episode"):
         table.add_column(column)
     for spec in ENV_SPECS:
-        table.add_row(spec.id, spec.task, task_class(spec.task).default_robot,
-                      str(spec.max_episode_steps))  # fmt: skip
+        table.add_row(
+            spec.id, spec.task, task_class(spec.task).default_robot, str(spec.max_episode_steps)
+        )
     return table
 
 
@@ -68,12 +71,13 @@ def _actions() -> Table:
     from jointlab.envs.actions import ACTION_MODES
 
     what = {
-        "torque": "joint torques", "position": "position targets, default gains",
+        "torque": "joint torques",
+        "position": "position targets, default gains",
         "position_velocity": "position and velocity targets",
         "torque_and_position": "feed-forward torque and position targets",
         "position_and_gains": "position targets with their kp and kd",
         "njoint": "the five NJointAction fields (a Dict space)",
-    }  # fmt: skip
+    }
     return _simple("action modes (action_mode=)", [(m, what.get(m, "")) for m in ACTION_MODES])
 
 
@@ -109,8 +113,11 @@ def _verbs() -> Table:
         table.add_column(column)
     for verb in VERBS:
         if verb == "wait":
-            table.add_row(verb, "SECONDS", "keep doing what the robot does for SECONDS of "
-                          "robot time (wait: 0.5)")  # fmt: skip
+            table.add_row(
+                verb,
+                "SECONDS",
+                "keep doing what the robot does for SECONDS of robot time (wait: 0.5)",
+            )
             continue
         method = getattr(Commander, verb)
         names = [n for n in inspect.signature(method).parameters if n != "self"]
@@ -122,12 +129,19 @@ def _verbs() -> Table:
 
 def run(args: argparse.Namespace) -> int:
     """Print the requested tables."""
-    tables = {"robots": _robots, "envs": _envs, "actions": _actions, "backends": _backends,
-              "tasks": _tasks, "verbs": _verbs}  # fmt: skip
+    tables = {
+        "robots": _robots,
+        "envs": _envs,
+        "actions": _actions,
+        "backends": _backends,
+        "tasks": _tasks,
+        "verbs": _verbs,
+    }
     for name in args.what:
         if name not in tables:
-            raise ConfigurationError(f"nothing to list as {name!r}; choose from {list(WHAT)}"
-                                     f"{did_you_mean(name, WHAT)}")  # fmt: skip
+            raise ConfigurationError(
+                f"nothing to list as {name!r}; choose from {list(WHAT)}{did_you_mean(name, WHAT)}"
+            )
     for name in args.what or WHAT:
         console.print(tables[name]())
     return 0

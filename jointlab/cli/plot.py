@@ -32,8 +32,7 @@ def run(args: argparse.Namespace) -> int:
     from jointlab.recording.plots import plot_log, save
 
     log = load_log(Path(args.log).expanduser())
-    output = check_new_file(args.out or Path(args.log).expanduser().with_suffix(".png"),
-                            args.force)  # fmt: skip
+    output = check_new_file(args.out or Path(args.log).expanduser().with_suffix(".png"), args.force)
     save(plot_log(log), output)
     console.print(f"wrote {output} ({len(log.time)} rows)", highlight=False)
     return 0

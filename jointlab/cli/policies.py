@@ -12,15 +12,22 @@ from jointlab.errors import ConfigurationError
 
 def add_policy_arguments(parser: argparse.ArgumentParser) -> None:
     """POLICY, ``--env`` and ``--env-kwargs``."""
-    parser.add_argument("policy", metavar="POLICY",
-                        help="an SB3 model .zip, a 'jointlab train' folder, or an RLlib "
-                             "checkpoint folder")  # fmt: skip
-    parser.add_argument("--env", metavar="ID",
-                        help="environment id (default: the checkpoint's, else "
-                             "jointlab/Reach-v0)")  # fmt: skip
-    parser.add_argument("--env-kwargs", metavar="JSON",
-                        help='environment keywords as JSON, e.g. \'{"action_mode": "torque"}\' '
-                             "(default: the checkpoint's, else position mode)")  # fmt: skip
+    parser.add_argument(
+        "policy",
+        metavar="POLICY",
+        help="an SB3 model .zip, a 'jointlab train' folder, or an RLlib checkpoint folder",
+    )
+    parser.add_argument(
+        "--env",
+        metavar="ID",
+        help="environment id (default: the checkpoint's, else jointlab/Reach-v0)",
+    )
+    parser.add_argument(
+        "--env-kwargs",
+        metavar="JSON",
+        help='environment keywords as JSON, e.g. \'{"action_mode": "torque"}\' '
+        "(default: the checkpoint's, else position mode)",
+    )
 
 
 def policy_path(text: str) -> Path:
@@ -54,8 +61,11 @@ def env_settings(args: argparse.Namespace, policy: Any) -> tuple[str | None, dic
     return args.env, kwargs
 
 
-def open_policy(args: argparse.Namespace, prefix: str, suffix: str = "",
-                ) -> tuple[Path, Path, Any, str | None, dict | None]:  # fmt: skip
+def open_policy(
+    args: argparse.Namespace,
+    prefix: str,
+    suffix: str = "",
+) -> tuple[Path, Path, Any, str | None, dict | None]:
     """Everything ``eval`` and ``record`` need before they run, checked in this order.
 
     Returns the policy file, the planned run folder (``PREFIX-POLICY-ROBOT[SUFFIX]``), the

@@ -16,8 +16,9 @@ LOG_NAME = "log.npz"
 PLOT_NAME = "plot.png"
 
 
-def summary_table(title: str, results: list, total_time: float,
-                  linear: Sequence[bool] = ()) -> Table:  # fmt: skip
+def summary_table(
+    title: str, results: list, total_time: float, linear: Sequence[bool] = ()
+) -> Table:
     """One row per program step: robot time, ticks, tracking error, peak torque, with units.
 
     Errors are shown in mrad (mm for linear joints; "mrad|mm" when the robot has both, a
@@ -33,26 +34,46 @@ def summary_table(title: str, results: list, total_time: float,
     error_unit = "mrad|mm" if len(kinds) == 2 else "mm" if True in kinds else "mrad"
     torque_unit = "N·m|N" if len(kinds) == 2 else "N" if True in kinds else "N·m"
     table = Table(title=title)
-    for column in ("step", "command", "robot time (s)", "ticks", f"max err ({error_unit})",
-                   f"rms err ({error_unit})", f"peak torque ({torque_unit})"):  # fmt: skip
+    for column in (
+        "step",
+        "command",
+        "robot time (s)",
+        "ticks",
+        f"max err ({error_unit})",
+        f"rms err ({error_unit})",
+        f"peak torque ({torque_unit})",
+    ):
         table.add_column(column, justify="right" if column != "command" else "left")
     for index, result in enumerate(results):
         summary = result.summary
         table.add_row(
-            str(index), result.step.verb, f"{summary.duration:.3f}", str(summary.ticks),
-            f"{1e3 * summary.max_tracking_error:.3g}", f"{1e3 * summary.rms_tracking_error:.3g}",
+            str(index),
+            result.step.verb,
+            f"{summary.duration:.3f}",
+            str(summary.ticks),
+            f"{1e3 * summary.max_tracking_error:.3g}",
+            f"{1e3 * summary.rms_tracking_error:.3g}",
             f"{result.peak_torque:.2f}",
-        )  # fmt: skip
+        )
     peak = max((r.peak_torque for r in results if r.peak_torque == r.peak_torque), default=0.0)
     errors = [r.summary.max_tracking_error for r in results]
     worst = max((e for e in errors if e == e), default=0.0)
-    table.add_row("all", "", f"{total_time:.3f}", str(sum(r.summary.ticks for r in results)),
-                  f"{1e3 * worst:.3g}", "", f"{peak:.2f}", end_section=True)  # fmt: skip
+    table.add_row(
+        "all",
+        "",
+        f"{total_time:.3f}",
+        str(sum(r.summary.ticks for r in results)),
+        f"{1e3 * worst:.3g}",
+        "",
+        f"{peak:.2f}",
+        end_section=True,
+    )
     return table
 
 
-def execute_program(url: str, program: Any, work: Path, title: str,
-                    make_program: Callable[[Any], Any] | None = None) -> None:  # fmt: skip
+def execute_program(
+    url: str, program: Any, work: Path, title: str, make_program: Callable[[Any], Any] | None = None
+) -> None:
     """Connect to ``url``, run ``program`` (or ``make_program(robot)``), log and plot it.
 
     Writes ``log.npz`` (desired and applied actions, states, command events and one
@@ -78,8 +99,12 @@ def execute_program(url: str, program: Any, work: Path, title: str,
                     recorder.event(robot.time, "command", verb=step.verb, step=index)
 
                 with console.status("running the program...") as status:
-                    results = run_program(robot, program, recorder=recorder,
-                                          on_step=lambda i, s: announce(i, s, status))  # fmt: skip
+                    results = run_program(
+                        robot,
+                        program,
+                        recorder=recorder,
+                        on_step=lambda i, s: announce(i, s, status),
+                    )
         except BaseException:
             if not recorder.rows_logged:  # refused before the first tick: the run never started
                 recorder.path.unlink(missing_ok=True)

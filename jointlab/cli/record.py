@@ -140,8 +140,9 @@ def run(args: argparse.Namespace) -> int:
 def _record(args: argparse.Namespace, mode: str) -> int:
     from jointlab.envs.manipulation.registration import MANIPULATION_IDS
 
-    if mode in ("log", "policy-dataset") and (args.env in MANIPULATION_IDS
-                                              or args.policy == "expert"):  # fmt: skip
+    if mode in ("log", "policy-dataset") and (
+        args.env in MANIPULATION_IDS or args.policy == "expert"
+    ):
         if mode == "policy-dataset":
             raise ConfigurationError(
                 "the manipulation tasks record demonstrations as demos.npz (run without "
@@ -292,10 +293,18 @@ def _record_expert(args: argparse.Namespace) -> int:
             f"expert mode simulates the robot; {args.robot} is not a name, a file or sim://"
         )
     fps = round(args.fps) if args.fps is not None else 25
-    summary = record_expert(args.dataset, args.env, parsed.target, args.episodes, seed=args.seed,
-                            fps=fps, engine=parsed.query.get("engine"), cameras=names,
-                            camera_size=size,
-                            environment_state=not args.no_environment_state)  # fmt: skip
+    summary = record_expert(
+        args.dataset,
+        args.env,
+        parsed.target,
+        args.episodes,
+        seed=args.seed,
+        fps=fps,
+        engine=parsed.query.get("engine"),
+        cameras=names,
+        camera_size=size,
+        environment_state=not args.no_environment_state,
+    )
     console.print(
         f"wrote {summary.episodes} expert episode(s) of {args.env} on {args.robot} "
         f"({summary.frames} frames at {fps} fps; the expert succeeded in "
@@ -376,16 +385,24 @@ def _record_demonstrations(args: argparse.Namespace) -> int:
     from jointlab.envs.manipulation.evaluate import record_demonstrations
 
     if args.env is None:
-        raise ConfigurationError("the expert needs --env (jointlab/Lift-v0, jointlab/Push-v1, "
-                                 "jointlab/PickPlace-v0 or jointlab/Stack-v0)")  # fmt: skip
+        raise ConfigurationError(
+            "the expert needs --env (jointlab/Lift-v0, jointlab/Push-v1, "
+            "jointlab/PickPlace-v0 or jointlab/Stack-v0)"
+        )
     kwargs = manipulation_env_kwargs(args.robot, args.env_kwargs)
     label = Path(str(args.policy)).stem if args.policy != "expert" else "expert"
     folder = planned_folder(args, f"record-{label}-{robot_label(args.robot)}-{args.seed}")
     with run_folder(folder) as work, console.status(f"{args.episodes} episodes..."):
-        rate = record_demonstrations(args.policy, args.env, work / "demos.npz",
-                                     episodes=args.episodes, seed=args.seed,
-                                     env_kwargs=kwargs)  # fmt: skip
-    console.print(f"{args.env} {args.policy}: {args.episodes} episode(s), success {rate}",
-                  highlight=False)  # fmt: skip
+        rate = record_demonstrations(
+            args.policy,
+            args.env,
+            work / "demos.npz",
+            episodes=args.episodes,
+            seed=args.seed,
+            env_kwargs=kwargs,
+        )
+    console.print(
+        f"{args.env} {args.policy}: {args.episodes} episode(s), success {rate}", highlight=False
+    )
     console.print(f"wrote {folder / 'demos.npz'}", highlight=False)
     return 0

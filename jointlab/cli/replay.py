@@ -79,12 +79,15 @@ def run(args: argparse.Namespace) -> int:
         finally:
             robot.close()
         replayed = load_log(work / LOG_NAME)
-        names = {f"recorded ({original.metadata.extra.get('url', source.name)})": original,
-                 f"replayed ({url})": replayed}  # fmt: skip
+        names = {
+            f"recorded ({original.metadata.extra.get('url', source.name)})": original,
+            f"replayed ({url})": replayed,
+        }
         figure = plot_comparison(names, title=f"{source} replayed on {url}")
         save(figure, work / "compare.png")
-    console.print(f"replayed {len(original)} actions on {url}; {figure.get_label()}",
-                  highlight=False)  # fmt: skip
+    console.print(
+        f"replayed {len(original)} actions on {url}; {figure.get_label()}", highlight=False
+    )
     console.print(f"wrote {folder / LOG_NAME} and {folder / 'compare.png'}", highlight=False)
     return 0
 

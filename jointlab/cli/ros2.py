@@ -36,21 +36,32 @@ HELP = "serve a robot to ROS 2 (joint states, commands, trajectories, services)"
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``jointlab ros2``."""
     add_robot_argument(parser)
-    parser.add_argument("--rate", type=positive_float, default=None, metavar="HZ",
-                        help="joint states per second (default: every control period; must "
-                        "divide the control rate)")  # fmt: skip
-    parser.add_argument("--arm", action="store_true", help="arm the robot at start (a device "
-                        "starts disarmed: else call the arm service)")  # fmt: skip
+    parser.add_argument(
+        "--rate",
+        type=positive_float,
+        default=None,
+        metavar="HZ",
+        help="joint states per second (default: every control period; must "
+        "divide the control rate)",
+    )
+    parser.add_argument(
+        "--arm",
+        action="store_true",
+        help="arm the robot at start (a device starts disarmed: else call the arm service)",
+    )
     parser.add_argument(
         "--seconds",
         type=positive_float,
         default=None,
         help="stop after this much robot time (default: until Ctrl-C)",
     )
-    parser.add_argument("--ros2-control", action="store_true",
-                        help="run beside a ros2_control controller manager: states on "
-                        "/jointlab/joint_states, commands on /jointlab/joint_commands, and a "
-                        "<ros2_control> block in the published URDF")  # fmt: skip
+    parser.add_argument(
+        "--ros2-control",
+        action="store_true",
+        help="run beside a ros2_control controller manager: states on "
+        "/jointlab/joint_states, commands on /jointlab/joint_commands, and a "
+        "<ros2_control> block in the published URDF",
+    )
     parser.add_argument(
         "--print-urdf",
         action="store_true",
@@ -58,12 +69,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument("--node-name", default="jointlab", help="the node's name")
     parser.add_argument("--namespace", default="", help="the node's namespace")
-    for topic, default in (("joint-states", "/joint_states"),
-                           ("joint-commands", "/joint_commands"),
-                           ("joint-trajectory", "/joint_trajectory"),
-                           ("events", "~/events")):  # fmt: skip
-        parser.add_argument(f"--{topic}-topic", default=None, metavar="NAME",
-                            help=f"default {default}")  # fmt: skip
+    for topic, default in (
+        ("joint-states", "/joint_states"),
+        ("joint-commands", "/joint_commands"),
+        ("joint-trajectory", "/joint_trajectory"),
+        ("events", "~/events"),
+    ):
+        parser.add_argument(
+            f"--{topic}-topic", default=None, metavar="NAME", help=f"default {default}"
+        )
     parser.add_argument(
         "--best-effort",
         action="store_true",
@@ -72,9 +86,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--depth", type=positive_int, default=10, help="QoS history depth of the joint states"
     )
-    parser.add_argument("--command-depth", type=positive_int, default=10,
-                        help="QoS history depth of the command subscriptions (keep-last: a "
-                        "backlog of stale set-points is dropped, not queued)")  # fmt: skip
+    parser.add_argument(
+        "--command-depth",
+        type=positive_int,
+        default=10,
+        help="QoS history depth of the command subscriptions (keep-last: a "
+        "backlog of stale set-points is dropped, not queued)",
+    )
     parser.add_argument(
         "--command-timeout",
         type=positive_float,
@@ -101,11 +119,17 @@ def _config(args: argparse.Namespace) -> BridgeConfig:
         given = getattr(args, f"{name}_topic")
         if given is not None:
             topics[f"{name}_topic"] = given
-    return BridgeConfig(node_name=args.node_name, namespace=args.namespace, rate=args.rate,
-                        state_reliability="best_effort" if args.best_effort else "reliable",
-                        state_depth=args.depth, command_depth=args.command_depth,
-                        command_timeout=args.command_timeout,
-                        real_time_factor=args.real_time_factor, **topics)  # fmt: skip
+    return BridgeConfig(
+        node_name=args.node_name,
+        namespace=args.namespace,
+        rate=args.rate,
+        state_reliability="best_effort" if args.best_effort else "reliable",
+        state_depth=args.depth,
+        command_depth=args.command_depth,
+        command_timeout=args.command_timeout,
+        real_time_factor=args.real_time_factor,
+        **topics,
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -117,9 +141,16 @@ def run(args: argparse.Namespace) -> int:
         from jointlab.interop.ros2.ros2_control import urdf_with_ros2_control
 
         description = description_of(url)
-        print(urdf_with_ros2_control(description, joint_states_topic=config.joint_states_topic,
-                                     joint_commands_topic=config.joint_commands_topic)
-              if args.ros2_control else description_to_urdf(description), end="")  # fmt: skip
+        print(
+            urdf_with_ros2_control(
+                description,
+                joint_states_topic=config.joint_states_topic,
+                joint_commands_topic=config.joint_commands_topic,
+            )
+            if args.ros2_control
+            else description_to_urdf(description),
+            end="",
+        )
         return 0
     import jointlab
     from jointlab.interop.ros2 import Ros2Bridge
@@ -128,8 +159,7 @@ def run(args: argparse.Namespace) -> int:
     signal.signal(signal.SIGTERM, lambda *_: stop.set())  # an entry point may: a clean stop
     with jointlab.connect(url) as robot:
         config.publish_every(robot.control_dt)  # a rate the control rate allows, before ROS
-        bridge = Ros2Bridge(robot, config, domain_id=args.domain_id,
-                            ros2_control=args.ros2_control)  # fmt: skip
+        bridge = Ros2Bridge(robot, config, domain_id=args.domain_id, ros2_control=args.ros2_control)
         try:
             if args.arm:
                 robot.arm()
@@ -149,10 +179,13 @@ def run(args: argparse.Namespace) -> int:
         finally:
             bridge.close()
         stats = bridge.statistics
-        console.print(f"stopped after {stats.ticks} periods ({robot.time:.2f} s): "
-                      f"{stats.states} states published, {stats.commands} commands "
-                      f"({stats.refused} refused), {stats.late} late periods; the robot "
-                      "held, then disarmed", highlight=False)  # fmt: skip
+        console.print(
+            f"stopped after {stats.ticks} periods ({robot.time:.2f} s): "
+            f"{stats.states} states published, {stats.commands} commands "
+            f"({stats.refused} refused), {stats.late} late periods; the robot "
+            "held, then disarmed",
+            highlight=False,
+        )
     return 0
 
 

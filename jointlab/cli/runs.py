@@ -26,8 +26,13 @@ MARKERS = ("run.json", "model.zip")
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``jointlab runs``."""
-    parser.add_argument("folder", metavar="DIR", nargs="?", default="runs",
-                        help="folder holding run folders (as --out of jointlab train)")  # fmt: skip
+    parser.add_argument(
+        "folder",
+        metavar="DIR",
+        nargs="?",
+        default="runs",
+        help="folder holding run folders (as --out of jointlab train)",
+    )
 
 
 def _run_folders(root: Path) -> list[Path]:
@@ -62,13 +67,15 @@ def run(args: argparse.Namespace) -> int:
         )
     folders = _run_folders(root)
     if not folders:
-        console.print(f"no training runs in {root} (a run is a folder with run.json, "
-                      "written by jointlab train)", highlight=False)  # fmt: skip
+        console.print(
+            f"no training runs in {root} (a run is a folder with run.json, "
+            "written by jointlab train)",
+            highlight=False,
+        )
         return 0
     table = Table(title=f"training runs in {root}", title_justify="left")
     for column in ("run", "task", "engine", "steps", "success", "mean return", "wall time"):
-        table.add_column(column, justify="left" if column in ("run", "task", "engine")
-                         else "right")  # fmt: skip
+        table.add_column(column, justify="left" if column in ("run", "task", "engine") else "right")
     problems = []
     for folder in folders:
         try:
@@ -80,8 +87,15 @@ def run(args: argparse.Namespace) -> int:
         final = record.final
         success = "-" if final is None else f"{final.success_rate:.0%} of {final.episodes}"
         reward = "-" if final is None else f"{final.mean_reward:.2f}"
-        table.add_row(folder.name, record.task, record.engine, f"{record.steps:,}", success,
-                      reward, _duration(record.wall_time))  # fmt: skip
+        table.add_row(
+            folder.name,
+            record.task,
+            record.engine,
+            f"{record.steps:,}",
+            success,
+            reward,
+            _duration(record.wall_time),
+        )
     console.print(table)
     for problem in problems:
         console.print(f"unreadable: {problem}", highlight=False, markup=False, soft_wrap=True)

@@ -40,8 +40,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Connect both arms, teleoperate, stop cleanly."""
     nth = 0 if args.leader == "keyboard" else 1  # the follower's place among the connections
-    with viewing(args.view, None, title=f"follower {args.follower}", nth=nth,
-                 linger_seconds=args.linger):  # fmt: skip
+    with viewing(
+        args.view, None, title=f"follower {args.follower}", nth=nth, linger_seconds=args.linger
+    ):
         return _teleoperate(args)
 
 

@@ -43,16 +43,27 @@ HELP = "train PPO (Stable-Baselines3) on a JointLab task"
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     """Arguments of ``jointlab train``."""
-    parser.add_argument("task", metavar="TASK",
-                        help=f"{', '.join(TASK_NAMES)}, or a jointlab/... env id")  # fmt: skip
+    parser.add_argument(
+        "task", metavar="TASK", help=f"{', '.join(TASK_NAMES)}, or a jointlab/... env id"
+    )
     parser.add_argument("--steps", type=positive_int, default=300_000, help="environment steps")
     parser.add_argument("--envs", type=positive_int, default=8, help="environment copies")
     parser.add_argument("--seed", type=int, default=0, help="seed of everything")
     parser.add_argument("--engine", choices=ENGINES, help="physics engine (default: pybullet)")
-    parser.add_argument("--eval-every", type=positive_int, default=EVAL_EVERY, metavar="STEPS",
-                        help="environment steps between evaluations")  # fmt: skip
-    parser.add_argument("--eval-episodes", type=positive_int, default=EVAL_EPISODES,
-                        metavar="N", help="episodes per evaluation")  # fmt: skip
+    parser.add_argument(
+        "--eval-every",
+        type=positive_int,
+        default=EVAL_EVERY,
+        metavar="STEPS",
+        help="environment steps between evaluations",
+    )
+    parser.add_argument(
+        "--eval-episodes",
+        type=positive_int,
+        default=EVAL_EPISODES,
+        metavar="N",
+        help="episodes per evaluation",
+    )
     add_output_arguments(parser, "default name: train-TASK, train-TASK-ENGINE with --engine mujoco")
 
 
@@ -71,27 +82,47 @@ def run(args: argparse.Namespace) -> int:
     env_id, kwargs = resolve_task(args.task)
     engine = f"-{args.engine}" if args.engine not in (None, DEFAULT_ENGINE) else ""
     folder = planned_folder(args, f"train-{args.task.replace('/', '-')}{engine}")
-    console.print(f"PPO on {env_id} {kwargs}: {args.steps} steps, {args.envs} environments",
-                  highlight=False)  # fmt: skip
-    columns = (TextColumn("{task.description}"), BarColumn(), TextColumn("{task.completed:>8.0f}"),
-               TimeRemainingColumn())  # fmt: skip
+    console.print(
+        f"PPO on {env_id} {kwargs}: {args.steps} steps, {args.envs} environments", highlight=False
+    )
+    columns = (
+        TextColumn("{task.description}"),
+        BarColumn(),
+        TextColumn("{task.completed:>8.0f}"),
+        TimeRemainingColumn(),
+    )
     with run_folder(folder) as work, Progress(*columns, console=console) as progress:
         bar = progress.add_task("training", total=args.steps)
-        result = train(args.task, args.steps, work, envs=args.envs, seed=args.seed,
-                       engine=args.engine, eval_every=args.eval_every,
-                       eval_episodes=args.eval_episodes,
-                       on_progress=lambda done: progress.update(bar, completed=done))  # fmt: skip
+        result = train(
+            args.task,
+            args.steps,
+            work,
+            envs=args.envs,
+            seed=args.seed,
+            engine=args.engine,
+            eval_every=args.eval_every,
+            eval_episodes=args.eval_episodes,
+            on_progress=lambda done: progress.update(bar, completed=done),
+        )
     final = result.final
     if final is not None:
-        console.print(f"final evaluation after {final.steps} steps: success "
-                      f"{final.success_rate:.0%} of {final.episodes} episodes, mean return "
-                      f"{final.mean_reward:.2f}", highlight=False)  # fmt: skip
+        console.print(
+            f"final evaluation after {final.steps} steps: success "
+            f"{final.success_rate:.0%} of {final.episodes} episodes, mean return "
+            f"{final.mean_reward:.2f}",
+            highlight=False,
+        )
     robot = kwargs.get("robot", "arm6")
-    console.print(f"saved {folder / MODEL_NAME}; watch it with: jointlab eval {robot} "
-                  f"{folder / MODEL_NAME} --video", highlight=False)  # fmt: skip
+    console.print(
+        f"saved {folder / MODEL_NAME}; watch it with: jointlab eval {robot} "
+        f"{folder / MODEL_NAME} --video",
+        highlight=False,
+    )
     console.print(f"learning curve: {folder / CURVE_FILE}", highlight=False)
-    console.print(f"TensorBoard logs: {folder / TENSORBOARD_FOLDER} (tensorboard --logdir "
-                  f"{folder / TENSORBOARD_FOLDER})", highlight=False)  # fmt: skip
-    console.print(f"run record: {folder / RUN_FILE} (jointlab runs {args.out})",
-                  highlight=False)  # fmt: skip
+    console.print(
+        f"TensorBoard logs: {folder / TENSORBOARD_FOLDER} (tensorboard --logdir "
+        f"{folder / TENSORBOARD_FOLDER})",
+        highlight=False,
+    )
+    console.print(f"run record: {folder / RUN_FILE} (jointlab runs {args.out})", highlight=False)
     return 0

@@ -30,16 +30,27 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
     add_robot_argument(parser)
     parser.add_argument("--program", metavar="FILE", help="run this program while showing it")
-    parser.add_argument("--seconds", type=positive_float, metavar="S",
-                        help="stop after S seconds of robot time (default: Ctrl-C)")  # fmt: skip
-    parser.add_argument("--port", type=int, default=DEFAULT_PORT,
-                        help="port (a busy one moves to the next free one; 0: any)")  # fmt: skip
-    parser.add_argument("--host", default="127.0.0.1",
-                        help="interface to serve on (default loopback only)")  # fmt: skip
-    parser.add_argument("--contacts", action="store_true",
-                        help="also show a simulated robot's contact points")  # fmt: skip
-    parser.add_argument("--screenshot", metavar="PNG",
-                        help="save the page as headless Chromium shows it, then stop")  # fmt: skip
+    parser.add_argument(
+        "--seconds",
+        type=positive_float,
+        metavar="S",
+        help="stop after S seconds of robot time (default: Ctrl-C)",
+    )
+    parser.add_argument(
+        "--port",
+        type=int,
+        default=DEFAULT_PORT,
+        help="port (a busy one moves to the next free one; 0: any)",
+    )
+    parser.add_argument(
+        "--host", default="127.0.0.1", help="interface to serve on (default loopback only)"
+    )
+    parser.add_argument(
+        "--contacts", action="store_true", help="also show a simulated robot's contact points"
+    )
+    parser.add_argument(
+        "--screenshot", metavar="PNG", help="save the page as headless Chromium shows it, then stop"
+    )
 
 
 def run(args: argparse.Namespace) -> int:
@@ -54,9 +65,12 @@ def run(args: argparse.Namespace) -> int:
 
         program = load_program(Path(args.program).expanduser())
     url = robot_url(args.robot)
-    with jointlab.connect(url) as robot, LiveView(robot.description, host=args.host,
-                                                   port=args.port, title=url,
-                                                   contacts=args.contacts) as view:  # fmt: skip
+    with (
+        jointlab.connect(url) as robot,
+        LiveView(
+            robot.description, host=args.host, port=args.port, title=url, contacts=args.contacts
+        ) as view,
+    ):
         view.watch(robot)
         if not robot.realtime:  # a simulated robot runs at real time for the eye
             robot.listen(RealTimePacer())
@@ -87,8 +101,9 @@ def _screenshot(view: object, path: Path) -> None:
 
     with HeadlessBrowser() as browser:
         browser.open(view.url)  # type: ignore[attr-defined]
-        browser.wait_for("document.querySelectorAll('.u-wrap canvas').length > 0",
-                         what="the live view's plots")  # fmt: skip
+        browser.wait_for(
+            "document.querySelectorAll('.u-wrap canvas').length > 0", what="the live view's plots"
+        )
         wallclock.sleep(2.0)  # WebGL in software draws its first frames slowly
         Image.fromarray(browser.screenshot()).save(path)
     console.print(f"wrote {path}", highlight=False)

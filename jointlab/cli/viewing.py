@@ -37,13 +37,25 @@ def add_view_argument(parser: argparse.ArgumentParser) -> None:
     """Add ``--view [PORT]`` (default port 8080; a busy port moves on) and ``--linger S``."""
     from jointlab.view.server import DEFAULT_PORT
 
-    parser.add_argument("--view", nargs="?", type=int, const=DEFAULT_PORT, default=None,
-                        metavar="PORT", help="show the robot live in the browser "
-                        f"(loopback, port {DEFAULT_PORT} unless given); a simulated robot "
-                        "then runs at real time")  # fmt: skip
-    parser.add_argument("--linger", type=_seconds, default=None, metavar="SECONDS",
-                        help="with --view: keep the page up this long after the end "
-                        "(default: until Ctrl-C; 0: close at once)")  # fmt: skip
+    parser.add_argument(
+        "--view",
+        nargs="?",
+        type=int,
+        const=DEFAULT_PORT,
+        default=None,
+        metavar="PORT",
+        help="show the robot live in the browser "
+        f"(loopback, port {DEFAULT_PORT} unless given); a simulated robot "
+        "then runs at real time",
+    )
+    parser.add_argument(
+        "--linger",
+        type=_seconds,
+        default=None,
+        metavar="SECONDS",
+        help="with --view: keep the page up this long after the end "
+        "(default: until Ctrl-C; 0: close at once)",
+    )
 
 
 def announce(view: Any) -> None:
@@ -73,8 +85,13 @@ def linger(view: Any, seconds: float | None) -> None:
 
 
 @contextlib.contextmanager
-def viewing(port: int | None, url: str | None, title: str = "", nth: int = 0,
-            linger_seconds: float | None = None) -> Iterator[list[Any]]:  # fmt: skip
+def viewing(
+    port: int | None,
+    url: str | None,
+    title: str = "",
+    nth: int = 0,
+    linger_seconds: float | None = None,
+) -> Iterator[list[Any]]:
     """While inside, the robot connected from ``url`` is shown live (and paced, if simulated).
 
     With ``url`` None, the ``nth`` robot connected (0: the first; teleop's follower is the

@@ -51,14 +51,17 @@ def _problem(name: str, value: Any) -> str | None:
         return "must be true or false"
     if value is None:
         return None
-    if name in NUMBER_ARGUMENTS and not _real(value) and not (
-        name == "velocity" and _real_array(value)
+    if (
+        name in NUMBER_ARGUMENTS
+        and not _real(value)
+        and not (name == "velocity" and _real_array(value))
     ):
         return "must be a real number"
     if name in VECTOR_ARGUMENTS and not _real_array(value):
         return "must be real numbers, one per joint"
-    if name == "joint" and (isinstance(value, (bool, np.bool_))
-                            or not isinstance(value, (str, int, np.integer))):  # fmt: skip
+    if name == "joint" and (
+        isinstance(value, (bool, np.bool_)) or not isinstance(value, (str, int, np.integer))
+    ):
         return "must be a joint index or name"
     if name == "command_id" and not isinstance(value, Hashable):
         return "must be hashable (a string or a number)"
@@ -89,7 +92,8 @@ def checked(method: F) -> F:
         except JointLabError:
             raise
         except (TypeError, ValueError, OverflowError) as exc:
-            raise CommandRefused(f"{verb} refused (invalid_value): {str(exc)[:200]}",
-                                 reason="invalid_value") from None  # fmt: skip
+            raise CommandRefused(
+                f"{verb} refused (invalid_value): {str(exc)[:200]}", reason="invalid_value"
+            ) from None
 
     return wrapper  # type: ignore[return-value]

@@ -66,11 +66,21 @@ def add_actions(first: NJointAction, second: NJointAction) -> NJointAction:
     if not b.any():
         if not a.any() and not second.torque.any():
             return first
-        return NJointAction(first.torque + second.torque, first.position, first.position_kp,
-                            first.position_kd, first.velocity)
+        return NJointAction(
+            first.torque + second.torque,
+            first.position,
+            first.position_kp,
+            first.position_kd,
+            first.velocity,
+        )
     if not a.any():
-        return NJointAction(first.torque + second.torque, second.position, second.position_kp,
-                            second.position_kd, second.velocity)
+        return NJointAction(
+            first.torque + second.torque,
+            second.position,
+            second.position_kp,
+            second.position_kd,
+            second.velocity,
+        )
     return NJointAction(
         first.torque + second.torque,
         np.where(b, second.position, first.position),

@@ -120,8 +120,10 @@ class ActiveCommand:
         # (joints, own) of _index(): a slice while the command owns every joint it was given
         # in order 0..n-1 (the common whole-robot command), index arrays otherwise.
         every = bool(np.array_equal(self.joints, np.arange(self.joints.shape[0])))
-        self._where: tuple[Any, Any] = ((slice(0, self.joints.shape[0]) if every else
-                                         self.joints), slice(None))
+        self._where: tuple[Any, Any] = (
+            (slice(0, self.joints.shape[0]) if every else self.joints),
+            slice(None),
+        )
         self.start = start
         #: Seconds after ``start`` when an unfinished command ends ``stalled`` (BB timeout).
         self.timeout: float | None = None
@@ -130,8 +132,11 @@ class ActiveCommand:
 
     def release(self, joints: set[int]) -> tuple[int, ...]:
         """Give up ``joints`` (taken by a newer command); return the ones it had."""
-        lost = tuple(int(j) for j, own in zip(self.joints, self.owned, strict=True)
-                     if own and int(j) in joints)
+        lost = tuple(
+            int(j)
+            for j, own in zip(self.joints, self.owned, strict=True)
+            if own and int(j) in joints
+        )
         if lost:
             self.owned &= ~np.isin(self.joints, lost)
             self._where = (self.joints[self.owned], self.owned)
@@ -163,9 +168,14 @@ class ActiveCommand:
         if self.timeout is not None and t - self.start >= self.timeout:
             joints, _ = self._index()
             out.hold(joints, state.position[joints])
-            reports.append((CommandEventKind.STALLED, CommandStatus.STALLED,
-                            f"not finished within its timeout of {self.timeout} s",
-                            {"reason": "timeout"}))
+            reports.append(
+                (
+                    CommandEventKind.STALLED,
+                    CommandStatus.STALLED,
+                    f"not finished within its timeout of {self.timeout} s",
+                    {"reason": "timeout"},
+                )
+            )
             return reports
         self._tick(t - self.start, state, out, tol, reports)
         return reports
@@ -223,25 +233,39 @@ class MotionCommand(ActiveCommand):
         if stalled is not None and np.count_nonzero(stalled := stalled[joints]):
             bad = self.joints[own][stalled].tolist()
             out.hold(joints, state.position[joints])
-            reports.append((CommandEventKind.STALLED, CommandStatus.STALLED,
-                            f"the robot reports joints {bad} stalled",
-                            {"reason": "stalled"}))
+            reports.append(
+                (
+                    CommandEventKind.STALLED,
+                    CommandStatus.STALLED,
+                    f"the robot reports joints {bad} stalled",
+                    {"reason": "stalled"},
+                )
+            )
             return
         if t < self.duration:
             return
         error = np.abs(state.position[joints] - self.target[own])
         moving = np.abs(state.velocity[joints])
         if np.all(error <= tol.position) and np.all(moving <= tol.velocity):
-            reports.append((CommandEventKind.END_MOTION, CommandStatus.SUCCEEDED, "",
-                            {"position_error": float(error.max())}))
+            reports.append(
+                (
+                    CommandEventKind.END_MOTION,
+                    CommandStatus.SUCCEEDED,
+                    "",
+                    {"position_error": float(error.max())},
+                )
+            )
         elif t >= self.duration + tol.settle_time:
             worst = int(np.argmax(error))
-            reports.append((
-                CommandEventKind.STALLED, CommandStatus.STALLED,
-                f"joint {int(self.joints[own][worst])} is {error[worst]:.3g} from its target "
-                f"{tol.settle_time} s after the planned end",
-                {"reason": "not_reached", "position_error": float(error.max())},
-            ))
+            reports.append(
+                (
+                    CommandEventKind.STALLED,
+                    CommandStatus.STALLED,
+                    f"joint {int(self.joints[own][worst])} is {error[worst]:.3g} from its target "
+                    f"{tol.settle_time} s after the planned end",
+                    {"reason": "not_reached", "position_error": float(error.max())},
+                )
+            )
 
 
 class EffortCommand(ActiveCommand):
@@ -309,9 +333,14 @@ class HoldCommand(ActiveCommand):
         if np.all(np.abs(state.velocity[joints]) <= tol.velocity):
             reports.append((CommandEventKind.END_MOTION, CommandStatus.SUCCEEDED, "", {}))
         elif t >= tol.settle_time:
-            reports.append((CommandEventKind.STALLED, CommandStatus.STALLED,
-                            "joints still moving after the settle time",
-                            {"reason": "not_still"}))
+            reports.append(
+                (
+                    CommandEventKind.STALLED,
+                    CommandStatus.STALLED,
+                    "joints still moving after the settle time",
+                    {"reason": "not_still"},
+                )
+            )
 
 
 def _shift(pieces: list[tuple[float, ...]], offset: float) -> list[tuple[float, ...]]:
@@ -361,8 +390,13 @@ def plan_velocity_run(
             notes.append(f"joint {limits.names[j]!r} stops at its soft limit {limit:.6g}")
         if t_stop < 0 or (t_limit <= horizon and t_limit < ramp_end):
             # too close to the limit for ramp + stop: move onto the limit directly
-            move = plan_move(one.with_velocity([abs(v)]), [p0[j]], [limit],
-                             start_velocity=[v0[j]], start_acceleration=[a0[j]])
+            move = plan_move(
+                one.with_velocity([abs(v)]),
+                [p0[j]],
+                [limit],
+                start_velocity=[v0[j]],
+                start_acceleration=[a0[j]],
+            )
             pieces = move.pieces(0)
             end = max(end, move.duration)
         elif math.isinf(t_stop):

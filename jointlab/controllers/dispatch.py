@@ -123,8 +123,12 @@ class CommandDispatcher:
         offset = ~self._torque_capable & (self._kp_in_use > 0)
         self._offset_joints = offset if offset.any() else None
         self._all_torque_capable = bool(self._torque_capable.all())
-        self.safety = SafetyLayer(SafetyLimits.from_description(desc), robot.control_dt,
-                                  policy=safety_policy, check_mode=check_mode)
+        self.safety = SafetyLayer(
+            SafetyLimits.from_description(desc),
+            robot.control_dt,
+            policy=safety_policy,
+            check_mode=check_mode,
+        )
         self._soft = MotionLimits.from_description(desc)
         #: Recent events of every command, oldest first (see also :meth:`subscribe`).
         self.events: deque[CommandEvent] = deque(maxlen=max_events)
@@ -199,8 +203,14 @@ class CommandDispatcher:
         status: CommandStatus | None = None,
         command_id: Hashable | None = None,
     ) -> CommandEvent:
-        event = CommandEvent(kind, handle.command_id if handle else command_id, time,
-                             tuple(int(j) for j in joints), message, data or {})
+        event = CommandEvent(
+            kind,
+            handle.command_id if handle else command_id,
+            time,
+            tuple(int(j) for j in joints),
+            message,
+            data or {},
+        )
         if handle is not None:
             handle._record(event, status)
         self.events.append(event)
@@ -224,14 +234,29 @@ class CommandDispatcher:
         self._used_ids.add(cid)
         return cid
 
-    def _refuse(self, verb: str, reason: str, message: str, command_id: Hashable | None,
-                joints: Iterable[int] = (), *, field: str | None = None) -> CommandRefused:
+    def _refuse(
+        self,
+        verb: str,
+        reason: str,
+        message: str,
+        command_id: Hashable | None,
+        joints: Iterable[int] = (),
+        *,
+        field: str | None = None,
+    ) -> CommandRefused:
         """A refusal: its ``refused`` event (``reason``, and ``field`` when given) and error."""
         cid = self._command_id(command_id)
         handle = CommandHandle(cid, verb, tuple(joints), open_ended=False)
         data = {"reason": reason} if field is None else {"reason": reason, "field": field}
-        self._emit(handle, CommandEventKind.REFUSED, self.robot.time, handle.joints,
-                   f"{verb} refused: {message}", data, CommandStatus.REFUSED)
+        self._emit(
+            handle,
+            CommandEventKind.REFUSED,
+            self.robot.time,
+            handle.joints,
+            f"{verb} refused: {message}",
+            data,
+            CommandStatus.REFUSED,
+        )
         error = CommandRefused(f"{verb} refused ({reason}): {message}", reason=reason)
         error.command_id = cid  # type: ignore[attr-defined]
         return error
@@ -242,61 +267,107 @@ class CommandDispatcher:
             if 0 <= int(joint) < self.dof:
                 index = int(joint)
             else:
-                raise self._refuse(verb, "unknown_joint", f"joint index {joint} is not in "
-                                   f"0..{self.dof - 1} ({list(desc.joint_names)})", command_id)
+                raise self._refuse(
+                    verb,
+                    "unknown_joint",
+                    f"joint index {joint} is not in 0..{self.dof - 1} ({list(desc.joint_names)})",
+                    command_id,
+                )
         elif isinstance(joint, str) and joint in desc.joint_names:
             index = desc.joint_names.index(joint)
         else:
-            raise self._refuse(verb, "unknown_joint", f"robot {desc.name!r} has no joint "
-                               f"{joint!r}; joints: {list(desc.joint_names)}", command_id)
+            raise self._refuse(
+                verb,
+                "unknown_joint",
+                f"robot {desc.name!r} has no joint {joint!r}; joints: {list(desc.joint_names)}",
+                command_id,
+            )
         if desc.dependent[index]:
-            raise self._refuse(verb, "dependent_joint", f"joint {index} ({desc.joint_names[index]})"
-                               " is coupled to other joints and cannot be commanded", command_id,
-                               (index,))
+            raise self._refuse(
+                verb,
+                "dependent_joint",
+                f"joint {index} ({desc.joint_names[index]})"
+                " is coupled to other joints and cannot be commanded",
+                command_id,
+                (index,),
+            )
         return index
 
     def _check_ready(self, verb: str, joints: np.ndarray, cid: Hashable | None) -> ArrayState:
         state = self.robot.read()
         if not state.motor_power:  # checked first: power off also disarms
-            raise self._refuse(verb, "unpowered", "motor power is off; call power(True) and "
-                               "arm()", cid, joints)
+            raise self._refuse(
+                verb, "unpowered", "motor power is off; call power(True) and arm()", cid, joints
+            )
         if not state.armed:
-            raise self._refuse(verb, "disarmed", "the robot is disarmed; call arm() first", cid,
-                               joints)
+            raise self._refuse(
+                verb, "disarmed", "the robot is disarmed; call arm() first", cid, joints
+            )
         if state.brakes:
             # Brakes on parks the whole array (Player REQ BRAKES; a device NACKs motion with
             # BRAKED), so every motion command is refused, not only those of braked joints.
             braked = np.flatnonzero(self.description.has_brakes)
             names = [self.description.joint_names[j] for j in braked]
-            raise self._refuse(verb, "braked", f"the brakes are engaged on joints "
-                               f"{braked.tolist()} {names}; call brakes(False) first", cid, joints)
+            raise self._refuse(
+                verb,
+                "braked",
+                f"the brakes are engaged on joints "
+                f"{braked.tolist()} {names}; call brakes(False) first",
+                cid,
+                joints,
+            )
         return state
 
-    def _check_range(self, verb: str, what: str, values: np.ndarray, low: np.ndarray,
-                     high: np.ndarray, joints: np.ndarray, cid: Hashable | None) -> None:
+    def _check_range(
+        self,
+        verb: str,
+        what: str,
+        values: np.ndarray,
+        low: np.ndarray,
+        high: np.ndarray,
+        joints: np.ndarray,
+        cid: Hashable | None,
+    ) -> None:
         bad = ~((values >= low) & (values <= high))
         if bad.any():
             names = self.description.joint_names
-            parts = [f"{what} {values[k]:.6g} of joint {int(joints[k])} ({names[joints[k]]}) is "
-                     f"outside [{low[k]:.6g}, {high[k]:.6g}]" for k in np.flatnonzero(bad)]
+            parts = [
+                f"{what} {values[k]:.6g} of joint {int(joints[k])} ({names[joints[k]]}) is "
+                f"outside [{low[k]:.6g}, {high[k]:.6g}]"
+                for k in np.flatnonzero(bad)
+            ]
             raise self._refuse(verb, "out_of_limits", "; ".join(parts), cid, joints, field=what)
 
     # ================================================================== bookkeeping
-    def _start(self, verb: str, joints: np.ndarray, command: Callable[[CommandHandle], Any],
-               cid: Hashable | None, open_ended: bool, state: ArrayState,
-               notes: Iterable[str] = (), timeout: float | None = None) -> CommandHandle:
-        handle = CommandHandle(self._command_id(cid), verb, tuple(int(j) for j in joints),
-                               open_ended)
+    def _start(
+        self,
+        verb: str,
+        joints: np.ndarray,
+        command: Callable[[CommandHandle], Any],
+        cid: Hashable | None,
+        open_ended: bool,
+        state: ArrayState,
+        notes: Iterable[str] = (),
+        timeout: float | None = None,
+    ) -> CommandHandle:
+        handle = CommandHandle(
+            self._command_id(cid), verb, tuple(int(j) for j in joints), open_ended
+        )
         taken = set(handle.joints)
         for other in list(self._active):
             lost = other.release(taken)
             if not lost:
                 continue
             status = CommandStatus.PREEMPTED if other.empty else None
-            self._emit(other.handle, CommandEventKind.PREEMPTED, state.time, lost,
-                       f"preempted by {verb} command {handle.command_id!r}",
-                       {"by": handle.command_id} if isinstance(handle.command_id, (int, str))
-                       else {}, status)
+            self._emit(
+                other.handle,
+                CommandEventKind.PREEMPTED,
+                state.time,
+                lost,
+                f"preempted by {verb} command {handle.command_id!r}",
+                {"by": handle.command_id} if isinstance(handle.command_id, (int, str)) else {},
+                status,
+            )
             if other.empty:
                 self._active.remove(other)
         active = command(handle)
@@ -306,8 +377,14 @@ class CommandDispatcher:
             self._owner[j] = active
         self._emit(handle, CommandEventKind.ACCEPTED, state.time, handle.joints)
         for note in notes:
-            self._emit(handle, CommandEventKind.CLAMPED, state.time, handle.joints, note,
-                       {"quantity": "position"})
+            self._emit(
+                handle,
+                CommandEventKind.CLAMPED,
+                state.time,
+                handle.joints,
+                note,
+                {"quantity": "position"},
+            )
         return handle
 
     def _limits(self, joints: np.ndarray) -> MotionLimits:
@@ -315,9 +392,15 @@ class CommandDispatcher:
 
     def _preempt_all(self, time: float, reason: str) -> None:
         for command in self._active:
-            self._emit(command.handle, CommandEventKind.PREEMPTED, time,
-                       command.joints[command.owned], reason, {"reason": reason},
-                       CommandStatus.PREEMPTED)
+            self._emit(
+                command.handle,
+                CommandEventKind.PREEMPTED,
+                time,
+                command.joints[command.owned],
+                reason,
+                {"reason": reason},
+                CommandStatus.PREEMPTED,
+            )
         self._active.clear()
         self._owner = [None] * self.dof
 
@@ -346,8 +429,13 @@ class CommandDispatcher:
         self._last_time = state.time
         if not state.armed or not state.motor_power or state.brakes:
             if self._active:
-                reason = ("unpowered" if not state.motor_power else
-                          "disarmed" if not state.armed else "braked")  # fmt: skip
+                reason = (
+                    "unpowered"
+                    if not state.motor_power
+                    else "disarmed"
+                    if not state.armed
+                    else "braked"
+                )
                 self._preempt_all(state.time, reason)
             self._out.hold(slice(None), state.position)
             self.safety.reset()
@@ -382,18 +470,28 @@ class CommandDispatcher:
         else:  # NaN without PD
             targets, mask = np.where(pd, out.refs[:2], np.nan), pd.copy()
         action = NJointAction.from_validated(
-            torque, targets[0] if position is None else position, self.kp, self.kd, targets[1],
-            mask)
+            torque, targets[0] if position is None else position, self.kp, self.kd, targets[1], mask
+        )
         self.last_commanded = NJointAction.from_validated(
-            out.tau.copy(), targets[0], self.kp, self.kd, targets[1], mask)
+            out.tau.copy(), targets[0], self.kp, self.kd, targets[1], mask
+        )
         self.last_feedforward = extra
         result = self.safety.filter(action, state)
         for event in result.events:
             owner = self._owner[event.joints[0]] if event.joints else None
-            self._emit(owner.handle if owner else None, CommandEventKind.CLAMPED, time,
-                       event.joints, event.message,
-                       {"quantity": event.quantity, "requested": list(event.requested),
-                        "applied": list(event.applied), "limit": list(event.limit)})
+            self._emit(
+                owner.handle if owner else None,
+                CommandEventKind.CLAMPED,
+                time,
+                event.joints,
+                event.message,
+                {
+                    "quantity": event.quantity,
+                    "requested": list(event.requested),
+                    "applied": list(event.applied),
+                    "limit": list(event.limit),
+                },
+            )
         self.last_desired = action
         self.last_applied = result.applied
         return result.applied
@@ -406,8 +504,7 @@ class CommandDispatcher:
             reports = command.tick(time, state, out, tol)
             for kind, status, message, data in reports:
                 # a report about some of the command's joints names them as data["joints"]
-                joints = (data.pop("joints") if "joints" in data
-                          else command.joints[command.owned])  # fmt: skip
+                joints = data.pop("joints") if "joints" in data else command.joints[command.owned]
                 self._emit(command.handle, kind, time, joints, message, data, status)
                 if status is not None:
                     self._active.remove(command)
@@ -421,8 +518,9 @@ class CommandDispatcher:
         if not self._model_ff:  # then gravity compensation is on (or there is no model)
             return dynamics.gravity_torque(state.position)
         if self._at_rest:  # g(q) + M(q)·q̈_ref at this q, the armature's share in the map
-            return (dynamics.rigid_torque_at_rest(state.position, out.ref_a)
-                    + self._inertia_map.dot(out.ref_va))
+            return dynamics.rigid_torque_at_rest(state.position, out.ref_a) + self._inertia_map.dot(
+                out.ref_va
+            )
         if 0.0 <= state.time - self._inertia_from < self._inertia_period:
             gravity = dynamics.gravity_torque(state.position) if self._gravity else 0.0
         else:  # every inertia_period, the first tick (no M yet), time gone back (a reset)
@@ -453,10 +551,8 @@ class CommandDispatcher:
         # Bullet's model: g(q) + M_rigid(q)·q̈ per tick from its inverse dynamics, the
         # viscous and armature terms as [diag(damping) | diag(armature)] @ [ref_v, ref_a];
         # another model: M(q) from the next tick on, then every inertia_period.
-        self._at_rest = (self._gravity and self._model_ff
-                         and hasattr(model, "rigid_torque_at_rest"))
-        self._inertia_map[:, self.dof :] = (np.diag(model.armature) if self._at_rest
-                                            else self._mass)  # fmt: skip
+        self._at_rest = self._gravity and self._model_ff and hasattr(model, "rigid_torque_at_rest")
+        self._inertia_map[:, self.dof :] = np.diag(model.armature) if self._at_rest else self._mass
         self._inertia_from = math.inf  # time of the current M(q); inf: compute at the next tick
 
     def _reach_tolerance(self, position: float) -> float:
@@ -485,4 +581,3 @@ class CommandDispatcher:
         shifted = out.ref_p + extra / np.where(offset, self._kp_in_use, 1.0)
         target = np.where(offset, np.clip(shifted, self._lower, self._upper), out.ref_p)
         return np.where(pd, target, np.nan)
-

@@ -69,8 +69,9 @@ class CommandEvent:
     def fields(self) -> dict[str, Any]:
         """Flat JSON-friendly fields (for ``Recorder.event``)."""
         out: dict[str, Any] = {
-            "command_id": self.command_id if isinstance(self.command_id, (int, str)) else (
-                None if self.command_id is None else repr(self.command_id)),
+            "command_id": self.command_id
+            if isinstance(self.command_id, (int, str))
+            else (None if self.command_id is None else repr(self.command_id)),
             "joints": list(self.joints),
         }
         if self.message:
@@ -128,5 +129,7 @@ class CommandHandle:
             self._status = status
 
     def __repr__(self) -> str:
-        return (f"CommandHandle(command_id={self.command_id!r}, verb={self.verb!r}, "
-                f"joints={self.joints}, status={self._status.value})")
+        return (
+            f"CommandHandle(command_id={self.command_id!r}, verb={self.verb!r}, "
+            f"joints={self.joints}, status={self._status.value})"
+        )

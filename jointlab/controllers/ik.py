@@ -49,8 +49,7 @@ def _default_tool(description: RobotDescription, tool: str | None) -> str:
         return tool
     if len(description.tool_names) != 1:
         raise DescriptionError(
-            f"robot {description.name!r} has tools {list(description.tool_names)}; "
-            "pass tool=<name>"
+            f"robot {description.name!r} has tools {list(description.tool_names)}; pass tool=<name>"
         )
     return description.tool_names[0]
 
@@ -149,9 +148,7 @@ class CartesianTarget:
     ) -> None:
         self.description = description
         self.tool = _default_tool(description, tool)
-        self.limits = limits or MotionLimits.from_description(
-            description, description.config_speed
-        )
+        self.limits = limits or MotionLimits.from_description(description, description.config_speed)
         self._position = np.asarray(position, dtype=np.float64).reshape(3)
         self._orientation = orientation
         self._motion: PiecewisePolynomial | None = None
@@ -167,8 +164,13 @@ class CartesianTarget:
 
     def reset(self, state: ArrayState) -> None:
         """Solve the IK from the current position and plan the move."""
-        result = solve_ik(self.description, self._position, orientation=self._orientation,
-                          tool=self.tool, q0=state.position)
+        result = solve_ik(
+            self.description,
+            self._position,
+            orientation=self._orientation,
+            tool=self.tool,
+            q0=state.position,
+        )
         if not result.converged:
             raise CommandRefused(
                 f"no joint position puts {self.tool!r} at {self._position.tolist()} within the "
@@ -176,8 +178,9 @@ class CartesianTarget:
                 reason="out_of_limits",
             )
         self.solution = result
-        self._motion = plan_move(self.limits, state.position, result.q,
-                                 start_velocity=state.velocity)
+        self._motion = plan_move(
+            self.limits, state.position, result.q, start_velocity=state.velocity
+        )
         self._start_time = state.time
 
     def compute(self, state: ArrayState) -> NJointAction:

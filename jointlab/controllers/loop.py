@@ -78,8 +78,9 @@ def tick(robot: Robot, controller: Any) -> NJointAction:
     return action
 
 
-def drive_until_done(robot: Robot, commander: Any, handle: Any = None,
-                     timeout: float | None = None) -> bool:
+def drive_until_done(
+    robot: Robot, commander: Any, handle: Any = None, timeout: float | None = None
+) -> bool:
     """Tick and step ``robot`` under ``commander`` until ``handle`` (or every command) is done.
 
     Args:
@@ -233,9 +234,15 @@ def run(
                 desired = getattr(controller, "last_desired", None) or action
                 applied = NJointAction.Torque(next_state.torque)
                 if commanded:
-                    recorder.log(state.time, commanded=controller.last_commanded,
-                                 feedforward={"torque": controller.last_feedforward},
-                                 desired=desired, sent=action, applied=applied, state=state)
+                    recorder.log(
+                        state.time,
+                        commanded=controller.last_commanded,
+                        feedforward={"torque": controller.last_feedforward},
+                        desired=desired,
+                        sent=action,
+                        applied=applied,
+                        state=state,
+                    )
                 else:
                     recorder.log(state.time, desired=desired, applied=applied, state=state)
             state = next_state

@@ -258,11 +258,15 @@ def plan_move(
     ``minimum_duration`` (seconds) the move takes at least that long (ruckig slows it down).
     """
     n = limits.n
-    start = (start_position, _zeros_if_none(start_velocity, n),
-             _zeros_if_none(start_acceleration, n))
+    start = (
+        start_position,
+        _zeros_if_none(start_velocity, n),
+        _zeros_if_none(start_acceleration, n),
+    )
     target = (target_position, _zeros_if_none(target_velocity, n), np.zeros(n))
-    return ruckig_segment(limits, start, target, synchronize=synchronize,
-                          minimum_duration=minimum_duration)
+    return ruckig_segment(
+        limits, start, target, synchronize=synchronize, minimum_duration=minimum_duration
+    )
 
 
 def plan_velocity(

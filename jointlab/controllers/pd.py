@@ -114,10 +114,14 @@ class JointImpedance:
         self.damping = _optional(self._damping, dof, "damping")
         if np.any(self.stiffness < 0) or np.any(self.damping < 0):
             raise ActionError("impedance stiffness and damping must be >= 0")
-        self.velocity = np.zeros(dof) if self._velocity is None else _optional(
-            self._velocity, dof, "velocity")
-        self.feedforward = np.zeros(dof) if self._feedforward is None else _optional(
-            self._feedforward, dof, "feedforward")
+        self.velocity = (
+            np.zeros(dof) if self._velocity is None else _optional(self._velocity, dof, "velocity")
+        )
+        self.feedforward = (
+            np.zeros(dof)
+            if self._feedforward is None
+            else _optional(self._feedforward, dof, "feedforward")
+        )
         self._ready = True
 
     def reset(self, state: ArrayState) -> None:
@@ -131,6 +135,9 @@ class JointImpedance:
         """The impedance torque at ``state``."""
         if not self._ready or self.target is None:
             self.reset(state)
-        torque = (self.stiffness * (self.target - state.position)
-                  + self.damping * (self.velocity - state.velocity) + self.feedforward)
+        torque = (
+            self.stiffness * (self.target - state.position)
+            + self.damping * (self.velocity - state.velocity)
+            + self.feedforward
+        )
         return NJointAction.Torque(torque)

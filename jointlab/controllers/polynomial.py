@@ -45,8 +45,16 @@ class PiecewisePolynomial:
             with ``n <= 6`` (padded to 6).
     """
 
-    __slots__ = ("_all", "_breaks", "_coeffs", "_end_rows", "_end_state", "_list", "_start_rows",
-                 "_start_state")
+    __slots__ = (
+        "_all",
+        "_breaks",
+        "_coeffs",
+        "_end_rows",
+        "_end_state",
+        "_list",
+        "_start_rows",
+        "_start_state",
+    )
 
     def __init__(self, breaks: Any, coeffs: Any) -> None:
         breaks = np.array(breaks, dtype=np.float64)
@@ -165,8 +173,9 @@ class PiecewisePolynomial:
         times = np.asarray(times, dtype=np.float64).reshape(-1)
         dof = self._coeffs.shape[2]
         clamped = np.clip(times, self._list[0], self._list[-1])
-        piece = np.clip(np.searchsorted(self._breaks, clamped, side="right") - 1, 0,
-                        self._coeffs.shape[0] - 1)
+        piece = np.clip(
+            np.searchsorted(self._breaks, clamped, side="right") - 1, 0, self._coeffs.shape[0] - 1
+        )
         tau = clamped - self._breaks[piece]
         powers = tau[:, None] ** _POWERS
         values = np.einsum("nk,nkd->nd", powers, self._all[piece])
@@ -181,8 +190,9 @@ class PiecewisePolynomial:
         c = self._coeffs[:, :, joint]
         if np.any(c[:, 4:]):
             raise JointLabError("pieces() needs a motion of cubic pieces (constant jerk)")
-        return [(t, c[k, 0], c[k, 1], 2 * c[k, 2], 6 * c[k, 3])
-                for k, t in enumerate(self._list[:-1])]
+        return [
+            (t, c[k, 0], c[k, 1], 2 * c[k, 2], 6 * c[k, 3]) for k, t in enumerate(self._list[:-1])
+        ]
 
     def to_ppoly(self) -> PPoly:
         """The same motion as a :class:`scipy.interpolate.PPoly` (``c`` shape ``(6, m, dof)``)."""
@@ -211,9 +221,7 @@ class PiecewisePolynomial:
         return cls([0.0, float(duration)], position)
 
     @classmethod
-    def cruise(
-        cls, position: Any, velocity: Any, duration: float
-    ) -> PiecewisePolynomial:
+    def cruise(cls, position: Any, velocity: Any, duration: float) -> PiecewisePolynomial:
         """Constant velocity (shape ``(dof,)``) from ``position`` for ``duration`` seconds."""
         p = np.asarray(position, dtype=np.float64)
         v = np.asarray(velocity, dtype=np.float64)
@@ -324,7 +332,6 @@ class PiecewisePolynomial:
         for j in range(self.dof):
             velocity = PPoly(ppoly.c[:, :, j], ppoly.x, extrapolate=False).derivative()
             for target, curve in ((speed, velocity), (accel, velocity.derivative())):
-                times = np.concatenate([self._breaks,
-                                        curve.derivative().roots(extrapolate=False)])
+                times = np.concatenate([self._breaks, curve.derivative().roots(extrapolate=False)])
                 target[j] = np.nanmax(np.abs(curve(np.clip(times, *span))))
         return speed, accel

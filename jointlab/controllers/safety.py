@@ -186,10 +186,14 @@ class SafetyLimits:
         finite = np.isfinite(lower) & np.isfinite(upper)
         with np.errstate(invalid="ignore"):
             centre = np.where(finite, 0.5 * (lower + upper), 0.0)
-            half = np.where(finite, 0.5 * (upper - lower),
-                            np.minimum(np.maximum(-lower, 0.0), np.maximum(upper, 0.0)))
-            slack = 1e-12 * (np.abs(np.where(finite, lower, 0.0))
-                             + np.abs(np.where(finite, upper, 0.0)) + half)
+            half = np.where(
+                finite,
+                0.5 * (upper - lower),
+                np.minimum(np.maximum(-lower, 0.0), np.maximum(upper, 0.0)),
+            )
+            slack = 1e-12 * (
+                np.abs(np.where(finite, lower, 0.0)) + np.abs(np.where(finite, upper, 0.0)) + half
+            )
         half = half - np.where(np.isfinite(half), slack, 0.0) - 1e-300
         offsets = np.concatenate([centre, np.zeros(3 * self.dof)])
         offsets.setflags(write=False)
@@ -245,20 +249,25 @@ def stopping_speed(distance: np.ndarray, acceleration: np.ndarray, dt: float) ->
     return distance / ((ticks + 1.0) * dt) + step * ticks / 2.0
 
 
-def _govern(request: np.ndarray, prev_p: np.ndarray, prev_v: np.ndarray,
-            limits: SafetyLimits, dt: float) -> np.ndarray:
+def _govern(
+    request: np.ndarray, prev_p: np.ndarray, prev_v: np.ndarray, limits: SafetyLimits, dt: float
+) -> np.ndarray:
     """The acceleration-limited target that approaches (and stops at) ``request``."""
     distance = request - prev_p
     max_dv = limits.acceleration * dt
     wanted = np.sign(distance) * np.minimum(
-        limits.velocity, stopping_speed(np.abs(distance), limits.acceleration, dt))
-    speed = np.clip(np.clip(wanted, prev_v - max_dv, prev_v + max_dv),
-                    -limits.velocity, limits.velocity)
+        limits.velocity, stopping_speed(np.abs(distance), limits.acceleration, dt)
+    )
+    speed = np.clip(
+        np.clip(wanted, prev_v - max_dv, prev_v + max_dv), -limits.velocity, limits.velocity
+    )
     step = speed * dt
     arrival = np.abs(distance) / dt  # the speed of a tick that lands on the request
-    lands = ((np.abs(distance) <= np.abs(step) * (1 + _REL) + _ABS)
-             & (arrival <= max_dv * (1 + _REL) + _ABS)
-             & (np.abs(distance / dt - prev_v) <= max_dv * (1 + _REL) + _ABS))
+    lands = (
+        (np.abs(distance) <= np.abs(step) * (1 + _REL) + _ABS)
+        & (arrival <= max_dv * (1 + _REL) + _ABS)
+        & (np.abs(distance / dt - prev_v) <= max_dv * (1 + _REL) + _ABS)
+    )
     return np.where(lands, request, prev_p + step)
 
 
@@ -334,16 +343,23 @@ def enforce(
         CommandRefused: with ``policy=REFUSE``, when any check fails (reason
             ``"out_of_limits"``), listing every violation.
     """
-    if (check_mode is not DynamicLimitsCheckMode.CHECK_JOINT_ACCELERATION
-            and not limits.has_soft_effort):  # fmt: skip
+    if (
+        check_mode is not DynamicLimitsCheckMode.CHECK_JOINT_ACCELERATION
+        and not limits.has_soft_effort
+    ):
         untouched = _untouched(action, state, limits, dt, memory)
         if untouched is not None:
             return untouched
     return _checked(action, state, limits, dt, memory, policy, check_mode)
 
 
-def _untouched(action: NJointAction, state: ArrayState, limits: SafetyLimits, dt: float,
-               memory: SafetyMemory | None) -> SafetyResult | None:
+def _untouched(
+    action: NJointAction,
+    state: ArrayState,
+    limits: SafetyLimits,
+    dt: float,
+    memory: SafetyMemory | None,
+) -> SafetyResult | None:
     """:func:`enforce`'s result for an action no check changes, or None (then check it).
 
     The common tick of a controller, decided by one vectorised comparison: every joint
@@ -369,9 +385,15 @@ def _untouched(action: NJointAction, state: ArrayState, limits: SafetyLimits, dt
     if np.count_nonzero(np.abs(values, out=values) <= bounds) != 4 * dof:
         return None
     velocity = np.divide(step, step_dt, out=step)  # the step is in ``values`` now
-    return _built(SafetyResult, desired=action, applied=action, events=(),
-                  memory=_built(SafetyMemory, position=target, velocity=velocity,
-                                time=state.time, request=target))
+    return _built(
+        SafetyResult,
+        desired=action,
+        applied=action,
+        events=(),
+        memory=_built(
+            SafetyMemory, position=target, velocity=velocity, time=state.time, request=target
+        ),
+    )
 
 
 def _built(cls: type[_Value], **fields: Any) -> _Value:
@@ -385,9 +407,15 @@ def _built(cls: type[_Value], **fields: Any) -> _Value:
     return value
 
 
-def _checked(action: NJointAction, state: ArrayState, limits: SafetyLimits, dt: float,
-             memory: SafetyMemory | None, policy: SafetyPolicy,
-             check_mode: DynamicLimitsCheckMode) -> SafetyResult:
+def _checked(
+    action: NJointAction,
+    state: ArrayState,
+    limits: SafetyLimits,
+    dt: float,
+    memory: SafetyMemory | None,
+    policy: SafetyPolicy,
+    check_mode: DynamicLimitsCheckMode,
+) -> SafetyResult:
     """:func:`enforce`'s checks, one by one (see the module docstring)."""
     q = state.position
     mask = action.pd_mask
@@ -410,9 +438,17 @@ def _checked(action: NJointAction, state: ArrayState, limits: SafetyLimits, dt: 
         # below 1 nm (or nrad) the difference is rounding in a planned motion, not a clamp
         outside = moved > 1e-9
         if outside.any():
-            events.append(_event("position", outside, target, bounded,
-                                 np.where(target > limits.upper, limits.upper, limits.lower),
-                                 limits, "position target"))
+            events.append(
+                _event(
+                    "position",
+                    outside,
+                    target,
+                    bounded,
+                    np.where(target > limits.upper, limits.upper, limits.lower),
+                    limits,
+                    "position target",
+                )
+            )
         else:
             rounded = True
         position = bounded
@@ -430,19 +466,25 @@ def _checked(action: NJointAction, state: ArrayState, limits: SafetyLimits, dt: 
         max_dv = limits.acceleration * step_dt
         jerky = np.abs(implied - prev_v) > max_dv * (1 + _REL) + _ABS
         previous = None if memory is None else memory.request
-        standing = (np.ones(q.shape, dtype=bool) if previous is None
-                    else ~(np.abs(position - previous) > 0))  # NaN (PD was off) counts as new
+        standing = (
+            np.ones(q.shape, dtype=bool) if previous is None else ~(np.abs(position - previous) > 0)
+        )  # NaN (PD was off) counts as new
         governed = mask & (jerky | standing)
         if governed.any():
-            new = np.where(governed, _govern(position, prev_p, prev_v, limits, step_dt),
-                           position)
+            new = np.where(governed, _govern(position, prev_p, prev_v, limits, step_dt), position)
             changed = governed & (np.abs(new - position) > 1e-12)
             if changed.any():
-                events.append(_event(
-                    "acceleration", changed, (implied - prev_v) / step_dt,
-                    (new - prev_p - prev_v * step_dt) / step_dt**2, limits.acceleration,
-                    limits, "acceleration of the position target",
-                ))
+                events.append(
+                    _event(
+                        "acceleration",
+                        changed,
+                        (implied - prev_v) / step_dt,
+                        (new - prev_p - prev_v * step_dt) / step_dt**2,
+                        limits.acceleration,
+                        limits,
+                        "acceleration of the position target",
+                    )
+                )
             position = new
             step = position - prev_p
             implied = step / step_dt
@@ -450,46 +492,82 @@ def _checked(action: NJointAction, state: ArrayState, limits: SafetyLimits, dt: 
     if np.count_nonzero(fast):
         max_step = limits.velocity * step_dt
         new = np.where(fast, prev_p + np.clip(step, -max_step, max_step), position)
-        events.append(_event("velocity", fast, implied, (new - prev_p) / step_dt,
-                             limits.velocity, limits, "speed of the position target"))
+        events.append(
+            _event(
+                "velocity",
+                fast,
+                implied,
+                (new - prev_p) / step_dt,
+                limits.velocity,
+                limits,
+                "speed of the position target",
+            )
+        )
         position = new
         implied = (position - prev_p) / step_dt
     too_fast = beyond[dof : 2 * dof]
     if np.count_nonzero(too_fast) and np.count_nonzero(too_fast := mask & too_fast):
         clipped_v = np.clip(velocity, -limits.velocity, limits.velocity)
-        events.append(_event("velocity", too_fast, velocity, clipped_v, limits.velocity, limits,
-                             "velocity target"))
+        events.append(
+            _event(
+                "velocity",
+                too_fast,
+                velocity,
+                clipped_v,
+                limits.velocity,
+                limits,
+                "velocity target",
+            )
+        )
         velocity = clipped_v
     # 1b. torque-only joints beyond a soft position limit: no torque pushing further out
     every_pd = np.count_nonzero(mask) == mask.shape[0]
     if not every_pd:
-        pushing = ~mask & (((q > limits.upper) & (torque > 0))
-                           | ((q < limits.lower) & (torque < 0)))
+        pushing = ~mask & (
+            ((q > limits.upper) & (torque > 0)) | ((q < limits.lower) & (torque < 0))
+        )
         if pushing.any():
             new = np.where(pushing, 0.0, torque)
-            events.append(_event("position", pushing, torque, new,
-                                 np.where(q > limits.upper, limits.upper, limits.lower), limits,
-                                 "torque pushing beyond its soft position limit,"))
+            events.append(
+                _event(
+                    "position",
+                    pushing,
+                    torque,
+                    new,
+                    np.where(q > limits.upper, limits.upper, limits.lower),
+                    limits,
+                    "torque pushing beyond its soft position limit,",
+                )
+            )
             torque = new
     # 4. effort
     strong = beyond[2 * dof :] if torque is action.torque else np.abs(torque) > limits.effort
     if np.count_nonzero(strong):
         clipped_t = np.clip(torque, -limits.effort, limits.effort)
-        events.append(_event("effort", strong, torque, clipped_t, limits.effort, limits,
-                             "feed-forward torque"))
+        events.append(
+            _event(
+                "effort", strong, torque, clipped_t, limits.effort, limits, "feed-forward torque"
+            )
+        )
         torque = clipped_t
     if limits.has_soft_effort:
         soft = limits.effort < limits.system_effort
         kp = np.where(np.isnan(action.position_kp), limits.kp, action.position_kp)
         kd = np.where(np.isnan(action.position_kd), limits.kd, action.position_kd)
-        pd = np.where(mask, kp * (np.nan_to_num(position) - q)
-                      + kd * (np.nan_to_num(velocity) - state.velocity), 0.0)
+        pd = np.where(
+            mask,
+            kp * (np.nan_to_num(position) - q) + kd * (np.nan_to_num(velocity) - state.velocity),
+            0.0,
+        )
         total = torque + pd
         clipped_total = np.clip(total, -limits.effort, limits.effort)
         over = soft & (clipped_total != total)
         if over.any():
-            events.append(_event("effort", over, total, clipped_total, limits.effort, limits,
-                                 "predicted torque"))
+            events.append(
+                _event(
+                    "effort", over, total, clipped_total, limits.effort, limits, "predicted torque"
+                )
+            )
             torque = np.where(over, clipped_total - pd, torque)
     new_memory = SafetyMemory(
         position=position if every_pd else np.where(mask, position, np.nan),
@@ -547,7 +625,14 @@ class SafetyLayer:
 
     def filter(self, action: NJointAction, state: ArrayState) -> SafetyResult:
         """Enforce the limits on ``action`` at ``state`` and remember the result."""
-        result = enforce(action, state, self.limits, dt=self.dt, memory=self.memory,
-                         policy=self.policy, check_mode=self.check_mode)
+        result = enforce(
+            action,
+            state,
+            self.limits,
+            dt=self.dt,
+            memory=self.memory,
+            policy=self.policy,
+            check_mode=self.check_mode,
+        )
         self.memory = result.memory
         return result

@@ -38,12 +38,12 @@ __all__ = ["MODES", "StreamCommand", "StreamTargets", "stream_mode"]
 MODES = ("position", "velocity", "effort")
 
 
-def stream_mode(position: np.ndarray | None, velocity: np.ndarray | None,
-                effort: np.ndarray | None) -> str | None:  # fmt: skip
+def stream_mode(
+    position: np.ndarray | None, velocity: np.ndarray | None, effort: np.ndarray | None
+) -> str | None:
     """The mode of a message: the first of position, velocity, effort it gives; or None."""
     for mode, values in zip(MODES, (position, velocity, effort), strict=True):
-        if values is not None and values.size and (mode == "effort" or
-                                                   not np.isnan(values).all()):  # fmt: skip
+        if values is not None and values.size and (mode == "effort" or not np.isnan(values).all()):
             return mode
     return None
 
@@ -69,9 +69,15 @@ class StreamCommand(ActiveCommand):
 
     moves = False
 
-    def __init__(self, handle: CommandHandle, start: float, targets: StreamTargets,
-                 lower: np.ndarray, upper: np.ndarray,
-                 stale_after: float | None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        handle: CommandHandle,
+        start: float,
+        targets: StreamTargets,
+        lower: np.ndarray,
+        upper: np.ndarray,
+        stale_after: float | None,
+    ) -> None:
         super().__init__(handle, targets.joints, start)
         self.targets = targets
         self._lower = lower[targets.joints]
@@ -91,8 +97,9 @@ class StreamCommand(ActiveCommand):
         self.targets = targets
         self._updated = time
 
-    def _tick(self, t: float, state: ArrayState, out: Outputs, tol: Tolerances,
-              reports: list[Report]) -> None:  # fmt: skip
+    def _tick(
+        self, t: float, state: ArrayState, out: Outputs, tol: Tolerances, reports: list[Report]
+    ) -> None:
         joints, own = self._index()
         now = self.start + t
         mode = self.targets.mode
@@ -125,8 +132,15 @@ class StreamCommand(ActiveCommand):
             self._integrate(now, state, out, reports, joints, own)
         self._last_tick = now
 
-    def _integrate(self, now: float, state: ArrayState, out: Outputs, reports: list[Report],
-                   joints: Any, own: Any) -> None:  # fmt: skip
+    def _integrate(
+        self,
+        now: float,
+        state: ArrayState,
+        out: Outputs,
+        reports: list[Report],
+        joints: Any,
+        own: Any,
+    ) -> None:
         """Velocity mode: advance the position reference, stopping on the soft limits."""
         velocity = self.targets.velocity[own]
         if self._last_tick is None:  # start from the reference if tracked, else measured

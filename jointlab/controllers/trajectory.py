@@ -152,12 +152,13 @@ class Trajectory:
                     )
                 else:
                     cycle, _ = time_waypoints(
-                        timing_limits, np.vstack([p[-1], p]), np.vstack([last_v, v]),
+                        timing_limits,
+                        np.vstack([p[-1], p]),
+                        np.vstack([last_v, v]),
                         np.vstack([last_a, a]),
                     )
         else:
-            first, cycle = cls._timed(limits, p, v, a, times, start, count, closed,
-                                      start_tolerance)
+            first, cycle = cls._timed(limits, p, v, a, times, start, count, closed, start_tolerance)
             wp_times = times
         check_motion(limits, first, "motion")
         if cycle is not None:
@@ -309,4 +310,3 @@ class Trajectory:
         after = times >= self._duration
         p[after], v[after], a[after] = self._hold
         return p, v, a
-

@@ -200,5 +200,3 @@ def check_motion(limits: MotionLimits, motion: PiecewisePolynomial, what: str) -
         )
     if problems:
         raise refuse("; ".join(problems))
-
-

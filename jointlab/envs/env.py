@@ -38,8 +38,14 @@ from .tasks import TASKS, Task, task_class
 from .tasks.base import option_vector
 from .tasks.observations import ObservationLayout, ObservationPart, joint_parts
 
-__all__ = ["ENV_PARAMETERS", "RENDER_MODES", "TASKS", "HeadlessRenderWarning", "JointLabEnv",
-           "render_modes"]
+__all__ = [
+    "ENV_PARAMETERS",
+    "RENDER_MODES",
+    "TASKS",
+    "HeadlessRenderWarning",
+    "JointLabEnv",
+    "render_modes",
+]
 
 
 class HeadlessRenderWarning(UserWarning):
@@ -66,10 +72,24 @@ def render_modes(builds_sim: bool = True) -> list[str]:
     """
     human = (builds_sim and has_display()) or installed("viser")
     return [mode for mode in RENDER_MODES if mode != "human" or human]
+
+
 #: The environment's own constructor keywords (everything else goes to the task).
-ENV_PARAMETERS = ("task", "robot", "action_mode", "backend", "engine", "control_dt", "dt",
-                  "render_mode", "camera", "render_size", "observe_torque",
-                  "observe_previous_action", "randomization")  # fmt: skip
+ENV_PARAMETERS = (
+    "task",
+    "robot",
+    "action_mode",
+    "backend",
+    "engine",
+    "control_dt",
+    "dt",
+    "render_mode",
+    "camera",
+    "render_size",
+    "observe_torque",
+    "observe_previous_action",
+    "randomization",
+)
 
 
 class JointLabEnv(gymnasium.Env):
@@ -154,8 +174,11 @@ class JointLabEnv(gymnasium.Env):
         builds_sim = not isinstance(robot, Robot) and backend is None
         self._browser_view = render_mode == "human" and not (builds_sim and has_display())
         if self._browser_view:  # before any robot is built
-            check_installed("view", "render_mode='human' (here the browser view: no display, "
-                            "or a live robot)", "viser")  # fmt: skip
+            check_installed(
+                "view",
+                "render_mode='human' (here the browser view: no display, or a live robot)",
+                "viser",
+            )
         self._view: Any = None
         self.render_mode = render_mode
         self.camera = camera
@@ -166,8 +189,11 @@ class JointLabEnv(gymnasium.Env):
         try:
             self.description: RobotDescription = self.robot.description
             self.control_dt = float(self.robot.control_dt)
-            self.metadata = {**type(self).metadata, "render_fps": round(1.0 / self.control_dt),
-                             "render_modes": render_modes(builds_sim)}  # fmt: skip
+            self.metadata = {
+                **type(self).metadata,
+                "render_fps": round(1.0 / self.control_dt),
+                "render_modes": render_modes(builds_sim),
+            }
             self.actions = ActionAdapter(self.description, action_mode)
             self.action_mode = action_mode
             self.action_space = self.actions.space
@@ -175,8 +201,11 @@ class JointLabEnv(gymnasium.Env):
             parts = joint_parts(self.description, torque=observe_torque)
             if observe_previous_action:
                 n = self.action_space.shape[0]
-                parts.append(ObservationPart("previous_action", -np.ones(n), np.ones(n),
-                                             "previous action, normalised"))  # fmt: skip
+                parts.append(
+                    ObservationPart(
+                        "previous_action", -np.ones(n), np.ones(n), "previous action, normalised"
+                    )
+                )
             parts.extend(self.task.observation_parts())
             self.observation_layout = ObservationLayout(parts)
             self.observation_space = self.observation_layout.space
@@ -264,13 +293,16 @@ class JointLabEnv(gymnasium.Env):
         The robot's own randomness (domain randomisation) is reseeded from ``np_random``, so
         ``reset(seed=s)`` reproduces an episode exactly.
         """
-        if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))
-                                 or seed < 0):
-            raise ConfigurationError(f"reset: seed must be a whole number >= 0 or None, got "
-                                     f"{quote(seed)}")  # fmt: skip
+        if seed is not None and (
+            isinstance(seed, bool) or not isinstance(seed, (int, np.integer)) or seed < 0
+        ):
+            raise ConfigurationError(
+                f"reset: seed must be a whole number >= 0 or None, got {quote(seed)}"
+            )
         if options is not None and not isinstance(options, Mapping):
-            raise ConfigurationError(f"reset: options must be a mapping, got "
-                                     f"{type(options).__name__} {quote(options)}")  # fmt: skip
+            raise ConfigurationError(
+                f"reset: options must be a mapping, got {type(options).__name__} {quote(options)}"
+            )
         super().reset(seed=seed)
         self._check_open()
         self._check_options(options)
@@ -300,9 +332,7 @@ class JointLabEnv(gymnasium.Env):
         info = self._info(state)
         return self._observation(state), info
 
-    def step(
-        self, action: Any
-    ) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
+    def step(self, action: Any) -> tuple[np.ndarray, SupportsFloat, bool, bool, dict[str, Any]]:
         """Apply ``action`` for one control period and observe the result."""
         if self.state is None:
             self._check_open()
@@ -449,5 +479,7 @@ class JointLabEnv(gymnasium.Env):
         self._last_frame_time = _time.perf_counter()
 
     def __repr__(self) -> str:
-        return (f"JointLabEnv(task={type(self.task).__name__}, robot={self.description.name!r}, "
-                f"action_mode={self.action_mode!r})")  # fmt: skip
+        return (
+            f"JointLabEnv(task={type(self.task).__name__}, robot={self.description.name!r}, "
+            f"action_mode={self.action_mode!r})"
+        )

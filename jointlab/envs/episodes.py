@@ -55,8 +55,9 @@ def record_episode(
 
     Arguments as :func:`jointlab.envs.evaluation.evaluate_policy`; ``seed`` seeds the reset.
     """
-    with policy_env(policy, backend, env_id=env_id, env_kwargs=env_kwargs,
-                    video_folder=video_folder) as opened:  # fmt: skip
+    with policy_env(
+        policy, backend, env_id=env_id, env_kwargs=env_kwargs, video_folder=video_folder
+    ) as opened:
         env, robot = opened.env, opened.robot
         adapter = env.unwrapped.actions  # type: ignore[attr-defined]
         observation, _ = env.reset(seed=seed)
@@ -75,9 +76,13 @@ def record_episode(
                 observation, reward, terminated, truncated, info = env.step(action)
                 opened.policy.record(observation, float(reward), terminated, truncated)
                 following = robot.read()
-                recorder.log(state.time, desired=sent, state=state,
-                             applied=NJointAction.Torque(following.torque),
-                             episode={"reward": float(reward)})  # fmt: skip
+                recorder.log(
+                    state.time,
+                    desired=sent,
+                    state=state,
+                    applied=NJointAction.Torque(following.torque),
+                    episode={"reward": float(reward)},
+                )
                 state = following
                 total, steps, done = total + float(reward), steps + 1, terminated or truncated
     return EpisodeRecord(Path(path), opened.env_id, total, bool(info.get("is_success")), steps)

@@ -237,8 +237,10 @@ def policy_env(
     env_id = env_id or policy.env_id or _DEFAULT_ENV
     if env_id not in _TASKS:
         hint = difflib.get_close_matches(env_id, list(_TASKS), n=1)
-        raise ConfigurationError(f"unknown environment {env_id!r}; known: {list(_TASKS)}"
-                                 + (f"; did you mean {hint[0]!r}?" if hint else ""))  # fmt: skip
+        raise ConfigurationError(
+            f"unknown environment {env_id!r}; known: {list(_TASKS)}"
+            + (f"; did you mean {hint[0]!r}?" if hint else "")
+        )
     if video_folder is not None:  # before a robot starts
         check_installed("video", "recording a video", "moviepy")
     kwargs = dict((policy.env_config or {}) if env_kwargs is None else env_kwargs)
@@ -291,8 +293,13 @@ def record_video(env: gymnasium.Env, folder: str | Path, prefix: str = "episode"
     from gymnasium.wrappers import RecordVideo
 
     check_installed("video", "recording a video", "moviepy")
-    return RecordVideo(env, str(Path(folder).expanduser()), episode_trigger=lambda _: True,
-                       name_prefix=prefix, disable_logger=True)  # fmt: skip
+    return RecordVideo(
+        env,
+        str(Path(folder).expanduser()),
+        episode_trigger=lambda _: True,
+        name_prefix=prefix,
+        disable_logger=True,
+    )
 
 
 def evaluate_policy(
@@ -325,8 +332,9 @@ def evaluate_policy(
     """
     if episodes < 1:
         raise ConfigurationError(f"episodes must be >= 1, got {episodes}")
-    with policy_env(policy, backend, env_id=env_id, env_kwargs=env_kwargs,
-                    video_folder=video_folder) as opened:  # fmt: skip
+    with policy_env(
+        policy, backend, env_id=env_id, env_kwargs=env_kwargs, video_folder=video_folder
+    ) as opened:
         returns, successes, lengths = _run(opened.policy, opened.env, episodes, seed)
     return EvaluationResult(
         opened.env_id,

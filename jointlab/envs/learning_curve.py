@@ -37,35 +37,57 @@ def plot_learning_curve(evaluations: Sequence[Evaluation], *, title: str = "") -
     """
     steps = np.array([e.steps for e in evaluations], dtype=np.float64)
     rate = np.array([e.success_rate for e in evaluations])
-    bands = np.array([wilson_interval(round(e.success_rate * e.episodes), e.episodes)
-                      for e in evaluations]).reshape(-1, 2)  # fmt: skip
+    bands = np.array(
+        [wilson_interval(round(e.success_rate * e.episodes), e.episodes) for e in evaluations]
+    ).reshape(-1, 2)
     fig = Figure(figsize=(7.0, 5.0), layout="constrained")
     top, bottom = fig.subplots(2, 1, sharex=True, height_ratios=(2, 1))
     episodes = evaluations[-1].episodes if evaluations else 0
-    top.fill_between(steps, bands[:, 0], bands[:, 1], color="tab:green", alpha=0.2, lw=0,
-                     label="95 % interval (Wilson)")  # fmt: skip
-    top.plot(steps, rate, "o-", color="tab:green", ms=4,
-             label=f"evaluation success ({episodes} episodes each)")  # fmt: skip
+    top.fill_between(
+        steps,
+        bands[:, 0],
+        bands[:, 1],
+        color="tab:green",
+        alpha=0.2,
+        lw=0,
+        label="95 % interval (Wilson)",
+    )
+    top.plot(
+        steps,
+        rate,
+        "o-",
+        color="tab:green",
+        ms=4,
+        label=f"evaluation success ({episodes} episodes each)",
+    )
     top.set_ylim(-0.02, 1.02)
     top.set_ylabel("success rate\n(% of episodes)")
     top.yaxis.set_major_formatter(PercentFormatter(xmax=1.0))
     top.grid(alpha=0.3)
-    bottom.plot(steps, [e.mean_reward for e in evaluations], "o-", color="tab:blue", ms=4,
-                label="mean return per episode")  # fmt: skip
+    bottom.plot(
+        steps,
+        [e.mean_reward for e in evaluations],
+        "o-",
+        color="tab:blue",
+        ms=4,
+        label="mean return per episode",
+    )
     bottom.set_ylabel("return\n(reward units)")
     bottom.set_xlabel("environment steps [count]")
     bottom.xaxis.set_major_formatter(EngFormatter(sep=""))
     bottom.grid(alpha=0.3)
     handles = [*top.get_legend_handles_labels()[0], *bottom.get_legend_handles_labels()[0]]
-    fig.legend(handles=handles, loc="outside lower center", ncol=2, frameon=False,
-               fontsize="small")  # outside the axes: it covers no data  # fmt: skip
+    fig.legend(
+        handles=handles, loc="outside lower center", ncol=2, frameon=False, fontsize="small"
+    )  # outside the axes: it covers no data
     final = f"final success {rate[-1]:.0%}" if evaluations else "no evaluations"
     fig.suptitle(title or final, fontsize="medium")
     return fig
 
 
-def save_learning_curve(evaluations: Sequence[Evaluation], path: str | Path, *,
-                        title: str = "", dpi: int = 110) -> Path:  # fmt: skip
+def save_learning_curve(
+    evaluations: Sequence[Evaluation], path: str | Path, *, title: str = "", dpi: int = 110
+) -> Path:
     """Draw :func:`plot_learning_curve` into the PNG ``path``; returns the path."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
@@ -82,8 +104,9 @@ def smooth(values: Sequence[float], window: int) -> np.ndarray:
     return np.array([values[max(0, i - half) : i + half + 1].mean() for i in range(values.size)])
 
 
-def plot_seed_spread(runs: Sequence[Sequence[Evaluation]], *, window: int = 3,
-                     title: str = "") -> Figure:  # fmt: skip
+def plot_seed_spread(
+    runs: Sequence[Sequence[Evaluation]], *, window: int = 3, title: str = ""
+) -> Figure:
     """Smoothed success of runs that differ in their seed: each, their median and range.
 
     Args:
@@ -100,18 +123,33 @@ def plot_seed_spread(runs: Sequence[Sequence[Evaluation]], *, window: int = 3,
         raise ConfigurationError("plot_seed_spread needs at least one run, each with evaluations")
     end = min(run[-1].steps for run in runs)
     grid = np.array([e.steps for e in runs[0] if e.steps <= end], dtype=np.float64)
-    curves = np.array([
-        np.interp(grid, [e.steps for e in run], smooth([e.success_rate for e in run], window))
-        for run in runs
-    ])  # fmt: skip
+    curves = np.array(
+        [
+            np.interp(grid, [e.steps for e in run], smooth([e.success_rate for e in run], window))
+            for run in runs
+        ]
+    )
     median = np.median(curves, axis=0)
     fig = Figure(figsize=(7.0, 4.0), layout="constrained")
     ax = fig.subplots()
     for k, curve in enumerate(curves):
-        ax.plot(grid, curve, color="tab:green", lw=0.8, alpha=0.35,
-                label="each seed" if k == 0 else None)  # fmt: skip
-    ax.fill_between(grid, curves.min(axis=0), curves.max(axis=0), color="tab:green", alpha=0.15,
-                    lw=0, label=f"range over {len(runs)} seeds")  # fmt: skip
+        ax.plot(
+            grid,
+            curve,
+            color="tab:green",
+            lw=0.8,
+            alpha=0.35,
+            label="each seed" if k == 0 else None,
+        )
+    ax.fill_between(
+        grid,
+        curves.min(axis=0),
+        curves.max(axis=0),
+        color="tab:green",
+        alpha=0.15,
+        lw=0,
+        label=f"range over {len(runs)} seeds",
+    )
     ax.plot(grid, median, color="tab:green", lw=2.0, label="median")
     ax.set_ylim(-0.02, 1.02)
     ax.set_ylabel(f"success rate, smoothed over {window}\nevaluations (% of episodes)")
@@ -119,8 +157,15 @@ def plot_seed_spread(runs: Sequence[Sequence[Evaluation]], *, window: int = 3,
     ax.set_xlabel("environment steps [count]")
     ax.xaxis.set_major_formatter(EngFormatter(sep=""))
     ax.grid(alpha=0.3)
-    fig.legend(handles=ax.get_legend_handles_labels()[0], loc="outside lower center", ncol=3,
-               frameon=False, fontsize="small")  # fmt: skip
-    fig.suptitle(title or f"{len(runs)} seeds: median success {median[-1]:.0%} at "
-                 f"{grid[-1]:,.0f} steps", fontsize="medium")  # fmt: skip
+    fig.legend(
+        handles=ax.get_legend_handles_labels()[0],
+        loc="outside lower center",
+        ncol=3,
+        frameon=False,
+        fontsize="small",
+    )
+    fig.suptitle(
+        title or f"{len(runs)} seeds: median success {median[-1]:.0%} at {grid[-1]:,.0f} steps",
+        fontsize="medium",
+    )
     return fig

@@ -93,9 +93,16 @@ def paired_difference(
     epsilon = math.sqrt(max((u1 - p1) ** 2 - 2 * phi * (u1 - p1) * (p2 - l2) + (p2 - l2) ** 2, 0.0))
     difference = p1 - p2
     return PairedDifference(
-        n, p1, p2, difference, max(-1.0, difference - delta), min(1.0, difference + epsilon),
-        only_a, only_b, _mcnemar(only_a, only_b),
-    )  # fmt: skip
+        n,
+        p1,
+        p2,
+        difference,
+        max(-1.0, difference - delta),
+        min(1.0, difference + epsilon),
+        only_a,
+        only_b,
+        _mcnemar(only_a, only_b),
+    )
 
 
 def _mcnemar(b: int, c: int) -> float:

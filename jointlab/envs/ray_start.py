@@ -19,8 +19,7 @@ from jointlab.errors import ConfigurationError
 __all__ = ["start_ray"]
 
 
-def start_ray(address: str | None = None, *, num_cpus: int | None = None,
-              runners: int = 0) -> str:  # fmt: skip
+def start_ray(address: str | None = None, *, num_cpus: int | None = None, runners: int = 0) -> str:
     """Join the cluster at ``address`` (or ``RAY_ADDRESS``), else start a private local Ray.
 
     Args:
@@ -50,8 +49,12 @@ def start_ray(address: str | None = None, *, num_cpus: int | None = None,
             ray.init(address=address, logging_level=logging.ERROR, log_to_driver=False)
             where = f"cluster {address}"
         else:
-            ray.init(num_cpus=num_cpus, include_dashboard=False, logging_level=logging.ERROR,
-                     log_to_driver=False)  # fmt: skip
+            ray.init(
+                num_cpus=num_cpus,
+                include_dashboard=False,
+                logging_level=logging.ERROR,
+                log_to_driver=False,
+            )
             where = "local Ray"
     cpus = int(ray.cluster_resources().get("CPU", 0))
     if runners > cpus:

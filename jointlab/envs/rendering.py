@@ -42,18 +42,24 @@ def default_camera(description: RobotDescription, fov: float = 50.0) -> Any:
     # Half sizes as seen by the camera: the footprint's diagonal across, its depth
     # foreshortened by the pitch plus the height upwards.
     across = 0.5 * float(np.hypot(extent[0], extent[1]))
-    upward = 0.5 * (float(extent[2]) * np.cos(np.radians(pitch))
-                    + across * np.sin(np.radians(-pitch)))  # fmt: skip
+    upward = 0.5 * (
+        float(extent[2]) * np.cos(np.radians(pitch)) + across * np.sin(np.radians(-pitch))
+    )
     tan_v = np.tan(np.radians(fov) / 2.0)
     tan_h = tan_v * 4.0 / 3.0  # the default 320x240 image
     distance = max(across / tan_h, upward / tan_v) / 0.9
-    return Camera(target=tuple(float(c) for c in centre),
-                  distance=float(min(max(distance, 0.25), 8.0)),
-                  yaw=50.0, pitch=pitch, fov=fov)  # fmt: skip
+    return Camera(
+        target=tuple(float(c) for c in centre),
+        distance=float(min(max(distance, 0.25), 8.0)),
+        yaw=50.0,
+        pitch=pitch,
+        fov=fov,
+    )
 
 
-def _workspace_points(description: RobotDescription, fraction: float = 0.3,
-                      samples: int = 64) -> np.ndarray:  # fmt: skip
+def _workspace_points(
+    description: RobotDescription, fraction: float = 0.3, samples: int = 64
+) -> np.ndarray:
     """Link ends (m, shape ``(n, 3)``) over home and configurations near it, above the ground."""
     d = description
     rng = np.random.default_rng(0)
@@ -73,5 +79,6 @@ def draw_markers(world: Any, markers: list[Marker]) -> None:
         if name not in wanted:
             world.markers.hide(name)
     for marker in markers:
-        world.markers.show(marker.name, marker.position, radius=marker.radius,
-                           rgba=marker.rgba, shape=marker.shape)  # fmt: skip
+        world.markers.show(
+            marker.name, marker.position, radius=marker.radius, rgba=marker.rgba, shape=marker.shape
+        )

@@ -143,8 +143,11 @@ class TrainingRun:
         if not math.isfinite(run.wall_time) or run.wall_time < 0:
             raise RunError(f"{where}: wall_time must be seconds >= 0, got {run.wall_time}")
         for i, e in enumerate(evaluations):
-            if not (0.0 <= e.success_rate <= 1.0 and math.isfinite(e.mean_reward)
-                    and math.isfinite(e.mean_length)):  # fmt: skip
+            if not (
+                0.0 <= e.success_rate <= 1.0
+                and math.isfinite(e.mean_reward)
+                and math.isfinite(e.mean_length)
+            ):
                 raise RunError(
                     f"{where}: evaluations[{i}] needs a success_rate in 0..1 and a finite "
                     f"mean_reward and mean_length, got {e}"
@@ -171,8 +174,10 @@ def read_run(folder: str | Path) -> TrainingRun:
     try:
         text = path.read_text()
     except FileNotFoundError:
-        raise RunError(f"{path}: no run record (not a training run, or one trained by an "
-                       "older JointLab, which wrote none)") from None  # fmt: skip
+        raise RunError(
+            f"{path}: no run record (not a training run, or one trained by an "
+            "older JointLab, which wrote none)"
+        ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise RunError(f"{path}: cannot be read ({exc})") from None
     try:

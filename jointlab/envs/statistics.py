@@ -33,8 +33,10 @@ class Rate:
         return self.successes / self.trials if self.trials else 0.0
 
     def __str__(self) -> str:
-        return (f"{100 * self.value:.1f} % ({self.successes}/{self.trials}; 95 % CI "
-                f"{100 * self.low:.1f}-{100 * self.high:.1f} %)")  # fmt: skip
+        return (
+            f"{100 * self.value:.1f} % ({self.successes}/{self.trials}; 95 % CI "
+            f"{100 * self.low:.1f}-{100 * self.high:.1f} %)"
+        )
 
 
 def success_rate(outcomes: np.ndarray) -> Rate:
@@ -58,9 +60,11 @@ class PairedDifference:
     only_b: int
 
     def __str__(self) -> str:
-        return (f"A - B = {100 * self.difference:+.1f} points (95 % CI {100 * self.low:+.1f} to "
-                f"{100 * self.high:+.1f}); A only {self.only_a}, B only {self.only_b} of "
-                f"{self.a.trials} seeds")  # fmt: skip
+        return (
+            f"A - B = {100 * self.difference:+.1f} points (95 % CI {100 * self.low:+.1f} to "
+            f"{100 * self.high:+.1f}); A only {self.only_a}, B only {self.only_b} of "
+            f"{self.a.trials} seeds"
+        )
 
 
 def paired_difference(a: np.ndarray, b: np.ndarray) -> PairedDifference:
@@ -84,10 +88,16 @@ def paired_difference(a: np.ndarray, b: np.ndarray) -> PairedDifference:
     # phi: correlation of the paired outcomes (0 when a margin is empty).
     margins = (both + only_a) * (only_b + neither) * (both + only_b) * (only_a + neither)
     phi = (both * neither - only_a * only_b) / math.sqrt(margins) if margins > 0 else 0.0
-    d_low = (ra.value - ra.low) ** 2 - 2 * phi * (ra.value - ra.low) * (rb.high - rb.value) \
-        + (rb.high - rb.value) ** 2  # fmt: skip
-    d_high = (ra.high - ra.value) ** 2 - 2 * phi * (ra.high - ra.value) * (rb.value - rb.low) \
-        + (rb.value - rb.low) ** 2  # fmt: skip
+    d_low = (
+        (ra.value - ra.low) ** 2
+        - 2 * phi * (ra.value - ra.low) * (rb.high - rb.value)
+        + (rb.high - rb.value) ** 2
+    )
+    d_high = (
+        (ra.high - ra.value) ** 2
+        - 2 * phi * (ra.high - ra.value) * (rb.value - rb.low)
+        + (rb.value - rb.low) ** 2
+    )
     low = diff - math.sqrt(max(d_low, 0.0))
     high = diff + math.sqrt(max(d_high, 0.0))
     return PairedDifference(diff, max(-1.0, low), min(1.0, high), ra, rb, only_a, only_b)

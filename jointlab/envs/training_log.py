@@ -86,9 +86,14 @@ class Evaluator(BaseCallback):
             if local["done"]:
                 successes.append(bool(local["info"].get("is_success", False)))
 
-        returns, lengths = evaluate_policy(self.model, self.eval_env, self.episodes,
-                                           deterministic=True, return_episode_rewards=True,
-                                           callback=_collect)  # fmt: skip
+        returns, lengths = evaluate_policy(
+            self.model,
+            self.eval_env,
+            self.episodes,
+            deterministic=True,
+            return_episode_rewards=True,
+            callback=_collect,
+        )
         result = Evaluation(
             steps=int(self.num_timesteps),
             episodes=len(returns),
@@ -97,8 +102,9 @@ class Evaluator(BaseCallback):
             mean_length=float(np.mean(lengths)),
         )
         self.evaluations.append(result)
-        for tag, value in zip(EVAL_TAGS, (result.success_rate, result.mean_reward,
-                                          result.mean_length), strict=True):  # fmt: skip
+        for tag, value in zip(
+            EVAL_TAGS, (result.success_rate, result.mean_reward, result.mean_length), strict=True
+        ):
             self.logger.record(tag, value)
         self.logger.dump(self.num_timesteps)
         return result

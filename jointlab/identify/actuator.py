@@ -30,8 +30,7 @@ from scipy.stats import t as student_t
 from jointlab.identify.data import IdentificationData
 from jointlab.identify.regression import CONFIDENCE, autocorrelation_inflation
 
-__all__ = ["ActuatorEstimate", "command_torque", "fit_effort", "fit_torque_constant",
-           "guess_delay"]  # fmt: skip
+__all__ = ["ActuatorEstimate", "command_torque", "fit_effort", "fit_torque_constant", "guess_delay"]
 
 #: Rows with a usable current the slope needs.
 MIN_CURRENT_ROWS = 50
@@ -144,9 +143,11 @@ def guess_delay(
             shifted = command[: rows - d, j]
             target = applied[d:]
             keep = (
-                data.regular[d:] & data.regular[: rows - d]
-                & (np.abs(shifted) < 0.9 * effort[j]) & (np.abs(target) < 0.9 * effort[j])
-            )  # fmt: skip
+                data.regular[d:]
+                & data.regular[: rows - d]
+                & (np.abs(shifted) < 0.9 * effort[j])
+                & (np.abs(target) < 0.9 * effort[j])
+            )
             if keep.sum() >= 10:
                 score[d] = float(np.median(np.abs(target[keep] - shifted[keep])))
         if np.isfinite(score).any():
@@ -198,7 +199,9 @@ def fit_effort(
             continue
         levels = np.abs(applied[clamped])
         results[j] = ActuatorEstimate(
-            float(levels.max()), float(np.percentile(levels, 5)), float(levels.max()),
+            float(levels.max()),
+            float(np.percentile(levels, 5)),
+            float(levels.max()),
             int(clamped.sum()),
-        )  # fmt: skip
+        )
     return results, problems

@@ -265,12 +265,15 @@ def prepare(
             raise IdentificationError(
                 f"cutoff {cutoff!r} Hz must lie in (0, {nyquist:.6g}) Hz (half the log's rate)"
             )
-    smooth = (lambda values: values) if cutoff is None else (
-        lambda values: _lowpass(values, cutoff, 1.0 / dt)
-    )  # fmt: skip
+    smooth = (
+        (lambda values: values)
+        if cutoff is None
+        else (lambda values: _lowpass(values, cutoff, 1.0 / dt))
+    )
     smooth_velocity = smooth(velocity)
-    acceleration = np.vstack([np.diff(smooth_velocity, axis=0) / steps[:, None],
-                              np.full((1, dof), np.nan)])  # fmt: skip
+    acceleration = np.vstack(
+        [np.diff(smooth_velocity, axis=0) / steps[:, None], np.full((1, dof), np.nan)]
+    )
     usable = (
         _flag(log, "state.armed", True)
         & _flag(log, "state.motor_power", True)
@@ -289,9 +292,20 @@ def prepare(
             f"powered and unbraked; identification needs at least {MIN_ROWS}; {RECORD_HINT}"
         )
     return IdentificationData(
-        description=description, time=time, dt=dt, physics_dt=float(physics_dt),
-        position=position, velocity=velocity, acceleration=acceleration, torque=torque,
-        current=current, commands=commands, usable=usable, periods=spans, source=source,
-        smooth_velocity=smooth_velocity, smooth_torque=smooth(torque),
+        description=description,
+        time=time,
+        dt=dt,
+        physics_dt=float(physics_dt),
+        position=position,
+        velocity=velocity,
+        acceleration=acceleration,
+        torque=torque,
+        current=current,
+        commands=commands,
+        usable=usable,
+        periods=spans,
+        source=source,
+        smooth_velocity=smooth_velocity,
+        smooth_torque=smooth(torque),
         smooth_current=None if current is None else smooth(current),
-    )  # fmt: skip
+    )

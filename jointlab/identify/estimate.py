@@ -73,14 +73,16 @@ def _parameters(parameters: Sequence[str] | None) -> tuple[str, ...]:
 
 def _nominal(description: RobotDescription, parameter: str, j: int) -> float:
     spec = description.joints[j]
-    return float({
-        "static_friction": spec.dynamics.static_friction,
-        "damping": spec.dynamics.damping,
-        "armature": nominal_armature(description)[j],
-        "delay": spec.motor.delay,
-        "torque_constant": spec.motor.torque_constant,
-        "effort": spec.limits.effort,
-    }[parameter])  # fmt: skip
+    return float(
+        {
+            "static_friction": spec.dynamics.static_friction,
+            "damping": spec.dynamics.damping,
+            "armature": nominal_armature(description)[j],
+            "delay": spec.motor.delay,
+            "torque_constant": spec.motor.torque_constant,
+            "effort": spec.limits.effort,
+        }[parameter]
+    )
 
 
 def fit(
@@ -127,8 +129,13 @@ def fit(
     indices = _joints(description, joints)
     if isinstance(max_delay, bool) or not isinstance(max_delay, int) or max_delay < 0:
         raise IdentificationError(f"max_delay must be a whole number >= 0, got {max_delay!r}")
-    data = prepare(log, description, physics_dt=physics_dt, cutoff=cutoff,
-                   default_cutoff=cutoff == DEFAULT_CUTOFF)  # fmt: skip
+    data = prepare(
+        log,
+        description,
+        physics_dt=physics_dt,
+        cutoff=cutoff,
+        default_cutoff=cutoff == DEFAULT_CUTOFF,
+    )
     dynamics, problems = fit_joint_dynamics(data, indices, wanted)
     constants: dict = {}
     if "torque_constant" in wanted:
@@ -180,8 +187,17 @@ def fit(
             else:  # delay: ``search`` ran above
                 value = float(delays[j])
                 low, high = search.interval(j) if search is not None else (value, value)
-            estimates.append(Estimate(parameter, names[j], nominal, value, float(low),
-                                      float(high), UNITS[parameter][linear]))  # fmt: skip
+            estimates.append(
+                Estimate(
+                    parameter,
+                    names[j],
+                    nominal,
+                    value,
+                    float(low),
+                    float(high),
+                    UNITS[parameter][linear],
+                )
+            )
     return IdentificationResult(
         nominal=description,
         estimates=tuple(estimates),

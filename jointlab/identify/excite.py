@@ -90,11 +90,16 @@ class ExcitationSegment:
             return float(row[0]) if single else [float(v) for v in row]
 
         return [
-            {"position": value(p), "velocity": value(v), "acceleration": value(a),
-             "time_from_start": float(t)}
-            for t, p, v, a in zip(self.times, self.position, self.velocity, self.acceleration,
-                                  strict=True)
-        ]  # fmt: skip
+            {
+                "position": value(p),
+                "velocity": value(v),
+                "acceleration": value(a),
+                "time_from_start": float(t),
+            }
+            for t, p, v, a in zip(
+                self.times, self.position, self.velocity, self.acceleration, strict=True
+            )
+        ]
 
 
 @dataclass(frozen=True, eq=False)
@@ -134,9 +139,13 @@ class Excitation:
         steps: list[dict[str, Any]] = list(back)
         for segment in self.segments:
             steps.append(
-                {"follow_trajectory": {"joints": list(segment.joints),
-                                       "waypoints": segment.waypoints()}}
-            )  # fmt: skip
+                {
+                    "follow_trajectory": {
+                        "joints": list(segment.joints),
+                        "waypoints": segment.waypoints(),
+                    }
+                }
+            )
             steps.extend(back)
         return steps
 
@@ -264,12 +273,14 @@ def excitation(
         )
     centre_q = description.apply_coupling(centre_q)
     room = np.minimum(centre_q - soft_low, soft_high - centre_q)
-    bounds = fraction * np.array([
-        room,
-        description.soft_velocity_limit,
-        description.soft_acceleration_limit,
-        description.soft_jerk_limit,
-    ])  # fmt: skip
+    bounds = fraction * np.array(
+        [
+            room,
+            description.soft_velocity_limit,
+            description.soft_acceleration_limit,
+            description.soft_jerk_limit,
+        ]
+    )
     for i in indices:
         if room[i] <= 1e-6:
             raise ConfigurationError(
@@ -288,8 +299,7 @@ def excitation(
                 raw = chirp(t, duration, (low_f, high_f), bounds[:, i])
             else:
                 first = max(1, math.ceil(low_f * duration))
-                harmonics = np.arange(first + column, math.floor(high_f * duration) + 1,
-                                      len(group))  # fmt: skip
+                harmonics = np.arange(first + column, math.floor(high_f * duration) + 1, len(group))
                 if harmonics.size == 0:
                     raise ConfigurationError(
                         f"excitation: band {band} Hz holds no harmonic of 1/{duration} s left "

@@ -197,8 +197,13 @@ def connect_planted(
             options.setdefault("dead_periods", 2000)
         emulator = EmulatorProcess(planted, **device)
         try:
-            return SerialRobot(emulator.path, nominal, allow_digest_mismatch=True,
-                               on_close=emulator.close, **options)  # fmt: skip
+            return SerialRobot(
+                emulator.path,
+                nominal,
+                allow_digest_mismatch=True,
+                on_close=emulator.close,
+                **options,
+            )
         except BaseException:
             emulator.close()
             raise

@@ -107,8 +107,12 @@ def simulated_bodies(description: RobotDescription) -> tuple[RobotDescription, n
         if spec.is_joint and spec.link is not None and spec.dynamics.armature > 0:
             mass, cog, inertia = realised_inertial(spec)
             matrix = tuple(tuple(float(v) for v in row) for row in inertia)
-            link = replace(spec.link, mass=float(mass), inertia=matrix,
-                           center_of_gravity=tuple(float(v) for v in cog))  # fmt: skip
+            link = replace(
+                spec.link,
+                mass=float(mass),
+                inertia=matrix,
+                center_of_gravity=tuple(float(v) for v in cog),
+            )
             spec = replace(spec, link=link, dynamics=replace(spec.dynamics, armature=0.0))
         specs.append(spec)
     return replace(description, actuators=tuple(specs)), armature
@@ -139,8 +143,9 @@ def autocorrelation_inflation(residual: np.ndarray) -> float:
     return (1.0 + rho) / (1.0 - rho)
 
 
-def _problems(joint: str, unit: str, speed: np.ndarray, accel: np.ndarray,
-              wanted: tuple[str, ...]) -> list[str]:  # fmt: skip
+def _problems(
+    joint: str, unit: str, speed: np.ndarray, accel: np.ndarray, wanted: tuple[str, ...]
+) -> list[str]:
     """Why the regressor of one joint cannot identify ``wanted`` (empty when it can)."""
     hint = excite_hint(joint)
     if speed.shape[0] < MIN_MOVING_ROWS:
@@ -215,8 +220,9 @@ def fit_joint_dynamics(
     bodies, modelled = simulated_bodies(description)
     rigid, along = rigid_body(bodies, q, qd, qdd)
     # Armature is fitted as a change to what the bodies already carry (``modelled``).
-    nominal = np.stack([description.static_friction, description.damping,
-                        nominal_armature(description) - modelled])  # fmt: skip
+    nominal = np.stack(
+        [description.static_friction, description.damping, nominal_armature(description) - modelled]
+    )
     lowest = np.stack([np.zeros(description.dof), np.zeros(description.dof), -modelled])
     peak = np.percentile(np.abs(qd), 99, axis=0)
     sliding = sliding_gain(description, data.physics_dt)
@@ -263,7 +269,11 @@ def fit_joint_dynamics(
         half = student_t.ppf(0.5 + CONFIDENCE / 2, effective) * np.sqrt(np.diag(covariance))
         interval = np.stack([np.maximum(values - half, 0.0), values + half], axis=1)
         fits[j] = JointFit(
-            joint=spec.name, names=wanted, values=values, interval=interval,
-            time=data.time[rows][moving], residual=residual,
-        )  # fmt: skip
+            joint=spec.name,
+            names=wanted,
+            values=values,
+            interval=interval,
+            time=data.time[rows][moving],
+            residual=residual,
+        )
     return fits, problems

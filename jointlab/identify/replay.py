@@ -52,18 +52,24 @@ def replay(data: IdentificationData, description: RobotDescription) -> np.ndarra
         # A candidate's default gains may fail the explicit-PD check (an armature estimated
         # low, say): the replay applies the logged gains, and its score judges the candidate.
         warnings.simplefilter("ignore", UnstableGainsWarning)
-        robot = SimRobot(description, dt=data.physics_dt, control_dt=data.dt,
-                         stall_time=None, gain_check="warn")  # fmt: skip
+        robot = SimRobot(
+            description, dt=data.physics_dt, control_dt=data.dt, stall_time=None, gain_check="warn"
+        )
     with robot:
         robot.reset(data.position[0], data.velocity[0])
         read, apply, step = robot.read, robot.apply, robot.step
         for k, periods in enumerate(data.periods.tolist()):
             out[k] = read().position
             if finite[k]:
-                apply(NJointAction.from_validated(
-                    commands.torque[k].copy(), commands.position[k].copy(),
-                    commands.kp[k].copy(), commands.kd[k].copy(), commands.velocity[k].copy(),
-                ))  # fmt: skip
+                apply(
+                    NJointAction.from_validated(
+                        commands.torque[k].copy(),
+                        commands.position[k].copy(),
+                        commands.kp[k].copy(),
+                        commands.kd[k].copy(),
+                        commands.velocity[k].copy(),
+                    )
+                )
             else:  # a row without a command: the robot was driven by nothing
                 apply(zero)
             for _ in range(periods):  # a row followed by missed periods spans several
@@ -126,8 +132,12 @@ def search_delay(
     names = description.joint_names
     if guesses and all(j in guesses for j in joints):
         base = {j: guesses[j] for j in joints}
-        plans = [base] + [{**base, j: min(max(guesses[j] + s, 0), max_delay)}
-                          for j in joints for s in range(-spread, spread + 1) if s]  # fmt: skip
+        plans = [base] + [
+            {**base, j: min(max(guesses[j] + s, 0), max_delay)}
+            for j in joints
+            for s in range(-spread, spread + 1)
+            if s
+        ]
     else:
         plans = [dict.fromkeys(joints, d) for d in range(max_delay + 1)]
     unique: list[dict[int, int]] = []

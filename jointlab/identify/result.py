@@ -181,11 +181,13 @@ class IdentificationResult:
         latency = None
         delays = [e for e in self.estimates if e.parameter == "delay"]
         if delays:
-            half_steps = max(1, round(widen * max(max(e.value - e.low, e.high - e.value)
-                                                  for e in delays)))  # fmt: skip
+            half_steps = max(
+                1, round(widen * max(max(e.value - e.low, e.high - e.value) for e in delays))
+            )
             lowered = {e.joint: max(int(e.value) - half_steps, 0) for e in delays}
-            description = write_parameters(description, {"delay": lowered},
-                                           source=description.source)  # fmt: skip
+            description = write_parameters(
+                description, {"delay": lowered}, source=description.source
+            )
             latency = (0, 2 * half_steps)
         return description, Randomization(**scales, latency=latency)
 
@@ -196,10 +198,17 @@ class IdentificationResult:
         for e in self.estimates:
             digits = 0 if e.parameter == "delay" else 4
             change = "" if np.isnan(e.change) else f"{100 * e.change:+.1f} %"
-            out.append((
-                e.field, e.joint, f"{e.nominal:.{digits}f}", f"{e.value:.{digits}f}",
-                f"[{e.low:.{digits}f}, {e.high:.{digits}f}]", change, e.unit,
-            ))  # fmt: skip
+            out.append(
+                (
+                    e.field,
+                    e.joint,
+                    f"{e.nominal:.{digits}f}",
+                    f"{e.value:.{digits}f}",
+                    f"[{e.low:.{digits}f}, {e.high:.{digits}f}]",
+                    change,
+                    e.unit,
+                )
+            )
         return out
 
     def summary(self) -> str:
@@ -207,8 +216,10 @@ class IdentificationResult:
         header = ("field", "joint", "nominal", "identified", "95 % interval", "change", "unit")
         rows = [header, *self.rows()]
         widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-        lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-                 for row in rows]  # fmt: skip
+        lines = [
+            "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+            for row in rows
+        ]
         return "\n".join([f"identified from {self.source}", *lines])
 
     def __str__(self) -> str:

@@ -82,8 +82,12 @@ def rigid_body(
     order: list[int] = []
     pending = list(range(n))
     while pending:  # parents before children
-        ready = [e for e in pending if description.actuators[e].parent == BASE
-                 or index[description.actuators[e].parent] in order]  # fmt: skip
+        ready = [
+            e
+            for e in pending
+            if description.actuators[e].parent == BASE
+            or index[description.actuators[e].parent] in order
+        ]
         order.extend(ready)
         pending = [e for e in pending if e not in ready]
     parent = [-1 if spec.parent == BASE else index[spec.parent] for spec in description.actuators]

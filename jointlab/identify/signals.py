@@ -22,12 +22,14 @@ def window(t: np.ndarray, duration: float, ramp: float) -> np.ndarray:
         u = np.clip(sign * (t - start) / ramp, 0.0, 1.0)
         inside = u < 1.0
         scale = sign / ramp
-        values = np.array([
-            10 * u**3 - 15 * u**4 + 6 * u**5,
-            (30 * u**2 - 60 * u**3 + 30 * u**4) * scale,
-            (60 * u - 180 * u**2 + 120 * u**3) * scale**2,
-            (60 - 360 * u + 360 * u**2) * scale**3,
-        ])  # fmt: skip
+        values = np.array(
+            [
+                10 * u**3 - 15 * u**4 + 6 * u**5,
+                (30 * u**2 - 60 * u**3 + 30 * u**4) * scale,
+                (60 * u - 180 * u**2 + 120 * u**3) * scale**2,
+                (60 - 360 * u + 360 * u**2) * scale**3,
+            ]
+        )
         out[:, inside] = values[:, inside]
     return out
 
@@ -35,12 +37,14 @@ def window(t: np.ndarray, duration: float, ramp: float) -> np.ndarray:
 def windowed(signal: np.ndarray, fade: np.ndarray) -> np.ndarray:
     """Derivatives of ``fade * signal`` by the product rule; both are ``(4, n)``."""
     s, w = signal, fade
-    return np.array([
-        w[0] * s[0],
-        w[1] * s[0] + w[0] * s[1],
-        w[2] * s[0] + 2 * w[1] * s[1] + w[0] * s[2],
-        w[3] * s[0] + 3 * w[2] * s[1] + 3 * w[1] * s[2] + w[0] * s[3],
-    ])  # fmt: skip
+    return np.array(
+        [
+            w[0] * s[0],
+            w[1] * s[0] + w[0] * s[1],
+            w[2] * s[0] + 2 * w[1] * s[1] + w[0] * s[2],
+            w[3] * s[0] + 3 * w[2] * s[1] + 3 * w[1] * s[2] + w[0] * s[3],
+        ]
+    )
 
 
 def shape(omega: np.ndarray, bounds: np.ndarray) -> np.ndarray:
@@ -48,8 +52,9 @@ def shape(omega: np.ndarray, bounds: np.ndarray) -> np.ndarray:
     return np.min(bounds[:, None] / omega[None, :] ** np.arange(4)[:, None], axis=0)
 
 
-def multisine(t: np.ndarray, harmonics: np.ndarray, period: float,
-               bounds: np.ndarray) -> np.ndarray:  # fmt: skip
+def multisine(
+    t: np.ndarray, harmonics: np.ndarray, period: float, bounds: np.ndarray
+) -> np.ndarray:
     """A Schroeder-phased multisine and its derivatives, shape ``(4, n)``."""
     omega = 2 * math.pi * harmonics / period
     count = harmonics.shape[0]
@@ -58,16 +63,19 @@ def multisine(t: np.ndarray, harmonics: np.ndarray, period: float,
     amplitude = shape(omega, bounds)
     angle = np.outer(t, omega) + phase
     sin, cos = np.sin(angle), np.cos(angle)
-    return np.array([
-        sin @ amplitude,
-        cos @ (amplitude * omega),
-        -(sin @ (amplitude * omega**2)),
-        -(cos @ (amplitude * omega**3)),
-    ])  # fmt: skip
+    return np.array(
+        [
+            sin @ amplitude,
+            cos @ (amplitude * omega),
+            -(sin @ (amplitude * omega**2)),
+            -(cos @ (amplitude * omega**3)),
+        ]
+    )
 
 
-def chirp(t: np.ndarray, duration: float, band: tuple[float, float],
-           bounds: np.ndarray) -> np.ndarray:  # fmt: skip
+def chirp(
+    t: np.ndarray, duration: float, band: tuple[float, float], bounds: np.ndarray
+) -> np.ndarray:
     """A logarithmic chirp with frequency-shaped amplitude and its derivatives, ``(4, n)``.
 
     The derivatives are numerical (the amplitude envelope varies slowly); the limits are

@@ -74,8 +74,9 @@ class ValidationReport:
     def gap_closed(self) -> np.ndarray:
         """``1 − identified_rms / nominal_rms`` per joint (NaN where the nominal was exact)."""
         with np.errstate(divide="ignore", invalid="ignore"):
-            return np.where(self.nominal_rms > 0, 1.0 - self.identified_rms / self.nominal_rms,
-                            np.nan)  # fmt: skip
+            return np.where(
+                self.nominal_rms > 0, 1.0 - self.identified_rms / self.nominal_rms, np.nan
+            )
 
     @property
     def total_gap_closed(self) -> float:
@@ -88,21 +89,34 @@ class ValidationReport:
         out = []
         for j, name in enumerate(self.joints):
             closed = self.gap_closed[j]
-            out.append((
-                name, f"{self.nominal_rms[j]:.3e}", f"{self.nominal_max[j]:.3e}",
-                f"{self.identified_rms[j]:.3e}", f"{self.identified_max[j]:.3e}",
-                "" if np.isnan(closed) else f"{100 * closed:.0f} %",
-            ))  # fmt: skip
+            out.append(
+                (
+                    name,
+                    f"{self.nominal_rms[j]:.3e}",
+                    f"{self.nominal_max[j]:.3e}",
+                    f"{self.identified_rms[j]:.3e}",
+                    f"{self.identified_max[j]:.3e}",
+                    "" if np.isnan(closed) else f"{100 * closed:.0f} %",
+                )
+            )
         return out
 
     def summary(self) -> str:
         """A plain-text table (what ``print(report)`` shows)."""
-        header = ("joint", "nominal rms", "nominal max", "identified rms", "identified max",
-                  "gap closed")  # fmt: skip
+        header = (
+            "joint",
+            "nominal rms",
+            "nominal max",
+            "identified rms",
+            "identified max",
+            "gap closed",
+        )
         rows = [header, *self.rows()]
         widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-        lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
-                 for row in rows]  # fmt: skip
+        lines = [
+            "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+            for row in rows
+        ]
         lines.append(f"gap closed over all joints: {100 * self.total_gap_closed:.0f} %")
         return "\n".join(lines)
 
@@ -127,20 +141,46 @@ class ValidationReport:
         for row, j in enumerate(chosen):
             left, right = axes[row]
             left.plot(t, self.measured[:, j], color="k", lw=1.6, label="measured", gid="measured")
-            left.plot(t, self.nominal[:, j], color="tab:red", lw=1, ls="--", label="nominal sim",
-                      gid="nominal")  # fmt: skip
-            left.plot(t, self.identified[:, j], color="tab:green", lw=1, label="identified sim",
-                      gid="identified")  # fmt: skip
+            left.plot(
+                t,
+                self.nominal[:, j],
+                color="tab:red",
+                lw=1,
+                ls="--",
+                label="nominal sim",
+                gid="nominal",
+            )
+            left.plot(
+                t,
+                self.identified[:, j],
+                color="tab:green",
+                lw=1,
+                label="identified sim",
+                gid="identified",
+            )
             left.set_ylabel(f"{self.joints[j]}\nposition [rad | m]")
-            right.plot(t, self.nominal[:, j] - self.measured[:, j], color="tab:red", lw=1,
-                       label="nominal − measured", gid="nominal")  # fmt: skip
-            right.plot(t, self.identified[:, j] - self.measured[:, j], color="tab:green", lw=1,
-                       label="identified − measured", gid="identified")  # fmt: skip
+            right.plot(
+                t,
+                self.nominal[:, j] - self.measured[:, j],
+                color="tab:red",
+                lw=1,
+                label="nominal − measured",
+                gid="nominal",
+            )
+            right.plot(
+                t,
+                self.identified[:, j] - self.measured[:, j],
+                color="tab:green",
+                lw=1,
+                label="identified − measured",
+                gid="identified",
+            )
             right.axhline(0.0, color="0.6", lw=0.6)
             right.set_ylabel("difference [rad | m]")
         handles = [*axes[0, 0].get_lines()[:3], *axes[0, 1].get_lines()[:2]]
-        fig.legend(handles=handles, loc="outside lower center", ncol=5, fontsize="small",
-                   frameon=False)  # fmt: skip
+        fig.legend(
+            handles=handles, loc="outside lower center", ncol=5, fontsize="small", frameon=False
+        )
         axes[0, 0].set_title("recorded vs simulated")
         axes[0, 1].set_title(f"gap closed: {100 * self.total_gap_closed:.0f} % over all joints")
         for ax in axes[-1]:

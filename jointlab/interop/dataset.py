@@ -187,8 +187,12 @@ class DatasetWriter:
             use_videos=videos,
             image_writer_threads=0,
         )
-        units = {"pos": "deg", "vel": "deg/s", "effort": "N*m",
-                 "joints": dict(zip(self.units.keys, self.units.units, strict=True))}  # fmt: skip
+        units = {
+            "pos": "deg",
+            "vel": "deg/s",
+            "effort": "N*m",
+            "joints": dict(zip(self.units.keys, self.units.units, strict=True)),
+        }
         meta = {
             "robot": description.name,
             "source": description.source,

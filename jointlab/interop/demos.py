@@ -191,16 +191,31 @@ def record_expert(
         raise ConfigurationError(f"episodes must be >= 1, got {episodes}")
     spec = lerobot_task(task)
     expert = expert if expert is not None else expert_for(task)
-    env = LeRobotTaskEnv(task, robot, fps=fps, engine=engine, cameras=cameras,
-                         camera_size=camera_size, render_mode=None)  # fmt: skip
+    env = LeRobotTaskEnv(
+        task,
+        robot,
+        fps=fps,
+        engine=engine,
+        cameras=cameras,
+        camera_size=camera_size,
+        render_mode=None,
+    )
     successes: list[bool] = []
     try:
         width, height = env.camera_size
         sizes = {name: (height, width) for name in env.cameras}
         url = f"sim://{robot}" + (f"?engine={engine}" if engine else "")
         names = spec.environment if environment_state else ()
-        with DatasetWriter(root, env.description, fps, sizes, url=url, environment=names,
-                           videos=videos, dynamics=False) as writer:  # fmt: skip
+        with DatasetWriter(
+            root,
+            env.description,
+            fps,
+            sizes,
+            url=url,
+            environment=names,
+            videos=videos,
+            dynamics=False,
+        ) as writer:
             for episode in range(episodes):
                 observation, info = env.reset(seed=seed + episode)
                 expert.begin(env)
@@ -208,8 +223,9 @@ def record_expert(
                 for _ in range(spec.episode_steps):
                     target = expert.target(env)
                     values = env.environment_state() if environment_state else None
-                    writer.add_frame(env.state, target, spec.description, _images(observation),
-                                     values)  # fmt: skip
+                    writer.add_frame(
+                        env.state, target, spec.description, _images(observation), values
+                    )
                     observation, _, terminated, _, info = env.step(env.units.to_lerobot(target))
                     success = bool(info.get("is_success", False))
                     if terminated:
@@ -226,9 +242,13 @@ def _images(observation: dict[str, Any]) -> dict[str, np.ndarray]:
 
 
 def expert_successes(
-    task: str = "Reach", robot: str = "so101", seeds: Sequence[int] = range(1000, 1100),
-    *, fps: int = 25, engine: str | None = None,
-) -> list[bool]:  # fmt: skip
+    task: str = "Reach",
+    robot: str = "so101",
+    seeds: Sequence[int] = range(1000, 1100),
+    *,
+    fps: int = 25,
+    engine: str | None = None,
+) -> list[bool]:
     """The expert's success on each seeded episode, as ``lerobot-eval`` judges a policy's.
 
     The same environment, episode length and seeds as ``lerobot-eval --seed S`` with

@@ -68,10 +68,17 @@ class RobotBridge:
         task_log: A file the verdict is appended to, one JSON line per episode.
     """
 
-    def __init__(self, url: str, period: float | None = None,
-                 max_relative_target: float | None = None, cameras: Sequence[str] = (),
-                 camera_size: tuple[int, int] = (128, 96), task: str | None = None,
-                 task_seed: int = 0, task_log: str | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        url: str,
+        period: float | None = None,
+        max_relative_target: float | None = None,
+        cameras: Sequence[str] = (),
+        camera_size: tuple[int, int] = (128, 96),
+        task: str | None = None,
+        task_seed: int = 0,
+        task_log: str | None = None,
+    ) -> None:
         if max_relative_target is not None and not max_relative_target > 0:
             raise ConfigurationError(
                 f"max_relative_target must be > 0 degrees, got {max_relative_target!r}"
@@ -167,8 +174,10 @@ class RobotBridge:
         keys = list(self.units.keys)
         unknown = sorted(set(action) - set(keys))
         if unknown:
-            raise ConfigurationError(f"action keys {unknown} are not joints of "
-                                     f"{self.description.name!r}; expected {keys}")  # fmt: skip
+            raise ConfigurationError(
+                f"action keys {unknown} are not joints of "
+                f"{self.description.name!r}; expected {keys}"
+            )
         units = self.units
         present = units.to_lerobot(self.robot.read().position)
         target = np.array([float(action.get(k, p)) for k, p in zip(keys, present, strict=True)])

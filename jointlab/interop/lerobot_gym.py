@@ -130,9 +130,9 @@ class LeRobotTaskEnv(gymnasium.Env):
         }
         if self.cameras:
             width, height = self.camera_size
-            parts["pixels"] = spaces.Dict({
-                name: spaces.Box(0, 255, (height, width, 3), np.uint8) for name in self.cameras
-            })  # fmt: skip
+            parts["pixels"] = spaces.Dict(
+                {name: spaces.Box(0, 255, (height, width, 3), np.uint8) for name in self.cameras}
+            )
         self.observation_space = spaces.Dict(parts)
 
     @property
@@ -226,9 +226,12 @@ def lerobot_key(gym_key: str) -> str:
 
 
 def check_policy(
-    policy_dir: str | Path, task: str, robot: str = "so101", cameras: Sequence[str] = (),
+    policy_dir: str | Path,
+    task: str,
+    robot: str = "so101",
+    cameras: Sequence[str] = (),
     size: tuple[int, int] = (96, 96),
-) -> None:  # fmt: skip
+) -> None:
     """Check a LeRobot checkpoint against this environment before anything runs.
 
     Compares the policy's ``config.json`` features (names, shapes) with the environment's,
@@ -250,9 +253,11 @@ def check_policy(
     features = lerobot_features(task, robot, cameras, size)
     mine = {lerobot_key(key): (kind, shape) for key, (kind, shape) in features.items()}
     theirs = {**config.get("input_features", {}), **config.get("output_features", {})}
-    fix = (f"evaluate it with the env it was trained for (--env.task, --env.robot, "
-           f"--env.cameras), or retrain on a dataset recorded from --env.task={task} "
-           f"--env.robot={robot} (jointlab record {robot} expert --env {task})")  # fmt: skip
+    fix = (
+        f"evaluate it with the env it was trained for (--env.task, --env.robot, "
+        f"--env.cameras), or retrain on a dataset recorded from --env.task={task} "
+        f"--env.robot={robot} (jointlab record {robot} expert --env {task})"
+    )
     for name, feature in theirs.items():
         if name not in mine:
             raise ConfigurationError(
@@ -285,8 +290,11 @@ def _check_dataset_names(folder: Path, task: str, robot: str, fix: str) -> None:
         return
     units = LeRobotUnits.of(load_robot(robot))
     spec = lerobot_task(task)
-    expected = {"observation.state": list(units.keys), "action": list(units.keys),
-                "observation.environment_state": list(spec.environment)}  # fmt: skip
+    expected = {
+        "observation.state": list(units.keys),
+        "action": list(units.keys),
+        "observation.environment_state": list(spec.environment),
+    }
     for name, wanted in expected.items():
         names = (info.get("features", {}).get(name) or {}).get("names")
         if names is not None and list(names) != wanted:

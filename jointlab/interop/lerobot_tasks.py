@@ -59,13 +59,26 @@ class LeRobotTask:
 class JointLabSim:
     """A :class:`~jointlab.envs.env.JointLabEnv` task (Reach) behind absolute joint targets."""
 
-    def __init__(self, spec: LeRobotTask, robot: str, fps: int, engine: str | None,
-                 render_size: tuple[int, int]) -> None:  # fmt: skip
+    def __init__(
+        self,
+        spec: LeRobotTask,
+        robot: str,
+        fps: int,
+        engine: str | None,
+        render_size: tuple[int, int],
+    ) -> None:
         from jointlab.envs.env import JointLabEnv
 
-        self.env = JointLabEnv(spec.task, robot, action_mode="position", engine=engine,
-                               control_dt=1.0 / fps, render_mode="rgb_array",
-                               render_size=render_size, **spec.kwargs)  # fmt: skip
+        self.env = JointLabEnv(
+            spec.task,
+            robot,
+            action_mode="position",
+            engine=engine,
+            control_dt=1.0 / fps,
+            render_mode="rgb_array",
+            render_size=render_size,
+            **spec.kwargs,
+        )
         self.description = self.env.description
         self.state: Any = None
 
@@ -83,8 +96,9 @@ class JointLabSim:
         from jointlab.envs.actions import normalize
 
         d = self.description
-        _, reward, terminated, _, info = self.env.step(normalize(target, d.soft_lower,
-                                                                 d.soft_upper))  # fmt: skip
+        _, reward, terminated, _, info = self.env.step(
+            normalize(target, d.soft_lower, d.soft_upper)
+        )
         self.state = info["state"]
         return float(reward), bool(terminated), info
 
@@ -113,13 +127,25 @@ class ManipulationSim:
     per joint and step (its ``"joint"`` action space; LeRobot's ``max_relative_target``).
     """
 
-    def __init__(self, spec: LeRobotTask, robot: str, fps: int, engine: str | None,
-                 render_size: tuple[int, int]) -> None:  # fmt: skip
+    def __init__(
+        self,
+        spec: LeRobotTask,
+        robot: str,
+        fps: int,
+        engine: str | None,
+        render_size: tuple[int, int],
+    ) -> None:
         from jointlab.envs.manipulation import ManipulationEnv
 
-        self.env = ManipulationEnv(spec.task, robot, engine=engine, action_space="joint",
-                                   control_dt=1.0 / fps, render_mode="rgb_array",
-                                   **spec.kwargs)  # fmt: skip
+        self.env = ManipulationEnv(
+            spec.task,
+            robot,
+            engine=engine,
+            action_space="joint",
+            control_dt=1.0 / fps,
+            render_mode="rgb_array",
+            **spec.kwargs,
+        )
         self.description = self.env.description
         self.observation: dict[str, np.ndarray] = {}
         self.render_size = render_size
@@ -163,8 +189,10 @@ class ManipulationSim:
         from jointlab.envs.tasks.base import GOAL_RGBA, Marker
 
         env = self.env
-        markers = [Marker(f"goal {i}", p, radius=env.scene.goal_radius, rgba=GOAL_RGBA)
-                   for i, p in enumerate(env.goal.reshape(-1, 3))]  # fmt: skip
+        markers = [
+            Marker(f"goal {i}", p, radius=env.scene.goal_radius, rgba=GOAL_RGBA)
+            for i, p in enumerate(env.goal.reshape(-1, 3))
+        ]
         draw_markers(env.world, markers)
         width, height = size
         return np.ascontiguousarray(
@@ -176,8 +204,9 @@ class ManipulationSim:
         self.env.close()
 
 
-def _manipulation(name: str, task: str, words: str, steps: int, cubes: int,
-                  goals: int) -> LeRobotTask:  # fmt: skip
+def _manipulation(
+    name: str, task: str, words: str, steps: int, cubes: int, goals: int
+) -> LeRobotTask:
     names: list[str] = []
     for i in range(cubes):
         names += [f"cube{i}.{a}" for a in ("x", "y", "z", "sin4yaw", "cos4yaw")]

@@ -59,8 +59,10 @@ def nanoseconds(log: Log) -> np.ndarray:
     bad = ~np.isfinite(time) | (time < 0)
     if bad.any():
         row = int(np.flatnonzero(bad)[0])
-        raise LogError(f"{log.source or 'log'}: time {time[row]} s at row {row} cannot be an "
-                       "MCAP time: expected finite seconds >= 0")  # fmt: skip
+        raise LogError(
+            f"{log.source or 'log'}: time {time[row]} s at row {row} cannot be an "
+            "MCAP time: expected finite seconds >= 0"
+        )
     return np.round(time * 1e9).astype(np.int64)
 
 
@@ -73,14 +75,22 @@ def schema_of(log: Log, channel: str) -> dict[str, Any]:
             continue
         unit = f" [{UNITS[f.name]}]" if f.name in UNITS else ""
         if f.indexed:
-            properties[f.name] = {"type": "array", "items": number, "minItems": f.width,
-                                  "maxItems": f.width,
-                                  "description": f"{f.key}, one per joint{unit}"}  # fmt: skip
+            properties[f.name] = {
+                "type": "array",
+                "items": number,
+                "minItems": f.width,
+                "maxItems": f.width,
+                "description": f"{f.key}, one per joint{unit}",
+            }
         else:
             properties[f.name] = {**number, "description": f"{f.key}{unit}"}
-    return {"$schema": "https://json-schema.org/draft/2020-12/schema",
-            "title": f"jointlab.{channel}", "type": "object", "properties": properties,
-            "required": list(properties)}  # fmt: skip
+    return {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "title": f"jointlab.{channel}",
+        "type": "object",
+        "properties": properties,
+        "required": list(properties),
+    }
 
 
 def _cells(values: np.ndarray) -> list[float | None]:
@@ -134,16 +144,28 @@ def export_mcap(source: str | Path | Log, target: str | Path) -> Path:
             message: dict[str, Any] = {"time": float(log.time[row])}
             for f in fields:
                 value = log[f.key][row]
-                message[f.name] = _cells(np.atleast_1d(value)) if f.indexed else (
-                    None if math.isnan(value) else float(value))  # fmt: skip
-            records.append((int(stamps[row]), order, TOPIC_PREFIX + channel,
-                            _json(message).encode()))  # fmt: skip
+                message[f.name] = (
+                    _cells(np.atleast_1d(value))
+                    if f.indexed
+                    else (None if math.isnan(value) else float(value))
+                )
+            records.append(
+                (int(stamps[row]), order, TOPIC_PREFIX + channel, _json(message).encode())
+            )
     for event in log.events:
         if not math.isfinite(event.time) or event.time < 0:
-            raise LogError(f"{log.source or 'log'}: event {event.kind!r} at {event.time} s "
-                           "cannot be an MCAP time: expected seconds >= 0")  # fmt: skip
-        records.append((round(event.time * 1e9), len(log.channels), EVENTS_TOPIC,
-                        _json(event.to_json()).encode()))  # fmt: skip
+            raise LogError(
+                f"{log.source or 'log'}: event {event.kind!r} at {event.time} s "
+                "cannot be an MCAP time: expected seconds >= 0"
+            )
+        records.append(
+            (
+                round(event.time * 1e9),
+                len(log.channels),
+                EVENTS_TOPIC,
+                _json(event.to_json()).encode(),
+            )
+        )
     records.sort(key=lambda r: (r[0], r[1]))
     with target.open("wb") as stream:
         writer = Writer(stream)
@@ -151,32 +173,53 @@ def export_mcap(source: str | Path | Log, target: str | Path) -> Path:
         ids = {}
         for channel in log.channels:
             schema = writer.register_schema(
-                name=f"jointlab.{channel}", encoding=SchemaEncoding.JSONSchema,
-                data=json.dumps(schema_of(log, channel)).encode())  # fmt: skip
+                name=f"jointlab.{channel}",
+                encoding=SchemaEncoding.JSONSchema,
+                data=json.dumps(schema_of(log, channel)).encode(),
+            )
             ids[TOPIC_PREFIX + channel] = writer.register_channel(
-                topic=TOPIC_PREFIX + channel, message_encoding=MessageEncoding.JSON,
-                schema_id=schema)  # fmt: skip
+                topic=TOPIC_PREFIX + channel,
+                message_encoding=MessageEncoding.JSON,
+                schema_id=schema,
+            )
         if log.events:
-            event_schema = {"title": "jointlab.event", "type": "object",
-                            "properties": {"time": {"type": "number", "description": "[s]"},
-                                           "kind": {"type": "string"},
-                                           "fields": {"type": "object"}},
-                            "required": ["time", "kind", "fields"]}  # fmt: skip
-            schema = writer.register_schema(name="jointlab.event",
-                                            encoding=SchemaEncoding.JSONSchema,
-                                            data=json.dumps(event_schema).encode())  # fmt: skip
+            event_schema = {
+                "title": "jointlab.event",
+                "type": "object",
+                "properties": {
+                    "time": {"type": "number", "description": "[s]"},
+                    "kind": {"type": "string"},
+                    "fields": {"type": "object"},
+                },
+                "required": ["time", "kind", "fields"],
+            }
+            schema = writer.register_schema(
+                name="jointlab.event",
+                encoding=SchemaEncoding.JSONSchema,
+                data=json.dumps(event_schema).encode(),
+            )
             ids[EVENTS_TOPIC] = writer.register_channel(
                 topic=EVENTS_TOPIC, message_encoding=MessageEncoding.JSON, schema_id=schema
             )
         sequence: dict[str, int] = {}
         for stamp, _, topic, data in records:
             sequence[topic] = sequence.get(topic, 0) + 1
-            writer.add_message(channel_id=ids[topic], log_time=stamp, data=data,
-                               publish_time=stamp, sequence=sequence[topic])  # fmt: skip
+            writer.add_message(
+                channel_id=ids[topic],
+                log_time=stamp,
+                data=data,
+                publish_time=stamp,
+                sequence=sequence[topic],
+            )
         header = log.header_json()
-        writer.add_metadata("jointlab", {"format": str(header["format"]),
-                                         "version": str(header["version"]),
-                                         "metadata": _json(header["metadata"]),
-                                         "source": str(log.source or "")})  # fmt: skip
+        writer.add_metadata(
+            "jointlab",
+            {
+                "format": str(header["format"]),
+                "version": str(header["version"]),
+                "metadata": _json(header["metadata"]),
+                "source": str(log.source or ""),
+            },
+        )
         writer.finish()
     return target

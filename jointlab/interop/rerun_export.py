@@ -70,12 +70,17 @@ def _blueprint(rrb: Any, log: Log, paths: dict[str, str]) -> Any:
         return None
     views = []
     for joint in _joint_names(log, log["state.position"].shape[1]):
-        contents = [p for p in (f"/{target}/position/{joint}", f"/state/position/{joint}")
-                    if p in paths]  # fmt: skip
-        views.append(rrb.TimeSeriesView(origin="/", contents=contents,
-                                        name=f"{joint}: position, target vs measured"))  # fmt: skip
-    return rrb.Blueprint(rrb.Vertical(rrb.Grid(*views), rrb.TextLogView(origin="/events"),
-                                      row_shares=[4, 1]))  # fmt: skip
+        contents = [
+            p for p in (f"/{target}/position/{joint}", f"/state/position/{joint}") if p in paths
+        ]
+        views.append(
+            rrb.TimeSeriesView(
+                origin="/", contents=contents, name=f"{joint}: position, target vs measured"
+            )
+        )
+    return rrb.Blueprint(
+        rrb.Vertical(rrb.Grid(*views), rrb.TextLogView(origin="/events"), row_shares=[4, 1])
+    )
 
 
 def export_rerun(source: str | Path | Log, target: str | Path) -> Path:
@@ -94,8 +99,10 @@ def export_rerun(source: str | Path | Log, target: str | Path) -> Path:
     log = load_log(source)
     if not np.isfinite(log.time).all():
         row = int(np.flatnonzero(~np.isfinite(log.time))[0])
-        raise LogError(f"{log.source or 'log'}: time {log.time[row]} at row {row} is not a "
-                       "finite number of seconds")  # fmt: skip
+        raise LogError(
+            f"{log.source or 'log'}: time {log.time[row]} at row {row} is not a "
+            "finite number of seconds"
+        )
     target = Path(target)
     if target.is_dir():
         raise ConfigurationError(f"{target} is a folder; expected an .rrd file to write")
@@ -109,15 +116,21 @@ def export_rerun(source: str | Path | Log, target: str | Path) -> Path:
         logged = ~np.isnan(values)
         if not logged.any():
             continue
-        recording.send_columns(path, indexes=[rr.TimeColumn(TIMELINE, duration=log.time[logged])],
-                               columns=rr.Scalars.columns(scalars=values[logged]))  # fmt: skip
+        recording.send_columns(
+            path,
+            indexes=[rr.TimeColumn(TIMELINE, duration=log.time[logged])],
+            columns=rr.Scalars.columns(scalars=values[logged]),
+        )
     for event in log.events:
         recording.set_time(TIMELINE, duration=event.time)
         text = json.dumps(dict(event.fields), default=str)
         level = "WARN" if event.kind in WARNINGS else "INFO"
         recording.log("/events", rr.TextLog(f"{event.kind}: {text}", level=level))
-    recording.log("/robot", rr.TextDocument(dumps(log.metadata.to_json()),
-                                            media_type="text/plain"), static=True)  # fmt: skip
+    recording.log(
+        "/robot",
+        rr.TextDocument(dumps(log.metadata.to_json()), media_type="text/plain"),
+        static=True,
+    )
     recording.flush()
     recording.disconnect()
     return target

@@ -46,8 +46,13 @@ def dataset_traces(
                 f"{root}: no episode {index}; it has episodes 0 to {total - 1}"
             )
         episode = load_episode(root, index)
-        trace = ServoTrace(source=f"{root} episode {index}", joints=description.joint_names,
-                           fps=episode.fps, time=np.asarray(episode.time, dtype=np.float64),
-                           goal=episode.target, position=episode.position)  # fmt: skip
+        trace = ServoTrace(
+            source=f"{root} episode {index}",
+            joints=description.joint_names,
+            fps=episode.fps,
+            time=np.asarray(episode.time, dtype=np.float64),
+            goal=episode.target,
+            position=episode.position,
+        )
         traces.append(check_trace(trace))
     return traces

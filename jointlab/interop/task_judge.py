@@ -84,9 +84,13 @@ class TaskJudge:
 
     def report(self, path: str | Path | None, url: str) -> dict[str, Any]:
         """The verdict as a dict; appended to ``path`` as one JSON line when given."""
-        verdict = {"task": self.spec.name, "seed": self.seed, "url": url,
-                   "success": self.success,
-                   "environment_state": self.environment_state().tolist()}  # fmt: skip
+        verdict = {
+            "task": self.spec.name,
+            "seed": self.seed,
+            "url": url,
+            "success": self.success,
+            "environment_state": self.environment_state().tolist(),
+        }
         if path is not None:
             with Path(path).expanduser().open("a") as file:
                 file.write(json.dumps(verdict) + "\n")

@@ -42,21 +42,28 @@ def _member_bytes(archive: zipfile.ZipFile, info: zipfile.ZipInfo, path: Path) -
     with archive.open(info) as handle:
         try:
             version = np.lib.format.read_magic(handle)
-            reader = (np.lib.format.read_array_header_1_0 if version == (1, 0)
-                      else np.lib.format.read_array_header_2_0)  # fmt: skip
+            reader = (
+                np.lib.format.read_array_header_1_0
+                if version == (1, 0)
+                else np.lib.format.read_array_header_2_0
+            )
             shape, _fortran, dtype = reader(handle, max_header_size=10_000)
         except (ValueError, SyntaxError, TypeError) as exc:
-            raise LogError(f"{path}: array {info.filename!r} has a malformed header: "
-                           f"{str(exc)[:200]}") from None  # fmt: skip
+            raise LogError(
+                f"{path}: array {info.filename!r} has a malformed header: {str(exc)[:200]}"
+            ) from None
     if dtype.kind not in "fiuUb" or dtype.hasobject:
-        raise LogError(f"{path}: array {info.filename!r} has data type {dtype.str!r}; a log "
-                       "holds numbers and text")  # fmt: skip
+        raise LogError(
+            f"{path}: array {info.filename!r} has data type {dtype.str!r}; a log "
+            "holds numbers and text"
+        )
     if len(shape) > 2:
         raise LogError(f"{path}: array {info.filename!r} has {len(shape)} dimensions, at most 2")
     declared = int(np.prod(shape, dtype=np.float64) * dtype.itemsize)
     if declared > info.file_size:
-        raise LogError(f"{path}: array {info.filename!r} declares {declared} bytes but holds "
-                       f"{info.file_size}")  # fmt: skip
+        raise LogError(
+            f"{path}: array {info.filename!r} declares {declared} bytes but holds {info.file_size}"
+        )
 
 
 def check_npz(path: Path) -> None:
@@ -67,11 +74,20 @@ def check_npz(path: Path) -> None:
             members = archive.infolist()
             total = sum(info.file_size for info in members)
             if total > MAX_LOG_BYTES:
-                raise LogError(f"{path}: NPZ decompresses to {total} bytes, more than the limit "
-                               f"{MAX_LOG_BYTES}")  # fmt: skip
+                raise LogError(
+                    f"{path}: NPZ decompresses to {total} bytes, more than the limit "
+                    f"{MAX_LOG_BYTES}"
+                )
             for info in members:
                 if info.filename.endswith(".npy"):
                     _member_bytes(archive, info, path)
-    except (zipfile.BadZipFile, zipfile.LargeZipFile, OSError, EOFError, NotImplementedError,
-            zlib.error, RuntimeError) as exc:  # truncated, unsupported compression, encrypted
+    except (
+        zipfile.BadZipFile,
+        zipfile.LargeZipFile,
+        OSError,
+        EOFError,
+        NotImplementedError,
+        zlib.error,
+        RuntimeError,
+    ) as exc:  # truncated, unsupported compression, encrypted
         raise LogError(f"{path} cannot be read as an NPZ log: {str(exc)[:200]}") from None

@@ -326,7 +326,18 @@ def _read_bounded(reader: Any, path: Path) -> Log:
         return reader(path)
     except (LogError, ConfigurationError):
         raise
-    except (ValueError, TypeError, KeyError, IndexError, AttributeError, OverflowError,
-            ZeroDivisionError, RecursionError, struct.error, zipfile.BadZipFile, zlib.error,
-            EOFError) as exc:  # UnicodeDecodeError and json errors are ValueErrors
+    except (
+        ValueError,
+        TypeError,
+        KeyError,
+        IndexError,
+        AttributeError,
+        OverflowError,
+        ZeroDivisionError,
+        RecursionError,
+        struct.error,
+        zipfile.BadZipFile,
+        zlib.error,
+        EOFError,
+    ) as exc:  # UnicodeDecodeError and json errors are ValueErrors
         raise LogError(f"{path}: malformed log: {type(exc).__name__}: {str(exc)[:200]}") from None

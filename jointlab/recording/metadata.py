@@ -201,9 +201,9 @@ class LogMetadata:
             robot=description.name,
             dof=description.dof,
             joint_names=tuple(description.joint_names),
-            joint_types=None if linear is None else tuple(
-                "linear" if is_linear else "rotary" for is_linear in linear
-            ),
+            joint_types=None
+            if linear is None
+            else tuple("linear" if is_linear else "rotary" for is_linear in linear),
             dt=dt,
             effort_limit=description.effort_limit,
             position_lower=description.lower,

@@ -87,8 +87,7 @@ def select_joints(log: Log, dof: int, joints: Sequence[int | str] | None) -> lis
     return chosen
 
 
-def fit_to_data(ax: Axes, *series: np.ndarray, symmetric: bool = False,
-                floor: float = 0.0) -> None:  # fmt: skip
+def fit_to_data(ax: Axes, *series: np.ndarray, symmetric: bool = False, floor: float = 0.0) -> None:
     """Set the y range from the data only (5 % margins), never from reference lines."""
     values = np.concatenate([np.asarray(s, dtype=np.float64).ravel() for s in series])
     values = values[np.isfinite(values)]
@@ -132,8 +131,9 @@ LABEL_CHAR_EM = 0.62
 LABEL_ROW = 8.0
 
 
-def draw_events(axes: Sequence[Axes], log: Log, offset: float = 0.0,
-                label_axes: Sequence[Axes] = ()) -> list[str]:  # fmt: skip
+def draw_events(
+    axes: Sequence[Axes], log: Log, offset: float = 0.0, label_axes: Sequence[Axes] = ()
+) -> list[str]:
     """Mark the log's events on every axes; label commands above ``label_axes``.
 
     Labels go on rows above the axes: each on the lowest row where it does not touch the
@@ -176,10 +176,17 @@ def _label_commands(ax: Axes, commands: list[tuple[float, str]], time: np.ndarra
         if row == len(row_ends):
             row_ends.append(0.0)
         row_ends[row] = x + width
-        ax.annotate(verb, (t, 1.0), xycoords=("data", "axes fraction"),
-                    xytext=(2, 2 + LABEL_ROW * row), textcoords="offset points",
-                    fontsize=LABEL_FONT, color="0.25", annotation_clip=False,
-                    gid="command_label")  # fmt: skip
+        ax.annotate(
+            verb,
+            (t, 1.0),
+            xycoords=("data", "axes fraction"),
+            xytext=(2, 2 + LABEL_ROW * row),
+            textcoords="offset points",
+            fontsize=LABEL_FONT,
+            color="0.25",
+            annotation_clip=False,
+            gid="command_label",
+        )
 
 
 def label_rows_height(ax: Axes) -> float:
@@ -188,8 +195,9 @@ def label_rows_height(ax: Axes) -> float:
     return max(lifts) + LABEL_FONT + 4.0 if lifts else 0.0
 
 
-def style_handles(*, target: bool, limit: bool, saturated: bool,
-                  events: Sequence[str] = ()) -> list[Any]:  # fmt: skip
+def style_handles(
+    *, target: bool, limit: bool, saturated: bool, events: Sequence[str] = ()
+) -> list[Any]:
     """Legend entries for the line styles and event kinds a figure uses."""
     handles: list[Any] = [Line2D([], [], color="0.4", lw=1.8, alpha=0.75, label="measured")]
     if target:
@@ -202,8 +210,16 @@ def style_handles(*, target: bool, limit: bool, saturated: bool,
         if kind == COMMAND:
             handles.append(Line2D([], [], color="0.45", ls="--", lw=0.8, label="command"))
         else:
-            handles.append(Line2D([], [], color=EVENT_COLORS.get(kind, "0.6"), ls="-.", lw=0.7,
-                                  label=kind.replace("_", " ")))  # fmt: skip
+            handles.append(
+                Line2D(
+                    [],
+                    [],
+                    color=EVENT_COLORS.get(kind, "0.6"),
+                    ls="-.",
+                    lw=0.7,
+                    label=kind.replace("_", " "),
+                )
+            )
     return handles
 
 

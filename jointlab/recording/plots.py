@@ -60,10 +60,13 @@ COLUMNS: dict[str, tuple[str, ...]] = {
     "current": ("{state}.current",),
 }
 _DEFAULT_COLUMNS = ("position", "tracking_error", "torque")
-_TITLES = {"position": "position and target", "velocity": "velocity",
-           "tracking_error": "tracking error (target − position)",
-           "torque": "torque / effort limit",
-           "current": "motor current"}  # fmt: skip
+_TITLES = {
+    "position": "position and target",
+    "velocity": "velocity",
+    "tracking_error": "tracking error (target − position)",
+    "torque": "torque / effort limit",
+    "current": "motor current",
+}
 #: Share of the effort limit counted as saturated.
 SATURATED = 0.995
 #: Share of an axes' height kept free of data at the top for its summary box.
@@ -93,8 +96,9 @@ def _position(ax: Axes, log: Log, joint: Joint, state: str, target: str, drawn: 
     ax.set_ylabel(f"{joint.name}\n[{joint.unit}]")
 
 
-def _bounded(ax: Axes, values: np.ndarray, limit: np.ndarray | None, joint: Joint,
-             drawn: _Drawn, unit: str) -> None:  # fmt: skip
+def _bounded(
+    ax: Axes, values: np.ndarray, limit: np.ndarray | None, joint: Joint, drawn: _Drawn, unit: str
+) -> None:
     """A signed quantity of one joint with its ±limit (drawn, not setting the scale)."""
     fit_to_data(ax, values, symmetric=True, floor=1e-3)
     if limit is not None and limit.shape[0] > joint.index:
@@ -108,8 +112,9 @@ def _velocity(ax: Axes, log: Log, joint: Joint, state: str, target: str, drawn: 
     _bounded(ax, qd, log.metadata.vector("velocity_limit"), joint, drawn, f"{joint.unit}/s")
 
 
-def _tracking_error(ax: Axes, log: Log, joint: Joint, state: str, target: str,
-                    drawn: _Drawn) -> None:  # fmt: skip
+def _tracking_error(
+    ax: Axes, log: Log, joint: Joint, state: str, target: str, drawn: _Drawn
+) -> None:
     error = 1e3 * (field(log, f"{target}.position") - field(log, f"{state}.position"))
     error = error[:, joint.index]
     ax.plot(log.time, error, color=joint.color, lw=1.2, gid="state")
@@ -117,9 +122,16 @@ def _tracking_error(ax: Axes, log: Log, joint: Joint, state: str, target: str,
     finite = error[np.isfinite(error)]
     if finite.size:
         rms, worst = float(np.sqrt(np.mean(finite**2))), float(np.abs(finite).max())
-        ax.text(0.01, 0.97, f"rms {rms:.3g}, max {worst:.3g} {joint.milli}", transform=ax.transAxes,
-                va="top", fontsize="x-small", gid="error_summary",
-                bbox={"facecolor": "white", "alpha": 0.7, "lw": 0})  # fmt: skip
+        ax.text(
+            0.01,
+            0.97,
+            f"rms {rms:.3g}, max {worst:.3g} {joint.milli}",
+            transform=ax.transAxes,
+            va="top",
+            fontsize="x-small",
+            gid="error_summary",
+            bbox={"facecolor": "white", "alpha": 0.7, "lw": 0},
+        )
     fit_to_data(ax, error, symmetric=True, floor=1e-3)
     if finite.size:
         _headroom(ax)
@@ -140,9 +152,16 @@ def _torque(ax: Axes, log: Log, joint: Joint, state: str, target: str, drawn: _D
     fit_to_data(ax, share, symmetric=True, floor=5.0)
     drawn.limit |= limit_lines(ax, [-100.0, 100.0])
     peak = np.nanmax(np.abs(share)) if np.isfinite(share).any() else float("nan")
-    ax.text(0.01, 0.97, f"peak {peak:.0f} % of {limit[joint.index]:g} {joint.torque_unit}",
-            transform=ax.transAxes, va="top", fontsize="x-small", gid="torque_summary",
-            bbox={"facecolor": "white", "alpha": 0.7, "lw": 0})  # fmt: skip
+    ax.text(
+        0.01,
+        0.97,
+        f"peak {peak:.0f} % of {limit[joint.index]:g} {joint.torque_unit}",
+        transform=ax.transAxes,
+        va="top",
+        fontsize="x-small",
+        gid="torque_summary",
+        bbox={"facecolor": "white", "alpha": 0.7, "lw": 0},
+    )
     _headroom(ax)
     ax.set_ylabel("[% of limit]")
 
@@ -159,8 +178,13 @@ def _current(ax: Axes, log: Log, joint: Joint, state: str, target: str, drawn: _
     _bounded(ax, current, log.metadata.vector("current_limit"), joint, drawn, "A")
 
 
-_DRAW = {"position": _position, "velocity": _velocity, "tracking_error": _tracking_error,
-         "torque": _torque, "current": _current}  # fmt: skip
+_DRAW = {
+    "position": _position,
+    "velocity": _velocity,
+    "tracking_error": _tracking_error,
+    "torque": _torque,
+    "current": _current,
+}
 
 
 def plot_log(
@@ -205,15 +229,15 @@ def plot_log(
             raise LogError(f"log has no {state!r} channel fields to plot; fields: {sorted(keys)}")
     for name in columns:
         if name not in COLUMNS:
-            raise ConfigurationError(f"unknown plot column {name!r}; expected one of "
-                                     f"{list(COLUMNS)}")  # fmt: skip
+            raise ConfigurationError(
+                f"unknown plot column {name!r}; expected one of {list(COLUMNS)}"
+            )
         missing = [k for k in needs(name) if k not in keys]
         if missing:
             raise LogError(f"plot column {name!r} needs the log fields {missing}")
     dof = field(log, needs(columns[0])[0]).shape[1]
     chosen = select_joints(log, dof, joints)
-    fig = Figure(figsize=(3.9 * len(columns) + 1.0, 1.45 * len(chosen) + 1.5),
-                 layout="constrained")  # fmt: skip
+    fig = Figure(figsize=(3.9 * len(columns) + 1.0, 1.45 * len(chosen) + 1.5), layout="constrained")
     grid = fig.subplots(len(chosen), len(columns), sharex=True, squeeze=False)
     drawn = _Drawn()
     for row, joint in enumerate(chosen):
@@ -227,10 +251,16 @@ def plot_log(
     for col, name in enumerate(columns):
         grid[0, col].set_title(_TITLES[name], fontsize="medium", pad=pad)
         grid[-1, col].set_xlabel("time [s]")
-    handles = style_handles(target=drawn.target, limit=drawn.limit, saturated=drawn.saturated,
-                            events=kinds)  # fmt: skip
-    fig.legend(handles=handles, loc="outside lower center", ncol=min(len(handles), 6),
-               fontsize="small", frameon=False)  # fmt: skip
+    handles = style_handles(
+        target=drawn.target, limit=drawn.limit, saturated=drawn.saturated, events=kinds
+    )
+    fig.legend(
+        handles=handles,
+        loc="outside lower center",
+        ncol=min(len(handles), 6),
+        fontsize="small",
+        frameon=False,
+    )
     if title is None:
         robot = log.metadata.robot or "robot"
         title = robot if log.source is None else f"{robot} — {Path(log.source).name}"
@@ -281,16 +311,28 @@ def plot_comparison(
     for row, joint in enumerate(chosen):
         overlay, difference = grid[row]
         for k, name in enumerate(names):
-            overlay.plot(times[name], positions[name][:, joint.index], color=joint.color,
-                         ls=styles[k % len(styles)], lw=1.2 + 0.4 * (k == 0), gid=name)  # fmt: skip
+            overlay.plot(
+                times[name],
+                positions[name][:, joint.index],
+                color=joint.color,
+                ls=styles[k % len(styles)],
+                lw=1.2 + 0.4 * (k == 0),
+                gid=name,
+            )
         t0, q0 = times[names[0]], positions[names[0]][:, joint.index]
         for k, name in enumerate(names[1:], start=1):
             t, q = times[name], positions[name][:, joint.index]
             inside = (t0 >= t[0]) & (t0 <= t[-1])
             delta = np.full_like(q0, np.nan)
             delta[inside] = 1e3 * (np.interp(t0[inside], t, q) - q0[inside])
-            difference.plot(t0, delta, color=joint.color, ls=styles[k % len(styles)], lw=1.1,
-                            gid=f"{name} - {names[0]}")  # fmt: skip
+            difference.plot(
+                t0,
+                delta,
+                color=joint.color,
+                ls=styles[k % len(styles)],
+                lw=1.1,
+                gid=f"{name} - {names[0]}",
+            )
             if np.isfinite(delta).any() and np.nanmax(np.abs(delta)) > worst[0]:
                 worst = (float(np.nanmax(np.abs(delta))), f"{joint.milli} ({joint.name})")
         difference.axhline(0.0, color="0.5", lw=0.6)
@@ -303,16 +345,19 @@ def plot_comparison(
     grid[0, 1].set_title(f"difference to {names[0]}")
     for ax in grid[-1]:
         ax.set_xlabel("time from the first command [s]")
-    handles = [Line2D([], [], color="0.3", ls=styles[k % len(styles)], label=name)
-               for k, name in enumerate(names)]  # fmt: skip
+    handles = [
+        Line2D([], [], color="0.3", ls=styles[k % len(styles)], label=name)
+        for k, name in enumerate(names)
+    ]
     fig.legend(handles=handles, loc="outside lower center", ncol=len(handles), frameon=False)
     fig.suptitle(title or " vs ".join(names))
     fig.set_label(f"largest difference {worst[0]:.3g} {worst[1]}".strip())
     return fig
 
 
-def plot_episodes(returns: Sequence[float], successes: Sequence[bool], *,
-                  title: str | None = None) -> Figure:  # fmt: skip
+def plot_episodes(
+    returns: Sequence[float], successes: Sequence[bool], *, title: str | None = None
+) -> Figure:
     """Return of each episode, green where it succeeded, with the mean."""
     returns = np.asarray(returns, dtype=np.float64)
     successes = np.asarray(successes, dtype=bool)
@@ -321,8 +366,13 @@ def plot_episodes(returns: Sequence[float], successes: Sequence[bool], *,
     index = np.arange(1, returns.size + 1)
     ax.bar(index[successes], returns[successes], color="tab:green", label="success")
     ax.bar(index[~successes], returns[~successes], color="tab:red", label="failure")
-    ax.axhline(float(returns.mean()) if returns.size else 0.0, color="0.2", ls="--", lw=1.0,
-               label=f"mean {returns.mean():.2f}" if returns.size else "mean")  # fmt: skip
+    ax.axhline(
+        float(returns.mean()) if returns.size else 0.0,
+        color="0.2",
+        ls="--",
+        lw=1.0,
+        label=f"mean {returns.mean():.2f}" if returns.size else "mean",
+    )
     ax.set_xlabel("evaluation episode [number]")
     ax.set_ylabel("return [sum of rewards]")
     ax.xaxis.set_major_locator(MaxNLocator(integer=True, nbins=12))

@@ -43,8 +43,7 @@ def logged_actions(log: Log, channel: str = DESIRED) -> list[NJointAction]:
     return [NJointAction(*(values[name][row] for name in _FIELDS)) for row in range(len(log))]
 
 
-def replay(robot: Robot, source: Log | str, *, recorder: Any = None,
-           channel: str = DESIRED) -> Log:  # fmt: skip
+def replay(robot: Robot, source: Log | str, *, recorder: Any = None, channel: str = DESIRED) -> Log:
     """Apply the logged actions of ``source`` to ``robot``, each for as long as it was logged.
 
     Each row's action is applied for one control period, or for as many as the log's time
@@ -70,8 +69,10 @@ def replay(robot: Robot, source: Log | str, *, recorder: Any = None,
     actions = logged_actions(log, channel)
     dof = actions[0].torque.shape[0] if actions else 0
     if dof != robot.dof:
-        raise ConfigurationError(f"{log.source or 'the log'} holds {dof}-joint actions; "
-                                 f"{robot.description.name} has {robot.dof} joints")  # fmt: skip
+        raise ConfigurationError(
+            f"{log.source or 'the log'} holds {dof}-joint actions; "
+            f"{robot.description.name} has {robot.dof} joints"
+        )
     period = log.metadata.dt
     if period is not None and abs(period - robot.control_dt) > 1e-9:
         raise ConfigurationError(
@@ -83,8 +84,10 @@ def replay(robot: Robot, source: Log | str, *, recorder: Any = None,
     start = f"{STATE}.position"
     if start in log and np.isfinite(log[start][0]).all():
         velocity = log[f"{STATE}.velocity"][0] if f"{STATE}.velocity" in log else None
-        robot.reset(np.asarray(log[start][0], dtype=np.float64),
-                    None if velocity is None else np.asarray(velocity))  # fmt: skip
+        robot.reset(
+            np.asarray(log[start][0], dtype=np.float64),
+            None if velocity is None else np.asarray(velocity),
+        )
     state = robot.read()
     for action, repeat in zip(actions, _periods(log.time, robot.control_dt), strict=True):
         robot.apply(action)

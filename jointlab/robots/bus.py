@@ -112,32 +112,48 @@ def parse_bus(where: Any, raw: Any, joint_names: tuple[str, ...]) -> BusSpec:
         raise _fail(where, f"must be a mapping, got {type(raw).__name__}", "bus")
     unknown = sorted(set(raw) - BUS_KEYS)
     if unknown:
-        raise _fail(where, f"unknown key {unknown[0]!r}; allowed keys: {sorted(BUS_KEYS)}",
-                    f"bus.{unknown[0]}")  # fmt: skip
+        raise _fail(
+            where,
+            f"unknown key {unknown[0]!r}; allowed keys: {sorted(BUS_KEYS)}",
+            f"bus.{unknown[0]}",
+        )
     try:
         protocol = BusProtocol(raw.get("protocol"))
     except ValueError as exc:
-        raise _fail(where, f"unknown protocol {raw.get('protocol')!r}; expected one of "
-                    f"{[p.value for p in BusProtocol]}", "bus.protocol") from exc  # fmt: skip
+        raise _fail(
+            where,
+            f"unknown protocol {raw.get('protocol')!r}; expected one of "
+            f"{[p.value for p in BusProtocol]}",
+            "bus.protocol",
+        ) from exc
     baud = _integer(where, raw.get("baud", 1_000_000), "bus.baud")
     if baud <= 0:
         raise _fail(where, f"= {baud} must be > 0 bit/s", "bus.baud")
     rate = raw.get("rate", 200.0)
-    if isinstance(rate, bool) or not isinstance(rate, (int, float)) or not math.isfinite(rate) \
-            or rate <= 0:  # fmt: skip
-        raise _fail(where, f"must be a positive number of cycles per second, got {rate!r}",
-                    "bus.rate")  # fmt: skip
+    if (
+        isinstance(rate, bool)
+        or not isinstance(rate, (int, float))
+        or not math.isfinite(rate)
+        or rate <= 0
+    ):
+        raise _fail(
+            where, f"must be a positive number of cycles per second, got {rate!r}", "bus.rate"
+        )
     servos_raw = raw.get("servos")
     if not isinstance(servos_raw, Mapping) or not servos_raw:
         raise _fail(where, "must map every joint name to {id, model, mode}", "bus.servos")
     extra = [name for name in servos_raw if name not in joint_names]
     if extra:
-        raise _fail(where, f"names no joint of this robot; joints: {list(joint_names)}",
-                    f"bus.servos.{extra[0]}")  # fmt: skip
+        raise _fail(
+            where,
+            f"names no joint of this robot; joints: {list(joint_names)}",
+            f"bus.servos.{extra[0]}",
+        )
     missing = [name for name in joint_names if name not in servos_raw]
     if missing:
-        raise _fail(where, f"joint {missing[0]!r} has no servo; every joint needs one",
-                    "bus.servos")  # fmt: skip
+        raise _fail(
+            where, f"joint {missing[0]!r} has no servo; every joint needs one", "bus.servos"
+        )
     servos = []
     seen: dict[int, str] = {}
     for name in joint_names:
@@ -147,14 +163,18 @@ def parse_bus(where: Any, raw: Any, joint_names: tuple[str, ...]) -> BusSpec:
             raise _fail(where, f"must be a mapping {{id, model, mode}}, got {entry!r}", field)
         bad = sorted(set(entry) - SERVO_KEYS)
         if bad:
-            raise _fail(where, f"unknown key {bad[0]!r}; allowed keys: {sorted(SERVO_KEYS)}",
-                        f"{field}.{bad[0]}")  # fmt: skip
+            raise _fail(
+                where,
+                f"unknown key {bad[0]!r}; allowed keys: {sorted(SERVO_KEYS)}",
+                f"{field}.{bad[0]}",
+            )
         servo_id = _integer(where, entry.get("id"), f"{field}.id")
         if not 0 <= servo_id <= MAX_SERVO_ID:
             raise _fail(where, f"= {servo_id} must lie in [0, {MAX_SERVO_ID}]", f"{field}.id")
         if servo_id in seen:
-            raise _fail(where, f"= {servo_id} is already the id of joint {seen[servo_id]!r}",
-                        f"{field}.id")  # fmt: skip
+            raise _fail(
+                where, f"= {servo_id} is already the id of joint {seen[servo_id]!r}", f"{field}.id"
+            )
         seen[servo_id] = name
         model = entry.get("model")
         if not isinstance(model, str) or not model:
@@ -162,11 +182,16 @@ def parse_bus(where: Any, raw: Any, joint_names: tuple[str, ...]) -> BusSpec:
         try:
             mode = ServoMode(entry.get("mode", "position"))
         except ValueError as exc:
-            raise _fail(where, f"unknown mode {entry.get('mode')!r}; expected one of "
-                        f"{[m.value for m in ServoMode]}", f"{field}.mode") from exc  # fmt: skip
+            raise _fail(
+                where,
+                f"unknown mode {entry.get('mode')!r}; expected one of "
+                f"{[m.value for m in ServoMode]}",
+                f"{field}.mode",
+            ) from exc
         character = parse_character(where, entry, field)
-        servos.append(ServoSpec(joint=name, id=servo_id, model=model.lower(), mode=mode,
-                                **character))  # fmt: skip
+        servos.append(
+            ServoSpec(joint=name, id=servo_id, model=model.lower(), mode=mode, **character)
+        )
     return BusSpec(protocol=protocol, baud=baud, rate=float(rate), servos=tuple(servos))
 
 
@@ -176,15 +201,23 @@ def parse_transmission(where: Any, raw: Any, name: str) -> Transmission:
         raise _fail(where, f"must be a mapping, got {type(raw).__name__}", "transmission", name)
     unknown = sorted(set(raw) - TRANSMISSION_KEYS)
     if unknown:
-        raise _fail(where, f"unknown key {unknown[0]!r}; allowed keys: "
-                    f"{sorted(TRANSMISSION_KEYS)}", f"transmission.{unknown[0]}", name)  # fmt: skip
+        raise _fail(
+            where,
+            f"unknown key {unknown[0]!r}; allowed keys: {sorted(TRANSMISSION_KEYS)}",
+            f"transmission.{unknown[0]}",
+            name,
+        )
     values: dict[str, Any] = {}
     for key in ("reduction", "offset"):
         value = raw.get(key, 1.0 if key == "reduction" else 0.0)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or not math.isfinite(value):  # fmt: skip
-            raise _fail(where, f"must be a finite number, got {value!r}", f"transmission.{key}",
-                        name)  # fmt: skip
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
+            raise _fail(
+                where, f"must be a finite number, got {value!r}", f"transmission.{key}", name
+            )
         values[key] = float(value)
     if values["reduction"] <= 0:
         raise _fail(where, f"= {values['reduction']} must be > 0", "transmission.reduction", name)
@@ -194,8 +227,12 @@ def parse_transmission(where: Any, raw: Any, name: str) -> Transmission:
     ticks = _integer(where, raw.get("ticks_per_rev", 4096), "transmission.ticks_per_rev", name)
     if ticks <= 0:
         raise _fail(where, f"= {ticks} must be > 0", "transmission.ticks_per_rev", name)
-    return Transmission(reduction=values["reduction"], offset=values["offset"],
-                        direction=int(direction), ticks_per_rev=ticks)  # fmt: skip
+    return Transmission(
+        reduction=values["reduction"],
+        offset=values["offset"],
+        direction=int(direction),
+        ticks_per_rev=ticks,
+    )
 
 
 def bus_to_dict(bus: BusSpec) -> dict[str, Any]:

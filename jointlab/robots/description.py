@@ -291,8 +291,11 @@ class RobotDescription:
         if not isinstance(other, RobotDescription):
             return NotImplemented
         return (self.name, self.base, self.actuators, self.bus) == (
-            other.name, other.base, other.actuators, other.bus
-        )  # fmt: skip
+            other.name,
+            other.base,
+            other.actuators,
+            other.bus,
+        )
 
     def __hash__(self) -> int:
         return self._hash

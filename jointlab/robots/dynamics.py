@@ -64,9 +64,12 @@ class DynamicsModel:
         order: list[int] = []
         pending = list(range(n))
         while pending:  # parents before children (validated descriptions have no cycles)
-            ready = [e for e in pending
-                     if description.actuators[e].parent == BASE
-                     or index[description.actuators[e].parent] in order]
+            ready = [
+                e
+                for e in pending
+                if description.actuators[e].parent == BASE
+                or index[description.actuators[e].parent] in order
+            ]
             order.extend(ready)
             pending = [e for e in pending if e not in ready]
         self._order = order
@@ -88,8 +91,9 @@ class DynamicsModel:
         offsets_inv = np.zeros((n, 4, 4))
         for e, spec in enumerate(description.actuators):
             rotation = pose_matrix(np.zeros(3), np.array(spec.orientation))
-            offset = pose_matrix(rotation[:3, :3] @ np.array([spec.length, 0.0, 0.0]),
-                                 np.array(spec.orientation))
+            offset = pose_matrix(
+                rotation[:3, :3] @ np.array([spec.length, 0.0, 0.0]), np.array(spec.orientation)
+            )
             offsets_inv[e] = np.linalg.inv(offset)
             a4[e] = offset
             axis = np.array(spec.axis, dtype=np.float64)
@@ -106,8 +110,9 @@ class DynamicsModel:
                 d4[e] = e4 @ offset
         self._a4 = a4
         self._bcd = np.stack([b4, c4, d4], axis=1).reshape(n, 3, 16)
-        self._base = pose_matrix(np.array(description.base.position),
-                                 np.array(description.base.orientation))
+        self._base = pose_matrix(
+            np.array(description.base.position), np.array(description.base.orientation)
+        )
         # Mass properties, in each element's moving frame and its end frame.
         self.mass = np.array([s.link.mass if s.link else 0.0 for s in description.actuators])
         self._com_moving = np.array(
@@ -157,8 +162,9 @@ class DynamicsModel:
         self._base_t = np.ascontiguousarray(self._base.T)
         self._points_t = np.ascontiguousarray(points.transpose(0, 2, 1))
         self._offsets_inv_rotation = np.ascontiguousarray(offsets_inv[:, :3, :3])
-        self._same_order = bool(np.array_equal(self._joint_of_any, np.arange(n))
-                                and n == description.dof)
+        self._same_order = bool(
+            np.array_equal(self._joint_of_any, np.arange(n)) and n == description.dof
+        )
         # gravity_torque as two products on the flattened rows: lever_i = Σ_e m_e c_e − M_i o_i
         # (its homogeneous entry is 0), and the torque about each axis is u_i · (g x lever_i).
         self._origin_rows = 3 * joint_elements + 1
@@ -239,8 +245,9 @@ class DynamicsModel:
         compensation = np.add.reduce(axis * lever.dot(self._turn), axis=1)
         if self._all_rotary:
             return compensation
-        return np.where(self._joint_rotary, compensation,
-                        -(axis[:, :3] @ self.gravity) * self._subtree_mass)
+        return np.where(
+            self._joint_rotary, compensation, -(axis[:, :3] @ self.gravity) * self._subtree_mass
+        )
 
     # ------------------------------------------------------------------ inertia
     def _jacobians(self, q: Any) -> tuple[np.ndarray, ...]:
@@ -250,8 +257,9 @@ class DynamicsModel:
         com = rows[0::3, :3]
         return (com, *self._jacobians_from(frames_t, rows))
 
-    def _jacobians_from(self, frames_t: np.ndarray,
-                        rows: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    def _jacobians_from(
+        self, frames_t: np.ndarray, rows: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
         """World inertias ``(n, 3, 3)`` and the CoG Jacobians ``Jv``, ``Jω`` ``(n, dof, 3)``."""
         return (self._world_inertias(frames_t), *self._cog_jacobians(rows))
 
@@ -319,12 +327,14 @@ class DynamicsModel:
         jvb[:, :, 3:] = -np.stack([_skew(v) for v in r])
         jwb = np.zeros((n, 3, 6))
         jwb[:, :, 3:] = np.eye(3)
-        mbb = (np.einsum("exi,e,exj->ij", jvb, self.mass, jvb)
-               + np.einsum("exi,exy,eyj->ij", jwb, inertia, jwb))
+        mbb = np.einsum("exi,e,exj->ij", jvb, self.mass, jvb) + np.einsum(
+            "exi,exy,eyj->ij", jwb, inertia, jwb
+        )
         mbb[:3, :3] += base.mass * np.eye(3)
         mbb[3:, 3:] += base.mass * base.radius**2 / 2.0 * np.eye(3)
-        mbq = (np.einsum("exi,e,ejx->ij", jvb, self.mass, jv)
-               + np.einsum("exi,exy,ejy->ij", jwb, inertia, jw))
+        mbq = np.einsum("exi,e,ejx->ij", jvb, self.mass, jv) + np.einsum(
+            "exi,exy,ejy->ij", jwb, inertia, jw
+        )
         return mqq - mbq.T @ np.linalg.solve(mbb, mbq)
 
     # ------------------------------------------------------------------ full dynamics
@@ -373,13 +383,20 @@ class DynamicsModel:
         tau = self.armature * np.asarray(qdd, dtype=np.float64)
         for e in reversed(self._order):
             r_c = com[e] - origin[e]
-            a_c = (acc_origin[e] + np.cross(alpha[e], r_c)
-                   + np.cross(omega[e], np.cross(omega[e], r_c)))
+            a_c = (
+                acc_origin[e]
+                + np.cross(alpha[e], r_c)
+                + np.cross(omega[e], np.cross(omega[e], r_c))
+            )
             rot = moving[e, :3, :3]
             inertia = rot @ self._inertia[e] @ rot.T
             f = self.mass[e] * a_c + force[e]
-            m = (inertia @ alpha[e] + np.cross(omega[e], inertia @ omega[e])
-                 + np.cross(r_c, self.mass[e] * a_c) + moment[e])
+            m = (
+                inertia @ alpha[e]
+                + np.cross(omega[e], inertia @ omega[e])
+                + np.cross(r_c, self.mass[e] * a_c)
+                + moment[e]
+            )
             if is_joint[e]:
                 j = self._joint_of[e]
                 tau[j] += axis[e] @ (m if self._rotary[e] else f)
@@ -395,6 +412,7 @@ class DynamicsModel:
 #: relative to the largest entry of ``M`` (and of ``g``, plus 1e-9 N·m).
 AGREEMENT = 1e-5
 
+
 def _agrees(fast: Any, reference: DynamicsModel) -> bool:
     """Whether ``fast`` gives the reference's ``g`` and ``M`` at two configurations."""
     description = reference.description
@@ -404,10 +422,12 @@ def _agrees(fast: Any, reference: DynamicsModel) -> bool:
     for q in (description.home, middle + spread * np.sin(1.0 + np.arange(description.dof))):
         gravity, mass = reference.gravity_and_mass_matrix(q)
         fast_gravity, fast_mass = fast.gravity_and_mass_matrix(q)
-        if not (np.abs(fast_gravity - gravity).max(initial=0.0)
-                <= AGREEMENT * np.abs(gravity).max(initial=0.0) + 1e-9
-                and np.abs(fast_mass - mass).max(initial=0.0)
-                <= AGREEMENT * np.abs(mass).max(initial=0.0)):
+        if not (
+            np.abs(fast_gravity - gravity).max(initial=0.0)
+            <= AGREEMENT * np.abs(gravity).max(initial=0.0) + 1e-9
+            and np.abs(fast_mass - mass).max(initial=0.0)
+            <= AGREEMENT * np.abs(mass).max(initial=0.0)
+        ):
             return False
     return True
 

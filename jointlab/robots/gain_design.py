@@ -166,8 +166,12 @@ def _bullet_realisation(description: RobotDescription) -> RobotDescription:
     for spec in description.actuators:
         if spec.is_joint and spec.link is not None and spec.dynamics.armature > 0:
             mass, cog, inertia = realised_inertial(spec)
-            link = replace(spec.link, mass=float(mass), center_of_gravity=tuple(cog),
-                           inertia=np.asarray(inertia))  # fmt: skip
+            link = replace(
+                spec.link,
+                mass=float(mass),
+                center_of_gravity=tuple(cog),
+                inertia=np.asarray(inertia),
+            )
             spec = replace(spec, link=link, dynamics=replace(spec.dynamics, armature=0.0))
         specs.append(spec)
     return replace(description, actuators=tuple(specs))
@@ -181,13 +185,15 @@ def _gravity_stiffness(model: DynamicsModel, q: np.ndarray, step: float = 1e-6) 
         for j in range(dof):
             delta = np.zeros(dof)
             delta[j] = step
-            out[s, :, j] = (model.gravity_torque(row + delta)
-                            - model.gravity_torque(row - delta)) / (2 * step)  # fmt: skip
+            out[s, :, j] = (
+                model.gravity_torque(row + delta) - model.gravity_torque(row - delta)
+            ) / (2 * step)
     return out
 
 
-def coupled_plants(description: RobotDescription, samples: int = SAMPLES,
-                   seed: int = 0) -> list[CoupledPlant]:  # fmt: skip
+def coupled_plants(
+    description: RobotDescription, samples: int = SAMPLES, seed: int = 0
+) -> list[CoupledPlant]:
     """The linearised dynamics at home and sampled configurations, one per engine.
 
     A floating base is taken as free (:meth:`DynamicsModel.joint_inertia`), the lighter case.
@@ -198,14 +204,18 @@ def coupled_plants(description: RobotDescription, samples: int = SAMPLES,
     rigid = DynamicsModel(description)
     stiffness = transfer.T @ _gravity_stiffness(rigid, q) @ transfer
     damping = transfer.T @ np.diag(description.damping) @ transfer
-    bullet = (rigid if not np.any(description.armature > 0)
-              else DynamicsModel(_bullet_realisation(description)))  # fmt: skip
+    bullet = (
+        rigid
+        if not np.any(description.armature > 0)
+        else DynamicsModel(_bullet_realisation(description))
+    )
     plants = []
     for engine, implicit in ENGINES.items():
         model = bullet if engine == "pybullet" else rigid
         mass = np.stack([model.joint_inertia(row) for row in q])
-        plants.append(CoupledPlant(engine, implicit, transfer.T @ mass @ transfer,
-                                   stiffness, damping))  # fmt: skip
+        plants.append(
+            CoupledPlant(engine, implicit, transfer.T @ mass @ transfer, stiffness, damping)
+        )
     return plants
 
 
@@ -234,8 +244,9 @@ def _block_plant(plant: CoupledPlant, block: np.ndarray) -> CoupledPlant:
     """The plant restricted to the joints of ``block``."""
     cut = np.ix_(np.arange(plant.mass.shape[0]), block, block)
     damping = plant.damping[np.ix_(block, block)]
-    return CoupledPlant(plant.engine, plant.implicit_damping, plant.mass[cut],
-                        plant.gravity_stiffness[cut], damping)  # fmt: skip
+    return CoupledPlant(
+        plant.engine, plant.implicit_damping, plant.mass[cut], plant.gravity_stiffness[cut], damping
+    )
 
 
 def one_step_maps(plant: CoupledPlant, kp: np.ndarray, kd: np.ndarray, dt: float) -> np.ndarray:
@@ -294,8 +305,11 @@ def _parts(plant: CoupledPlant) -> list[tuple[np.ndarray, CoupledPlant]]:
     held = _PARTS.get(id(plant))
     if held is None or held[0] is not plant:
         blocks = _blocks(plant)
-        parts = ([(blocks[0], plant)] if len(blocks) == 1
-                 else [(b, _block_plant(plant, b)) for b in blocks])  # fmt: skip
+        parts = (
+            [(blocks[0], plant)]
+            if len(blocks) == 1
+            else [(b, _block_plant(plant, b)) for b in blocks]
+        )
         if len(_PARTS) > 64:
             _PARTS.clear()
         held = _PARTS[id(plant)] = (plant, parts)
@@ -322,8 +336,11 @@ def _largest_scale(passes: object, steps: int = 10) -> float:
     return lo
 
 
-def design_gains(description: RobotDescription, dt: float = REFERENCE_DT,
-                 plants: list[CoupledPlant] | None = None) -> GainDesign:  # fmt: skip
+def design_gains(
+    description: RobotDescription,
+    dt: float = REFERENCE_DT,
+    plants: list[CoupledPlant] | None = None,
+) -> GainDesign:
     """Default gains that keep the coupled discrete loop stable (see the module docstring).
 
     Args:
@@ -379,8 +396,10 @@ def design_gains(description: RobotDescription, dt: float = REFERENCE_DT,
     # a target; or sized by the free inertia. Each at the largest uniform bandwidth factor
     # that passes; kept: the one whose slowest mode decays fastest (smallest spectral radius
     # at nominal gains over the samples and engines).
-    free = np.min([1.0 / np.diagonal(np.linalg.inv(p.mass), axis1=-2, axis2=-1).max(axis=0)
-                   for p in plants], axis=0)  # fmt: skip
+    free = np.min(
+        [1.0 / np.diagonal(np.linalg.inv(p.mass), axis1=-2, axis2=-1).max(axis=0) for p in plants],
+        axis=0,
+    )
     candidates: list[tuple[np.ndarray, np.ndarray | float, float]] = []
     for zeta in DAMPING_RATIOS:
         candidates.append((free, DEFAULT_BANDWIDTH, zeta))
@@ -390,8 +409,9 @@ def design_gains(description: RobotDescription, dt: float = REFERENCE_DT,
     best: tuple[float, np.ndarray, np.ndarray, float] | None = None
     for inertia, omega, zeta in candidates:
 
-        def passes(s: float, inertia: np.ndarray = inertia, omega: object = omega,
-                   zeta: float = zeta) -> bool:  # fmt: skip
+        def passes(
+            s: float, inertia: np.ndarray = inertia, omega: object = omega, zeta: float = zeta
+        ) -> bool:
             kp_s, kd_s = gains(inertia, omega * s, zeta)  # type: ignore[operator]
             return _passes(plants, kp_s[independent], kd_s[independent], dt)
 

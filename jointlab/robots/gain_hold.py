@@ -47,8 +47,11 @@ class HoldProblem:
     message: str
 
 
-def hold_problems(description: RobotDescription, derived: np.ndarray | None = None,
-                  plants: list[CoupledPlant] | None = None) -> list[HoldProblem]:  # fmt: skip
+def hold_problems(
+    description: RobotDescription,
+    derived: np.ndarray | None = None,
+    plants: list[CoupledPlant] | None = None,
+) -> list[HoldProblem]:
     """Joints whose default gains cannot hold home (see the module docstring).
 
     Args:
@@ -80,21 +83,34 @@ def hold_problems(description: RobotDescription, derived: np.ndarray | None = No
         linear = bool(description.is_linear[j])
         units = ("N", "N/m") if linear else ("N·m", "N·m/rad")
         if abs(gravity[j]) > effort[j]:
-            problems.append(HoldProblem(
-                j, name, "effort", float(effort[j]), float(abs(gravity[j])),
-                f"{source}: actuator {name!r}: gravity needs {abs(gravity[j]):.4g} {units[0]} "
-                f"at home, above limits.effort = {effort[j]:g} {units[0]}: no gains can hold "
-                f"it; give limits.effort >= {abs(gravity[j]):.4g} {units[0]} or a lighter link",
-            ))  # fmt: skip
+            problems.append(
+                HoldProblem(
+                    j,
+                    name,
+                    "effort",
+                    float(effort[j]),
+                    float(abs(gravity[j])),
+                    f"{source}: actuator {name!r}: gravity needs {abs(gravity[j]):.4g} {units[0]} "
+                    f"at home, above limits.effort = {effort[j]:g} {units[0]}: no gains can hold "
+                    f"it; give limits.effort >= {abs(gravity[j]):.4g} {units[0]} or a lighter link",
+                )
+            )
             continue
         needed = GRAVITY_MARGIN * max(0.0, -float(stiffness[j]))
         if derived[j] and kp[j] < needed:
-            problems.append(HoldProblem(
-                j, name, "kp", float(kp[j]), needed,
-                f"{source}: actuator {name!r}: the default gains.kp = {kp[j]:.4g} {units[1]} "
-                f"(the largest the coupled loop passes at dt = {REFERENCE_DT:g} s) is below "
-                f"the {needed:.4g} {units[1]} that gravity's stiffness at home needs "
-                f"({GRAVITY_MARGIN:g} x {-stiffness[j]:.4g}); give gains.kp >= {needed:.4g} "
-                f"{units[1]} with a heavier rotor (dynamics.armature) or a smaller physics step",
-            ))  # fmt: skip
+            problems.append(
+                HoldProblem(
+                    j,
+                    name,
+                    "kp",
+                    float(kp[j]),
+                    needed,
+                    f"{source}: actuator {name!r}: the default gains.kp = {kp[j]:.4g} {units[1]} "
+                    f"(the largest the coupled loop passes at dt = {REFERENCE_DT:g} s) is below "
+                    f"the {needed:.4g} {units[1]} that gravity's stiffness at home needs "
+                    f"({GRAVITY_MARGIN:g} x {-stiffness[j]:.4g}); give gains.kp >= {needed:.4g} "
+                    f"{units[1]} with a heavier rotor (dynamics.armature) or a smaller "
+                    "physics step",
+                )
+            )
     return problems

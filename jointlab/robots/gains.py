@@ -98,8 +98,9 @@ def critical_gains(
     kd = nan if kd is None else np.asarray(kd, dtype=np.float64)
     omega = np.full(inertia.shape, float(bandwidth))
     omega = np.where(~np.isnan(kp), np.sqrt(np.nan_to_num(kp) / inertia), omega)
-    omega = np.where(np.isnan(kp) & ~np.isnan(kd),
-                     (np.nan_to_num(kd) + damping) / (2.0 * inertia), omega)
+    omega = np.where(
+        np.isnan(kp) & ~np.isnan(kd), (np.nan_to_num(kd) + damping) / (2.0 * inertia), omega
+    )
     derived_kp = inertia * omega**2
     derived_kd = np.maximum(0.0, 2.0 * inertia * omega - damping)
     return np.where(np.isnan(kp), derived_kp, kp), np.where(np.isnan(kd), derived_kd, kd)
@@ -152,30 +153,46 @@ def check_gains(
     a = kp * dt**2 / inertia
     b = (kd + damping) * dt / inertia
     problems = []
-    for j in np.flatnonzero(~description.dependent & ((b > DAMPING_BOUND)
-                                                       | (a + 2 * b > STIFFNESS_BOUND))):
+    for j in np.flatnonzero(
+        ~description.dependent & ((b > DAMPING_BOUND) | (a + 2 * b > STIFFNESS_BOUND))
+    ):
         name = description.joint_names[j]
         linear = bool(description.is_linear[j])
         units = ("N/m", "N·s/m", "kg") if linear else ("N·m/rad", "N·m·s/rad", "kg·m²")
-        where = (f"at dt = {dt:g} s with effective inertia I = {inertia[j]:.4g} {units[2]}"
-                 f" and damping d = {damping[j]:g} {units[1]}")
+        where = (
+            f"at dt = {dt:g} s with effective inertia I = {inertia[j]:.4g} {units[2]}"
+            f" and damping d = {damping[j]:g} {units[1]}"
+        )
         if b[j] > DAMPING_BOUND or 2 * b[j] >= a[j]:
-            kd_bound = max(0.0, min(DAMPING_BOUND, (STIFFNESS_BOUND - a[j]) / 2)
-                           * inertia[j] / dt - damping[j])
-            problems.append(GainProblem(
-                int(j), name, "kd", float(kd[j]), float(kd_bound),
-                f"gains.kd = {kd[j]:.6g} {units[1]}: (kd + d)·dt/I = {b[j]:.3g} and "
-                f"kp·dt²/I + 2·(kd + d)·dt/I = {a[j] + 2 * b[j]:.3g} {where}; an explicit PD "
-                f"needs them <= {DAMPING_BOUND:g} and <= {STIFFNESS_BOUND:g} (half its "
-                f"stability bounds): kd <= {kd_bound:.4g} {units[1]} at this kp",
-            ))  # fmt: skip
+            kd_bound = max(
+                0.0, min(DAMPING_BOUND, (STIFFNESS_BOUND - a[j]) / 2) * inertia[j] / dt - damping[j]
+            )
+            problems.append(
+                GainProblem(
+                    int(j),
+                    name,
+                    "kd",
+                    float(kd[j]),
+                    float(kd_bound),
+                    f"gains.kd = {kd[j]:.6g} {units[1]}: (kd + d)·dt/I = {b[j]:.3g} and "
+                    f"kp·dt²/I + 2·(kd + d)·dt/I = {a[j] + 2 * b[j]:.3g} {where}; an explicit PD "
+                    f"needs them <= {DAMPING_BOUND:g} and <= {STIFFNESS_BOUND:g} (half its "
+                    f"stability bounds): kd <= {kd_bound:.4g} {units[1]} at this kp",
+                )
+            )
         else:
             kp_bound = max(0.0, (STIFFNESS_BOUND - 2 * b[j]) * inertia[j] / dt**2)
-            problems.append(GainProblem(
-                int(j), name, "kp", float(kp[j]), float(kp_bound),
-                f"gains.kp = {kp[j]:.6g} {units[0]}: kp·dt²/I + 2·(kd + d)·dt/I = "
-                f"{a[j] + 2 * b[j]:.3g} {where}; an explicit PD needs it <= "
-                f"{STIFFNESS_BOUND:g} (half its stability bound): kp <= {kp_bound:.4g} "
-                f"{units[0]} at this kd",
-            ))  # fmt: skip
+            problems.append(
+                GainProblem(
+                    int(j),
+                    name,
+                    "kp",
+                    float(kp[j]),
+                    float(kp_bound),
+                    f"gains.kp = {kp[j]:.6g} {units[0]}: kp·dt²/I + 2·(kd + d)·dt/I = "
+                    f"{a[j] + 2 * b[j]:.3g} {where}; an explicit PD needs it <= "
+                    f"{STIFFNESS_BOUND:g} (half its stability bound): kp <= {kp_bound:.4g} "
+                    f"{units[0]} at this kd",
+                )
+            )
     return problems

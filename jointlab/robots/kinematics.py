@@ -111,8 +111,9 @@ def forward_kinematics(description: RobotDescription, q: np.ndarray) -> Kinemati
     n = len(description.actuators)
     frames = np.empty((*batch, n, 4, 4))
     ends = np.empty((*batch, n, 4, 4))
-    base = np.broadcast_to(pose_matrix(description.base.position, description.base.orientation),
-                           (*batch, 4, 4))  # fmt: skip
+    base = np.broadcast_to(
+        pose_matrix(description.base.position, description.base.orientation), (*batch, 4, 4)
+    )
     for step in _plan(description):
         parent_end = base if step.parent < 0 else ends[..., step.parent, :, :]
         if step.kind is JointType.ROTARY:

@@ -40,11 +40,13 @@ _MAXIMA = {
 def _given(description: RobotDescription, update: JointLimitsUpdate) -> dict[str, np.ndarray]:
     """The non-empty fields as ``(dof,)`` arrays, checked against the current limits."""
     current = {
-        "min_position": description.lower, "max_position": description.upper,
+        "min_position": description.lower,
+        "max_position": description.upper,
         "max_velocity": description.velocity_limit,
         "max_acceleration": description.acceleration_limit,
-        "max_jerk": description.jerk_limit, "max_effort": description.effort_limit,
-    }  # fmt: skip
+        "max_jerk": description.jerk_limit,
+        "max_effort": description.effort_limit,
+    }
     values: dict[str, np.ndarray] = {}
     for f in fields(JointLimitsUpdate):
         given = getattr(update, f.name)
@@ -54,7 +56,8 @@ def _given(description: RobotDescription, update: JointLimitsUpdate) -> dict[str
             array = np.asarray(given, dtype=np.float64).reshape(-1)
         except (TypeError, ValueError) as exc:
             raise DescriptionError(
-                f"JointLimitsUpdate.{f.name} must be numbers, got {given!r}") from exc
+                f"JointLimitsUpdate.{f.name} must be numbers, got {given!r}"
+            ) from exc
         if array.shape[0] == 0:
             continue  # empty: no update (Intrinsic)
         if array.shape[0] != description.dof:
@@ -116,11 +119,16 @@ def apply_limits_update(
         lower = float(values["min_position"][i]) if "min_position" in values else spec.min
         upper = float(values["max_position"][i]) if "max_position" in values else spec.max
         limits = replace(spec.limits, **maxima)
-        specs.append(replace(
-            spec, min=lower, max=upper, limits=limits,
-            config_speed=min(spec.config_speed, limits.velocity),
-            soft_limits=_soft(spec.soft_limits, lower, upper, maxima),
-        ))  # fmt: skip
+        specs.append(
+            replace(
+                spec,
+                min=lower,
+                max=upper,
+                limits=limits,
+                config_speed=min(spec.config_speed, limits.velocity),
+                soft_limits=_soft(spec.soft_limits, lower, upper, maxima),
+            )
+        )
     from jointlab.robots.schema import description_from_dict
 
     result = replace(description, actuators=tuple(specs))

@@ -16,8 +16,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-__all__ = ["MAX_LINKS", "MAX_NAME_LENGTH", "NAME_PATTERN", "RANGES", "Range",
-           "name_problem"]  # fmt: skip
+__all__ = ["MAX_LINKS", "MAX_NAME_LENGTH", "NAME_PATTERN", "RANGES", "Range", "name_problem"]
 
 #: Longest robot or actuator name, characters.
 MAX_NAME_LENGTH = 100
@@ -39,8 +38,10 @@ def name_problem(name: object) -> str | None:
     if len(name) > MAX_NAME_LENGTH:
         return f"is {len(name)} characters long, at most {MAX_NAME_LENGTH}"
     if not NAME_PATTERN.fullmatch(name):
-        return ("may hold only letters, digits, '_', '-' and '.', and must start with a "
-                "letter, a digit or '_'")  # fmt: skip
+        return (
+            "may hold only letters, digits, '_', '-' and '.', and must start with a "
+            "letter, a digit or '_'"
+        )
     return None
 
 

@@ -42,16 +42,40 @@ from jointlab.robots.plausible import MAX_LINKS, RANGES, name_problem
 TOP_KEYS = {"name", "base", "actuators", "bus"}
 BASE_KEYS = {"position", "orientation", "fixed", "mass", "radius", "friction"}
 JOINT_KEYS = {
-    "name", "type", "axis", "length", "orientation", "min", "centre", "max", "home",
-    "config_speed", "has_brakes", "parent", "limits", "soft_limits", "dynamics", "link",
-    "motor", "gains", "coupling", "transmission",
-}  # fmt: skip
+    "name",
+    "type",
+    "axis",
+    "length",
+    "orientation",
+    "min",
+    "centre",
+    "max",
+    "home",
+    "config_speed",
+    "has_brakes",
+    "parent",
+    "limits",
+    "soft_limits",
+    "dynamics",
+    "link",
+    "motor",
+    "gains",
+    "coupling",
+    "transmission",
+}
 FIXED_KEYS = {"name", "type", "length", "orientation", "parent", "link"}
 LIMIT_KEYS = {"velocity", "acceleration", "jerk", "effort"}
 SOFT_KEYS = LIMIT_KEYS | {"min", "max"}
 DYNAMICS_KEYS = {"static_friction", "damping", "armature"}
-LINK_KEYS = {"mass", "radius", "center_of_gravity", "inertia", "density", "friction",
-             "torsional_friction"}  # fmt: skip
+LINK_KEYS = {
+    "mass",
+    "radius",
+    "center_of_gravity",
+    "inertia",
+    "density",
+    "friction",
+    "torsional_friction",
+}
 MOTOR_KEYS = {f.name for f in fields(Motor)}
 GAIN_KEYS = {"kp", "kd"}
 COUPLING_KEYS = {"alpha_self", "alpha_leading"}
@@ -98,8 +122,9 @@ def _range_key(field: str) -> str:
     return "coupling.alpha_leading" if key.startswith("coupling.alpha_leading.") else key
 
 
-def _number(where: _Where, value: Any, actuator: str | None, field: str,
-            ranged: bool = True) -> float:
+def _number(
+    where: _Where, value: Any, actuator: str | None, field: str, ranged: bool = True
+) -> float:
     """A finite float within the field's plausible range (unless ``ranged`` is False)."""
     if isinstance(value, bool) or not isinstance(value, (int, float, np.floating, np.integer)):
         kind = type(value).__name__
@@ -208,11 +233,16 @@ def _parse_link(
         inertia = derived_inertia
     matrix = tuple(tuple(float(v) for v in row) for row in inertia)
     friction = _positive(where, raw.get("friction", 1.0), name, "link.friction")
-    torsional = _positive(where, raw.get("torsional_friction", 0.0), name,
-                          "link.torsional_friction", strict=False)  # fmt: skip
+    torsional = _positive(
+        where, raw.get("torsional_friction", 0.0), name, "link.torsional_friction", strict=False
+    )
     return LinkInertial(
-        mass=float(derived_mass), radius=radius, center_of_gravity=cog, inertia=matrix,
-        friction=friction, torsional_friction=torsional,
+        mass=float(derived_mass),
+        radius=radius,
+        center_of_gravity=cog,
+        inertia=matrix,
+        friction=friction,
+        torsional_friction=torsional,
     )  # type: ignore[arg-type]
 
 
@@ -311,16 +341,32 @@ def _parse_joint(
     gains = _parse_gains(where, raw.get("gains"), name)
     coupling = _parse_coupling(where, raw.get("coupling"), name)
     transmission = (
-        None if raw.get("transmission") is None
+        None
+        if raw.get("transmission") is None
         else parse_transmission(where, raw["transmission"], name)
-    )  # fmt: skip
+    )
     return ActuatorSpec(
-        name=name, type=jtype, axis=axis, length=length, orientation=orientation, min=lo,
-        centre=centre, max=hi, home=home, config_speed=config_speed, has_brakes=has_brakes,
-        parent=parent, limits=limits, soft_limits=soft, dynamics=dynamics,
+        name=name,
+        type=jtype,
+        axis=axis,
+        length=length,
+        orientation=orientation,
+        min=lo,
+        centre=centre,
+        max=hi,
+        home=home,
+        config_speed=config_speed,
+        has_brakes=has_brakes,
+        parent=parent,
+        limits=limits,
+        soft_limits=soft,
+        dynamics=dynamics,
         link=_parse_link(where, raw.get("link"), name, length, orientation),
-        motor=motor, gains=gains, coupling=coupling, transmission=transmission,
-    )  # fmt: skip
+        motor=motor,
+        gains=gains,
+        coupling=coupling,
+        transmission=transmission,
+    )
 
 
 def _parse_motor(where: _Where, raw: Any, name: str, effort: float) -> Motor:
@@ -337,15 +383,21 @@ def _parse_motor(where: _Where, raw: Any, name: str, effort: float) -> Motor:
         ) from exc
     kt = _positive(where, raw.get("torque_constant", 0.1), name, "motor.torque_constant")
     ratio = _positive(where, raw.get("gear_ratio", 1.0), name, "motor.gear_ratio")
-    max_current = (_positive(where, raw["max_current"], name, "motor.max_current")
-                   if "max_current" in raw else effort / (kt * ratio))  # fmt: skip
+    max_current = (
+        _positive(where, raw["max_current"], name, "motor.max_current")
+        if "max_current" in raw
+        else effort / (kt * ratio)
+    )
     stall = raw.get("stall_torque")
     no_load = raw.get("no_load_speed")
     stall = None if stall is None else _positive(where, stall, name, "motor.stall_torque")
     no_load = None if no_load is None else _positive(where, no_load, name, "motor.no_load_speed")
     rotor = raw.get("rotor_inertia")
-    rotor = None if rotor is None else _positive(where, rotor, name, "motor.rotor_inertia",
-                                                 strict=False)
+    rotor = (
+        None
+        if rotor is None
+        else _positive(where, rotor, name, "motor.rotor_inertia", strict=False)
+    )
     delay = raw.get("delay", 0)
     bounds = RANGES["motor.delay"]
     if isinstance(delay, bool) or not isinstance(delay, int) or not bounds.contains(delay):
@@ -355,9 +407,16 @@ def _parse_motor(where: _Where, raw: Any, name: str, effort: float) -> Motor:
             name,
             "motor.delay",
         )
-    return Motor(model=model, torque_constant=kt, gear_ratio=ratio, max_current=max_current,
-                 stall_torque=stall, no_load_speed=no_load, delay=delay,
-                 rotor_inertia=rotor)  # fmt: skip
+    return Motor(
+        model=model,
+        torque_constant=kt,
+        gear_ratio=ratio,
+        max_current=max_current,
+        stall_torque=stall,
+        no_load_speed=no_load,
+        delay=delay,
+        rotor_inertia=rotor,
+    )
 
 
 def _parse_gains(where: _Where, raw: Any, name: str) -> Gains:
@@ -371,8 +430,10 @@ def _parse_gains(where: _Where, raw: Any, name: str) -> Gains:
 
 def _derive_gains(description: RobotDescription) -> RobotDescription:
     """Fill gains the file left out from the joints' inertia (:mod:`jointlab.robots.gains`)."""
-    missing = [a.gains is not None and (math.isnan(a.gains.kp) or math.isnan(a.gains.kd))
-               for a in description.joints]  # fmt: skip
+    missing = [
+        a.gains is not None and (math.isnan(a.gains.kp) or math.isnan(a.gains.kd))
+        for a in description.joints
+    ]
     if not any(missing):
         return description
     import warnings
@@ -387,7 +448,8 @@ def _derive_gains(description: RobotDescription) -> RobotDescription:
     index = {name: i for i, name in enumerate(description.joint_names)}
     specs = tuple(
         replace(spec, gains=Gains(kp=float(kp[index[spec.name]]), kd=float(kd[index[spec.name]])))
-        if spec.name in index else spec
+        if spec.name in index
+        else spec
         for spec in description.actuators
     )
     filled = replace(description, actuators=specs)
@@ -421,8 +483,15 @@ def _parse_fixed(where: _Where, raw: Mapping[str, Any], name: str, parent: str) 
     length = _positive(where, raw.get("length", 0.0), name, "length", strict=False)
     orientation = _vector3(where, raw.get("orientation", (0.0, 0.0, 0.0)), name, "orientation")
     link = _parse_link(where, raw.get("link"), name, length, orientation)
-    return ActuatorSpec(name=name, type=JointType.FIXED, length=length, orientation=orientation,
-                        parent=parent, link=link, gains=None)  # fmt: skip
+    return ActuatorSpec(
+        name=name,
+        type=JointType.FIXED,
+        length=length,
+        orientation=orientation,
+        parent=parent,
+        link=link,
+        gains=None,
+    )
 
 
 def description_from_dict(data: Mapping[str, Any], source: str | None = None) -> RobotDescription:
@@ -469,8 +538,7 @@ def description_from_dict(data: Mapping[str, Any], source: str | None = None) ->
         name = raw.get("name")
         problem = name_problem(name)
         if problem:
-            raise where.error(f"entry {index}: name {quote(name, 60)} {problem}", None,
-                              "actuators")  # fmt: skip
+            raise where.error(f"entry {index}: name {quote(name, 60)} {problem}", None, "actuators")
         if name in seen or name == BASE:
             raise where.error("duplicate or reserved actuator name", name, "name")
         seen.add(name)
@@ -485,8 +553,9 @@ def description_from_dict(data: Mapping[str, Any], source: str | None = None) ->
             ) from exc
         parent = raw.get("parent", previous)
         if not isinstance(parent, str):
-            raise where.error(f"must be an actuator name or 'base', got {quote(parent)}", name,
-                              "parent")  # fmt: skip
+            raise where.error(
+                f"must be an actuator name or 'base', got {quote(parent)}", name, "parent"
+            )
         spec = (
             _parse_fixed(where, raw, name, parent)
             if jtype is JointType.FIXED

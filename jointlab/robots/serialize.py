@@ -26,10 +26,15 @@ def description_to_dict(description: RobotDescription) -> dict[str, Any]:
         entry["orientation"] = _clean(spec.orientation)
         if spec.is_joint:
             entry.update(
-                axis=_clean(spec.axis), min=spec.min, centre=spec.centre, max=spec.max,
-                home=spec.home, config_speed=spec.config_speed, has_brakes=spec.has_brakes,
+                axis=_clean(spec.axis),
+                min=spec.min,
+                centre=spec.centre,
+                max=spec.max,
+                home=spec.home,
+                config_speed=spec.config_speed,
+                has_brakes=spec.has_brakes,
                 limits={f.name: getattr(spec.limits, f.name) for f in fields(Limits)},
-            )  # fmt: skip
+            )
             soft = {f.name: getattr(spec.soft_limits, f.name) for f in fields(SoftLimits)}
             soft = {k: v for k, v in soft.items() if v is not None}
             if soft:

@@ -51,21 +51,31 @@ def parse_character(where: Any, entry: Mapping[str, Any], field: str) -> dict[st
     values = {}
     for key, default in CHARACTER_DEFAULTS.items():
         value = entry.get(key, default)
-        if isinstance(value, bool) or not isinstance(value, (int, float)) \
-                or not math.isfinite(value):  # fmt: skip
-            raise where.error(f"must be a number {_UNITS[key]}, got {value!r}", None,
-                              f"{field}.{key}")  # fmt: skip
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, (int, float))
+            or not math.isfinite(value)
+        ):
+            raise where.error(
+                f"must be a number {_UNITS[key]}, got {value!r}", None, f"{field}.{key}"
+            )
         value = float(value)
         low_ok = value > 0 if key == "stiffness" else value >= 0
         if not low_ok or value > _LIMITS[key]:
             bound = "> 0" if key == "stiffness" else ">= 0"
-            raise where.error(f"= {value} must be {bound} and <= {_LIMITS[key]:.4g} "
-                              f"{_UNITS[key]}", None, f"{field}.{key}")  # fmt: skip
+            raise where.error(
+                f"= {value} must be {bound} and <= {_LIMITS[key]:.4g} {_UNITS[key]}",
+                None,
+                f"{field}.{key}",
+            )
         values[key] = value
     return values
 
 
 def character_to_dict(spec: Any) -> dict[str, float]:
     """The character keys of servo ``spec`` that differ from the datasheet (for files)."""
-    return {key: float(getattr(spec, key)) for key, default in CHARACTER_DEFAULTS.items()
-            if float(getattr(spec, key)) != default}  # fmt: skip
+    return {
+        key: float(getattr(spec, key))
+        for key, default in CHARACTER_DEFAULTS.items()
+        if float(getattr(spec, key)) != default
+    }

@@ -94,15 +94,18 @@ def _floats(text: str | None, count: int, default: float, where: str) -> np.ndar
     if not np.all(np.isfinite(values)):
         raise DescriptionError(f"{where}: expected {wanted}, all finite, got {text!r}")
     if values.shape[0] > count:
-        _warn(f"{where}: {values.shape[0]} numbers where {count} belong ({text!r}); using the "
-              f"first {count}, as PyBullet does")
+        _warn(
+            f"{where}: {values.shape[0]} numbers where {count} belong ({text!r}); using the "
+            f"first {count}, as PyBullet does"
+        )
         values = values[:count]
     return values
 
 
 def _number(element: ET.Element | None, key: str, default: float, where: str) -> float:
-    return float(_floats(None if element is None else element.get(key), 1, default,
-                         f"{where} {key}")[0])
+    return float(
+        _floats(None if element is None else element.get(key), 1, default, f"{where} {key}")[0]
+    )
 
 
 def _origin(element: ET.Element | None, where: str) -> np.ndarray:
@@ -114,8 +117,11 @@ def _origin(element: ET.Element | None, where: str) -> np.ndarray:
 
 
 def _tiny() -> dict[str, Any]:
-    return {"mass": TINY_MASS, "center_of_gravity": [0.0, 0.0, 0.0],
-            "inertia": (np.eye(3) * TINY_INERTIA).tolist()}  # fmt: skip
+    return {
+        "mass": TINY_MASS,
+        "center_of_gravity": [0.0, 0.0, 0.0],
+        "inertia": (np.eye(3) * TINY_INERTIA).tolist(),
+    }
 
 
 def _link_inertial(link: ET.Element | None, where: str) -> dict[str, Any]:
@@ -127,10 +133,17 @@ def _link_inertial(link: ET.Element | None, where: str) -> dict[str, Any]:
         return _tiny()
     frame = _origin(inertial.find("origin"), where)
     tensor = inertial.find("inertia")
-    i = {k: _number(tensor, k, 0.0, f"{where} inertia")
-         for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")}  # fmt: skip
-    local = np.array([[i["ixx"], i["ixy"], i["ixz"]], [i["ixy"], i["iyy"], i["iyz"]],
-                      [i["ixz"], i["iyz"], i["izz"]]])  # fmt: skip
+    i = {
+        k: _number(tensor, k, 0.0, f"{where} inertia")
+        for k in ("ixx", "ixy", "ixz", "iyy", "iyz", "izz")
+    }
+    local = np.array(
+        [
+            [i["ixx"], i["ixy"], i["ixz"]],
+            [i["ixy"], i["iyy"], i["iyz"]],
+            [i["ixz"], i["iyz"], i["izz"]],
+        ]
+    )
     inertia = frame[:3, :3] @ local @ frame[:3, :3].T
     inertia = (inertia + inertia.T) / 2.0
     eigen = np.linalg.eigvalsh(inertia)
@@ -143,8 +156,7 @@ def _link_inertial(link: ET.Element | None, where: str) -> dict[str, Any]:
         # ~1e-6) may zero it: add the least isotropic part that satisfies I1 + I2 >= I3 with
         # that margin. Kinematics are unaffected.
         inertia = inertia + np.eye(3) * (eigen[2] * (1.0 + 1e-4) - eigen[0] - eigen[1])
-    return {"mass": mass, "center_of_gravity": frame[:3, 3].tolist(),
-            "inertia": inertia.tolist()}  # fmt: skip
+    return {"mass": mass, "center_of_gravity": frame[:3, 3].tolist(), "inertia": inertia.tolist()}
 
 
 def _slots(transform: np.ndarray) -> list[tuple[float, list[float]]]:
@@ -194,6 +206,7 @@ def _check_expanded(root: ET.Element, source: str) -> None:
 
 def _element_path(element: ET.Element, parents: dict[ET.Element, ET.Element]) -> str:
     """``<origin> of joint 'j'``: an element and its nearest named ancestor (for messages)."""
+
     def local(node: ET.Element) -> str:
         return str(node.tag).rpartition("}")[2]
 
@@ -223,16 +236,26 @@ def description_from_urdf(path: str) -> RobotDescription:
     try:
         root = ET.fromstring(text)
     except ET.ParseError as exc:
-        hint = ("; it looks like xacro: expand the file first, e.g. 'xacro robot.urdf.xacro > "
-                "robot.urdf'" if "xacro" in text else "")  # fmt: skip
+        hint = (
+            "; it looks like xacro: expand the file first, e.g. 'xacro robot.urdf.xacro > "
+            "robot.urdf'"
+            if "xacro" in text
+            else ""
+        )
         raise DescriptionError(f"{source}: cannot read URDF: {exc}{hint}") from exc
     _check_expanded(root, source)
     try:
         return _description_from_tree(root, source)
     except DescriptionError:
         raise
-    except (ValueError, AttributeError, TypeError, KeyError, OverflowError,
-            np.linalg.LinAlgError) as exc:  # a missing tag or attribute
+    except (
+        ValueError,
+        AttributeError,
+        TypeError,
+        KeyError,
+        OverflowError,
+        np.linalg.LinAlgError,
+    ) as exc:  # a missing tag or attribute
         raise DescriptionError(f"{source}: malformed URDF: {str(exc)[:200]}") from None
 
 
@@ -242,8 +265,10 @@ def _range(joint: ET.Element, kind: str, where: str) -> tuple[float, float]:
         return -CONTINUOUS_RANGE, CONTINUOUS_RANGE
     lo, hi = _number(limit, "lower", 0.0, where), _number(limit, "upper", 0.0, where)
     if lo > hi:
-        _warn(f"{where}: limit lower {lo} > upper {hi}; using [{hi}, {lo}] (PyBullet leaves "
-              "such a joint unlimited)")
+        _warn(
+            f"{where}: limit lower {lo} > upper {hi}; using [{hi}, {lo}] (PyBullet leaves "
+            "such a joint unlimited)"
+        )
         lo, hi = hi, lo
     return lo, hi
 
@@ -252,8 +277,11 @@ def _actuated(joint: ET.Element, kind: str, where: str) -> dict[str, Any]:
     """Fields of a revolute, continuous or prismatic joint's element."""
     entry: dict[str, Any] = {"type": "linear" if kind == "prismatic" else "rotary"}
     axis = joint.find("axis")
-    entry["axis"] = (_floats(axis.get("xyz"), 3, 0.0, f"{where} axis").tolist()
-                     if axis is not None else [1.0, 0.0, 0.0])  # fmt: skip
+    entry["axis"] = (
+        _floats(axis.get("xyz"), 3, 0.0, f"{where} axis").tolist()
+        if axis is not None
+        else [1.0, 0.0, 0.0]
+    )
     lo, hi = _range(joint, kind, where)
     entry.update(min=lo, max=hi, home=min(max(0.0, lo), hi))
     entry["centre"] = entry["home"] if lo <= 0 <= hi else (lo + hi) / 2
@@ -300,33 +328,42 @@ def _mimic(mimic: ET.Element, lo: float, hi: float, where: str) -> dict[str, Any
     return changes
 
 
-def _decomposed(joint: ET.Element, name: str, kind: str,
-                where: str) -> list[dict[str, Any]]:
+def _decomposed(joint: ET.Element, name: str, kind: str, where: str) -> list[dict[str, Any]]:
     """The single-axis actuators of a spherical or planar joint, parent first."""
     half_turn = {"type": "rotary", "min": -math.pi, "max": math.pi}
     if kind == "spherical":
         axes = [("__rx", [1.0, 0.0, 0.0]), ("__ry", [0.0, 1.0, 0.0]), ("", [0.0, 0.0, 1.0])]
         return [{"name": name + suffix, "axis": axis, **half_turn} for suffix, axis in axes]
     axis = joint.find("axis")
-    normal = (_floats(axis.get("xyz"), 3, 0.0, f"{where} axis")
-              if axis is not None else np.array([1.0, 0.0, 0.0]))  # fmt: skip
+    normal = (
+        _floats(axis.get("xyz"), 3, 0.0, f"{where} axis")
+        if axis is not None
+        else np.array([1.0, 0.0, 0.0])
+    )
     norm = np.linalg.norm(normal)
     if norm < 1e-12:
         raise DescriptionError(f"{where}: a planar joint needs a non-zero axis")
     u, v = _plane(normal / norm)
     slide = {"type": "linear", "min": -PLANAR_RANGE, "max": PLANAR_RANGE}
-    return [{"name": f"{name}__tu", "axis": u.tolist(), **slide},
-            {"name": f"{name}__tv", "axis": v.tolist(), **slide},
-            {"name": name, "axis": (normal / norm).tolist(), **half_turn}]  # fmt: skip
+    return [
+        {"name": f"{name}__tu", "axis": u.tolist(), **slide},
+        {"name": f"{name}__tv", "axis": v.tolist(), **slide},
+        {"name": name, "axis": (normal / norm).tolist(), **half_turn},
+    ]
 
 
-def _is_exported_tool(joint: ET.Element, parent: dict[str, Any] | None,
-                      by_parent: dict[str, list[ET.Element]]) -> bool:
+def _is_exported_tool(
+    joint: ET.Element, parent: dict[str, Any] | None, by_parent: dict[str, list[ET.Element]]
+) -> bool:
     """True for the fixed ``<element>_tool_joint`` leaf JointLab's export adds per chain."""
     child = joint.find("child").get("link")  # type: ignore[union-attr]
-    return (parent is not None and joint.get("type") == "fixed"
-            and joint.get("name") == f"{parent['name']}{TOOL_JOINT_SUFFIX}"
-            and child == f"{parent['name']}_tool" and not by_parent.get(child))
+    return (
+        parent is not None
+        and joint.get("type") == "fixed"
+        and joint.get("name") == f"{parent['name']}{TOOL_JOINT_SUFFIX}"
+        and child == f"{parent['name']}_tool"
+        and not by_parent.get(child)
+    )
 
 
 def _robot_name(name: str, source: str) -> str:
@@ -338,8 +375,7 @@ def _robot_name(name: str, source: str) -> str:
     return cleaned
 
 
-def _check_tree(links: dict[str | None, ET.Element], joints: list[ET.Element],
-                source: str) -> str:
+def _check_tree(links: dict[str | None, ET.Element], joints: list[ET.Element], source: str) -> str:
     """The root link; refuses closed chains, cycles and links the root does not reach."""
     if len(joints) > MAX_LINKS:
         raise DescriptionError(f"{source}: {len(joints)} joints, at most {MAX_LINKS}")
@@ -348,8 +384,9 @@ def _check_tree(links: dict[str | None, ET.Element], joints: list[ET.Element],
         for tag in ("parent", "child"):
             element = joint.find(tag)
             if element is None or not element.get("link"):
-                raise DescriptionError(f"{source}: joint {quote(joint.get('name'), 60)} has no "
-                                       f"<{tag} link=\"...\"/>")  # fmt: skip
+                raise DescriptionError(
+                    f'{source}: joint {quote(joint.get("name"), 60)} has no <{tag} link="..."/>'
+                )
         child = joint.find("child").get("link")  # type: ignore[union-attr]
         if child in parent_joint:
             raise DescriptionError(
@@ -415,10 +452,15 @@ def _description_from_tree(root: ET.Element, source: str) -> RobotDescription:
                 length, orientation = slots.pop(0)
                 parent_entry["length"], parent_entry["orientation"] = length, orientation
             helpers: list[dict[str, Any]] = [
-                {"name": f"{name}__origin" + ("_rot" if k else ""), "type": "fixed",
-                 "length": length, "orientation": orientation, "link": _tiny()}
+                {
+                    "name": f"{name}__origin" + ("_rot" if k else ""),
+                    "type": "fixed",
+                    "length": length,
+                    "orientation": orientation,
+                    "link": _tiny(),
+                }
                 for k, (length, orientation) in enumerate(slots)
-            ]  # fmt: skip
+            ]
             child = joint.find("child").get("link")  # type: ignore[union-attr]
             inertial = _link_inertial(links.get(child), where)
             if kind in ("revolute", "continuous", "prismatic"):

@@ -36,7 +36,6 @@ __all__ = [
 ]
 
 
-
 def _fmt(values: Any) -> str:
     return " ".join(repr(float(v)) for v in np.atleast_1d(values))
 
@@ -47,10 +46,15 @@ def _inertial_xml(parent: ET.Element, mass: float, cog: Any, inertia: Any) -> No
     ET.SubElement(inertial, "mass", value=repr(float(mass)))
     i = np.asarray(inertia, dtype=np.float64).tolist()  # Python floats: repr is a plain number
     ET.SubElement(
-        inertial, "inertia",
-        ixx=repr(i[0][0]), ixy=repr(i[0][1]), ixz=repr(i[0][2]),
-        iyy=repr(i[1][1]), iyz=repr(i[1][2]), izz=repr(i[2][2]),
-    )  # fmt: skip
+        inertial,
+        "inertia",
+        ixx=repr(i[0][0]),
+        ixy=repr(i[0][1]),
+        ixz=repr(i[0][2]),
+        iyy=repr(i[1][1]),
+        iyz=repr(i[1][2]),
+        izz=repr(i[2][2]),
+    )
 
 
 def _capsule_xml(parent: ET.Element, length: float, orientation: Any, radius: float) -> None:
@@ -98,8 +102,11 @@ def description_to_urdf(description: RobotDescription, *, armature: bool = False
     for spec in description.actuators:
         link = ET.SubElement(robot, "link", name=f"{spec.name}_link")
         if spec.link is not None:
-            inertial = (realised_inertial(spec) if armature else
-                        (spec.link.mass, spec.link.center_of_gravity, spec.link.inertia))
+            inertial = (
+                realised_inertial(spec)
+                if armature
+                else (spec.link.mass, spec.link.center_of_gravity, spec.link.inertia)
+            )
             _inertial_xml(link, *inertial)
             _capsule_xml(link, spec.length, spec.orientation, spec.link.radius)
         kind = {
@@ -119,20 +126,29 @@ def description_to_urdf(description: RobotDescription, *, armature: bool = False
         if spec.is_joint:
             ET.SubElement(joint, "axis", xyz=_fmt(spec.axis))
             ET.SubElement(
-                joint, "limit", lower=repr(spec.min), upper=repr(spec.max),
-                effort=repr(spec.limits.effort), velocity=repr(spec.limits.velocity),
-            )  # fmt: skip
+                joint,
+                "limit",
+                lower=repr(spec.min),
+                upper=repr(spec.max),
+                effort=repr(spec.limits.effort),
+                velocity=repr(spec.limits.velocity),
+            )
             ET.SubElement(
-                joint, "dynamics", damping=repr(spec.dynamics.damping),
+                joint,
+                "dynamics",
+                damping=repr(spec.dynamics.damping),
                 friction=repr(spec.dynamics.static_friction),
                 armature=repr(spec.dynamics.armature),
-            )  # fmt: skip
+            )
             if spec.coupling is not None and len(spec.coupling.alpha_leading) == 1:
                 ((lead, alpha),) = spec.coupling.alpha_leading
                 ET.SubElement(
-                    joint, "mimic", joint=lead, multiplier=repr(alpha),
+                    joint,
+                    "mimic",
+                    joint=lead,
+                    multiplier=repr(alpha),
                     offset=repr(spec.coupling.alpha_self * spec.home),
-                )  # fmt: skip
+                )
         if not children[spec.name]:
             tool = ET.SubElement(robot, "link", name=f"{spec.name}_tool")
             _inertial_xml(tool, TINY_MASS, (0.0, 0.0, 0.0), np.eye(3) * TINY_INERTIA)

@@ -106,8 +106,9 @@ class ActuatorArray:
         :meth:`limits`, and the exact operations the simulator runs).
         """
         drop = self.slope * velocity
-        return np.clip(np.clip(command, -self.stall - drop, self.stall - drop),
-                       -self.effort, self.effort)  # fmt: skip
+        return np.clip(
+            np.clip(command, -self.stall - drop, self.stall - drop), -self.effort, self.effort
+        )
 
     def current(self, torque: np.ndarray) -> np.ndarray:
         """Motor current in A for delivered joint ``torque``, clamped at ``max_current``."""

@@ -91,8 +91,14 @@ class BatchStepper:
                 robot._stepped()
             return None
         # no sensor noise to draw: the stall timers of all robots at once
-        end_periods(self._reporters, [world.steps for world in self._worlds], tau, cmd, qd,
-                    self._stall_columns)  # fmt: skip
+        end_periods(
+            self._reporters,
+            [world.steps for world in self._worlds],
+            tau,
+            cmd,
+            qd,
+            self._stall_columns,
+        )
         for robot in robots:
             robot._state = None
             robot._stepped()

@@ -154,8 +154,7 @@ class World:
         engine: str = DEFAULT_ENGINE,
     ) -> Engine:
         """The engine's world (see the class docstring)."""
-        world: Engine = engine_package(engine).World(dt=dt, gravity=gravity, gui=gui,
-                                                     ground=ground)  # fmt: skip
+        world: Engine = engine_package(engine).World(dt=dt, gravity=gravity, gui=gui, ground=ground)
         return world
 
 
@@ -275,8 +274,9 @@ class Engine(Protocol):
     gravity: np.ndarray
     steps: int
 
-    def _attach_robot(self, description: RobotDescription,
-                      dt: float) -> tuple[EngineBody, EngineLoop]:  # fmt: skip
+    def _attach_robot(
+        self, description: RobotDescription, dt: float
+    ) -> tuple[EngineBody, EngineLoop]:
         """Load ``description``; refuse what the engine cannot represent (engine, joint, why)."""
 
     def _physics_step(self) -> None:

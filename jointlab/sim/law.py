@@ -136,10 +136,12 @@ class DriveLoop:
             mask = self._mask
             on = mask & action.pd_mask
             isnan, where = np.isnan, np.where
-            kp = where(on, where(isnan(action.position_kp), self.default_kp, action.position_kp),
-                       0.0)  # fmt: skip
-            kd = where(on, where(isnan(action.position_kd), self.default_kd, action.position_kd),
-                       0.0)  # fmt: skip
+            kp = where(
+                on, where(isnan(action.position_kp), self.default_kp, action.position_kp), 0.0
+            )
+            kd = where(
+                on, where(isnan(action.position_kd), self.default_kd, action.position_kd), 0.0
+            )
             position = where(on, action.position, 0.0)
             velocity = where(on & ~isnan(action.velocity), action.velocity, 0.0)
             c = where(mask, action.torque, 0.0) + kp * position + kd * velocity

@@ -78,13 +78,15 @@ class MarkerSet(abc.ABC):
         centre = np.asarray(position, dtype=np.float64).reshape(-1)
         colour = np.asarray(rgba, dtype=np.float64).reshape(-1)
         if centre.shape != (3,) or not np.isfinite(centre).all():
-            raise ConfigurationError(f"marker {name!r} position must be 3 finite numbers, "
-                                     f"got {position!r}")  # fmt: skip
+            raise ConfigurationError(
+                f"marker {name!r} position must be 3 finite numbers, got {position!r}"
+            )
         if not (np.isfinite(radius) and radius > 0):
             raise ConfigurationError(f"marker {name!r} radius must be > 0 metres, got {radius!r}")
         if colour.shape != (4,) or not ((colour >= 0) & (colour <= 1)).all():
-            raise ConfigurationError(f"marker {name!r} rgba must be 4 numbers in [0, 1], "
-                                     f"got {rgba!r}")  # fmt: skip
+            raise ConfigurationError(
+                f"marker {name!r} rgba must be 4 numbers in [0, 1], got {rgba!r}"
+            )
         look = MarkerLook(shape, float(radius), (*(float(c) for c in colour),))  # type: ignore[arg-type]
         known = self._bodies.get(name)
         if known is not None and known[1] != look:

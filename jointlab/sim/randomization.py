@@ -128,8 +128,9 @@ class Randomization:
             if span is None:
                 values[f.name] = base
             elif f.name == "latency":
-                values[f.name] = rng.integers(int(span[0]), int(span[1]), size=base.shape,
-                                              endpoint=True)  # fmt: skip
+                values[f.name] = rng.integers(
+                    int(span[0]), int(span[1]), size=base.shape, endpoint=True
+                )
             else:
                 values[f.name] = rng.uniform(float(span[0]), float(span[1]), size=base.shape)
         return EpisodeParameters(**values)

@@ -187,10 +187,14 @@ class SimRobot(Robot):
         if not problems:
             return
         source = description.source or f"robot {description.name!r}"
-        message = f"{source}: " + "; ".join(
-            f"actuator {p.name!r}: {p.message}" for p in problems
-        ) + ("; give smaller gains in the robot file, or run with a smaller dt"
-             " (sim://...?dt=...), or pass gain_check='warn' to run anyway")
+        message = (
+            f"{source}: "
+            + "; ".join(f"actuator {p.name!r}: {p.message}" for p in problems)
+            + (
+                "; give smaller gains in the robot file, or run with a smaller dt"
+                " (sim://...?dt=...), or pass gain_check='warn' to run anyway"
+            )
+        )
         if mode == "warn":
             warnings.warn(message, UnstableGainsWarning, stacklevel=3)
             return
@@ -429,8 +433,11 @@ class SimRobot(Robot):
         """
         self._check_open("frame_locator")
         body = self._body
-        if (name not in self._description.tool_names or not body.cheap_kinematics
-                or self._reporter.sensors is not None):
+        if (
+            name not in self._description.tool_names
+            or not body.cheap_kinematics
+            or self._reporter.sensors is not None
+        ):
             return None
         frame_position = body.frame_position
 

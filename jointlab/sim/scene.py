@@ -65,8 +65,10 @@ def combined_friction(first: float, second: float) -> float:
 
 def link_torsional_friction(description: RobotDescription) -> list[float]:
     """Declared torsional friction (m) of the base (0) and then each element's link."""
-    return [0.0] + [spec.link.torsional_friction if spec.link is not None else 0.0
-                    for spec in description.actuators]  # fmt: skip
+    return [0.0] + [
+        spec.link.torsional_friction if spec.link is not None else 0.0
+        for spec in description.actuators
+    ]
 
 
 def link_friction(description: RobotDescription) -> list[float]:
@@ -229,9 +231,13 @@ class Scene(abc.ABC):
         if min(half) <= 0:
             raise ConfigurationError(f"add_box half_extents must be > 0, got {half_extents!r}")
         coefficient = _positive("friction", friction)
-        body = self._add_box(half, vector("position", position),
-                             vector("orientation", orientation), self._mass(mass),
-                             self._rgba(rgba))  # fmt: skip
+        body = self._add_box(
+            half,
+            vector("position", position),
+            vector("orientation", orientation),
+            self._mass(mass),
+            self._rgba(rgba),
+        )
         if coefficient != CONTACT_FRICTION:
             self._set_object_dynamics(body, None, coefficient)
         return body
@@ -252,8 +258,9 @@ class Scene(abc.ABC):
         if not np.isfinite(radius) or radius <= 0:
             raise ConfigurationError(f"add_sphere radius must be > 0 metres, got {radius!r}")
         coefficient = _positive("friction", friction)
-        body = self._add_sphere(float(radius), vector("position", position), self._mass(mass),
-                                self._rgba(rgba))  # fmt: skip
+        body = self._add_sphere(
+            float(radius), vector("position", position), self._mass(mass), self._rgba(rgba)
+        )
         if coefficient != CONTACT_FRICTION:
             self._set_object_dynamics(body, None, coefficient)
         return body
@@ -278,11 +285,16 @@ class Scene(abc.ABC):
         if found is None:
             where = f" (also looked in {', '.join(folders)})" if folders else ""
             raise SimulationError(f"{text}: URDF file not found{where}")
-        return self._add_urdf(found, vector("add_urdf position", position),
-                              vector("add_urdf orientation", orientation), bool(fixed))  # fmt: skip
+        return self._add_urdf(
+            found,
+            vector("add_urdf position", position),
+            vector("add_urdf orientation", orientation),
+            bool(fixed),
+        )
 
-    def set_object_dynamics(self, body_id: int, *, mass: float | None = None,
-                            friction: float | None = None) -> None:  # fmt: skip
+    def set_object_dynamics(
+        self, body_id: int, *, mass: float | None = None, friction: float | None = None
+    ) -> None:
         """Change the mass and sliding friction of an object added to this world.
 
         Against another body the object slides with the product of both coefficients
@@ -306,9 +318,10 @@ class Scene(abc.ABC):
         self._set_object_dynamics(int(body_id), mass_kg, coefficient)
 
     @abc.abstractmethod
-    def _set_object_dynamics(self, body_id: int, mass: float | None,
-                             friction: float | None) -> None:
-        """Engine part of :meth:`set_object_dynamics` (arguments checked)."""  # fmt: skip
+    def _set_object_dynamics(
+        self, body_id: int, mass: float | None, friction: float | None
+    ) -> None:
+        """Engine part of :meth:`set_object_dynamics` (arguments checked)."""
 
     @staticmethod
     def _mass(mass: float) -> float:
@@ -321,14 +334,21 @@ class Scene(abc.ABC):
         return DEFAULT_RGBA if rgba is None else vector("rgba", rgba, 4)
 
     @abc.abstractmethod
-    def _add_box(self, half: tuple[float, ...], position: tuple[float, ...],
-                 orientation: tuple[float, ...], mass: float, rgba: tuple[float, ...]) -> int:
-        """Engine part of :meth:`add_box` (arguments checked)."""  # fmt: skip
+    def _add_box(
+        self,
+        half: tuple[float, ...],
+        position: tuple[float, ...],
+        orientation: tuple[float, ...],
+        mass: float,
+        rgba: tuple[float, ...],
+    ) -> int:
+        """Engine part of :meth:`add_box` (arguments checked)."""
 
     @abc.abstractmethod
-    def _add_sphere(self, radius: float, position: tuple[float, ...], mass: float,
-                    rgba: tuple[float, ...]) -> int:
-        """Engine part of :meth:`add_sphere` (arguments checked)."""  # fmt: skip
+    def _add_sphere(
+        self, radius: float, position: tuple[float, ...], mass: float, rgba: tuple[float, ...]
+    ) -> int:
+        """Engine part of :meth:`add_sphere` (arguments checked)."""
 
     def _model_folders(self) -> tuple[str, ...]:
         """Folders a relative :meth:`add_urdf` path is also looked up in (the engine's models).
@@ -338,9 +358,10 @@ class Scene(abc.ABC):
         return ()
 
     @abc.abstractmethod
-    def _add_urdf(self, path: str, position: tuple[float, ...], orientation: tuple[float, ...],
-                  fixed: bool) -> int:
-        """Engine part of :meth:`add_urdf` (an existing file, checked pose)."""  # fmt: skip
+    def _add_urdf(
+        self, path: str, position: tuple[float, ...], orientation: tuple[float, ...], fixed: bool
+    ) -> int:
+        """Engine part of :meth:`add_urdf` (an existing file, checked pose)."""
 
     def dynamics_evaluator(self) -> Callable[[RobotDescription, Any], Any] | None:
         """This engine's exact evaluator of a description's rigid-body model, or None.
@@ -385,8 +406,10 @@ class Scene(abc.ABC):
             One :class:`Contact` per point, in the engine's order.
         """
         self._check_open()
-        return [Contact(int(other), np.asarray(point, dtype=np.float64), float(force))
-                for other, point, force in self._contacts(int(body_id))]  # fmt: skip
+        return [
+            Contact(int(other), np.asarray(point, dtype=np.float64), float(force))
+            for other, point, force in self._contacts(int(body_id))
+        ]
 
     @abc.abstractmethod
     def _contacts(self, body_id: int) -> list[tuple[int, Any, float]]:
@@ -394,12 +417,14 @@ class Scene(abc.ABC):
 
     # ---------------------------------------------------------------- robots
     @abc.abstractmethod
-    def _attach_robot(self, description: RobotDescription,
-                      dt: float) -> tuple[EngineBody, EngineLoop]:  # fmt: skip
+    def _attach_robot(
+        self, description: RobotDescription, dt: float
+    ) -> tuple[EngineBody, EngineLoop]:
         """Load ``description``; the engine's body and loop (see ``jointlab.sim.engine``)."""
 
-    def attach_robot(self, description: RobotDescription, dt: float,
-                     closing: Callable[[], None]) -> Attached:  # fmt: skip
+    def attach_robot(
+        self, description: RobotDescription, dt: float, closing: Callable[[], None]
+    ) -> Attached:
         """Load ``description`` into this world and step its law with the world.
 
         Args:

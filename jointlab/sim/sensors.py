@@ -50,8 +50,12 @@ class SensorModel:
     velocity_noise: Spec = 0.0
 
     def __post_init__(self) -> None:
-        for name in ("position_resolution", "position_noise",
-                     "velocity_resolution", "velocity_noise"):  # fmt: skip
+        for name in (
+            "position_resolution",
+            "position_noise",
+            "velocity_resolution",
+            "velocity_noise",
+        ):
             array = np.asarray(getattr(self, name), dtype=np.float64)
             if array.ndim > 1 or not np.all(np.isfinite(array)) or np.any(array < 0):
                 raise ConfigurationError(

@@ -113,9 +113,17 @@ class StateReporter:
         """The state after the loop's last physics step (a :class:`SimState`)."""
         state = _new_state(SimState)
         q, qd, measured = loop.q, loop.qd, self.measured
-        inputs = (self, loop, q, qd, loop.qd_prev, loop.tau, measured,
-                  braked if brakes_engaged else None,
-                  self.stalled if self._stall_any else None)  # fmt: skip
+        inputs = (
+            self,
+            loop,
+            q,
+            qd,
+            loop.qd_prev,
+            loop.tau,
+            measured,
+            braked if brakes_engaged else None,
+            self.stalled if self._stall_any else None,
+        )
         if measured is None and q.base is None:
             # A single robot's step (fresh arrays; a batched step leaves rows of its read-only
             # blocks, read lazily below): almost every reader wants the joint state, so the
@@ -124,16 +132,24 @@ class StateReporter:
             # setflags(False), not setflags(write=False): a keyword costs a dict per call
             q.setflags(False)
             qd.setflags(False)
-            state.__dict__.update(time=time, motor_power=powered, armed=armed,
-                                  brakes=brakes_engaged, _inputs=inputs, position=q,
-                                  velocity=qd)  # fmt: skip
+            state.__dict__.update(
+                time=time,
+                motor_power=powered,
+                armed=armed,
+                brakes=brakes_engaged,
+                _inputs=inputs,
+                position=q,
+                velocity=qd,
+            )
         else:
-            state.__dict__.update(time=time, motor_power=powered, armed=armed,
-                                  brakes=brakes_engaged, _inputs=inputs)  # fmt: skip
+            state.__dict__.update(
+                time=time, motor_power=powered, armed=armed, brakes=brakes_engaged, _inputs=inputs
+            )
         return state
 
-    def flags(self, qd: np.ndarray, braked: np.ndarray | None, stalled: np.ndarray | None
-              ) -> np.ndarray:  # fmt: skip
+    def flags(
+        self, qd: np.ndarray, braked: np.ndarray | None, stalled: np.ndarray | None
+    ) -> np.ndarray:
         """Actuator flags for joint velocities ``qd`` (see the module docstring)."""
         # IDLE (1) or MOVING (2) is 1 + (|qd| > threshold), as uint8 (bool + uint8).
         flags = np.add(np.greater(np.abs(qd), self._threshold), self._idle)
@@ -154,9 +170,14 @@ def stall_columns(reporters: Sequence[StateReporter]) -> tuple[np.ndarray, np.nd
     return thresholds, limits
 
 
-def end_periods(reporters: Sequence[StateReporter], steps: Sequence[int], tau: np.ndarray,
-                cmd: np.ndarray, qd: np.ndarray,
-                columns: tuple[np.ndarray, np.ndarray]) -> None:  # fmt: skip
+def end_periods(
+    reporters: Sequence[StateReporter],
+    steps: Sequence[int],
+    tau: np.ndarray,
+    cmd: np.ndarray,
+    qd: np.ndarray,
+    columns: tuple[np.ndarray, np.ndarray],
+) -> None:
     """:meth:`StateReporter.end_period` of N reporters without sensor models at once.
 
     ``tau``, ``cmd`` and ``qd`` stack the reporters' loops' torques, commands and velocities
@@ -165,8 +186,10 @@ def end_periods(reporters: Sequence[StateReporter], steps: Sequence[int], tau: n
     on the stack instead of once per reporter; each timer then changes exactly as
     :meth:`StateReporter.end_period` would change it.
     """
-    due = [r.stall_time is not None and s - r._checked >= r._check_every
-           for r, s in zip(reporters, steps, strict=True)]  # fmt: skip
+    due = [
+        r.stall_time is not None and s - r._checked >= r._check_every
+        for r, s in zip(reporters, steps, strict=True)
+    ]
     if True not in due:
         return
     thresholds, limits = columns
@@ -278,8 +301,9 @@ class SimState(ArrayState):
             return super().arrays()
         reporter, loop, q, qd, qd_prev, tau, measured = fields["_inputs"][:7]
         position, velocity = (q, qd) if measured is None else measured
-        flat = np.concatenate((position, velocity, (qd - qd_prev) * reporter._inv_dt, tau,
-                               loop.current(tau)))  # fmt: skip
+        flat = np.concatenate(
+            (position, velocity, (qd - qd_prev) * reporter._inv_dt, tau, loop.current(tau))
+        )
         flat.setflags(write=False)
         block = fields["_arrays"] = flat.reshape(5, -1)
         fields.update(zip(ARRAY_FIELDS, block, strict=True))  # read before: equal rows

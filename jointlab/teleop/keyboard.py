@@ -39,9 +39,15 @@ class KeyboardTeleoperator(Teleoperator):
         period: Seconds between readings (the follower's loop rate).
     """
 
-    def __init__(self, description: RobotDescription, *, start: np.ndarray | None = None,
-                 step: float = np.radians(2.0), fd: int = 0,
-                 period: float = 0.02) -> None:  # fmt: skip
+    def __init__(
+        self,
+        description: RobotDescription,
+        *,
+        start: np.ndarray | None = None,
+        step: float = np.radians(2.0),
+        fd: int = 0,
+        period: float = 0.02,
+    ) -> None:
         if description.dof > len(KEYS_UP):
             raise ConfigurationError(
                 f"keyboard teleoperation: {description.name!r} has {description.dof} joints; "

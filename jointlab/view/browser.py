@@ -73,15 +73,27 @@ class HeadlessBrowser:
         self._profile = tempfile.mkdtemp(prefix="jointlab-chromium-")
         port = _free_port()
         self._process = subprocess.Popen(
-            [executable, "--headless", "--no-sandbox", "--disable-gpu",
-             "--use-angle=swiftshader", "--enable-unsafe-swiftshader",
-             "--disable-background-networking", "--disable-component-update",
-             "--disable-sync", "--no-first-run", "--hide-scrollbars",
-             f"--user-data-dir={self._profile}", f"--remote-debugging-port={port}",
-             f"--window-size={size[0]},{size[1]}", "about:blank"],
-            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+            [
+                executable,
+                "--headless",
+                "--no-sandbox",
+                "--disable-gpu",
+                "--use-angle=swiftshader",
+                "--enable-unsafe-swiftshader",
+                "--disable-background-networking",
+                "--disable-component-update",
+                "--disable-sync",
+                "--no-first-run",
+                "--hide-scrollbars",
+                f"--user-data-dir={self._profile}",
+                f"--remote-debugging-port={port}",
+                f"--window-size={size[0]},{size[1]}",
+                "about:blank",
+            ],
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
             preexec_fn=normal_scheduling,  # never a real-time policy inherited from us
-        )  # fmt: skip
+        )
         self._next_id = 0
         try:
             target = self._page_target(port)
@@ -133,8 +145,9 @@ class HeadlessBrowser:
 
     def evaluate(self, expression: str) -> Any:
         """The value of a JavaScript expression (promises awaited)."""
-        result = self.call("Runtime.evaluate", expression=expression, returnByValue=True,
-                           awaitPromise=True)  # fmt: skip
+        result = self.call(
+            "Runtime.evaluate", expression=expression, returnByValue=True, awaitPromise=True
+        )
         if "exceptionDetails" in result:
             raise BrowserError(f"JavaScript error: {result['exceptionDetails'].get('text')}")
         return result.get("result", {}).get("value")

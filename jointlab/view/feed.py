@@ -18,8 +18,15 @@ import numpy as np
 __all__ = ["FeedEvent", "FeedWindow", "ViewFeed"]
 
 #: Rows of a window, per joint.
-_ROWS = ("position", "velocity", "torque", "current", "desired_position", "desired_velocity",
-         "feedforward")  # fmt: skip
+_ROWS = (
+    "position",
+    "velocity",
+    "torque",
+    "current",
+    "desired_position",
+    "desired_velocity",
+    "feedforward",
+)
 
 
 @dataclass(frozen=True)
@@ -73,8 +80,14 @@ class ViewFeed:
             (0: never; robots without a world have none).
     """
 
-    def __init__(self, dof: int, capacity: int = 600, lower: np.ndarray | None = None,
-                 upper: np.ndarray | None = None, contacts_every: int = 0) -> None:  # fmt: skip
+    def __init__(
+        self,
+        dof: int,
+        capacity: int = 600,
+        lower: np.ndarray | None = None,
+        upper: np.ndarray | None = None,
+        contacts_every: int = 0,
+    ) -> None:
         self.dof = int(dof)
         self.capacity = int(capacity)
         #: Per slot: (time s, the state's four vectors, the action's three vectors).
@@ -114,15 +127,28 @@ class ViewFeed:
         joint = getattr(error, "joint", None)
         self.event(float(robot.time), "fault", f"fault: {joint or 'robot'}: {reasons}")
 
-    def push(self, state: Any, desired_position: np.ndarray, desired_velocity: np.ndarray,
-             feedforward: np.ndarray) -> None:  # fmt: skip
+    def push(
+        self,
+        state: Any,
+        desired_position: np.ndarray,
+        desired_velocity: np.ndarray,
+        feedforward: np.ndarray,
+    ) -> None:
         """Add one sample: an :class:`~jointlab.interface.ArrayState` and the action in force.
 
         The state's vectors are copied (a backend may reuse its arrays); an action's vectors
         are immutable and kept by reference.
         """
-        sample = (state.time, state.position.copy(), state.velocity.copy(), state.torque.copy(),
-                  state.current.copy(), desired_position, desired_velocity, feedforward)
+        sample = (
+            state.time,
+            state.position.copy(),
+            state.velocity.copy(),
+            state.torque.copy(),
+            state.current.copy(),
+            desired_position,
+            desired_velocity,
+            feedforward,
+        )
         with self._lock:
             self._slots[self._count % self.capacity] = sample
             self._count += 1
@@ -153,11 +179,13 @@ class ViewFeed:
             fresh = [(k, self._slots[k % self.capacity]) for k in range(start, count)]
             contacts = self._contacts
         if fresh:
-            slots = np.fromiter((k % self.capacity for k, _ in fresh), dtype=np.intp,
-                                count=len(fresh))  # fmt: skip
+            slots = np.fromiter(
+                (k % self.capacity for k, _ in fresh), dtype=np.intp, count=len(fresh)
+            )
             self._time[slots] = [sample[0] for _, sample in fresh]
-            self._rows[:, slots] = np.array([sample[1:] for _, sample in fresh],
-                                            dtype=np.float64).transpose(1, 0, 2)  # fmt: skip
+            self._rows[:, slots] = np.array(
+                [sample[1:] for _, sample in fresh], dtype=np.float64
+            ).transpose(1, 0, 2)
             self._converted = count
             if self._lower is not None:
                 self._limit_events(self._time[slots], self._rows[0, slots])

@@ -44,11 +44,16 @@ def _series(*labels_colours: tuple[str, str, bool]) -> tuple[dict[str, Any], ...
     series: list[dict[str, Any]] = [{"label": "t"}]
     for label, colour, points_only in labels_colours:
         if points_only:
-            series.append({"label": label, "stroke": colour, "width": 0,
-                           "points": {"show": True, "size": 9, "fill": colour}})  # fmt: skip
+            series.append(
+                {
+                    "label": label,
+                    "stroke": colour,
+                    "width": 0,
+                    "points": {"show": True, "size": 9, "fill": colour},
+                }
+            )
         else:
-            series.append({"label": label, "stroke": colour, "width": 2,
-                           "points": {"show": False}})  # fmt: skip
+            series.append({"label": label, "stroke": colour, "width": 2, "points": {"show": False}})
     return tuple(series)
 
 
@@ -67,23 +72,36 @@ class LivePlots:
         gui = server.gui
         self._joint = gui.add_dropdown("joint", options=joint_names, initial_value=joint_names[0])
         empty = (np.zeros(2), np.zeros(2), np.zeros(2), np.zeros(2))
-        self._position = gui.add_uplot(empty, _series(("actual", _ACTUAL, False),
-                                                      ("desired", _DESIRED, False),
-                                                      ("event", _EVENT, True)),
-                                       title="position", axes=_axes("rad"),
-                                       scales=_scales(np.zeros(1)),
-                                       aspect=1.6)  # fmt: skip
-        self._velocity = gui.add_uplot(empty[:3], _series(("actual", _ACTUAL, False),
-                                                          ("desired", _DESIRED, False)),
-                                       title="velocity", axes=_axes("rad/s"),
-                                       scales=_scales(np.zeros(1)),
-                                       aspect=1.6)  # fmt: skip
-        self._torque = gui.add_uplot(empty, _series(("applied", _ACTUAL, False),
-                                                    ("feed-forward", _DESIRED, False),
-                                                    ("current (A)", "#2ca02c", False)),
-                                     title="torque and current", axes=_axes("N·m, A"),
-                                     scales=_scales(np.zeros(1)),
-                                     aspect=1.6)  # fmt: skip
+        self._position = gui.add_uplot(
+            empty,
+            _series(
+                ("actual", _ACTUAL, False), ("desired", _DESIRED, False), ("event", _EVENT, True)
+            ),
+            title="position",
+            axes=_axes("rad"),
+            scales=_scales(np.zeros(1)),
+            aspect=1.6,
+        )
+        self._velocity = gui.add_uplot(
+            empty[:3],
+            _series(("actual", _ACTUAL, False), ("desired", _DESIRED, False)),
+            title="velocity",
+            axes=_axes("rad/s"),
+            scales=_scales(np.zeros(1)),
+            aspect=1.6,
+        )
+        self._torque = gui.add_uplot(
+            empty,
+            _series(
+                ("applied", _ACTUAL, False),
+                ("feed-forward", _DESIRED, False),
+                ("current (A)", "#2ca02c", False),
+            ),
+            title="torque and current",
+            axes=_axes("N·m, A"),
+            scales=_scales(np.zeros(1)),
+            aspect=1.6,
+        )
         self._events = gui.add_markdown("no refusals or limit events")
         self._shown_events = -1
         self._shown_joint = ""
@@ -112,8 +130,12 @@ class LivePlots:
                 or "no refusals or limit events"
             )
         self._draw(self._position, t, actual, window.row("desired_position")[:, joint], events)
-        self._draw(self._velocity, t, window.row("velocity")[:, joint],
-                   np.nan_to_num(window.row("desired_velocity")[:, joint]))  # fmt: skip
+        self._draw(
+            self._velocity,
+            t,
+            window.row("velocity")[:, joint],
+            np.nan_to_num(window.row("desired_velocity")[:, joint]),
+        )
         self._draw(
             self._torque,
             t,

@@ -45,8 +45,15 @@ def link_shapes(description: RobotDescription) -> tuple[LinkShape, ...]:
     shapes = []
     for spec in description.actuators:
         end = Rotation.from_euler("xyz", spec.orientation).apply([spec.length, 0.0, 0.0])
-        shapes.append(LinkShape(spec.name, np.asarray(end), radius, spec.type,
-                                np.asarray(spec.axis, dtype=np.float64)))  # fmt: skip
+        shapes.append(
+            LinkShape(
+                spec.name,
+                np.asarray(end),
+                radius,
+                spec.type,
+                np.asarray(spec.axis, dtype=np.float64),
+            )
+        )
     return tuple(shapes)
 
 
@@ -84,30 +91,52 @@ class RobotScene:
         server.initial_camera.look_at = tuple(centre)
         server.initial_camera.position = tuple(centre + reach * np.array([1.2, -1.2, 0.75]))
         radius = self._shapes[0].radius if self._shapes else 0.02
-        scene.add_box("/robot/base", color=(90, 90, 100), dimensions=(6 * radius,) * 2 + (radius,),
-                      position=tuple(description.base.position))  # fmt: skip
+        scene.add_box(
+            "/robot/base",
+            color=(90, 90, 100),
+            dimensions=(6 * radius,) * 2 + (radius,),
+            position=tuple(description.base.position),
+        )
         tools = {name[: -len("_tool")] for name in description.tool_names}
         for index, shape in enumerate(self._shapes):
             node = f"/robot/e{index}"
             self._frames.append(scene.add_frame(node, show_axes=False))
             length = float(np.linalg.norm(shape.end))
             if length > 1e-9:
-                scene.add_cylinder(f"{node}/link", radius=shape.radius, height=length,
-                                   color=_LINK_RGB, wxyz=_z_to(shape.end),
-                                   position=tuple(0.5 * shape.end))  # fmt: skip
-                scene.add_icosphere(f"{node}/tip", radius=shape.radius, color=_LINK_RGB,
-                                    position=tuple(shape.end))  # fmt: skip
+                scene.add_cylinder(
+                    f"{node}/link",
+                    radius=shape.radius,
+                    height=length,
+                    color=_LINK_RGB,
+                    wxyz=_z_to(shape.end),
+                    position=tuple(0.5 * shape.end),
+                )
+                scene.add_icosphere(
+                    f"{node}/tip", radius=shape.radius, color=_LINK_RGB, position=tuple(shape.end)
+                )
             if shape.kind is JointType.ROTARY:
-                scene.add_cylinder(f"{node}/joint", radius=1.5 * shape.radius,
-                                   height=2.6 * shape.radius, color=_ROTARY_RGB,
-                                   wxyz=_z_to(shape.axis))  # fmt: skip
+                scene.add_cylinder(
+                    f"{node}/joint",
+                    radius=1.5 * shape.radius,
+                    height=2.6 * shape.radius,
+                    color=_ROTARY_RGB,
+                    wxyz=_z_to(shape.axis),
+                )
             elif shape.kind is JointType.LINEAR:
-                scene.add_cylinder(f"{node}/joint", radius=0.8 * shape.radius,
-                                   height=6.0 * shape.radius, color=_LINEAR_RGB,
-                                   wxyz=_z_to(shape.axis))  # fmt: skip
+                scene.add_cylinder(
+                    f"{node}/joint",
+                    radius=0.8 * shape.radius,
+                    height=6.0 * shape.radius,
+                    color=_LINEAR_RGB,
+                    wxyz=_z_to(shape.axis),
+                )
             if shape.element in tools:
-                scene.add_icosphere(f"{node}/tool", radius=1.3 * shape.radius, color=_TOOL_RGB,
-                                    position=tuple(shape.end))  # fmt: skip
+                scene.add_icosphere(
+                    f"{node}/tool",
+                    radius=1.3 * shape.radius,
+                    color=_TOOL_RGB,
+                    position=tuple(shape.end),
+                )
         self._markers: dict[str, Any] = {}
 
     def update(self, q: np.ndarray) -> None:
@@ -129,9 +158,12 @@ class RobotScene:
             handle = self._markers.get(marker.name)
             if handle is None:
                 rgb = tuple(int(255 * c) for c in marker.rgba[:3])
-                handle = self._scene.add_icosphere(f"/markers/{marker.name}",
-                                                   radius=marker.radius, color=rgb,
-                                                   opacity=float(marker.rgba[3]))  # fmt: skip
+                handle = self._scene.add_icosphere(
+                    f"/markers/{marker.name}",
+                    radius=marker.radius,
+                    color=rgb,
+                    opacity=float(marker.rgba[3]),
+                )
                 self._markers[marker.name] = handle
             handle.position = np.asarray(marker.position, dtype=np.float64)
             handle.visible = True
@@ -139,6 +171,9 @@ class RobotScene:
     def show_contacts(self, points: np.ndarray) -> None:
         """Contact points (m, shape ``(n, 3)``) as a red point cloud."""
         points = np.asarray(points, dtype=np.float32).reshape(-1, 3)
-        self._scene.add_point_cloud("/contacts", points=points,
-                                    colors=np.tile(np.uint8([220, 30, 30]), (len(points), 1)),
-                                    point_size=0.01)  # fmt: skip
+        self._scene.add_point_cloud(
+            "/contacts",
+            points=points,
+            colors=np.tile(np.uint8([220, 30, 30]), (len(points), 1)),
+            point_size=0.01,
+        )

@@ -67,9 +67,17 @@ class LiveView:
         contacts: Also show a simulated robot's contact points (red), read every 10 steps.
     """
 
-    def __init__(self, description: RobotDescription, *, host: str = "127.0.0.1",
-                 port: int = DEFAULT_PORT, rate_hz: float = 30.0, capacity: int = 600,
-                 title: str | None = None, contacts: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        description: RobotDescription,
+        *,
+        host: str = "127.0.0.1",
+        port: int = DEFAULT_PORT,
+        rate_hz: float = 30.0,
+        capacity: int = 600,
+        title: str | None = None,
+        contacts: bool = False,
+    ) -> None:
         if not (0.0 <= rate_hz <= 240.0):
             raise ConfigurationError(f"LiveView: rate_hz={rate_hz!r}, expected 0 <= rate_hz <= 240")
         if not (0 <= int(port) <= 65535):

@@ -15,9 +15,13 @@ def test_the_cold_code_benchmark_reports_each_gap_against_back_to_back(tmp_path)
     summary = tmp_path / "summary.jsonl"
     result = subprocess.run(
         [sys.executable, str(ROOT / "benchmarks" / "cold_code.py"), "--quick"],
-        capture_output=True, text=True, timeout=300, check=False, cwd=tmp_path,
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+        cwd=tmp_path,
         env={**os.environ, "JOINTLAB_BENCH_SUMMARY": str(summary)},
-    )  # fmt: skip
+    )
     assert result.returncode == 0, result.stderr
     for gap in ("busy 0.5 ms", "sleep 0.5 ms", "physics (20 steps)", "busy 2 ms"):
         assert re.search(rf"after {re.escape(gap)} +/ back to back +\d+\.\d\d \[", result.stdout)

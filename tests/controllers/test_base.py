@@ -24,13 +24,26 @@ PLANAR = load_robot("planar2")
 
 def state(q=(0.0, 0.5), qd=(0.0, 0.0)):
     zeros = np.zeros(2)
-    return ArrayState(0.0, np.array(q, float), np.array(qd, float), zeros, zeros, zeros,
-                      np.ones(2, np.uint8), True, True)
+    return ArrayState(
+        0.0,
+        np.array(q, float),
+        np.array(qd, float),
+        zeros,
+        zeros,
+        zeros,
+        np.ones(2, np.uint8),
+        True,
+        True,
+    )
 
 
 def test_controllers_satisfy_the_protocol():
-    for controller in (JointPD([0, 0]), JointImpedance(), GravityCompensation(PLANAR),
-                       FunctionController(lambda s: np.zeros(2))):
+    for controller in (
+        JointPD([0, 0]),
+        JointImpedance(),
+        GravityCompensation(PLANAR),
+        FunctionController(lambda s: np.zeros(2)),
+    ):
         assert isinstance(controller, Controller)
 
 
@@ -52,8 +65,9 @@ def test_gravity_compensation_adds_to_any_controller():
     description = load_robot("arm6")
     control = with_feedforward(JointPD(description.home), GravityCompensation(description))
     zeros = np.zeros(6)
-    s = ArrayState(0.0, description.home, zeros, zeros, zeros, zeros, np.ones(6, np.uint8),
-                   True, True)
+    s = ArrayState(
+        0.0, description.home, zeros, zeros, zeros, zeros, np.ones(6, np.uint8), True, True
+    )
     control.reset(s)
     action = control.compute(s)
     np.testing.assert_allclose(action.position, description.home)
@@ -85,8 +99,9 @@ def test_pd_target_update():
 
 def test_safe_controller_keeps_desired_and_reports_events():
     seen = []
-    safe = SafeController(JointPD([5.0, 0.5]), SafetyLayer.for_description(PLANAR, 0.001),
-                          on_event=seen.append)
+    safe = SafeController(
+        JointPD([5.0, 0.5]), SafetyLayer.for_description(PLANAR, 0.001), on_event=seen.append
+    )
     safe.reset(state())
     applied = safe.compute(state())
     assert safe.last_desired.position[0] == 5.0

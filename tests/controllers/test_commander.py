@@ -189,9 +189,11 @@ def test_stop_decelerate_never_exceeds_the_acceleration_limit(gantry):
 def test_trajectory_tracks_within_a_hundredth_at_default_gains(gantry):
     commander = Commander(gantry)
     home = gantry.description.home
-    waypoints = [{"position": home + np.array([0.15, 0.05, -0.05]), "time_from_start": 0.4},
-                 {"position": home - np.array([0.1, 0.05, 0.05]), "time_from_start": 0.9},
-                 {"position": home, "time_from_start": 1.2}]
+    waypoints = [
+        {"position": home + np.array([0.15, 0.05, -0.05]), "time_from_start": 0.4},
+        {"position": home - np.array([0.1, 0.05, 0.05]), "time_from_start": 0.9},
+        {"position": home, "time_from_start": 1.2},
+    ]
     handle = commander.follow_trajectory(waypoints)
     summary = run(gantry, commander)
     assert summary.stopped_by == "idle" and handle.succeeded
@@ -202,11 +204,13 @@ def test_trajectory_tracks_within_a_hundredth_at_default_gains(gantry):
 def test_trajectory_on_arm6_tracks_with_gravity(arm):
     commander = Commander(arm)
     home = arm.description.home
-    waypoints = from_milliseconds([
-        {"position": home[:3] + np.array([0.3, 0.2, -0.3]), "time_from_start": 600},
-        {"position": home[:3] - 0.2, "time_from_start": 1300},
-        {"position": home[:3], "time_from_start": 1800},
-    ])
+    waypoints = from_milliseconds(
+        [
+            {"position": home[:3] + np.array([0.3, 0.2, -0.3]), "time_from_start": 600},
+            {"position": home[:3] - 0.2, "time_from_start": 1300},
+            {"position": home[:3], "time_from_start": 1800},
+        ]
+    )
     handle = commander.follow_trajectory(waypoints, joints=["shoulder_pan", 1, "elbow"])
     errors = []
     while not handle.done:
@@ -222,8 +226,10 @@ def test_trajectory_on_arm6_tracks_with_gravity(arm):
 def test_repeat_three_repeats(gantry):
     commander = Commander(gantry)
     x0 = gantry.description.home[0]
-    waypoints = [{"position": x0 + 0.1, "time_from_start": 0.25},
-                 {"position": x0, "time_from_start": 0.5}]
+    waypoints = [
+        {"position": x0 + 0.1, "time_from_start": 0.25},
+        {"position": x0, "time_from_start": 0.5},
+    ]
     handle = commander.follow_trajectory(waypoints, joints="x", repeat=3)
     states = drive(gantry, commander, handle)
     x = np.array([s.position[0] for s in states])
@@ -273,8 +279,11 @@ class _CallLog:
 
         def call(*args):
             result = attribute(*args)
-            self.ticks[-1].append((name, result) if name != "rigid_torque_at_rest" else
-                                  (name, tuple(np.array(a) for a in args), result))
+            self.ticks[-1].append(
+                (name, result)
+                if name != "rigid_torque_at_rest"
+                else (name, tuple(np.array(a) for a in args), result)
+            )
             return result
 
         return call
@@ -282,8 +291,9 @@ class _CallLog:
 
 def _model_calls(robot, ticks, **options):
     """The DynamicsModel calls of each of ``ticks`` Commander ticks toward home + 0.3 rad."""
-    commander = Commander(robot, model_feedforward=True,
-                          dynamics=DynamicsModel(robot.description), **options)
+    commander = Commander(
+        robot, model_feedforward=True, dynamics=DynamicsModel(robot.description), **options
+    )
     log = commander.dynamics = _CallLog(commander.dynamics)
     commander.set_positions(np.array(robot.description.home) + 0.3)
     for _ in range(ticks):
@@ -294,8 +304,9 @@ def _model_calls(robot, ticks, **options):
 
 
 def test_model_feedforward_refreshes_the_inertia_every_period_at_that_ticks_position(arm):
-    commander = Commander(arm, model_feedforward=True, inertia_period=0.01,
-                          dynamics=DynamicsModel(arm.description))
+    commander = Commander(
+        arm, model_feedforward=True, inertia_period=0.01, dynamics=DynamicsModel(arm.description)
+    )
     model = commander.dynamics
     log = commander.dynamics = _CallLog(model)
     handle = commander.set_positions(np.array(arm.description.home) + 0.3)
@@ -313,8 +324,7 @@ def test_model_feedforward_refreshes_the_inertia_every_period_at_that_ticks_posi
     gaps = np.diff(refresh_ticks)
     assert refresh_ticks[0] == 0 and len(refresh_ticks) == 4, refresh_ticks
     assert ((gaps == 10) | (gaps == 11)).all(), refresh_ticks
-    assert all(tick == ["gravity_torque"] for i, tick in enumerate(names)
-               if i not in refresh_ticks)
+    assert all(tick == ["gravity_torque"] for i, tick in enumerate(names) if i not in refresh_ticks)
     for i in refresh_ticks:
         gravity, mass = log.ticks[i][0][1]
         np.testing.assert_array_equal(mass, model.mass_matrix(positions[i]))
@@ -335,8 +345,9 @@ def test_model_feedforward_refreshes_every_period_on_slower_ticks():
 
 
 def test_model_feedforward_refreshes_at_once_after_the_robot_is_reset(arm):
-    commander = Commander(arm, model_feedforward=True, inertia_period=0.01,
-                          dynamics=DynamicsModel(arm.description))
+    commander = Commander(
+        arm, model_feedforward=True, inertia_period=0.01, dynamics=DynamicsModel(arm.description)
+    )
     log = commander.dynamics = _CallLog(commander.dynamics)
     commander.set_positions(np.array(arm.description.home) + 0.3)
     for _ in range(11):  # the last refresh was on tick 10
@@ -367,7 +378,7 @@ def test_bullet_models_feedforward_is_one_inverse_dynamics_at_every_ticks_positi
         state = arm.read()
         action = commander.update()
         arm.step()
-        (name, (q, acceleration), _), = log.ticks[-1]
+        ((name, (q, acceleration), _),) = log.ticks[-1]
         assert name == "rigid_torque_at_rest"
         np.testing.assert_array_equal(q, state.position)
         peak = max(peak, np.abs(acceleration).max())
@@ -415,5 +426,4 @@ def test_a_model_assigned_while_running_drives_the_feedforward_from_the_next_tic
     assert calls[0] == calls[2] == [["rigid_torque_at_rest"]] * 8
     refreshes = [i for i, tick in enumerate(calls[1]) if tick == ["gravity_and_mass_matrix"]]
     assert refreshes[:2] in ([0, 5], [0, 6])  # 5 ms of 1 ms ticks (6 where the sum rounds)
-    assert all(tick == ["gravity_torque"] for i, tick in enumerate(calls[1])
-               if i not in refreshes)
+    assert all(tick == ["gravity_torque"] for i, tick in enumerate(calls[1]) if i not in refreshes)

@@ -58,8 +58,11 @@ def test_a_new_command_preempts_the_old_one_on_its_joints(gantry):
 
 def test_requests_are_accepted_at_once(gantry):
     commander = Commander(gantry)
-    for handle in (commander.power(True), commander.brakes(False),
-                   commander.configure_accel("x", 2.0)):
+    for handle in (
+        commander.power(True),
+        commander.brakes(False),
+        commander.configure_accel("x", 2.0),
+    ):
         assert handle.status is CommandStatus.SUCCEEDED
         assert [e.kind for e in handle.events] == [K.ACCEPTED]
     assert commander.geometry().actuators[0].config_speed == gantry.description.config_speed[0]
@@ -75,12 +78,23 @@ def test_safety_clamps_are_reported_with_the_driving_command(gantry):
 def _too_weak_to_lift():
     """Two joints: a turntable (about z) and a 2 kg arm (about y) whose motor cannot hold it."""
     sim = pytest.importorskip("jointlab.sim")
-    joint = {"type": "rotary", "length": 0.3, "min": -1.5, "max": 1.5,
-             "link": {"mass": 2.0, "radius": 0.02}, "gains": {"kp": 50.0, "kd": 2.0}}
-    description = description_from_dict({"name": "weak", "actuators": [
-        {**joint, "name": "turn", "axis": [0, 0, 1], "limits": {"effort": 50.0}},
-        {**joint, "name": "lift", "axis": [0, 1, 0], "limits": {"effort": 1.0}},
-    ]})  # fmt: skip
+    joint = {
+        "type": "rotary",
+        "length": 0.3,
+        "min": -1.5,
+        "max": 1.5,
+        "link": {"mass": 2.0, "radius": 0.02},
+        "gains": {"kp": 50.0, "kd": 2.0},
+    }
+    description = description_from_dict(
+        {
+            "name": "weak",
+            "actuators": [
+                {**joint, "name": "turn", "axis": [0, 0, 1], "limits": {"effort": 50.0}},
+                {**joint, "name": "lift", "axis": [0, 1, 0], "limits": {"effort": 1.0}},
+            ],
+        }
+    )
     return sim.SimRobot(description, dt=0.001, control_dt=0.001, stall_time=0.1)
 
 

@@ -71,12 +71,17 @@ def test_target_outside_soft_limits_is_refused(gantry):
 
 def test_bad_trajectory_is_refused_with_the_waypoint(gantry):
     commander = Commander(gantry)
-    message = refused(commander, "bad_trajectory", "follow_trajectory",
-                      [{"position": 0.5, "time_from_start": 0.5},
-                       {"position": 0.95, "time_from_start": 1.0}], joints="x")
+    message = refused(
+        commander,
+        "bad_trajectory",
+        "follow_trajectory",
+        [{"position": 0.5, "time_from_start": 0.5}, {"position": 0.95, "time_from_start": 1.0}],
+        joints="x",
+    )
     assert "waypoint 1 position 0.95 of joint 'x'" in message
-    refused(commander, "bad_trajectory", "follow_trajectory", [{"position": 0.5}], joints="x",
-            repeat=-1)
+    refused(
+        commander, "bad_trajectory", "follow_trajectory", [{"position": 0.5}], joints="x", repeat=-1
+    )
 
 
 def test_unknown_and_dependent_joints(gripper):

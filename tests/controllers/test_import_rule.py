@@ -10,9 +10,15 @@ import jointlab.controllers
 PACKAGE = Path(jointlab.controllers.__file__).parent
 FORBIDDEN = ("jointlab.sim", "jointlab.hardware", "pybullet")
 #: ``jointlab.faults`` is the backend-neutral rule every loop follows when a robot faults.
-ALLOWED_JOINTLAB = ("jointlab.controllers", "jointlab.robots", "jointlab.interface",
-                    "jointlab.contract", "jointlab.joint_vectors", "jointlab.errors",
-                    "jointlab.faults")
+ALLOWED_JOINTLAB = (
+    "jointlab.controllers",
+    "jointlab.robots",
+    "jointlab.interface",
+    "jointlab.contract",
+    "jointlab.joint_vectors",
+    "jointlab.errors",
+    "jointlab.faults",
+)
 
 
 def _imports(path: Path) -> list[tuple[int, str]]:
@@ -46,8 +52,10 @@ def test_no_module_imports_sim_hardware_or_pybullet():
             if any(name == f or name.startswith(f + ".") for f in FORBIDDEN):
                 problems.append(f"{path.name}:{line} imports {name}")
             if name.startswith("jointlab.") and not name.startswith(ALLOWED_JOINTLAB):
-                problems.append(f"{path.name}:{line} imports {name} (only robots, interface, "
-                                "contract, joint_vectors, errors are allowed)")
+                problems.append(
+                    f"{path.name}:{line} imports {name} (only robots, interface, "
+                    "contract, joint_vectors, errors are allowed)"
+                )
     assert problems == []
 
 
@@ -58,6 +66,11 @@ def test_importing_controllers_loads_no_simulator():
         "'jointlab.hardware')) or m == 'pybullet')\n"
         "print(','.join(bad))\n"
     )
-    result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                            check=True, cwd=PACKAGE.parent.parent)
+    result = subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=PACKAGE.parent.parent,
+    )
     assert result.stdout.strip() == ""

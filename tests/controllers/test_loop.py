@@ -11,8 +11,9 @@ from jointlab.recording import Recorder, load_log
 
 
 def test_run_for_a_duration(gantry):
-    controller = with_feedforward(JointPD(gantry.description.home),
-                                  GravityCompensation(gantry.description))
+    controller = with_feedforward(
+        JointPD(gantry.description.home), GravityCompensation(gantry.description)
+    )
     summary = run(gantry, controller, duration=0.25)
     assert summary.ticks == 250 and summary.stopped_by == "duration"
     assert summary.duration == pytest.approx(0.25)

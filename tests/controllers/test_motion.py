@@ -33,8 +33,7 @@ def test_conversion_matches_ruckig_at_time():
     target = (np.linspace(-1, 1, 6), np.zeros(6), np.zeros(6))
     motion = ruckig_segment(LIMITS, start, target)
     otg, inp, trajectory = ruckig.Ruckig(6), ruckig.InputParameter(6), ruckig.Trajectory(6)
-    inp.current_position, inp.current_velocity, inp.current_acceleration = (
-        list(x) for x in start)
+    inp.current_position, inp.current_velocity, inp.current_acceleration = (list(x) for x in start)
     inp.target_position, inp.target_velocity, inp.target_acceleration = (list(x) for x in target)
     inp.max_velocity = list(LIMITS.velocity)
     inp.max_acceleration = list(LIMITS.acceleration)
@@ -71,10 +70,12 @@ def test_start_above_the_speed_limit_brakes_first():
 
 
 def test_configured_speed_and_accel_tighten_the_limits():
-    limits = MotionLimits.from_description(ARM, config_speed=ARM.config_speed,
-                                           config_accel=np.full(6, 2.0))
-    np.testing.assert_allclose(limits.velocity, np.minimum(ARM.config_speed,
-                                                           ARM.soft_velocity_limit))
+    limits = MotionLimits.from_description(
+        ARM, config_speed=ARM.config_speed, config_accel=np.full(6, 2.0)
+    )
+    np.testing.assert_allclose(
+        limits.velocity, np.minimum(ARM.config_speed, ARM.soft_velocity_limit)
+    )
     np.testing.assert_allclose(limits.acceleration, np.minimum(2.0, ARM.soft_acceleration_limit))
     motion = plan_move(limits, np.zeros(6), np.ones(6))
     assert_within_limits(motion, limits)
@@ -100,5 +101,11 @@ def test_stop_reaches_rest_within_acceleration_limit(velocity):
 
 def test_invalid_limits_name_the_joint():
     with pytest.raises(ConfigurationError, match="elbow"):
-        MotionLimits(lower=[0, 0], upper=[1, 1], velocity=[1, -1], acceleration=[1, 1],
-                     jerk=[1, 1], names=("shoulder", "elbow"))
+        MotionLimits(
+            lower=[0, 0],
+            upper=[1, 1],
+            velocity=[1, -1],
+            acceleration=[1, 1],
+            jerk=[1, 1],
+            names=("shoulder", "elbow"),
+        )

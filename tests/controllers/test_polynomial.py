@@ -59,8 +59,9 @@ def test_clamped_outside_and_composition():
 
 
 def test_extrema_are_exact():
-    poly = PiecewisePolynomial.hermite([0.0, 1.0, 2.0], [[0.0], [1.0], [0.0]],
-                                       [[0.0], [0.0], [0.0]])
+    poly = PiecewisePolynomial.hermite(
+        [0.0, 1.0, 2.0], [[0.0], [1.0], [0.0]], [[0.0], [0.0], [0.0]]
+    )
     low, high, speed = poly.extrema()
     assert low[0] == pytest.approx(0.0)
     assert high[0] == pytest.approx(1.0)
@@ -68,8 +69,7 @@ def test_extrema_are_exact():
 
 
 def test_from_pieces_merges_joints_on_common_breaks():
-    pieces = [[(0.0, 0.0, 0.0, 0.0, 6.0), (1.0, 1.0, 3.0, 6.0, 0.0)],
-              [(0.0, 0.0, 1.0, 0.0, 0.0)]]
+    pieces = [[(0.0, 0.0, 0.0, 0.0, 6.0), (1.0, 1.0, 3.0, 6.0, 0.0)], [(0.0, 0.0, 1.0, 0.0, 0.0)]]
     poly = PiecewisePolynomial.from_pieces(pieces, 2.0)
     p, v, a = poly.sample(0.5)
     np.testing.assert_allclose([p[0], v[0], a[0]], [0.125, 0.75, 3.0])

@@ -59,7 +59,8 @@ def test_position_jump_becomes_a_ramp_at_the_velocity_limit():
     assert [e.quantity for e in result.events] == ["velocity"]
     later = layer.filter(target, state(time=DT))
     assert later.applied.position[0] - result.applied.position[0] == pytest.approx(
-        LIMITS.velocity[0] * DT)
+        LIMITS.velocity[0] * DT
+    )
 
 
 def test_acceleration_check_mode_governs_the_ramp():
@@ -84,12 +85,21 @@ def governed_run(start_v, request, acceleration, velocity):
 
     Every joint starts at 0 with its target moving at ``start_v``; arrays of shape ``(n,)``.
     """
-    start_v, request, acceleration, velocity = (np.asarray(x, float) for x in
-                                                (start_v, request, acceleration, velocity))
+    start_v, request, acceleration, velocity = (
+        np.asarray(x, float) for x in (start_v, request, acceleration, velocity)
+    )
     n = start_v.shape[0]
-    limits = SafetyLimits(np.full(n, -1e3), np.full(n, 1e3), velocity, acceleration,
-                          np.full(n, 1e3), np.full(n, 1e3), np.zeros(n), np.zeros(n),
-                          tuple(f"j{i}" for i in range(n)))
+    limits = SafetyLimits(
+        np.full(n, -1e3),
+        np.full(n, 1e3),
+        velocity,
+        acceleration,
+        np.full(n, 1e3),
+        np.full(n, 1e3),
+        np.zeros(n),
+        np.zeros(n),
+        tuple(f"j{i}" for i in range(n)),
+    )
     layer = SafetyLayer(limits, DT, check_mode=DynamicLimitsCheckMode.CHECK_JOINT_ACCELERATION)
     layer.memory = SafetyMemory(np.zeros(n), start_v, -DT)
     reach = np.abs(request) + start_v**2 / acceleration
@@ -103,8 +113,15 @@ def governed_run(start_v, request, acceleration, velocity):
 
 
 @settings(max_examples=25, deadline=None)
-@given(st.lists(st.tuples(st.floats(-0.5, 0.5), st.floats(-0.3, 0.3), st.floats(5.0, 200.0),
-                          st.floats(0.6, 3.0)), min_size=1, max_size=30))
+@given(
+    st.lists(
+        st.tuples(
+            st.floats(-0.5, 0.5), st.floats(-0.3, 0.3), st.floats(5.0, 200.0), st.floats(0.6, 3.0)
+        ),
+        min_size=1,
+        max_size=30,
+    )
+)
 def test_a_standing_request_is_reached_within_the_acceleration_limit(joints):
     start_v, request, acceleration, velocity = (np.array(x) for x in zip(*joints, strict=True))
     targets = governed_run(start_v, request, acceleration, velocity)
@@ -132,8 +149,9 @@ def test_velocity_and_effort_are_clipped_with_events():
 
 
 def test_torque_pushing_beyond_a_soft_limit_is_cut():
-    result = enforce(NJointAction.Torque([50.0, -5.0, 0]), state(q=[0.81, 0.3, -0.2]), LIMITS,
-                     dt=DT)
+    result = enforce(
+        NJointAction.Torque([50.0, -5.0, 0]), state(q=[0.81, 0.3, -0.2]), LIMITS, dt=DT
+    )
     assert result.applied.torque.tolist() == [0.0, -5.0, 0.0]
     assert result.events[0].quantity == "position"
 
@@ -151,8 +169,13 @@ def test_soft_effort_below_system_limit_limits_the_predicted_torque():
     description["actuators"][0]["soft_limits"] = {"effort": 50.0}
     soft = SafetyLimits.from_description(description_from_dict(description))
     moving = state(qd=[-0.5, 0, 0])  # the D term alone asks for kd * 0.5 = 200 N
-    result = enforce(NJointAction.Position(GANTRY.home), moving, soft, dt=DT,
-                     check_mode=DynamicLimitsCheckMode.CHECK_NONE)
+    result = enforce(
+        NJointAction.Position(GANTRY.home),
+        moving,
+        soft,
+        dt=DT,
+        check_mode=DynamicLimitsCheckMode.CHECK_NONE,
+    )
     applied = result.applied.resolve(soft.kp, soft.kd)
     predicted = applied.torque_at(moving.position, moving.velocity)
     assert predicted[0] == pytest.approx(50.0)
@@ -162,9 +185,11 @@ def test_soft_effort_below_system_limit_limits_the_predicted_torque():
 finite = st.floats(-1e3, 1e3)
 
 
-@given(position=st.lists(st.one_of(finite, st.just(float("nan"))), min_size=3, max_size=3),
-       torque=st.lists(finite, min_size=3, max_size=3),
-       velocity=st.lists(finite, min_size=3, max_size=3))
+@given(
+    position=st.lists(st.one_of(finite, st.just(float("nan"))), min_size=3, max_size=3),
+    torque=st.lists(finite, min_size=3, max_size=3),
+    velocity=st.lists(finite, min_size=3, max_size=3),
+)
 def test_applied_actions_always_respect_the_limits(position, torque, velocity):
     action = NJointAction(torque, position, None, None, velocity)
     result = enforce(action, state(), LIMITS, dt=DT)
@@ -172,8 +197,10 @@ def test_applied_actions_always_respect_the_limits(position, torque, velocity):
     mask = applied.pd_mask
     assert np.all(applied.position[mask] >= LIMITS.lower[mask])
     assert np.all(applied.position[mask] <= LIMITS.upper[mask])
-    assert np.all(np.abs(applied.position[mask] - GANTRY.home[mask])
-                  <= LIMITS.velocity[mask] * DT * (1 + 1e-6) + 1e-12)
+    assert np.all(
+        np.abs(applied.position[mask] - GANTRY.home[mask])
+        <= LIMITS.velocity[mask] * DT * (1 + 1e-6) + 1e-12
+    )
     assert np.all(np.abs(applied.velocity[mask]) <= LIMITS.velocity[mask])
     assert np.all(np.abs(applied.torque) <= LIMITS.effort)
     assert (applied is action) == (not result.events)
@@ -198,52 +225,76 @@ def test_tick_bounds_per_period_are_the_step_velocity_and_effort_bounds():
 from jointlab.controllers.safety import _checked, _untouched  # noqa: E402
 
 UNBOUNDED = SafetyLimits(
-    lower=np.array([-np.inf, -1.0, -np.inf]), upper=np.array([np.inf, np.inf, 2.0]),
-    velocity=LIMITS.velocity, acceleration=LIMITS.acceleration, effort=LIMITS.effort,
-    system_effort=LIMITS.system_effort, kp=LIMITS.kp, kd=LIMITS.kd, names=LIMITS.names)
+    lower=np.array([-np.inf, -1.0, -np.inf]),
+    upper=np.array([np.inf, np.inf, 2.0]),
+    velocity=LIMITS.velocity,
+    acceleration=LIMITS.acceleration,
+    effort=LIMITS.effort,
+    system_effort=LIMITS.system_effort,
+    kp=LIMITS.kp,
+    kd=LIMITS.kd,
+    names=LIMITS.names,
+)
 
 
 def _near(values, rng_choice, scale):
     """``values`` moved by one of: nothing, an ulp either way, a tiny or a small step."""
     offsets = {0: 0.0, 1: 1e-9, 2: -1e-9, 3: 1e-13, 4: -1e-13, 5: scale, 6: -scale}
-    return np.array([np.nextafter(v, np.inf) if c == 7 else np.nextafter(v, -np.inf)
-                     if c == 8 else v + offsets[c]
-                     for v, c in zip(values, rng_choice, strict=True)])
+    return np.array(
+        [
+            np.nextafter(v, np.inf)
+            if c == 7
+            else np.nextafter(v, -np.inf)
+            if c == 8
+            else v + offsets[c]
+            for v, c in zip(values, rng_choice, strict=True)
+        ]
+    )
 
 
 @settings(max_examples=400, deadline=None)
 @given(
     limits=st.sampled_from([LIMITS, UNBOUNDED]),
-    anchor=st.lists(st.sampled_from(["lower", "upper", *["home"] * 6]), min_size=3,
-                    max_size=3),
-    moves=st.lists(st.sampled_from([*[0] * 6, 1, 2, 3, 4, 5, 6, 7, 8]), min_size=3,
-                   max_size=3),
+    anchor=st.lists(st.sampled_from(["lower", "upper", *["home"] * 6]), min_size=3, max_size=3),
+    moves=st.lists(st.sampled_from([*[0] * 6, 1, 2, 3, 4, 5, 6, 7, 8]), min_size=3, max_size=3),
     step=st.sampled_from([0.0, 1e-4, 1e-4, 1e-3, 0.05]),
     pd=st.sampled_from([[True] * 3] * 3 + [[True, False, True], [False] * 3]),
     velocity=st.sampled_from(["nan", "zero", "fast", "some", "some"]),
     torque=st.sampled_from([0.0, 0.5, 0.5, 1.2]),
     memory_kind=st.sampled_from(["none", "previous", "previous", "nan", "late"]),
-    check_mode=st.sampled_from([DynamicLimitsCheckMode.CHECK_NONE,
-                                DynamicLimitsCheckMode.TYPE_UNSPECIFIED]),
+    check_mode=st.sampled_from(
+        [DynamicLimitsCheckMode.CHECK_NONE, DynamicLimitsCheckMode.TYPE_UNSPECIFIED]
+    ),
     policy=st.sampled_from(list(SafetyPolicy)),
 )
 def test_an_untouched_action_gives_exactly_the_full_checks_result(
-        limits, anchor, moves, step, pd, velocity, torque, memory_kind, check_mode, policy):
+    limits, anchor, moves, step, pd, velocity, torque, memory_kind, check_mode, policy
+):
     finite = lambda a, b: np.where(np.isfinite(a), a, b)  # noqa: E731
-    base = {"lower": finite(limits.lower, -3.0), "upper": finite(limits.upper, 3.0),
-            "home": GANTRY.home}
+    base = {
+        "lower": finite(limits.lower, -3.0),
+        "upper": finite(limits.upper, 3.0),
+        "home": GANTRY.home,
+    }
     target = _near(np.array([base[a][j] for j, a in enumerate(anchor)]), moves, step)
     position = np.where(pd, target, np.nan)
-    velocities = {"nan": np.full(3, np.nan), "zero": np.zeros(3),
-                  "fast": 1.5 * limits.velocity, "some": 0.3 * limits.velocity}[velocity]
-    action = NJointAction(torque * limits.effort * np.array([1, -1, 1]), position,
-                          velocity=velocities)
+    velocities = {
+        "nan": np.full(3, np.nan),
+        "zero": np.zeros(3),
+        "fast": 1.5 * limits.velocity,
+        "some": 0.3 * limits.velocity,
+    }[velocity]
+    action = NJointAction(
+        torque * limits.effort * np.array([1, -1, 1]), position, velocity=velocities
+    )
     q = target - np.array([step, -step, 0.0])
     s = state(q=q, time=0.01)
-    memory = {"none": None,
-              "previous": SafetyMemory(q, np.zeros(3), 0.009, q),
-              "nan": SafetyMemory(np.array([q[0], np.nan, q[2]]), np.zeros(3), 0.009, None),
-              "late": SafetyMemory(q - step, np.full(3, 0.1), 0.0097, q)}[memory_kind]
+    memory = {
+        "none": None,
+        "previous": SafetyMemory(q, np.zeros(3), 0.009, q),
+        "nan": SafetyMemory(np.array([q[0], np.nan, q[2]]), np.zeros(3), 0.009, None),
+        "late": SafetyMemory(q - step, np.full(3, 0.1), 0.0097, q),
+    }[memory_kind]
 
     def outcome(function):
         try:
@@ -251,8 +302,11 @@ def test_an_untouched_action_gives_exactly_the_full_checks_result(
         except CommandRefused as error:
             return str(error)
 
-    fast = outcome(lambda: enforce(action, s, limits, dt=DT, memory=memory, policy=policy,
-                                   check_mode=check_mode))
+    fast = outcome(
+        lambda: enforce(
+            action, s, limits, dt=DT, memory=memory, policy=policy, check_mode=check_mode
+        )
+    )
     full = outcome(lambda: _checked(action, s, limits, DT, memory, policy, check_mode))
     if isinstance(full, str):
         assert fast == full
@@ -281,17 +335,25 @@ def test_a_planned_motion_inside_the_limits_takes_the_untouched_path():
 
 @settings(max_examples=300, deadline=None)
 @given(
-    lower=st.floats(-4.0, 4.0), width=st.floats(1e-3, 8.0),
-    side=st.sampled_from(["lower", "upper"]), ulps=st.integers(-3, 3),
+    lower=st.floats(-4.0, 4.0),
+    width=st.floats(1e-3, 8.0),
+    side=st.sampled_from(["lower", "upper"]),
+    ulps=st.integers(-3, 3),
 )
-def test_a_target_ulps_from_a_soft_limit_gets_the_full_checks_result(lower, width, side,
-                                                                      ulps):
+def test_a_target_ulps_from_a_soft_limit_gets_the_full_checks_result(lower, width, side, ulps):
     # the untouched path's position test must not let rounding pass a target just outside
     upper = lower + width
     limits = SafetyLimits(
-        lower=np.full(3, lower), upper=np.full(3, upper), velocity=np.full(3, 1e3),
-        acceleration=np.full(3, 1e4), effort=np.full(3, 10.0), system_effort=np.full(3, 10.0),
-        kp=LIMITS.kp, kd=LIMITS.kd, names=LIMITS.names)
+        lower=np.full(3, lower),
+        upper=np.full(3, upper),
+        velocity=np.full(3, 1e3),
+        acceleration=np.full(3, 1e4),
+        effort=np.full(3, 10.0),
+        system_effort=np.full(3, 10.0),
+        kp=LIMITS.kp,
+        kd=LIMITS.kd,
+        names=LIMITS.names,
+    )
     target = lower if side == "lower" else upper
     for _ in range(abs(ulps)):
         target = np.nextafter(target, np.inf if ulps > 0 else -np.inf)

@@ -88,16 +88,19 @@ def test_effort_stream_applies_the_torque_exactly(arm6) -> None:
     assert robot.read().torque[5] == 0.05
 
 
-@pytest.mark.parametrize(("kwargs", "reason", "field"), [
-    ({"positions": [0.0] * 5}, "bad_command", "position"),
-    ({"efforts": [0.0, math.nan], "joints": [0, 1]}, "bad_command", "effort[1]"),
-    ({"velocities": [math.inf], "joints": [0]}, "bad_command", "velocity[0]"),
-    ({"positions": [math.nan] * 6}, "bad_command", "position"),
-    ({"positions": [2.5], "joints": ["shoulder_lift"]}, "out_of_limits", "position"),
-    ({"velocities": [9.0], "joints": [0]}, "out_of_limits", "velocity"),
-    ({"efforts": [1e4], "joints": [0]}, "out_of_limits", "effort"),
-    ({"positions": [0.0], "joints": ["wrist"]}, "unknown_joint", None),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("kwargs", "reason", "field"),
+    [
+        ({"positions": [0.0] * 5}, "bad_command", "position"),
+        ({"efforts": [0.0, math.nan], "joints": [0, 1]}, "bad_command", "effort[1]"),
+        ({"velocities": [math.inf], "joints": [0]}, "bad_command", "velocity[0]"),
+        ({"positions": [math.nan] * 6}, "bad_command", "position"),
+        ({"positions": [2.5], "joints": ["shoulder_lift"]}, "out_of_limits", "position"),
+        ({"velocities": [9.0], "joints": [0]}, "out_of_limits", "velocity"),
+        ({"efforts": [1e4], "joints": [0]}, "out_of_limits", "effort"),
+        ({"positions": [0.0], "joints": ["wrist"]}, "unknown_joint", None),
+    ],
+)
 def test_bad_streams_are_refused_with_the_field_and_nothing_applied(
     arm6, kwargs, reason, field
 ) -> None:

@@ -25,8 +25,12 @@ def refused(match, *args, **kwargs):
 
 
 def test_waypoints_from_mappings_and_milliseconds():
-    points = from_milliseconds([{"position": 1.0, "time_from_start": 500},
-                                {"position": 0.5, "velocity": 0.0, "time_from_start": 1500}])
+    points = from_milliseconds(
+        [
+            {"position": 1.0, "time_from_start": 500},
+            {"position": 0.5, "velocity": 0.0, "time_from_start": 1500},
+        ]
+    )
     assert [w.time_from_start for w in points] == [0.5, 1.5]
     assert points[1].velocity.tolist() == [0.0]
     assert Waypoint.coerce(0.3).position.tolist() == [0.3]
@@ -35,22 +39,27 @@ def test_waypoints_from_mappings_and_milliseconds():
 
 
 def test_timed_waypoints_are_passed_at_their_times():
-    waypoints = [{"position": HOME + 0.2, "time_from_start": 1.0},
-                 {"position": HOME - 0.1, "time_from_start": 2.0},
-                 {"position": HOME, "time_from_start": 3.0}]
+    waypoints = [
+        {"position": HOME + 0.2, "time_from_start": 1.0},
+        {"position": HOME - 0.1, "time_from_start": 2.0},
+        {"position": HOME, "time_from_start": 3.0},
+    ]
     trajectory = Trajectory.build(waypoints, LIMITS, start=REST)
     assert trajectory.duration == pytest.approx(3.0)
     for w in waypoints:
-        np.testing.assert_allclose(trajectory.sample(w["time_from_start"] - 1e-12)[0],
-                                   w["position"], atol=1e-9)
+        np.testing.assert_allclose(
+            trajectory.sample(w["time_from_start"] - 1e-12)[0], w["position"], atol=1e-9
+        )
     np.testing.assert_allclose(trajectory.sample(0.0)[0], HOME)
     _, v, _ = trajectory.sample(3.0)
     np.testing.assert_allclose(v, 0.0)
 
 
 def test_single_joint_trajectory_with_given_velocity_and_acceleration():
-    waypoints = [{"position": 1.2, "velocity": 0.3, "acceleration": 0.0, "time_from_start": 0.8},
-                 {"position": 1.5, "velocity": 0.0, "acceleration": 0.0, "time_from_start": 1.6}]
+    waypoints = [
+        {"position": 1.2, "velocity": 0.3, "acceleration": 0.0, "time_from_start": 0.8},
+        {"position": 1.5, "velocity": 0.0, "acceleration": 0.0, "time_from_start": 1.6},
+    ]
     start = ([1.0], [0.0], [0.0])
     trajectory = Trajectory.build(waypoints, ELBOW, start=start)
     p, v, a = trajectory.sample(0.8)
@@ -60,8 +69,10 @@ def test_single_joint_trajectory_with_given_velocity_and_acceleration():
 
 
 def test_repeat_three_times_is_periodic():
-    waypoints = [{"position": HOME + 0.1, "time_from_start": 0.5},
-                 {"position": HOME, "time_from_start": 1.0}]
+    waypoints = [
+        {"position": HOME + 0.1, "time_from_start": 0.5},
+        {"position": HOME, "time_from_start": 1.0},
+    ]
     trajectory = Trajectory.build(waypoints, LIMITS, start=REST, repeat=3)
     assert trajectory.duration == pytest.approx(3.0)
     assert trajectory.period == pytest.approx(1.0)
@@ -76,52 +87,79 @@ def test_repeat_three_times_is_periodic():
 
 
 def test_forever_never_ends():
-    waypoints = [{"position": HOME, "time_from_start": 0.0},
-                 {"position": HOME + 0.1, "time_from_start": 0.5},
-                 {"position": HOME, "time_from_start": 1.0}]
+    waypoints = [
+        {"position": HOME, "time_from_start": 0.0},
+        {"position": HOME + 0.1, "time_from_start": 0.5},
+        {"position": HOME, "time_from_start": 1.0},
+    ]
     trajectory = Trajectory.build(waypoints, LIMITS, start=REST, repeat="forever")
     assert math.isinf(trajectory.duration) and not trajectory.done(1e6)
     np.testing.assert_allclose(trajectory.sample(1000.25)[0], trajectory.sample(0.25)[0])
 
 
 def test_validation_names_waypoint_joint_and_limit():
-    message = refused("waypoint 1 position 3.5 of joint 'shoulder_pan'",
-                      [{"position": HOME, "time_from_start": 1.0},
-                       {"position": np.r_[3.5, HOME[1:]], "time_from_start": 2.0}],
-                      LIMITS)
+    message = refused(
+        "waypoint 1 position 3.5 of joint 'shoulder_pan'",
+        [
+            {"position": HOME, "time_from_start": 1.0},
+            {"position": np.r_[3.5, HOME[1:]], "time_from_start": 2.0},
+        ],
+        LIMITS,
+    )
     assert "[-2.8, 2.8]" in message
-    refused("velocity 9 of joint 'elbow' exceeds its velocity limit 2",
-            [{"position": 1.0, "velocity": 9.0, "time_from_start": 1.0}], ELBOW)
-    refused("not after", [{"position": 1.0, "time_from_start": 1.0},
-                          {"position": 1.1, "time_from_start": 1.0}], ELBOW)
+    refused(
+        "velocity 9 of joint 'elbow' exceeds its velocity limit 2",
+        [{"position": 1.0, "velocity": 9.0, "time_from_start": 1.0}],
+        ELBOW,
+    )
+    refused(
+        "not after",
+        [{"position": 1.0, "time_from_start": 1.0}, {"position": 1.1, "time_from_start": 1.0}],
+        ELBOW,
+    )
     refused("has 2 values, expected 1", [{"position": [1.0, 2.0], "time_from_start": 1.0}], ELBOW)
-    refused("give all times or none", [{"position": 1.0, "time_from_start": 1.0},
-                                       {"position": 1.1}], ELBOW)
+    refused(
+        "give all times or none",
+        [{"position": 1.0, "time_from_start": 1.0}, {"position": 1.1}],
+        ELBOW,
+    )
     refused("no waypoints", [], ELBOW)
     refused("repeat must be", [{"position": 1.0}], ELBOW, repeat=0)
-    refused("current position", [{"position": 2.0, "time_from_start": 0.0}], ELBOW,
-            start=([1.0], [0.0], [0.0]))
+    refused(
+        "current position",
+        [{"position": 2.0, "time_from_start": 0.0}],
+        ELBOW,
+        start=([1.0], [0.0], [0.0]),
+    )
 
 
 def test_interpolated_overshoot_is_refused():
     # a fast pass near the limit overshoots it between waypoints
-    refused("interpolated motion of joint 'elbow' reaches",
-            [{"position": 2.3, "velocity": 1.9, "time_from_start": 0.2},
-             {"position": 2.3, "time_from_start": 1.2}], ELBOW, start=([2.2], [0.0], [0.0]))
+    refused(
+        "interpolated motion of joint 'elbow' reaches",
+        [
+            {"position": 2.3, "velocity": 1.9, "time_from_start": 0.2},
+            {"position": 2.3, "time_from_start": 1.2},
+        ],
+        ELBOW,
+        start=([2.2], [0.0], [0.0]),
+    )
 
 
 waypoint_lists = st.lists(
-    st.fixed_dictionaries({"position": st.floats(-3.0, 3.0),
-                           "velocity": st.one_of(st.none(), st.floats(-3.0, 3.0))}),
-    min_size=1, max_size=4)
+    st.fixed_dictionaries(
+        {"position": st.floats(-3.0, 3.0), "velocity": st.one_of(st.none(), st.floats(-3.0, 3.0))}
+    ),
+    min_size=1,
+    max_size=4,
+)
 
 
 @given(points=waypoint_lists, dt=st.floats(0.05, 1.0), repeat=st.integers(1, 3))
 def test_built_trajectories_stay_inside_the_limits_or_are_refused(points, dt, repeat):
     waypoints = [dict(p, time_from_start=(i + 1) * dt) for i, p in enumerate(points)]
     try:
-        trajectory = Trajectory.build(waypoints, ELBOW, start=([0.0], [0.0], [0.0]),
-                                      repeat=repeat)
+        trajectory = Trajectory.build(waypoints, ELBOW, start=([0.0], [0.0], [0.0]), repeat=repeat)
     except CommandRefused as error:
         assert error.reason == "bad_trajectory"
         return
@@ -152,7 +190,7 @@ def test_automatic_timing_through_the_trajectory_api_with_repeat():
     waypoints = [{"position": HOME + 0.2}, {"position": HOME - 0.2}, {"position": HOME}]
     trajectory = Trajectory.build(waypoints, LIMITS, start=REST, repeat=2)
     assert trajectory.waypoint_times[0] > 0
-    assert trajectory.duration == pytest.approx(trajectory.first_pass.duration
-                                                + trajectory.period)
-    np.testing.assert_allclose(trajectory.sample(trajectory.waypoint_times[1])[0], HOME - 0.2,
-                               atol=1e-7)
+    assert trajectory.duration == pytest.approx(trajectory.first_pass.duration + trajectory.period)
+    np.testing.assert_allclose(
+        trajectory.sample(trajectory.waypoint_times[1])[0], HOME - 0.2, atol=1e-7
+    )

@@ -50,8 +50,11 @@ def blocks(page: Path) -> list[Block]:
         before = text[: match.start()].rstrip("\n").rsplit("\n", 1)[-1]
         skip = SKIP.search(before)
         line = text.count("\n", 0, match.start()) + 1
-        found.append(Block(page, line, match["lang"].lower(), match["body"],
-                           skip["reason"] if skip else None))  # fmt: skip
+        found.append(
+            Block(
+                page, line, match["lang"].lower(), match["body"], skip["reason"] if skip else None
+            )
+        )
     return found
 
 
@@ -96,16 +99,22 @@ def run_page(page: Path, tmp_path: Path) -> None:
         if block.lang == "python":
             parts.append(f"exec(compile({block.body!r}, {block.where()!r}, 'exec'), namespace)")
         else:
-            parts.append(
-                f"subprocess.run(['bash', '-e', '-c', {block.body!r}], check=True)"
-            )
+            parts.append(f"subprocess.run(['bash', '-e', '-c', {block.body!r}], check=True)")
     driver.write_text("\n".join(parts) + "\n")
-    result = subprocess.run([sys.executable, str(driver)], cwd=tmp_path, env=env,
-                            capture_output=True, text=True, timeout=900)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, str(driver)],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
     if result.returncode != 0:
         last = [line for line in result.stdout.splitlines() if line.startswith("--- block")]
-        pytest.fail(f"{page.name}: {last[-1] if last else 'before the first block'} failed\n"
-                    f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}")  # fmt: skip
+        pytest.fail(
+            f"{page.name}: {last[-1] if last else 'before the first block'} failed\n"
+            f"{result.stdout[-3000:]}\n{result.stderr[-3000:]}"
+        )
 
 
 #: Pages with at least one block to run (the others hold only formats and skipped blocks).

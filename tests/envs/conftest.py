@@ -36,8 +36,16 @@ def sb3_model(tmp_path_factory):
     torch.set_num_threads(1)
     folder = tmp_path_factory.mktemp("sb3")
     vec = VecNormalize(make_vec_env(ENV_ID, n_envs=1, seed=0, env_kwargs=ENV_KWARGS))
-    model = sb3.PPO("MlpPolicy", vec, n_steps=64, batch_size=64, n_epochs=1, seed=0,
-                    device="cpu", policy_kwargs={"net_arch": [16, 16]})  # fmt: skip
+    model = sb3.PPO(
+        "MlpPolicy",
+        vec,
+        n_steps=64,
+        batch_size=64,
+        n_epochs=1,
+        seed=0,
+        device="cpu",
+        policy_kwargs={"net_arch": [16, 16]},
+    )
     model.learn(total_timesteps=128)
     model.save(folder / "model")
     vec.save(str(folder / "vecnormalize.pkl"))

@@ -106,8 +106,9 @@ def test_convert_equals_the_validating_constructors(mode, values):
     limited = np.clip(action.astype(np.float64), -1.0, 1.0)
     assert clipped == int(np.count_nonzero(limited != action))
     physical = adapter.low + (limited + 1.0) * 0.5 * (adapter.high - adapter.low)
-    fields = {name: physical[i * ARM6.dof : (i + 1) * ARM6.dof]
-              for i, name in enumerate(adapter.fields)}  # fmt: skip
+    fields = {
+        name: physical[i * ARM6.dof : (i + 1) * ARM6.dof] for i, name in enumerate(adapter.fields)
+    }
     if mode == "position":
         expected = NJointAction.Position(fields["position"])
         assert result._plain and expected._plain
@@ -150,9 +151,12 @@ def test_non_finite_actions_raise_naming_field_joint_and_shape(bad):
     assert "'position'" in message and "'elbow'" in message and "(12,)" in message
 
 
-@given(index=st.integers(0, 5), bad=st.sampled_from([np.nan, np.inf, -np.inf]),
-       dtype=st.sampled_from([np.float32, np.float64]),
-       rest=arrays(np.float64, 6, elements=st.floats(-1, 1)))  # fmt: skip
+@given(
+    index=st.integers(0, 5),
+    bad=st.sampled_from([np.nan, np.inf, -np.inf]),
+    dtype=st.sampled_from([np.float32, np.float64]),
+    rest=arrays(np.float64, 6, elements=st.floats(-1, 1)),
+)
 def test_the_in_range_shortcut_refuses_nan_and_inf_wherever_they_sit(index, bad, dtype, rest):
     adapter = ActionAdapter(ARM6, "position")
     action = rest.astype(dtype)

@@ -84,8 +84,14 @@ def test_observation_order_and_info(make):
     env = make("jointlab/Reach-v0", observe_torque=True, observe_previous_action=True)
     base = env.unwrapped
     assert base.observation_layout.names == (
-        "position", "velocity", "torque", "previous_action", "goal", "tool", "to_goal",
-    )  # fmt: skip
+        "position",
+        "velocity",
+        "torque",
+        "previous_action",
+        "goal",
+        "tool",
+        "to_goal",
+    )
     observation, info = env.reset(seed=0)
     parts = base.observation_layout.split(observation)
     np.testing.assert_allclose(parts["position"], info["state"].position, rtol=1e-6)
@@ -242,8 +248,12 @@ def test_task_object_and_kwargs_are_exclusive():
 
 
 def test_make_accepts_gymnasium_ids_and_names_every_task_default_robot():
-    for env_id, robot in [("jointlab/Reach-v0", "arm6"), ("jointlab/Push-v0", "planar2"),
-                          ("jointlab/JointTracking-v0", "planar2"), ("jointlab/Hold-v0", "arm6")]:
+    for env_id, robot in [
+        ("jointlab/Reach-v0", "arm6"),
+        ("jointlab/Push-v0", "planar2"),
+        ("jointlab/JointTracking-v0", "planar2"),
+        ("jointlab/Hold-v0", "arm6"),
+    ]:
         env = gymnasium.make(env_id)
         assert env.unwrapped.description.name == robot
         env.close()

@@ -29,8 +29,9 @@ def test_same_seed_same_trajectory_on_mujoco(env_id, make):
 
 def test_the_same_env_id_and_seed_start_alike_on_both_engines(make):
     """Goals and initial observations come from the task, not the engine."""
-    observations = [make("jointlab/Reach-v0", engine=e).reset(seed=3)[0]
-                    for e in ("pybullet", "mujoco")]  # fmt: skip
+    observations = [
+        make("jointlab/Reach-v0", engine=e).reset(seed=3)[0] for e in ("pybullet", "mujoco")
+    ]
     np.testing.assert_allclose(observations[0], observations[1], atol=1e-6)
 
 

@@ -56,11 +56,18 @@ def test_info_state_from_a_device_is_read_only(make):
 
 def test_frozen_copies_writable_arrays_once_and_keeps_read_only_states():
     position = np.array([0.1, -0.2])
-    state = ArrayState(time=0.5, position=position, velocity=np.zeros(2),
-                       acceleration=np.zeros(2), torque=np.array([1.0, 2.0]),
-                       current=np.zeros(2), actuator_state=np.ones(2, dtype=np.uint8),
-                       motor_power=True, armed=True,
-                       extras={"temperature": np.array([30.0, 31.0])})  # fmt: skip
+    state = ArrayState(
+        time=0.5,
+        position=position,
+        velocity=np.zeros(2),
+        acceleration=np.zeros(2),
+        torque=np.array([1.0, 2.0]),
+        current=np.zeros(2),
+        actuator_state=np.ones(2, dtype=np.uint8),
+        motor_power=True,
+        armed=True,
+        extras={"temperature": np.array([30.0, 31.0])},
+    )
     frozen = state.frozen()
     assert frozen is not state and frozen == state
     position[0] = 9.0
@@ -101,10 +108,17 @@ def test_sim_state_is_frozen_already_and_its_arrays_rows_equal_its_fields(engine
 
 def test_plain_array_state_arrays_copies_its_fields():
     position = np.array([0.1, -0.2])
-    state = ArrayState(time=0.0, position=position, velocity=np.zeros(2),
-                       acceleration=np.zeros(2), torque=np.array([1.0, 2.0]),
-                       current=np.zeros(2), actuator_state=np.ones(2, dtype=np.uint8),
-                       motor_power=True, armed=True)  # fmt: skip
+    state = ArrayState(
+        time=0.0,
+        position=position,
+        velocity=np.zeros(2),
+        acceleration=np.zeros(2),
+        torque=np.array([1.0, 2.0]),
+        current=np.zeros(2),
+        actuator_state=np.ones(2, dtype=np.uint8),
+        motor_power=True,
+        armed=True,
+    )
     block = state.arrays()
     position[0] = 9.0
     np.testing.assert_array_equal(block[0], [0.1, -0.2])

@@ -48,8 +48,7 @@ def test_position_matches_forward_kinematics_and_batches_row_for_row(robot, tool
     chain = ChainKinematics(d, tool)
     single = np.array([chain.position(row) for row in q])
     np.testing.assert_array_equal(chain.positions(q), single)
-    np.testing.assert_allclose(single, forward_kinematics(d, q).tools[tool][:, :3, 3],
-                               atol=1e-12)  # fmt: skip
+    np.testing.assert_allclose(single, forward_kinematics(d, q).tools[tool][:, :3, 3], atol=1e-12)
     first = single[0].copy()
     chain.position(q[1])  # the preallocated buffers are not shared with returned arrays
     np.testing.assert_array_equal(single[0], first)

@@ -70,8 +70,9 @@ def test_a_live_robot_and_its_url_give_the_same_episodes(sb3_model):
 
 @pytest.mark.slow
 def test_a_pybullet_trained_model_runs_on_mujoco(sb3_model):
-    result = evaluate_policy(sb3_model, "sim://arm6?engine=mujoco", env_kwargs=ENV_KWARGS,
-                             episodes=2, seed=4)  # fmt: skip
+    result = evaluate_policy(
+        sb3_model, "sim://arm6?engine=mujoco", env_kwargs=ENV_KWARGS, episodes=2, seed=4
+    )
     assert result.lengths.tolist() == [50, 50] and np.all(np.isfinite(result.returns))
     assert "sim://arm6?engine=mujoco" in result.summary()
 
@@ -133,8 +134,7 @@ def test_policy_paths_expand_the_home_folder(sb3_model, monkeypatch, tmp_path):
     (tmp_path / "models").mkdir()
     for name in ("model.zip", "vecnormalize.pkl"):
         (tmp_path / "models" / name).write_bytes((sb3_model.parent / name).read_bytes())
-    result = evaluate_policy("~/models/model.zip", "sim://arm6", env_kwargs=ENV_KWARGS,
-                             episodes=1)  # fmt: skip
+    result = evaluate_policy("~/models/model.zip", "sim://arm6", env_kwargs=ENV_KWARGS, episodes=1)
     assert result.lengths.tolist() == [50]
     with pytest.raises(ConfigurationError, match="no such policy"):
         load_policy("~/models/missing.zip")
@@ -143,14 +143,20 @@ def test_policy_paths_expand_the_home_folder(sb3_model, monkeypatch, tmp_path):
 @pytest.mark.slow
 def test_every_episode_is_filmed_on_a_simulated_robot(sb3_model, tmp_path):
     pytest.importorskip("moviepy")
-    evaluate_policy(sb3_model, "sim://arm6", env_kwargs=ENV_KWARGS, episodes=2,
-                    video_folder=tmp_path / "video")  # fmt: skip
+    evaluate_policy(
+        sb3_model, "sim://arm6", env_kwargs=ENV_KWARGS, episodes=2, video_folder=tmp_path / "video"
+    )
     videos = sorted((tmp_path / "video").glob("*.mp4"))
     assert [v.name for v in videos] == ["Reach-v0-episode-0.mp4", "Reach-v0-episode-1.mp4"]
     assert all(v.stat().st_size > 5_000 for v in videos)
     with pytest.raises(ConfigurationError, match="needs a simulated robot"):
-        evaluate_policy(sb3_model, "emulated://arm6", env_kwargs=ENV_KWARGS, episodes=1,
-                        video_folder=tmp_path / "nope")  # fmt: skip
+        evaluate_policy(
+            sb3_model,
+            "emulated://arm6",
+            env_kwargs=ENV_KWARGS,
+            episodes=1,
+            video_folder=tmp_path / "nope",
+        )
 
 
 @pytest.mark.slow
@@ -159,8 +165,9 @@ def test_a_recorded_episode_replays_exactly_in_simulation(sb3_model, tmp_path):
     from jointlab.recording import Recorder, load_log
     from jointlab.recording.replay import replay
 
-    record = record_episode(sb3_model, "sim://arm6", tmp_path / "episode.npz",
-                            env_kwargs=ENV_KWARGS, seed=5)  # fmt: skip
+    record = record_episode(
+        sb3_model, "sim://arm6", tmp_path / "episode.npz", env_kwargs=ENV_KWARGS, seed=5
+    )
     log = load_log(record.path)
     assert record.steps == len(log) == 50 and log.metadata.dt == pytest.approx(0.02)
     assert log.metadata.extra["env_id"] == ENV_ID and len(log.metadata.extra["goal"]) == 3
@@ -176,9 +183,13 @@ def test_a_recorded_episode_replays_exactly_in_simulation(sb3_model, tmp_path):
 # method 3 (Wilson score interval without continuity correction).
 @pytest.mark.parametrize(
     ("successes", "trials", "low", "high"),
-    [(81, 263, 0.2553, 0.3662), (15, 148, 0.0624, 0.1605), (0, 20, 0.0, 0.1611),
-     (1, 29, 0.0061, 0.1718)],
-)  # fmt: skip
+    [
+        (81, 263, 0.2553, 0.3662),
+        (15, 148, 0.0624, 0.1605),
+        (0, 20, 0.0, 0.1611),
+        (1, 29, 0.0061, 0.1718),
+    ],
+)
 def test_wilson_interval_matches_published_values(successes, trials, low, high):
     from jointlab.envs.evaluation import wilson_interval
 
@@ -200,13 +211,15 @@ def test_wilson_interval_matches_scipy(trials, data):
 def test_success_interval_of_a_result_and_bad_counts():
     from jointlab.envs.evaluation import wilson_interval
 
-    result = EvaluationResult("jointlab/Push-v0", "sim://planar2", np.zeros(100),
-                              np.arange(100) < 92, np.full(100, 150))  # fmt: skip
+    result = EvaluationResult(
+        "jointlab/Push-v0", "sim://planar2", np.zeros(100), np.arange(100) < 92, np.full(100, 150)
+    )
     assert result.success_rate == pytest.approx(0.92)
     assert result.success_interval == pytest.approx(wilson_interval(92, 100))
     assert result.success_interval == pytest.approx((0.8500, 0.9589), abs=1e-4)
-    empty = EvaluationResult("jointlab/Push-v0", "sim://planar2", np.zeros(0), np.zeros(0, bool),
-                             np.zeros(0, int))  # fmt: skip
+    empty = EvaluationResult(
+        "jointlab/Push-v0", "sim://planar2", np.zeros(0), np.zeros(0, bool), np.zeros(0, int)
+    )
     assert empty.success_interval == (0.0, 1.0)
     with pytest.raises(ConfigurationError, match="successes"):
         wilson_interval(5, 4)

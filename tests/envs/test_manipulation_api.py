@@ -49,8 +49,10 @@ def test_compute_reward_equals_the_step_reward_over_random_batches(env_id, rewar
         # Relabelled goals (HER's "future" strategy): one call on a random batch of pairs.
         goals = np.array(achieved)[rng.integers(0, 12, size=12)]
         relabelled = env.unwrapped.compute_reward(np.array(achieved), goals, infos)
-        one_by_one = [env.unwrapped.compute_reward(a, g, i)
-                      for a, g, i in zip(achieved, goals, infos, strict=True)]  # fmt: skip
+        one_by_one = [
+            env.unwrapped.compute_reward(a, g, i)
+            for a, g, i in zip(achieved, goals, infos, strict=True)
+        ]
         np.testing.assert_array_equal(relabelled, np.array(one_by_one, dtype=np.float32))
         if reward_type == "sparse":
             assert set(np.unique(relabelled)) <= {-1.0, 0.0}
@@ -96,9 +98,8 @@ def test_a_cube_without_positive_mass_is_refused_naming_file_cube_and_field(tmp_
 
 
 def test_a_gripper_the_ik_cannot_bring_to_the_table_is_refused(tmp_path):
-    text = (
-        dump_yaml(jointlab.load_robot("so101"))
-        .replace("position: [0.0, 0.0, 0.0]", "position: [0.0, 0.0, 1.0]", 1)
+    text = dump_yaml(jointlab.load_robot("so101")).replace(
+        "position: [0.0, 0.0, 0.0]", "position: [0.0, 0.0, 1.0]", 1
     )
     path = tmp_path / "high.yaml"
     path.write_text(text)

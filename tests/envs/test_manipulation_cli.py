@@ -10,11 +10,30 @@ from jointlab.envs.evaluation import wilson_interval
 from jointlab.envs.statistics import paired_difference, success_rate
 
 
-def test_eval_prints_success_with_its_interval_and_the_paired_difference(tmp_path, capsys,
-                                                                          monkeypatch):  # fmt: skip
+def test_eval_prints_success_with_its_interval_and_the_paired_difference(
+    tmp_path, capsys, monkeypatch
+):
     monkeypatch.chdir(tmp_path)
-    assert main(["eval", "so101", "expert", "--env", "jointlab/Lift-v0", "--episodes", "2",
-                 "--paired", "expert", "--out", str(tmp_path), "--name", "eval"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "eval",
+                "so101",
+                "expert",
+                "--env",
+                "jointlab/Lift-v0",
+                "--episodes",
+                "2",
+                "--paired",
+                "expert",
+                "--out",
+                str(tmp_path),
+                "--name",
+                "eval",
+            ]
+        )
+        == 0
+    )
     out = capsys.readouterr().out
     assert out.count("95 % CI") == 3 and "paired (expert - expert): A - B = +0.0 points" in out
     assert "control period 40.0 ms (checked every step" in out
@@ -24,8 +43,24 @@ def test_eval_prints_success_with_its_interval_and_the_paired_difference(tmp_pat
 
 
 def test_record_writes_expert_demonstrations(tmp_path, capsys):
-    assert main(["record", "so101", "expert", "--env", "jointlab/Lift-v0", "--episodes", "1",
-                 "--out", str(tmp_path), "--name", "demos"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "record",
+                "so101",
+                "expert",
+                "--env",
+                "jointlab/Lift-v0",
+                "--episodes",
+                "1",
+                "--out",
+                str(tmp_path),
+                "--name",
+                "demos",
+            ]
+        )
+        == 0
+    )
     data = np.load(tmp_path / "demos" / "demos.npz")
     assert data["action"].shape == (50, 4) and data["joint_target"].shape == (50, 6)
     assert data["success"].shape == (1,) and data["seed"].tolist() == [0]

@@ -26,8 +26,7 @@ def run_expert(env, seed):
     for _ in range(env.spec.max_episode_steps):
         observation, _, terminated, truncated, info = env.step(expert(observation))
         success = bool(info["is_success"])
-        final = expert.phase == "release" or (expert.phase == "carry" and
-                                              not expert._lets_go())  # fmt: skip
+        final = expert.phase == "release" or (expert.phase == "carry" and not expert._lets_go())
         held = held + 1 if success and final else 0
         if held >= HELD or terminated or truncated:
             break

@@ -42,8 +42,11 @@ def _transfer(env: ManipulationEnv, goal_q: np.ndarray) -> None:
     accel = float(np.min(d.acceleration_limit))
     travelled = velocity = 0.0
     while travelled < distance - 1e-12:
-        velocity = min(speed, velocity + accel * env.control_dt,
-                       float(np.sqrt(2 * accel * (distance - travelled))))  # fmt: skip
+        velocity = min(
+            speed,
+            velocity + accel * env.control_dt,
+            float(np.sqrt(2 * accel * (distance - travelled))),
+        )
         travelled = min(distance, travelled + velocity * env.control_dt)
         env.robot.apply(NJointAction.Position(start + delta * (travelled / distance)))
         env.robot.step()

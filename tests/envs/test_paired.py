@@ -54,8 +54,11 @@ def test_the_interval_holds_the_estimate_inside_minus_one_to_one(pairs) -> None:
 
 
 def test_lerobot_eval_results_are_read_in_seed_order(tmp_path) -> None:
-    info = {"per_task": [{"task_group": "jointlab", "task_id": 0,
-                          "metrics": {"successes": [True, False, True]}}]}  # fmt: skip
+    info = {
+        "per_task": [
+            {"task_group": "jointlab", "task_id": 0, "metrics": {"successes": [True, False, True]}}
+        ]
+    }
     (tmp_path / "eval_info.json").write_text(json.dumps(info))
     assert lerobot_eval_successes(tmp_path) == [True, False, True]
     with pytest.raises(ConfigurationError, match="no such file"):

@@ -14,10 +14,22 @@ def test_ppo_smoke_run_trains_and_predicts():
     from stable_baselines3.common.env_util import make_vec_env
 
     torch.set_num_threads(1)
-    vec = make_vec_env("jointlab/Reach-v0", n_envs=2, seed=0,
-                       env_kwargs={"robot": "arm6", "action_mode": "position"})  # fmt: skip
-    model = sb3.PPO("MlpPolicy", vec, n_steps=512, batch_size=256, n_epochs=2, seed=0,
-                    device="cpu", policy_kwargs={"net_arch": [32, 32]})  # fmt: skip
+    vec = make_vec_env(
+        "jointlab/Reach-v0",
+        n_envs=2,
+        seed=0,
+        env_kwargs={"robot": "arm6", "action_mode": "position"},
+    )
+    model = sb3.PPO(
+        "MlpPolicy",
+        vec,
+        n_steps=512,
+        batch_size=256,
+        n_epochs=2,
+        seed=0,
+        device="cpu",
+        policy_kwargs={"net_arch": [32, 32]},
+    )
     model.learn(total_timesteps=3072)
     assert model.num_timesteps >= 3072
     env = gymnasium.make("jointlab/Reach-v0")

@@ -18,10 +18,22 @@ def green_pixels(image: np.ndarray) -> np.ndarray:
 
 def project(camera, points: np.ndarray, width: int, height: int) -> np.ndarray:
     """Pixel coordinates (x right, y down) of world points seen by ``camera``."""
-    view = np.array(pybullet.computeViewMatrixFromYawPitchRoll(
-        camera.target, camera.distance, camera.yaw, camera.pitch, 0.0, 2)).reshape(4, 4).T
-    projection = np.array(pybullet.computeProjectionMatrixFOV(
-        camera.fov, width / height, camera.near, camera.far)).reshape(4, 4).T  # fmt: skip
+    view = (
+        np.array(
+            pybullet.computeViewMatrixFromYawPitchRoll(
+                camera.target, camera.distance, camera.yaw, camera.pitch, 0.0, 2
+            )
+        )
+        .reshape(4, 4)
+        .T
+    )
+    projection = (
+        np.array(
+            pybullet.computeProjectionMatrixFOV(camera.fov, width / height, camera.near, camera.far)
+        )
+        .reshape(4, 4)
+        .T
+    )
     clip = projection @ view @ np.c_[points, np.ones(len(points))].T
     ndc = clip[:2] / clip[3]
     return np.c_[(ndc[0] + 1) * width / 2, (1 - ndc[1]) * height / 2]
@@ -53,7 +65,7 @@ def test_reach_goal_is_drawn_where_it_is() -> None:
     env.reset(seed=0, options={"goal": goal})
     green = green_pixels(env.render())
     assert green.sum() > 30
-    (x, y), = project(env.camera, goal[None], 320, 240)
+    ((x, y),) = project(env.camera, goal[None], 320, 240)
     rows, cols = np.nonzero(green)
     assert abs(cols.mean() - x) < 8 and abs(rows.mean() - y) < 8
     env.close()
@@ -79,8 +91,9 @@ def test_push_goal_disc_and_tracking_target_follow_the_task() -> None:
 def test_rendering_does_not_change_the_episode() -> None:
     runs = []
     for render in (False, True):
-        env = JointLabEnv("reach", render_mode="rgb_array" if render else None,
-                          render_size=(64, 48))  # fmt: skip
+        env = JointLabEnv(
+            "reach", render_mode="rgb_array" if render else None, render_size=(64, 48)
+        )
         observation, _ = env.reset(seed=3)
         rng = np.random.default_rng(0)
         trace = [observation]

@@ -143,8 +143,12 @@ def test_ppo_on_two_env_runners_returns_episode_metrics_and_seeds_each_env(ray_l
         .environment(ENV_ID, env_config=ENV_CONFIG)
         # 2 runners x 2 envs x 25 steps = one 100-step batch; episodes (50 steps) end in
         # the second iteration
-        .env_runners(num_env_runners=2, num_envs_per_env_runner=2, rollout_fragment_length=25,
-                     sample_timeout_s=None)
+        .env_runners(
+            num_env_runners=2,
+            num_envs_per_env_runner=2,
+            rollout_fragment_length=25,
+            sample_timeout_s=None,
+        )
         .training(train_batch_size_per_learner=100, minibatch_size=50, num_epochs=1)
         .rl_module(model_config=DefaultModelConfig(fcnet_hiddens=[32, 32]))
         .callbacks(on_episode_end=log_success)

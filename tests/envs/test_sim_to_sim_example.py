@@ -29,7 +29,9 @@ def test_push_defaults_and_policy_names(example):
     assert args.steps == 3_000_000 and args.episodes == 100 and args.max_minutes == 35
     assert args.out == Path("/tmp/sim_to_sim_push") and args.stop_at == 10
     assert example.policy_names(example.EXPERIMENTS["push"]) == [
-        "mujoco-nominal", "mujoco-randomised"]  # fmt: skip
+        "mujoco-nominal",
+        "mujoco-randomised",
+    ]
     assert example.EXPERIMENTS["push"].env_kwargs["success_threshold"] == 0.10
     reach = example.parse_args([])
     assert reach.experiment == "reach" and reach.steps == 300_000

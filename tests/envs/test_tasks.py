@@ -17,10 +17,16 @@ def state_at(q, qd=None, torque=None):
     q = np.asarray(q, dtype=float)
     z = np.zeros_like(q)
     return ArrayState(
-        0.0, q, z if qd is None else np.asarray(qd, float), z,
-        z if torque is None else np.asarray(torque, float), z,
-        np.ones(q.shape[0], np.uint8), True, True,
-    )  # fmt: skip
+        0.0,
+        q,
+        z if qd is None else np.asarray(qd, float),
+        z,
+        z if torque is None else np.asarray(torque, float),
+        z,
+        np.ones(q.shape[0], np.uint8),
+        True,
+        True,
+    )
 
 
 @pytest.fixture
@@ -89,12 +95,17 @@ def test_reach_compute_reward_matches_evaluate(reach):
         assert reach.task.compute_reward(tool, goal) == pytest.approx(expected)
 
 
-@pytest.mark.parametrize(("engine", "options"), [
-    ("pybullet", {}),
-    ("mujoco", {"effort_weight": 0.2, "success_threshold": 0.3}),
-    ("mujoco", {"reward_type": "sparse", "success_threshold": 0.3,
-                "terminate_on_success": True}),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("engine", "options"),
+    [
+        ("pybullet", {}),
+        ("mujoco", {"effort_weight": 0.2, "success_threshold": 0.3}),
+        (
+            "mujoco",
+            {"reward_type": "sparse", "success_threshold": 0.3, "terminate_on_success": True},
+        ),
+    ],
+)
 def test_reach_step_info_and_reward_are_those_of_evaluate(engine, options):
     env = JointLabEnv("reach", engine=engine, **options)
     try:
@@ -105,9 +116,12 @@ def test_reach_step_info_and_reward_are_those_of_evaluate(engine, options):
             _, reward, terminated, _, info = env.step(action)
             njoint, clipped = env.actions.convert(action)
             outcome = env.task.evaluate(env.state, njoint)  # the general path
-            expected = {"state": env.state, **outcome.info,
-                        **{f"reward_{name}": v for name, v in outcome.terms.items()},
-                        "action_clipped": clipped}  # fmt: skip
+            expected = {
+                "state": env.state,
+                **outcome.info,
+                **{f"reward_{name}": v for name, v in outcome.terms.items()},
+                "action_clipped": clipped,
+            }
             assert list(info)[:-1] == list(expected)  # the same keys in the same order
             assert all(info[key] == value for key, value in expected.items() if key != "state")
             assert info["state"] is env.state
@@ -183,8 +197,9 @@ def test_hold_at_target_is_success_and_pushes_disturb():
 
     errors = {}
     for probability in (0.0, 1.0):
-        env = JointLabEnv("hold", robot="planar2", push_probability=probability,
-                          push_strength=(1.0, 1.0))  # fmt: skip
+        env = JointLabEnv(
+            "hold", robot="planar2", push_probability=probability, push_strength=(1.0, 1.0)
+        )
         env.reset(seed=0)
         hold = env.actions.hold(env.state)
         worst = 0.0
@@ -249,16 +264,22 @@ def test_push_links_move_the_box():
     env.close()
 
 
-@given(values=arrays(np.float64, 21, elements=st.one_of(
-    st.floats(-1e30, 1e30), st.sampled_from([np.nan, np.inf, -np.inf]))))
+@given(
+    values=arrays(
+        np.float64,
+        21,
+        elements=st.one_of(st.floats(-1e30, 1e30), st.sampled_from([np.nan, np.inf, -np.inf])),
+    )
+)
 def test_observation_build_clips_as_float64_then_casts(values):
     """Cast-then-clip against the float32 bounds equals clip-in-float64-then-cast."""
     from jointlab.envs.tasks.observations import ObservationLayout, ObservationPart
 
     rng = np.random.default_rng(0)
     low = rng.uniform(-3, 0, 21)
-    layout = ObservationLayout([ObservationPart("a", low[:9], low[:9] + 2.5),
-                                ObservationPart("b", low[9:], low[9:] + 0.1)])  # fmt: skip
+    layout = ObservationLayout(
+        [ObservationPart("a", low[:9], low[:9] + 2.5), ObservationPart("b", low[9:], low[9:] + 0.1)]
+    )
     low64 = layout.space.low.astype(np.float64)
     high64 = layout.space.high.astype(np.float64)
     expected = np.minimum(np.maximum(values, low64), high64).astype(np.float32)
@@ -287,10 +308,13 @@ def test_push_box_randomization_is_seeded_and_reaches_the_world(engine):
             applied = (info[0], info[1])  # mass, lateral friction
         else:
             body = world._body(box)
-            applied = (world.model.body_mass[body.id],
-                       world.model.geom_friction[body.geomadr[0], 0])  # fmt: skip
-        assert applied == pytest.approx((env.task.box_dynamics.mass,
-                                         env.task.box_dynamics.friction))  # fmt: skip
+            applied = (
+                world.model.body_mass[body.id],
+                world.model.geom_friction[body.geomadr[0], 0],
+            )
+        assert applied == pytest.approx(
+            (env.task.box_dynamics.mass, env.task.box_dynamics.friction)
+        )
         env.close()
     assert draws[0] == draws[1]  # the same seed, the same boxes
     assert draws[0][0] != draws[0][1]  # a new box every episode

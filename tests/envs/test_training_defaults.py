@@ -25,7 +25,7 @@ def _settings_paragraph() -> str:
     """The "Settings" paragraph of the reinforcement learning section."""
     text = DOCS.read_text()
     start = text.index("Settings (`jointlab.envs.training`)")
-    return " ".join(text[start:text.index("\n\n", start)].split())
+    return " ".join(text[start : text.index("\n\n", start)].split())
 
 
 @pytest.mark.slow

@@ -17,10 +17,17 @@ from jointlab.envs.run_record import RunError, TrainingRun, read_run
 
 #: Scalars every run logs: ours (evaluation) and SB3's (training episodes and PPO's losses).
 TAGS = {
-    "eval/success_rate", "eval/mean_reward", "eval/mean_ep_length",
-    "rollout/ep_rew_mean", "rollout/ep_len_mean", "rollout/success_rate",
-    "train/loss", "train/policy_gradient_loss", "train/value_loss", "train/entropy_loss",
-}  # fmt: skip
+    "eval/success_rate",
+    "eval/mean_reward",
+    "eval/mean_ep_length",
+    "rollout/ep_rew_mean",
+    "rollout/ep_len_mean",
+    "rollout/success_rate",
+    "train/loss",
+    "train/policy_gradient_loss",
+    "train/value_loss",
+    "train/entropy_loss",
+}
 
 
 @pytest.fixture(scope="module")
@@ -29,8 +36,22 @@ def trained(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, str]:
     pytest.importorskip("stable_baselines3")
     pytest.importorskip("tensorboard")
     out = tmp_path_factory.mktemp("runs")
-    argv = ["train", "reach", "--steps", "300", "--envs", "1", "--seed", "3", "--out", str(out),
-            "--eval-every", "1024", "--eval-episodes", "2"]  # fmt: skip
+    argv = [
+        "train",
+        "reach",
+        "--steps",
+        "300",
+        "--envs",
+        "1",
+        "--seed",
+        "3",
+        "--out",
+        str(out),
+        "--eval-every",
+        "1024",
+        "--eval-episodes",
+        "2",
+    ]
     stdout = io.StringIO()
     with contextlib.redirect_stdout(stdout):
         assert main(argv) == 0
@@ -67,10 +88,17 @@ def test_training_leaves_a_learning_curve_and_a_run_record(trained) -> None:
         assert image.format == "PNG" and image.size[0] > 400 and image.size[1] > 300
     run = read_run(folder)
     assert (run.task, run.env_id, run.engine, run.seed, run.envs) == (
-        "reach", "jointlab/Reach-v0", "pybullet", 3, 1)  # fmt: skip
+        "reach",
+        "jointlab/Reach-v0",
+        "pybullet",
+        3,
+        1,
+    )
     assert run.steps == 2048 and run.wall_time > 0
     assert [(e.steps, e.episodes, e.mean_length) for e in run.evaluations] == [
-        (1024, 2, 50.0), (2048, 2, 50.0)]  # fmt: skip
+        (1024, 2, 50.0),
+        (2048, 2, 50.0),
+    ]
     assert (folder / "model.zip").is_file() and (folder / "vecnormalize.pkl").is_file()
 
 
@@ -82,8 +110,13 @@ def test_runs_lists_the_run_with_its_final_metrics(trained, capsys) -> None:
         assert main(["runs", str(where)]) == 0
         out = capsys.readouterr().out
         row = next(line for line in out.splitlines() if line.startswith("│ train-reach"))
-        for cell in ("reach", "pybullet", "2,048", f"{final.success_rate:.0%} of 2",
-                     f"{final.mean_reward:.2f}"):  # fmt: skip
+        for cell in (
+            "reach",
+            "pybullet",
+            "2,048",
+            f"{final.success_rate:.0%} of 2",
+            f"{final.mean_reward:.2f}",
+        ):
             assert cell in row, (cell, row)
 
 
@@ -104,16 +137,20 @@ def test_runs_of_a_missing_folder_is_one_line(tmp_path, capsys) -> None:
     assert "nowhere is not a folder" in err and "Traceback" not in err
 
 
-@pytest.mark.parametrize(("content", "expected"), [
-    ("{not json", "is not valid JSON"),
-    (json.dumps({"steps": 5}), "not a JointLab run record"),
-    (json.dumps(_record(version=7)), "run record version 7; this JointLab reads 1 to 1"),
-    (json.dumps({k: v for k, v in _record().items() if k != "engine"}), "'engine' is missing"),
-    (json.dumps(_record(steps="many")), "wrong type"),
-    (None, "no run record (not a training run, or one trained by an older JointLab"),
-])  # fmt: skip
-def test_runs_names_an_unreadable_run_and_lists_the_good_ones(tmp_path, capsys, content,
-                                                              expected) -> None:  # fmt: skip
+@pytest.mark.parametrize(
+    ("content", "expected"),
+    [
+        ("{not json", "is not valid JSON"),
+        (json.dumps({"steps": 5}), "not a JointLab run record"),
+        (json.dumps(_record(version=7)), "run record version 7; this JointLab reads 1 to 1"),
+        (json.dumps({k: v for k, v in _record().items() if k != "engine"}), "'engine' is missing"),
+        (json.dumps(_record(steps="many")), "wrong type"),
+        (None, "no run record (not a training run, or one trained by an older JointLab"),
+    ],
+)
+def test_runs_names_an_unreadable_run_and_lists_the_good_ones(
+    tmp_path, capsys, content, expected
+) -> None:
     good, bad = tmp_path / "good", tmp_path / "bad"
     good.mkdir()
     bad.mkdir()
@@ -129,9 +166,11 @@ def test_runs_names_an_unreadable_run_and_lists_the_good_ones(tmp_path, capsys, 
         read_run(bad)
 
 
-JSON = st.recursive(st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
-                    lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner),
-                    max_leaves=20)  # fmt: skip
+JSON = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(),
+    lambda inner: st.lists(inner) | st.dictionaries(st.text(), inner),
+    max_leaves=20,
+)
 
 
 @settings(max_examples=200, deadline=None)
@@ -160,8 +199,10 @@ def test_the_learning_curve_labels_its_axes_and_keeps_the_legend_off_the_data() 
     from jointlab.envs.learning_curve import plot_learning_curve
     from jointlab.envs.run_record import Evaluation
 
-    evaluations = [Evaluation(s, 20, r, -20.0 + s / 1e4, 50.0)
-                   for s, r in ((5000, 0.1), (10000, 0.45), (15000, 0.9))]  # fmt: skip
+    evaluations = [
+        Evaluation(s, 20, r, -20.0 + s / 1e4, 50.0)
+        for s, r in ((5000, 0.1), (10000, 0.45), (15000, 0.9))
+    ]
     fig = plot_learning_curve(evaluations)
     FigureCanvasAgg(fig).draw()
     top, bottom = fig.axes
@@ -184,8 +225,9 @@ def test_the_seed_spread_is_the_median_and_range_of_the_smoothed_runs() -> None:
 
     assert list(smooth([0.0, 1.0, 0.0, 1.0], 3)) == [0.5, 1 / 3, 2 / 3, 0.5]
     rates = ([0.0, 0.3, 0.6, 0.9], [0.0, 0.0, 0.3, 0.6], [0.3, 0.6, 0.9, 1.0])
-    runs = [[Evaluation(1000 * (i + 1), 10, r, 0.0, 50.0) for i, r in enumerate(seed)]
-            for seed in rates]  # fmt: skip
+    runs = [
+        [Evaluation(1000 * (i + 1), 10, r, 0.0, 50.0) for i, r in enumerate(seed)] for seed in rates
+    ]
     fig = plot_seed_spread(runs, window=1)
     FigureCanvasAgg(fig).draw()
     (ax,) = fig.axes

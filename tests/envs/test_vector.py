@@ -42,8 +42,9 @@ def test_sync_and_async_vector_envs_agree():
 
 
 def test_make_vec_with_kwargs():
-    vec = gymnasium.make_vec("jointlab/JointTracking-v0", num_envs=2, vectorization_mode="sync",
-                             action_mode="torque")  # fmt: skip
+    vec = gymnasium.make_vec(
+        "jointlab/JointTracking-v0", num_envs=2, vectorization_mode="sync", action_mode="torque"
+    )
     try:
         _run(vec, steps=5)
         assert vec.single_action_space.shape == (2,)

@@ -143,8 +143,11 @@ def _assert_same_info(a, b):
 
 @pytest.mark.slow  # starts worker processes
 @pytest.mark.parametrize("mode", [AutoresetMode.NEXT_STEP, AutoresetMode.SAME_STEP])
-@pytest.mark.parametrize(("local", "spin"), [(True, None), (False, None), (False, 0.001)],
-                         ids=["local", "children", "children-spinning"])
+@pytest.mark.parametrize(
+    ("local", "spin"),
+    [(True, None), (False, None), (False, 0.001)],
+    ids=["local", "children", "children-spinning"],
+)
 def test_async_batched_env_equals_one_batched_env(mode, local, spin):
     options = {"max_episode_steps": 7, "autoreset_mode": mode}
     # 3 + 2 environments: this process and one child (local), or two children
@@ -226,8 +229,9 @@ def test_sb3_adapter_follows_sb3_conventions_and_trains():
 
     with pytest.raises(ConfigurationError, match="SAME_STEP"):
         SB3VecEnv(BatchedEnv(ENV_ID, 1))
-    vec = SB3VecEnv(BatchedEnv(ENV_ID, 2, max_episode_steps=4,
-                               autoreset_mode=AutoresetMode.SAME_STEP))  # fmt: skip
+    vec = SB3VecEnv(
+        BatchedEnv(ENV_ID, 2, max_episode_steps=4, autoreset_mode=AutoresetMode.SAME_STEP)
+    )
     vec.seed(3)
     first = vec.reset()
     assert first.shape == (2, *vec.observation_space.shape)
@@ -240,12 +244,16 @@ def test_sb3_adapter_follows_sb3_conventions_and_trains():
     assert all("is_success" in info for info in infos)
     assert vec.get_attr("action_mode") == ["position", "position"]
     assert vec.env_is_wrapped(gymnasium.Wrapper) == [False, False]
-    model = sb3.PPO("MlpPolicy", VecNormalize(vec), n_steps=8, batch_size=8, n_epochs=1,
-                    device="cpu", seed=0)  # fmt: skip
+    model = sb3.PPO(
+        "MlpPolicy", VecNormalize(vec), n_steps=8, batch_size=8, n_epochs=1, device="cpu", seed=0
+    )
     model.learn(total_timesteps=16)
     vec.close()
-    remote = SB3VecEnv(AsyncBatchedEnv(ENV_ID, 2, workers=2, max_episode_steps=4,
-                                       autoreset_mode=AutoresetMode.SAME_STEP))  # fmt: skip
+    remote = SB3VecEnv(
+        AsyncBatchedEnv(
+            ENV_ID, 2, workers=2, max_episode_steps=4, autoreset_mode=AutoresetMode.SAME_STEP
+        )
+    )
     try:
         assert remote.render_mode is None  # answered by the vector env
         remote.reset()

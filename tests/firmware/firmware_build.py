@@ -76,10 +76,20 @@ class HostFirmware:
         self.dof = dof
         self.set_joints(np.zeros(dof) if q is None else q, np.zeros(dof))
         brakes = (ctypes.c_uint8 * dof)(*[int(b) for b in d.has_brakes])
-        self.lib.jlh_init(dof, f32(d.default_kp), f32(d.default_kd), f32(d.effort_limit),
-                          f32(d.lower), f32(d.upper), f32(d.velocity_limit), f32(d.config_speed),
-                          f32(d.acceleration_limit), f32(d.home), brakes,
-                          (ctypes.c_uint8 * 32)(*digest))  # fmt: skip
+        self.lib.jlh_init(
+            dof,
+            f32(d.default_kp),
+            f32(d.default_kd),
+            f32(d.effort_limit),
+            f32(d.lower),
+            f32(d.upper),
+            f32(d.velocity_limit),
+            f32(d.config_speed),
+            f32(d.acceleration_limit),
+            f32(d.home),
+            brakes,
+            (ctypes.c_uint8 * 32)(*digest),
+        )
 
     def set_joints(self, q: object, qd: object) -> None:
         """What the encoders read from now on."""
@@ -113,16 +123,31 @@ class HostFirmware:
 
     def stats(self) -> dict[str, int]:
         """The core's link counters (jl_stats_t)."""
-        names = ("bytes_received", "frames", "cobs_errors", "runts", "crc_errors", "overruns",
-                 "malformed", "unknown_types", "version_mismatches", "sequence_gaps",
-                 "frames_missed", "out_of_order", "commands_accepted", "commands_refused",
-                 "frames_sent")  # fmt: skip
+        names = (
+            "bytes_received",
+            "frames",
+            "cobs_errors",
+            "runts",
+            "crc_errors",
+            "overruns",
+            "malformed",
+            "unknown_types",
+            "version_mismatches",
+            "sequence_gaps",
+            "frames_missed",
+            "out_of_order",
+            "commands_accepted",
+            "commands_refused",
+            "frames_sent",
+        )
         return dict(zip(names, list(self.lib.jl_stats().contents), strict=True))
 
     def law(self, action: object, q: object, qd: object) -> np.ndarray:
         """The core's resolve + law on one NJointAction (float32) at state ``q``, ``qd``."""
         tau = (ctypes.c_float * self.dof)()
-        fields = [f32(getattr(action, name)) for name in
-                  ("torque", "position", "position_kp", "position_kd", "velocity")]  # fmt: skip
+        fields = [
+            f32(getattr(action, name))
+            for name in ("torque", "position", "position_kp", "position_kd", "velocity")
+        ]
         self.lib.jlh_law(*fields, f32(q), f32(qd), tau)
         return np.array(tau[:], dtype=np.float32)

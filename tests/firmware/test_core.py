@@ -19,11 +19,32 @@ def test_core_builds_warning_free_under_sanitizers() -> None:
     require("cc")
     out = FIRMWARE / "build" / "test_core_asan"
     out.parent.mkdir(exist_ok=True)
-    sources = [*sorted(str(p.relative_to(FIRMWARE)) for p in (FIRMWARE / "src").glob("*.c")),
-               "host/host_board.c", "host/test_core.c"]  # fmt: skip
-    subprocess.run(["cc", "-std=c11", "-Iinclude", "-Wall", "-Wextra", "-Werror", "-O1", "-g",
-                    "-fsanitize=address,undefined", "-fno-sanitize-recover=all", "-o", str(out),
-                    *sources, "-lm"], cwd=FIRMWARE, check=True, timeout=300)  # fmt: skip
+    sources = [
+        *sorted(str(p.relative_to(FIRMWARE)) for p in (FIRMWARE / "src").glob("*.c")),
+        "host/host_board.c",
+        "host/test_core.c",
+    ]
+    subprocess.run(
+        [
+            "cc",
+            "-std=c11",
+            "-Iinclude",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-O1",
+            "-g",
+            "-fsanitize=address,undefined",
+            "-fno-sanitize-recover=all",
+            "-o",
+            str(out),
+            *sources,
+            "-lm",
+        ],
+        cwd=FIRMWARE,
+        check=True,
+        timeout=300,
+    )
     result = subprocess.run([str(out)], capture_output=True, text=True, timeout=120)
     assert result.returncode == 0, result.stderr
     assert "checks passed" in result.stdout

@@ -71,8 +71,13 @@ def test_make_cycles_reports_the_worst_case_tick_from_callgrind() -> None:
     found = re.search(r"worst-case tick: (\d+) instructions", result.stdout)
     assert found, result.stdout
     ticks = dict(re.findall(r"tick (\w+): (\d+) instructions", result.stdout))
-    assert set(ticks) == {"idle_disarmed", "first_njoint", "njoint_full_pd", "watchdog_engages",
-                          "stop_decelerating"}  # fmt: skip
+    assert set(ticks) == {
+        "idle_disarmed",
+        "first_njoint",
+        "njoint_full_pd",
+        "watchdog_engages",
+        "stop_decelerating",
+    }
     assert int(found[1]) == max(int(n) for n in ticks.values())
     assert 1_000 < int(found[1]) < 50_000  # one tick of 6 joints and a 153-byte DATA STATE
 
@@ -83,10 +88,22 @@ def qemu_pty() -> Iterator[str]:
     build_arm()
     require("qemu-system-arm")
     process = subprocess.Popen(
-        ["qemu-system-arm", "-M", "mps2-an385", "-nographic", "-monitor", "none",
-         "-serial", "pty", "-kernel", str(BUILD / "firmware.elf")],
-        stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-    )  # fmt: skip
+        [
+            "qemu-system-arm",
+            "-M",
+            "mps2-an385",
+            "-nographic",
+            "-monitor",
+            "none",
+            "-serial",
+            "pty",
+            "-kernel",
+            str(BUILD / "firmware.elf"),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     try:
         path, seen, deadline = None, "", time.monotonic() + PATIENT_S
         while path is None and time.monotonic() < deadline and process.poll() is None:
@@ -148,10 +165,20 @@ def test_jointlab_check_brings_the_qemu_firmware_up(qemu_pty: str) -> None:
     """docs/firmware.md's bring-up command, on the QEMU board's pty."""
     env = {**os.environ, "JOINTLAB_DEAD_MS": "30000"}
     result = subprocess.run(
-        [sys.executable, "-m", "jointlab", "check", f"serial://{qemu_pty}?robot=arm6",
-         "--pings", "5"],
-        capture_output=True, text=True, timeout=300, env=env,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "jointlab",
+            "check",
+            f"serial://{qemu_pty}?robot=arm6",
+            "--pings",
+            "5",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     assert result.returncode == 0, result.stdout + result.stderr
     text = result.stdout
     assert re.search(r"protocol version\W+2\b", text) and re.search(r"device joints\W+6\b", text)

@@ -75,8 +75,14 @@ def replies(data: bytes) -> list[Message]:
     return [f.message for f in frames if not isinstance(f.message, StateData)]
 
 
-def raw_frame(msg_class: int, msg_type: int, seq: int, payload: bytes, length: int | None = None,
-              version: int = 2) -> bytes:  # fmt: skip
+def raw_frame(
+    msg_class: int,
+    msg_type: int,
+    seq: int,
+    payload: bytes,
+    length: int | None = None,
+    version: int = 2,
+) -> bytes:
     """A frame with a good CRC-32 whose header may lie about the payload."""
     n = len(payload) if length is None else length
     body = struct.pack("<BBBHH", version, msg_class, msg_type, seq, n) + payload
@@ -158,8 +164,13 @@ def test_the_firmware_answers_every_frame_as_the_python_device_does(
                     assert isinstance(mine, GeometryReply)
                     assert len(mine.actuators) == len(theirs.actuators) == DOF
                     for field in ("min", "centre", "max", "home", "config_speed", "has_brakes"):
-                        np.testing.assert_allclose(mine.actuators[field], theirs.actuators[field],
-                                                   rtol=1e-6, atol=1e-7, err_msg=field)  # fmt: skip
+                        np.testing.assert_allclose(
+                            mine.actuators[field],
+                            theirs.actuators[field],
+                            rtol=1e-6,
+                            atol=1e-7,
+                            err_msg=field,
+                        )
                 else:
                     assert mine == theirs, (item, mine, theirs)
             if isinstance(item, HelloRequest):
@@ -192,25 +203,39 @@ _gain = st.one_of(st.just(NAN), st.floats(0, 500, width=32))
 _vec = lambda element: st.lists(element, min_size=DOF, max_size=DOF)  # noqa: E731
 
 
-@settings(max_examples=120, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
-@given(torque=_vec(_f32), position=_vec(_maybe_nan), kp=_vec(_gain), kd=_vec(_gain),
-       velocity=_vec(_maybe_nan), q=_vec(st.floats(-3, 3, width=32)),
-       qd=_vec(st.floats(-10, 10, width=32)))  # fmt: skip
+@settings(
+    max_examples=120,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
+@given(
+    torque=_vec(_f32),
+    position=_vec(_maybe_nan),
+    kp=_vec(_gain),
+    kd=_vec(_gain),
+    velocity=_vec(_maybe_nan),
+    q=_vec(st.floats(-3, 3, width=32)),
+    qd=_vec(st.floats(-10, 10, width=32)),
+)
 def test_the_law_at_the_tick_matches_jointlabs_law(
     firmware: HostFirmware, torque, position, kp, kd, velocity, q, qd
 ) -> None:
     action = NJointAction(torque, position, kp, kd, velocity)
     firmware.start(DESCRIPTION, DIGEST, q)
     firmware.set_joints(q, qd)
-    firmware.feed(encode_frame(ArmRequest(), 0) + encode_frame(
-        NJointCommand.from_action(action), 1))  # fmt: skip
+    firmware.feed(
+        encode_frame(ArmRequest(), 0) + encode_frame(NJointCommand.from_action(action), 1)
+    )
     firmware.tick()
     got = firmware.torque()
     want = _expected_torque(action, np.asarray(q, float), np.asarray(qd, float))
     r = action.resolve(DESCRIPTION.default_kp, DESCRIPTION.default_kd)
-    scale = (np.abs(r.torque) + np.abs(r.kp * (r.position - np.asarray(q)))
-             + np.abs(r.kd * (r.velocity - np.asarray(qd))))  # fmt: skip
+    scale = (
+        np.abs(r.torque)
+        + np.abs(r.kp * (r.position - np.asarray(q)))
+        + np.abs(r.kd * (r.velocity - np.asarray(qd)))
+    )
     # float32 arithmetic on the device: a few ulps of the terms' magnitude.
     np.testing.assert_allclose(got, want, rtol=0, atol=1e-6 + 4e-7 * float(scale.max()))
     if action.is_zero:
@@ -218,8 +243,15 @@ def test_the_law_at_the_tick_matches_jointlabs_law(
     np.testing.assert_array_equal(got, firmware.law(action, q, qd))
 
 
-_ERRORS = ("cobs_errors", "runts", "crc_errors", "overruns", "malformed", "unknown_types",
-           "version_mismatches")  # fmt: skip
+_ERRORS = (
+    "cobs_errors",
+    "runts",
+    "crc_errors",
+    "overruns",
+    "malformed",
+    "unknown_types",
+    "version_mismatches",
+)
 
 
 @st.composite
@@ -253,8 +285,12 @@ def _damage(draw: st.DrawFn) -> tuple[str, bytes]:
     return kind, b"\x00" + cobs.encode(bytes(body)) + b"\x00"
 
 
-@settings(max_examples=150, deadline=None, derandomize=True,
-          suppress_health_check=[HealthCheck.function_scoped_fixture])  # fmt: skip
+@settings(
+    max_examples=150,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.function_scoped_fixture],
+)
 @given(case=_damage())
 def test_malformed_frames_are_dropped_counted_and_never_applied(
     firmware: HostFirmware, case: tuple[str, bytes]

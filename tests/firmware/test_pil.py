@@ -46,11 +46,15 @@ LOCKSTEP_FIRMWARE = "emulated://arm6?device=firmware&lockstep=1"
 @st.composite
 def frames(draw: st.DrawFn) -> PlantFrame:
     dof, count = draw(st.integers(1, 16)), draw(st.integers(0, 3))
-    kind = draw(st.sampled_from([PlantType.HELLO, PlantType.STEP, PlantType.SET,
-                                 PlantType.STATE]))  # fmt: skip
+    kind = draw(st.sampled_from([PlantType.HELLO, PlantType.STEP, PlantType.SET, PlantType.STATE]))
     values = draw(st.lists(st.floats(width=32), min_size=count * dof, max_size=count * dof))
-    return PlantFrame(kind, draw(st.integers(0, 2**32 - 1)), draw(st.integers(0, 255)), dof,
-                      np.array(values, np.float32))  # fmt: skip
+    return PlantFrame(
+        kind,
+        draw(st.integers(0, 2**32 - 1)),
+        draw(st.integers(0, 255)),
+        dof,
+        np.array(values, np.float32),
+    )
 
 
 @given(frames())
@@ -58,8 +62,12 @@ def test_every_plant_frame_round_trips(frame: PlantFrame) -> None:
     wire = encode_plant(frame)
     assert wire.endswith(b"\x00") and b"\x00" not in wire[:-1]
     back = decode_plant(wire[:-1])
-    assert (back.type, back.tick, back.flags, back.dof) == (frame.type, frame.tick,
-                                                            frame.flags, frame.dof)  # fmt: skip
+    assert (back.type, back.tick, back.flags, back.dof) == (
+        frame.type,
+        frame.tick,
+        frame.flags,
+        frame.dof,
+    )
     np.testing.assert_array_equal(back.values.view(np.uint32), frame.values.view(np.uint32))
 
 
@@ -158,8 +166,9 @@ def test_the_plant_answers_a_damaged_request_so_the_firmware_asks_again(
 
 
 # ====================================================================== errors
-def test_missing_qemu_or_firmware_build_names_the_fix(monkeypatch: pytest.MonkeyPatch,
-                                                      tmp_path: Path) -> None:  # fmt: skip
+def test_missing_qemu_or_firmware_build_names_the_fix(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     with pytest.raises(ConfigurationError, match=r"firmware-pil\.elf.*`make firmware`"):
         FirmwareDevice(ARM6, elf=tmp_path / "firmware-pil.elf")
     monkeypatch.setenv("PATH", str(tmp_path))
@@ -172,12 +181,14 @@ def test_a_build_for_another_robot_is_refused_before_qemu_starts(pil_firmware: N
         FirmwareDevice(load_robot("planar2"), elf=FIRMWARE_ELF)  # arm6's
 
 
-@pytest.mark.parametrize("query", ["rate=500", "watchdog_ms=50", "tcp=0", "fifo=1",
-                                   "device=fpga"])  # fmt: skip
+@pytest.mark.parametrize("query", ["rate=500", "watchdog_ms=50", "tcp=0", "fifo=1", "device=fpga"])
 def test_options_the_firmware_device_does_not_take_are_refused(query: str) -> None:
     with pytest.raises(ConfigurationError, match=r"Python emulator|expected emulator"):
-        jointlab.connect(f"emulated://arm6?device=firmware&{query}".replace(
-            "device=firmware&device=fpga", "device=fpga"))  # fmt: skip
+        jointlab.connect(
+            f"emulated://arm6?device=firmware&{query}".replace(
+                "device=firmware&device=fpga", "device=fpga"
+            )
+        )
 
 
 # ====================================================================== in QEMU

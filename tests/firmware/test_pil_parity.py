@@ -79,17 +79,28 @@ def run_both(script: Callable[[Robot, Any], None], period: int = 1) -> tuple[Any
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("script", [parity.tracking, parity.state_changes, parity.settings,
-                                    parity.resets, parity.action_errors],
-                         ids=lambda s: s.__name__)  # fmt: skip
+@pytest.mark.parametrize(
+    "script",
+    [parity.tracking, parity.state_changes, parity.settings, parity.resets, parity.action_errors],
+    ids=lambda s: s.__name__,
+)
 def test_robot_verbs_behave_alike_on_the_firmware(pil_firmware: None, script: Any) -> None:
     parity.assert_same_outcome(*run_both(script))
 
 
 @pytest.mark.slow
-@pytest.mark.parametrize("verbs", [parity.moves, parity.velocities, parity.efforts,
-                                   parity.trajectory, parity.requests, parity.refusals],
-                         ids=lambda v: v.__name__)  # fmt: skip
+@pytest.mark.parametrize(
+    "verbs",
+    [
+        parity.moves,
+        parity.velocities,
+        parity.efforts,
+        parity.trajectory,
+        parity.requests,
+        parity.refusals,
+    ],
+    ids=lambda v: v.__name__,
+)
 def test_commander_programs_behave_alike_on_the_firmware(pil_firmware: None, verbs: Any) -> None:
     script = parity.commander_script(verbs)
     parity.assert_same_outcome(*run_both(script, parity.COMMANDER_PERIOD))
@@ -97,14 +108,17 @@ def test_commander_programs_behave_alike_on_the_firmware(pil_firmware: None, ver
 
 @pytest.mark.slow
 @pytest.mark.parametrize("spec", ENV_SPECS, ids=lambda spec: spec.id)
-def test_every_environment_behaves_alike_on_the_firmware(pil_build: Callable[[str], None],
-                                                         spec: Any) -> None:  # fmt: skip
+def test_every_environment_behaves_alike_on_the_firmware(
+    pil_build: Callable[[str], None], spec: Any
+) -> None:
     """test_parity's environment check: 15 random steps of 20 ticks, on each robot's build."""
     robot_name = TASKS[spec.task].default_robot
     pil_build(robot_name)
     outcomes = []
-    for url in (f"emulated://{robot_name}?lockstep=1",
-                f"emulated://{robot_name}?device=firmware&lockstep=1"):  # fmt: skip
+    for url in (
+        f"emulated://{robot_name}?lockstep=1",
+        f"emulated://{robot_name}?device=firmware&lockstep=1",
+    ):
         with jointlab.connect(f"{url}&stream_period=20", **parity.PATIENT) as robot:
             robot.arm()
             try:
@@ -121,12 +135,17 @@ def test_every_environment_behaves_alike_on_the_firmware(pil_build: Callable[[st
 #: A Commander program (docs/programs.md): a timed trajectory, a move, a decelerating stop.
 PROGRAM = [
     {"home": {}},
-    {"follow_trajectory": {"waypoints": [
-        {"position": [0.0, 0.4, 1.0, 0.0, 0.8, 0.0], "time_from_start": 0.0},
-        {"position": [0.4, 0.2, 1.2, 0.2, 0.6, 0.0], "time_from_start": 0.8}]}},
+    {
+        "follow_trajectory": {
+            "waypoints": [
+                {"position": [0.0, 0.4, 1.0, 0.0, 0.8, 0.0], "time_from_start": 0.0},
+                {"position": [0.4, 0.2, 1.2, 0.2, 0.6, 0.0], "time_from_start": 0.8},
+            ]
+        }
+    },
     {"set_positions": {"positions": [0.3, 0.6, 0.8, 0.0, 0.5, 0.2]}},
     {"stop": {"mode": "decelerate"}},
-]  # fmt: skip
+]
 
 
 class Positions:
@@ -147,8 +166,13 @@ def test_a_commander_program_tracks_alike_on_the_firmware(pil_firmware: None) ->
         recorder = Positions()
         with jointlab.connect(url, stream_period=parity.COMMANDER_PERIOD) as robot:
             results = run_program(robot, PROGRAM, recorder=recorder)
-            runs.append((np.array(recorder.positions), robot.read().time,
-                         [r.summary.ticks for r in results]))  # fmt: skip
+            runs.append(
+                (
+                    np.array(recorder.positions),
+                    robot.read().time,
+                    [r.summary.ticks for r in results],
+                )
+            )
     (a, time_a, ticks_a), (b, time_b, ticks_b) = runs
     assert time_a == time_b and ticks_a == ticks_b  # the same steps, each as long
     assert a.shape == b.shape and len(a) > 300

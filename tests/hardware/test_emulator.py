@@ -367,8 +367,14 @@ def test_an_emulated_robot_left_open_at_interpreter_exit_is_reaped() -> None:
         "print(robot.emulator.pid, flush=True)\n"
     )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                            timeout=120, check=True, env=env)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+        env=env,
+    )
     pid = int(result.stdout.split()[-1])
     status = Path(f"/proc/{pid}/status")
     assert not status.exists() or "zombie" not in status.read_text()  # gone, or a new process

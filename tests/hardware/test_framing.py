@@ -125,8 +125,10 @@ def test_crc32_is_ieee_and_appended_little_endian() -> None:
 def test_hello_frames_keep_the_version_1_format_in_every_version() -> None:
     """REQ HELLO and ACK HELLO: header version 1 and CRC-16, whatever the payload says."""
     assert crc16(b"123456789") == 0x29B1
-    for message in (HelloRequest(PROTOCOL_VERSION), HelloReply(2, 16, 0, 2, 6, 1000, 100, 1,
-                                                                    bytes(32))):  # fmt: skip
+    for message in (
+        HelloRequest(PROTOCOL_VERSION),
+        HelloReply(2, 16, 0, 2, 6, 1000, 100, 1, bytes(32)),
+    ):
         raw = frame_body(message, 7)
         assert raw[0] == HELLO_FRAME_VERSION and crc16(raw) == 0  # a v1 peer can check it
         assert decode_frame(encode_frame(message, 7)).message == message
@@ -250,18 +252,30 @@ def _raw_frame(version: int, msg_class: int, msg_type: int, seq: int, length: in
 @pytest.mark.parametrize(
     ("frame", "reason", "counter"),
     [
-        (encode_frame(Unparsed(9, 9, b"abc", NackReason.UNSUPPORTED), 0), "UNSUPPORTED",
-         "unknown_types"),
+        (
+            encode_frame(Unparsed(9, 9, b"abc", NackReason.UNSUPPORTED), 0),
+            "UNSUPPORTED",
+            "unknown_types",
+        ),
         (_raw_frame(PROTOCOL_VERSION, 2, 17, 0, 5, b""), "BAD_LENGTH", "malformed"),
-        (encode_frame(Unparsed(2, 1, b"\x02", NackReason.INVALID_VALUE), 0), "INVALID_VALUE",
-         "malformed"),
-        (encode_frame(Unparsed(2, 1, b"\x01\x01", NackReason.BAD_LENGTH), 0), "BAD_LENGTH",
-         "malformed"),
-        (encode_frame(ArmRequest(), 0, version=PROTOCOL_VERSION + 1), "VERSION_MISMATCH",
-         "version_mismatches"),
+        (
+            encode_frame(Unparsed(2, 1, b"\x02", NackReason.INVALID_VALUE), 0),
+            "INVALID_VALUE",
+            "malformed",
+        ),
+        (
+            encode_frame(Unparsed(2, 1, b"\x01\x01", NackReason.BAD_LENGTH), 0),
+            "BAD_LENGTH",
+            "malformed",
+        ),
+        (
+            encode_frame(ArmRequest(), 0, version=PROTOCOL_VERSION + 1),
+            "VERSION_MISMATCH",
+            "version_mismatches",
+        ),
         (encode_frame(ArmRequest(), 0, version=1), "VERSION_MISMATCH", "version_mismatches"),
     ],
-)  # fmt: skip
+)
 def test_good_crc_frames_that_do_not_parse_come_back_unparsed(frame, reason, counter) -> None:
     decoder = FrameDecoder()
     (result,) = decoder.feed(frame)
@@ -284,8 +298,9 @@ def test_hello_frames_of_another_version_are_still_parsed() -> None:
 
 def test_a_partial_frame_at_start_up_is_dropped_without_an_error() -> None:
     """A port opened mid-frame: the bytes before the first delimiter are not a CRC error."""
-    frame = encode_frame(StateData.from_arrays(1, *np.zeros((5, 2)), [1, 1], motor_power=True,
-                                               armed=False), 9)  # fmt: skip
+    frame = encode_frame(
+        StateData.from_arrays(1, *np.zeros((5, 2)), [1, 1], motor_power=True, armed=False), 9
+    )
     decoder = FrameDecoder(synced=False)
     frames = decoder.feed(frame[20:] + encode_frame(ArmRequest(), 10))
     assert [f.message for f in frames] == [ArmRequest()]

@@ -45,21 +45,32 @@ V1_HELLO = bytes.fromhex("00 04 01 02 10 01 02 01 04 01 2b 9b 00")
 
 def state(dof: int, tick: int) -> StateData:
     zeros = np.zeros((5, dof))
-    return StateData.from_arrays(tick * 1000, *zeros, np.ones(dof, np.uint8), motor_power=True,
-                                 armed=False)  # fmt: skip
+    return StateData.from_arrays(
+        tick * 1000, *zeros, np.ones(dof, np.uint8), motor_power=True, armed=False
+    )
 
 
 def hello_reply(request: object, version: int = PROTOCOL_VERSION, dof: int = 6) -> HelloReply:
     digest = bytes.fromhex(description_digest(ARM6))
-    return HelloReply.reply_to(request, version=version, dof=dof, rate_hz=1000, watchdog_ms=100,
-                               stream_period=1, digest=digest)  # fmt: skip
+    return HelloReply.reply_to(
+        request,
+        version=version,
+        dof=dof,
+        rate_hz=1000,
+        watchdog_ms=100,
+        stream_period=1,
+        digest=digest,
+    )
 
 
 class ScriptedDevice:
     """A pty whose device end answers frames with ``respond(frame)`` and streams ``stream()``."""
 
-    def __init__(self, respond: Callable[[object], list[Message]],
-                 stream: Callable[[int], Message | None] = lambda tick: None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        respond: Callable[[object], list[Message]],
+        stream: Callable[[int], Message | None] = lambda tick: None,
+    ) -> None:
         self._master, self._slave = os.openpty()
         tty.setraw(self._slave)
         self.path = os.ttyname(self._slave)
@@ -90,9 +101,10 @@ class ScriptedDevice:
 
 
 @contextmanager
-def scripted(respond: Callable[[object], list[Message]],
-             stream: Callable[[int], Message | None] = lambda tick: None
-             ) -> Iterator[ScriptedDevice]:  # fmt: skip
+def scripted(
+    respond: Callable[[object], list[Message]],
+    stream: Callable[[int], Message | None] = lambda tick: None,
+) -> Iterator[ScriptedDevice]:
     device = ScriptedDevice(respond, stream)
     try:
         yield device
@@ -136,7 +148,7 @@ def test_a_version_1_host_can_read_the_reply_of_a_version_2_device() -> None:
     assert crc_hqx(raw, 0xFFFF) == 0  # the version 1 check passes
     version, msg_class, msg_type, seq, length = HEADER.unpack_from(raw)
     assert (version, msg_class, msg_type, seq, length) == (1, 4, 16, 0, HelloReply.size)
-    reply = HelloReply.unpack(raw[HEADER.size:-2])  # version 1's layout
+    reply = HelloReply.unpack(raw[HEADER.size : -2])  # version 1's layout
     assert reply.version == PROTOCOL_VERSION == 2 and reply.dof == 6
 
 
@@ -192,8 +204,9 @@ def test_states_in_another_layout_are_dropped_counted_and_named() -> None:
 
     def stream(tick: int) -> Message:  # a DATA STATE with 4 stray bytes: another layout
         good = state(6, tick)
-        return Unparsed(good.msg_class, good.msg_type, good.pack() + bytes(4),
-                        NackReason.UNSPECIFIED)  # fmt: skip
+        return Unparsed(
+            good.msg_class, good.msg_type, good.pack() + bytes(4), NackReason.UNSPECIFIED
+        )
 
     with scripted(respond, stream) as device:
         with pytest.raises(LinkError, match=r"did not parse \(another layout\?\)"):

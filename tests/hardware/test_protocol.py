@@ -172,8 +172,12 @@ def test_two_messages_cannot_share_wire_numbers() -> None:
         pass
 
     with pytest.raises(TypeError, match="NJointCommand"):
-        MessageTable((Row(MessageClass.CMD, 16, "NJOINT", NJointCommand, handler="njoint"),
-                      Row(MessageClass.CMD, 16, "CLASH", Clash, handler="clash")))  # fmt: skip
+        MessageTable(
+            (
+                Row(MessageClass.CMD, 16, "NJOINT", NJointCommand, handler="njoint"),
+                Row(MessageClass.CMD, 16, "CLASH", Clash, handler="clash"),
+            )
+        )
     assert MESSAGE_TYPES[(1, 16)] is NJointCommand
 
 
@@ -305,8 +309,9 @@ def test_state_from_and_to_array_state() -> None:
 
 
 def test_state_rejects_flags_other_than_zero_or_one() -> None:
-    payload = bytearray(StateData.from_arrays(5, *[np.zeros(1)] * 5, [1], motor_power=True,
-                                              armed=True).pack())  # fmt: skip
+    payload = bytearray(
+        StateData.from_arrays(5, *[np.zeros(1)] * 5, [1], motor_power=True, armed=True).pack()
+    )
     payload[10] = 2  # armed
     with pytest.raises(PackingError, match="flags"):
         StateData.unpack(bytes(payload))
@@ -322,8 +327,9 @@ def test_geometry_reply_carries_a_description_geometry() -> None:
     for sent, got in zip(geometry.actuators, back.actuators, strict=True):
         assert got.type == sent.type and got.has_brakes == sent.has_brakes
         np.testing.assert_allclose(got.axis, sent.axis, atol=1e-6)
-        np.testing.assert_allclose([got.min, got.max, got.length], [sent.min, sent.max,
-                                   sent.length], rtol=1e-6)  # fmt: skip
+        np.testing.assert_allclose(
+            [got.min, got.max, got.length], [sent.min, sent.max, sent.length], rtol=1e-6
+        )
     np.testing.assert_allclose(back.base_pos, geometry.base_pos, atol=1e-6)
 
 
@@ -370,8 +376,14 @@ def test_equality_is_wire_equality() -> None:
 
 
 def test_fixed_sizes_match_the_layouts() -> None:
-    sizes = {PositionCommand: "<if", HomeCommand: "<i", PowerRequest: "<B", Nack: "<BBHBi",
-             WatchdogRequest: "<HB", ArmRequest: "<"}  # fmt: skip
+    sizes = {
+        PositionCommand: "<if",
+        HomeCommand: "<i",
+        PowerRequest: "<B",
+        Nack: "<BBHBi",
+        WatchdogRequest: "<HB",
+        ArmRequest: "<",
+    }
     for cls, layout in sizes.items():
         assert cls.size == struct.calcsize(layout)
     assert STATE_DTYPE.itemsize == 21 and protocol.GEOMETRY_DTYPE.itemsize == 50

@@ -154,9 +154,15 @@ def test_velocity_round_trip_within_one_millimetre_per_second(x, y, w) -> None:
 
 def test_holonomic_mapping_rotates_body_velocity_and_fires_the_kicker() -> None:
     message = ControlMessage.from_velocity(
-        Team.BLUE, 0, 1.0, 0.0, 0.5, dribbler_speed=127, kick_strength=255,
+        Team.BLUE,
+        0,
+        1.0,
+        0.0,
+        0.5,
+        dribbler_speed=127,
+        kick_strength=255,
         trigger_mode=TriggerMode.ON_BREAK_BEAM,
-    )  # fmt: skip
+    )
     targets = holonomic_joint_velocities(
         message, math.pi / 2, dribbler_max_speed=200.0, kicker_speed=6.0
     )
@@ -165,8 +171,9 @@ def test_holonomic_mapping_rotates_body_velocity_and_fires_the_kicker() -> None:
         message, 0.0, dribbler_max_speed=200.0, kicker_speed=6.0, break_beam=True
     )
     np.testing.assert_allclose(fired, [1.0, 0.0, 0.5, 200.0, 6.0])
-    stand_down = ControlMessage.from_velocity(0, 0, 0.0, 0.0, 0.0, kick_strength=255,
-                                              dribbler_speed=-128)  # fmt: skip
+    stand_down = ControlMessage.from_velocity(
+        0, 0, 0.0, 0.0, 0.0, kick_strength=255, dribbler_speed=-128
+    )
     assert holonomic_joint_velocities(
         stand_down, dribbler_max_speed=10.0, kicker_speed=6.0, break_beam=True
     ).tolist() == [0.0, 0.0, 0.0, -10.0, 0.0]

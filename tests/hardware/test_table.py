@@ -136,8 +136,9 @@ def test_every_request_is_answered_with_its_reply_or_unsupported(
 
 
 @pytest.mark.parametrize("row", COMMANDS, ids=lambda row: row.name)
-def test_every_command_is_accepted_by_an_armed_device(devices: dict[str, EmulatorProcess],
-                                                      row: Row) -> None:  # fmt: skip
+def test_every_command_is_accepted_by_an_armed_device(
+    devices: dict[str, EmulatorProcess], row: Row
+) -> None:
     emulator = devices["lockstep"]
     emulator.reset()
     with SerialRobot(emulator.path, "arm6", lockstep=True, **PATIENT) as robot:
@@ -161,8 +162,8 @@ def test_the_document_describes_every_fixed_layout_field_by_field() -> None:
         layout = getattr(row.cls, "layout", None)
         if layout is None:
             continue
-        section = text[text.index(heading):]
-        section = section[:section.index("\n**", 1)] if "\n**" in section[1:] else section
+        section = text[text.index(heading) :]
+        section = section[: section.index("\n**", 1)] if "\n**" in section[1:] else section
         for offset, name, kind in layout():
             if name.startswith("ref_") and "| echo | 4 bytes |" in section:
                 continue  # the echo of a reply, described once in section 7.4

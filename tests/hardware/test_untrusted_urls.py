@@ -59,14 +59,17 @@ def test_a_network_bridge_gets_its_documented_flags() -> None:
     assert opened.call_args.args[0] == "rfc2217://127.0.0.1:7000?ign_set_control&timeout=2"
 
 
-@pytest.mark.parametrize(("url", "fragment"), [
-    ("serial://loop://?foo=1", "unknown query parameter 'foo'"),
-    ("serial://loop://?logging=verbose", "'logging' = 'verbose' is invalid"),
-    ("serial://socket://127.0.0.1:7000?file=/tmp/x", "unknown query parameter 'file'"),
-    ("serial://rfc2217://127.0.0.1:7000?timeout=-1", "'timeout' = '-1' is invalid"),
-    ("serial://gopher://x", "unknown pyserial handler"),
-    ("serial:///dev/ttyUSB0?logging=debug", "unknown query parameter 'logging'"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("url", "fragment"),
+    [
+        ("serial://loop://?foo=1", "unknown query parameter 'foo'"),
+        ("serial://loop://?logging=verbose", "'logging' = 'verbose' is invalid"),
+        ("serial://socket://127.0.0.1:7000?file=/tmp/x", "unknown query parameter 'file'"),
+        ("serial://rfc2217://127.0.0.1:7000?timeout=-1", "'timeout' = '-1' is invalid"),
+        ("serial://gopher://x", "unknown pyserial handler"),
+        ("serial:///dev/ttyUSB0?logging=debug", "unknown query parameter 'logging'"),
+    ],
+)
 def test_serial_urls_forward_only_documented_keys(url: str, fragment: str) -> None:
     with mock.patch("serial.serial_for_url", side_effect=_Started):
         with pytest.raises(ConfigurationError) as info:
@@ -74,13 +77,22 @@ def test_serial_urls_forward_only_documented_keys(url: str, fragment: str) -> No
     assert fragment in str(info.value)
 
 
-@pytest.mark.parametrize(("query", "key"), [
-    ("rate=0", "rate"), ("rate=100000000", "rate"), ("seed=-1", "seed"),
-    ("seed=99999999999999999999", "seed"), ("watchdog_ms=-5", "watchdog_ms"),
-    ("watchdog_ms=70000", "watchdog_ms"), ("tcp=99999", "tcp"),
-    ("stream_period=0", "stream_period"),
-    ("rate=1e3", "rate"), ("dead_ms=inf", "dead_ms"), ("timeout=abc", "timeout"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("query", "key"),
+    [
+        ("rate=0", "rate"),
+        ("rate=100000000", "rate"),
+        ("seed=-1", "seed"),
+        ("seed=99999999999999999999", "seed"),
+        ("watchdog_ms=-5", "watchdog_ms"),
+        ("watchdog_ms=70000", "watchdog_ms"),
+        ("tcp=99999", "tcp"),
+        ("stream_period=0", "stream_period"),
+        ("rate=1e3", "rate"),
+        ("dead_ms=inf", "dead_ms"),
+        ("timeout=abc", "timeout"),
+    ],
+)
 def test_emulated_values_are_refused_before_a_child_starts(query: str, key: str) -> None:
     with mock.patch.object(process.subprocess, "Popen", side_effect=_Started):
         with pytest.raises(ConfigurationError) as info:
@@ -88,8 +100,16 @@ def test_emulated_values_are_refused_before_a_child_starts(query: str, key: str)
     assert f"'{key}'" in str(info.value) and len(str(info.value)) < 300
 
 
-@pytest.mark.parametrize("option", [{"seed": -1}, {"rate_hz": 0}, {"watchdog_ms": 10**6},
-                                    {"tcp_port": -1}, {"stream_period": "1"}])  # fmt: skip
+@pytest.mark.parametrize(
+    "option",
+    [
+        {"seed": -1},
+        {"rate_hz": 0},
+        {"watchdog_ms": 10**6},
+        {"tcp_port": -1},
+        {"stream_period": "1"},
+    ],
+)
 def test_emulator_options_are_checked_before_a_child_starts(option: dict) -> None:
     with mock.patch.object(process.subprocess, "Popen", side_effect=_Started):
         with pytest.raises(ConfigurationError, match=next(iter(option))):
@@ -105,27 +125,78 @@ def test_a_child_failure_reports_its_reason_first_and_bounded() -> None:
     assert len(message) < 500
 
 
-_QUERY_KEYS = st.sampled_from(["rate", "seed", "watchdog_ms", "tcp", "stream_period", "lockstep",
-                               "dead_ms", "timeout", "baud", "robot", "fifo", "dt", "logging",
-                               "file", "control_dt", "gui", "engine", "gain_check", "x"])
-_QUERY_VALUES = st.one_of(st.sampled_from(["0", "-1", "1e300", "inf", "nan", "abc", "", "1",
-                                           "99999999999999999999", "../../x", "%00", "debug"]),
-                          st.text(max_size=8))  # fmt: skip
+_QUERY_KEYS = st.sampled_from(
+    [
+        "rate",
+        "seed",
+        "watchdog_ms",
+        "tcp",
+        "stream_period",
+        "lockstep",
+        "dead_ms",
+        "timeout",
+        "baud",
+        "robot",
+        "fifo",
+        "dt",
+        "logging",
+        "file",
+        "control_dt",
+        "gui",
+        "engine",
+        "gain_check",
+        "x",
+    ]
+)
+_QUERY_VALUES = st.one_of(
+    st.sampled_from(
+        [
+            "0",
+            "-1",
+            "1e300",
+            "inf",
+            "nan",
+            "abc",
+            "",
+            "1",
+            "99999999999999999999",
+            "../../x",
+            "%00",
+            "debug",
+        ]
+    ),
+    st.text(max_size=8),
+)
 
 
 @settings(max_examples=150)
-@given(st.sampled_from(["sim://planar2", "emulated://planar2", "serial:///dev/ttyJL0",
-                        "serial://loop://", "serial://spy://loop://", "serial://socket://h:1",
-                        "bogus://x", "sim://", "sim://../../x", "emulated://x" + "y" * 600]),
-       st.dictionaries(_QUERY_KEYS, _QUERY_VALUES, max_size=4))  # fmt: skip
+@given(
+    st.sampled_from(
+        [
+            "sim://planar2",
+            "emulated://planar2",
+            "serial:///dev/ttyJL0",
+            "serial://loop://",
+            "serial://spy://loop://",
+            "serial://socket://h:1",
+            "bogus://x",
+            "sim://",
+            "sim://../../x",
+            "emulated://x" + "y" * 600,
+        ]
+    ),
+    st.dictionaries(_QUERY_KEYS, _QUERY_VALUES, max_size=4),
+)
 def test_random_urls_start_nothing_they_should_not(base: str, query: dict) -> None:
     text = "&".join(f"{k}={v}" for k, v in query.items())
     url = f"{base}?{text}" if text else base
 
     def connect() -> object:
-        with mock.patch.object(process.subprocess, "Popen", side_effect=_Started), \
-                mock.patch("serial.serial_for_url", side_effect=_Started) as opened, \
-                mock.patch("jointlab.sim.SimRobot", side_effect=_Started):
+        with (
+            mock.patch.object(process.subprocess, "Popen", side_effect=_Started),
+            mock.patch("serial.serial_for_url", side_effect=_Started) as opened,
+            mock.patch("jointlab.sim.SimRobot", side_effect=_Started),
+        ):
             try:
                 return jointlab.connect(url)
             except _Started:
@@ -154,13 +225,16 @@ def _gone(pid: int, patience: float = 60.0) -> bool:
 @pytest.mark.slow
 @pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGKILL])
 def test_the_emulator_child_is_reaped_when_its_parent_is_signalled(signum: int) -> None:
-    script = ("import time, jointlab\n"
-              "robot = jointlab.connect('emulated://planar2?lockstep=1')\n"
-              "print(robot.emulator.pid, flush=True)\n"
-              "time.sleep(300)\n")  # fmt: skip
+    script = (
+        "import time, jointlab\n"
+        "robot = jointlab.connect('emulated://planar2?lockstep=1')\n"
+        "print(robot.emulator.pid, flush=True)\n"
+        "time.sleep(300)\n"
+    )
     env = {**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)}
-    parent = subprocess.Popen([sys.executable, "-c", script], stdout=subprocess.PIPE, text=True,
-                              env=env)  # fmt: skip
+    parent = subprocess.Popen(
+        [sys.executable, "-c", script], stdout=subprocess.PIPE, text=True, env=env
+    )
     try:
         child = int(parent.stdout.readline())  # type: ignore[union-attr]
     finally:

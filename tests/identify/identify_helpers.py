@@ -71,8 +71,11 @@ def synthetic_log(
     torque = rigid + truth.static_friction * np.sign(qd) + truth.damping * qd + extra * along
     ratio = np.array([j.motor.gear_ratio for j in description.joints])
     dof = description.dof
-    fields = [Field("state", "position", dof), Field("state", "velocity", dof),
-              Field("applied", "torque", dof)]  # fmt: skip
+    fields = [
+        Field("state", "position", dof),
+        Field("state", "velocity", dof),
+        Field("applied", "torque", dof),
+    ]
     columns = [q, qd, torque]
     if with_current:
         fields.append(Field("state", "current", description.dof))

@@ -56,9 +56,11 @@ def test_saturation_is_read_from_clamped_rows(saturated_log, arm6):
 
 def test_a_log_that_never_saturates_says_so(tmp_path, arm6):
     with jointlab.connect("sim://arm6") as robot:
-        path = record_excitation(robot, excitation(arm6, ["wrist_yaw"], duration=2.5, ramp=0.5,
-                                                   band=(0.5, 1.5), hold=0.1),
-                                 tmp_path / "gentle.npz")  # fmt: skip
+        path = record_excitation(
+            robot,
+            excitation(arm6, ["wrist_yaw"], duration=2.5, ramp=0.5, band=(0.5, 1.5), hold=0.1),
+            tmp_path / "gentle.npz",
+        )
     with pytest.raises(IdentificationError) as info:
         fit(path, arm6, joints=["wrist_yaw"], parameters=["effort"])
     assert "effort (limits.effort) of joint 'wrist_yaw' cannot be identified" in str(info.value)

@@ -22,11 +22,30 @@ def test_excite_then_fit_writes_the_identified_robot_file(tmp_path, monkeypatch,
     planted = tmp_path / "planted.yaml"
     planted.write_text(dump_yaml(plant(nominal, damping=1.4, delay=1)))
     excite = subprocess.run(
-        [sys.executable, "-m", "jointlab", "identify", "excite", "arm6", f"sim://{planted}",
-         "--joints", "wrist_pitch", "--duration", "2.5", "--band", "0.5", "1.5",
-         "--name", "excite"],
-        capture_output=True, text=True, timeout=300, cwd=tmp_path, check=False,
-    )  # fmt: skip
+        [
+            sys.executable,
+            "-m",
+            "jointlab",
+            "identify",
+            "excite",
+            "arm6",
+            f"sim://{planted}",
+            "--joints",
+            "wrist_pitch",
+            "--duration",
+            "2.5",
+            "--band",
+            "0.5",
+            "1.5",
+            "--name",
+            "excite",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=tmp_path,
+        check=False,
+    )
     assert excite.returncode == 0, excite.stderr + excite.stdout
     assert "multisine excitation of arm6" in excite.stdout
     run = tmp_path / "runs" / "excite"
@@ -39,11 +58,27 @@ def test_excite_then_fit_writes_the_identified_robot_file(tmp_path, monkeypatch,
     assert "of joint 'elbow' cannot be identified" in capsys.readouterr().err
     assert not (tmp_path / "runs" / "all").exists()
 
-    assert main([
-        "identify", "fit", "arm6", "runs/excite/log.npz", "--joints", "wrist_pitch",
-        "--parameters", "static_friction", "damping", "delay", "--validate",
-        "runs/excite/log.npz", "--name", "fit",
-    ]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "identify",
+                "fit",
+                "arm6",
+                "runs/excite/log.npz",
+                "--joints",
+                "wrist_pitch",
+                "--parameters",
+                "static_friction",
+                "damping",
+                "delay",
+                "--validate",
+                "runs/excite/log.npz",
+                "--name",
+                "fit",
+            ]
+        )
+        == 0
+    )
     printed = capsys.readouterr().out
     assert "dynamics.damping" in printed and "gap closed" in printed
     folder = tmp_path / "runs" / "fit"
@@ -55,8 +90,21 @@ def test_excite_then_fit_writes_the_identified_robot_file(tmp_path, monkeypatch,
     assert "motor.delay" in (folder / "estimates.txt").read_text()
     assert "gap closed over all joints" in (folder / "validation.txt").read_text()
     assert (folder / "validation.png").stat().st_size > 10_000
-    assert main(["identify", "fit", "arm6", "runs/excite/log.npz", "--joints", "wrist_pitch",
-                 "--name", "fit"]) == 2  # fmt: skip
+    assert (
+        main(
+            [
+                "identify",
+                "fit",
+                "arm6",
+                "runs/excite/log.npz",
+                "--joints",
+                "wrist_pitch",
+                "--name",
+                "fit",
+            ]
+        )
+        == 2
+    )
     assert "pass --force" in capsys.readouterr().err
 
 
@@ -67,9 +115,28 @@ def test_excite_about_a_raised_centre(tmp_path, monkeypatch, capsys):
     assert "pass a centre pose that lifts it (centre=[...], --centre)" in capsys.readouterr().err
     assert not (tmp_path / "runs").exists()
     centre = [0.0, 0.0, 0.8, 0.6, 0.0, 0.8]
-    assert main(["identify", "excite", "so101", "sim://so101", "--joints", "wrist_roll",
-                 "--duration", "2.5", "--band", "0.5", "1.5", "--name", "raised",
-                 "--centre", *map(str, centre)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "identify",
+                "excite",
+                "so101",
+                "sim://so101",
+                "--joints",
+                "wrist_roll",
+                "--duration",
+                "2.5",
+                "--band",
+                "0.5",
+                "1.5",
+                "--name",
+                "raised",
+                "--centre",
+                *map(str, centre),
+            ]
+        )
+        == 0
+    )
     program = yaml.safe_load((tmp_path / "runs" / "raised" / "program.yaml").read_text())
     assert program[0]["set_positions"]["positions"] == centre
     log = load_log(tmp_path / "runs" / "raised" / "log.npz")
@@ -101,11 +168,39 @@ def test_planted_gaps_are_found_on_the_emulated_arm(tmp_path, monkeypatch):
     path = tmp_path / "planted.yaml"
     path.write_text(dump_yaml(planted))
     monkeypatch.chdir(tmp_path)
-    assert main(["identify", "excite", "arm6", f"emulated://{path}?lockstep=1",
-                 "--simultaneous", "--duration", "6", "--name", "ex"]) == 0  # fmt: skip
-    assert main(["identify", "fit", "arm6", "runs/ex/log.npz", "--parameters",
-                 "static_friction", "damping", "delay", "--name", "fit"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "identify",
+                "excite",
+                "arm6",
+                f"emulated://{path}?lockstep=1",
+                "--simultaneous",
+                "--duration",
+                "6",
+                "--name",
+                "ex",
+            ]
+        )
+        == 0
+    )
+    assert (
+        main(
+            [
+                "identify",
+                "fit",
+                "arm6",
+                "runs/ex/log.npz",
+                "--parameters",
+                "static_friction",
+                "damping",
+                "delay",
+                "--name",
+                "fit",
+            ]
+        )
+        == 0
+    )
     identified = jointlab.load_robot(tmp_path / "runs" / "fit" / "arm6_identified.yaml")
-    np.testing.assert_allclose(identified.static_friction, planted.static_friction,
-                               rtol=TOLERANCE)  # fmt: skip
+    np.testing.assert_allclose(identified.static_friction, planted.static_friction, rtol=TOLERANCE)
     np.testing.assert_allclose(identified.damping, planted.damping, rtol=TOLERANCE)

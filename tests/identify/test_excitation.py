@@ -23,9 +23,14 @@ def _check_limits(description, program: Excitation, fraction: float) -> None:
         assert np.all(position >= soft_low[index] - 1e-12)
         assert np.all(position <= soft_high[index] + 1e-12)
         room = np.minimum(program.centre - soft_low, soft_high - program.centre)[index]
-        limits = np.array([room, description.soft_velocity_limit[index],
-                           description.soft_acceleration_limit[index],
-                           description.soft_jerk_limit[index]])  # fmt: skip
+        limits = np.array(
+            [
+                room,
+                description.soft_velocity_limit[index],
+                description.soft_acceleration_limit[index],
+                description.soft_jerk_limit[index],
+            ]
+        )
         assert np.all(segment.peaks <= fraction * limits * (1 + 1e-9))
         assert np.all(np.abs(segment.velocity) <= fraction * limits[1] * (1 + 1e-9))
         # at rest on the centre at both ends
@@ -47,8 +52,14 @@ def test_excitations_stay_inside_the_soft_limits(arm6, signal, fraction, low, wi
     if not sequential and signal == "chirp":
         sequential = True
     duration = 5.0 if sequential else (arm6.dof + 2) / width
-    program = excitation(arm6, duration=duration, signal=signal, fraction=fraction,
-                         band=(low, low + width), sequential=sequential)  # fmt: skip
+    program = excitation(
+        arm6,
+        duration=duration,
+        signal=signal,
+        fraction=fraction,
+        band=(low, low + width),
+        sequential=sequential,
+    )
     _check_limits(arm6, program, fraction)
     assert program.joints == arm6.joint_names
 
@@ -57,8 +68,9 @@ def test_excitations_stay_inside_the_soft_limits(arm6, signal, fraction, low, wi
 def test_every_builtin_robot_gets_an_excitation_of_its_independent_joints(robot):
     description = jointlab.load_robot(robot)
     program = excitation(description, duration=4.0)
-    independent = tuple(n for n, d in zip(description.joint_names, description.dependent,
-                                          strict=True) if not d)  # fmt: skip
+    independent = tuple(
+        n for n, d in zip(description.joint_names, description.dependent, strict=True) if not d
+    )
     assert program.joints == independent
     _check_limits(description, program, 0.8)
 
@@ -66,8 +78,9 @@ def test_every_builtin_robot_gets_an_excitation_of_its_independent_joints(robot)
 def test_links_stay_above_the_floor(arm6):
     centre = arm6.home.copy()
     centre[1] = 0.8  # shoulder leaning forward: the elbow swing brings the wrist down
-    program = excitation(arm6, ["elbow", "shoulder_lift"], duration=4.0, centre=centre,
-                         clearance=0.05)  # fmt: skip
+    program = excitation(
+        arm6, ["elbow", "shoulder_lift"], duration=4.0, centre=centre, clearance=0.05
+    )
     floor = np.minimum(_floor_heights(arm6, program.centre[None]), 0.05) - 0.01
     for segment in program.segments:
         poses = np.repeat(program.centre[None], segment.position.shape[0], axis=0)
@@ -93,8 +106,16 @@ def test_a_centre_over_the_floor_is_refused_not_shrunk_to_nothing(arm6):
 def test_the_program_has_holds_between_segments_and_serialises(arm6):
     program = excitation(arm6, ["elbow", "wrist_pitch"], duration=4.0, hold=0.25)
     verbs = [next(iter(step)) for step in program.program]
-    assert verbs == ["set_positions", "wait", "follow_trajectory", "set_positions", "wait",
-                     "follow_trajectory", "set_positions", "wait"]  # fmt: skip
+    assert verbs == [
+        "set_positions",
+        "wait",
+        "follow_trajectory",
+        "set_positions",
+        "wait",
+        "follow_trajectory",
+        "set_positions",
+        "wait",
+    ]
     assert program.duration == pytest.approx(3 * 0.25 + 2 * 4.0)
     assert "follow_trajectory" in program.to_yaml()
     assert program.settings()["joints"] == ["elbow", "wrist_pitch"]
@@ -132,13 +153,18 @@ def test_unknown_and_dependent_joints_are_named():
 
 
 def test_an_excitation_runs_on_sim_and_the_log_holds_what_fit_needs(arm6, tmp_path):
-    program = excitation(arm6, ["wrist_pitch"], duration=2.5, ramp=0.5, band=(0.5, 1.5),
-                         hold=0.1)  # fmt: skip
+    program = excitation(arm6, ["wrist_pitch"], duration=2.5, ramp=0.5, band=(0.5, 1.5), hold=0.1)
     with jointlab.connect("sim://arm6") as robot:
         path = record_excitation(robot, program, tmp_path / "excite.npz", url="sim://arm6")
     log = load_log(path)
-    for key in ("state.position", "state.velocity", "state.current", "desired.position",
-                "desired.torque", "applied.torque"):  # fmt: skip
+    for key in (
+        "state.position",
+        "state.velocity",
+        "state.current",
+        "desired.position",
+        "desired.torque",
+        "applied.torque",
+    ):
         assert key in log
     assert log.metadata.extra["physics_dt"] == 0.001
     assert log.metadata.extra["excitation"]["joints"] == ["wrist_pitch"]

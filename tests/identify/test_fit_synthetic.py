@@ -23,13 +23,17 @@ def test_friction_damping_armature_and_torque_constant_are_recovered(arm6, motio
     truth = truth_for(arm6)
     log = synthetic_log(arm6, truth, *motion)
     result = fit(log, arm6, parameters=[*DYNAMICS, "torque_constant"], cutoff=None)
-    for name, expected in (("static_friction", truth.static_friction), ("damping", truth.damping),
-                           ("armature", truth.armature),
-                           ("torque_constant", truth.torque_constant)):  # fmt: skip
+    for name, expected in (
+        ("static_friction", truth.static_friction),
+        ("damping", truth.damping),
+        ("armature", truth.armature),
+        ("torque_constant", truth.torque_constant),
+    ):
         got = np.array([result.estimate(name, j).value for j in arm6.joint_names])
         np.testing.assert_allclose(got, expected, rtol=1e-6, atol=1e-12, err_msg=name)
-        for estimate, value in zip((result.estimate(name, j) for j in arm6.joint_names),
-                                   expected, strict=True):  # fmt: skip
+        for estimate, value in zip(
+            (result.estimate(name, j) for j in arm6.joint_names), expected, strict=True
+        ):
             assert estimate.low - 1e-9 <= value <= estimate.high + 1e-9
         if name == "armature":
             nominal = [result.estimate(name, j).nominal for j in arm6.joint_names]
@@ -48,11 +52,14 @@ def test_intervals_cover_the_truth_under_noise(arm6, motion):
     result = fit(log, arm6, parameters=DYNAMICS)
     covered = [
         result.estimate(name, j).low <= getattr(truth, name)[i] <= result.estimate(name, j).high
-        for name in DYNAMICS for i, j in enumerate(arm6.joint_names)
-    ]  # fmt: skip
+        for name in DYNAMICS
+        for i, j in enumerate(arm6.joint_names)
+    ]
     assert np.mean(covered) >= 0.8
-    widths = [result.estimate("damping", j).high - result.estimate("damping", j).low
-              for j in arm6.joint_names]  # fmt: skip
+    widths = [
+        result.estimate("damping", j).high - result.estimate("damping", j).low
+        for j in arm6.joint_names
+    ]
     assert max(widths) < 0.2  # the noise is seen, not ignored
 
 
@@ -94,13 +101,15 @@ def _still_except(motion, joint: int, kind: str):
     [
         ("still", DYNAMICS, "static_friction, damping and armature (dynamics.*) of joint 'elbow'"),
         ("one_way", ["static_friction"], "static_friction (dynamics.static_friction) of joint"),
-        ("one_speed", ["static_friction", "damping"], "damping (dynamics.damping) of joint "
-                                                      "'elbow' cannot be told from"),
+        (
+            "one_speed",
+            ["static_friction", "damping"],
+            "damping (dynamics.damping) of joint 'elbow' cannot be told from",
+        ),
         ("steady", ["armature"], "armature (dynamics.armature) of joint 'elbow' cannot be"),
     ],
-)  # fmt: skip
-def test_a_log_that_does_not_excite_a_parameter_names_it(arm6, motion, kind, parameters,
-                                                        expected):  # fmt: skip
+)
+def test_a_log_that_does_not_excite_a_parameter_names_it(arm6, motion, kind, parameters, expected):
     elbow = arm6.joint_index("elbow")
     log = synthetic_log(arm6, truth_for(arm6), *_still_except(motion, elbow, kind))
     joints = ["elbow"] if kind == "steady" else None  # the others are still too
@@ -146,8 +155,9 @@ def test_short_logs_resets_and_uneven_rows_are_refused(arm6, motion):
     log = synthetic_log(arm6, truth_for(arm6), *motion)
 
     def variant(time):
-        return Log(time=time, data=log.data[: time.shape[0]], fields=log.fields,
-                   metadata=log.metadata)  # fmt: skip
+        return Log(
+            time=time, data=log.data[: time.shape[0]], fields=log.fields, metadata=log.metadata
+        )
 
     with pytest.raises(IdentificationError, match="fewer than the 200"):
         fit(variant(log.time[:150]), arm6, parameters=DYNAMICS)
@@ -166,8 +176,7 @@ def test_missed_periods_are_skipped_not_refused(arm6, motion):
     log = synthetic_log(arm6, truth, *motion)
     keep = np.ones(len(log), dtype=bool)
     keep[1000:4000:50] = False  # a host that missed some states
-    gappy = Log(time=log.time[keep], data=log.data[keep], fields=log.fields,
-                metadata=log.metadata)  # fmt: skip
+    gappy = Log(time=log.time[keep], data=log.data[keep], fields=log.fields, metadata=log.metadata)
     result = fit(gappy, arm6, parameters=DYNAMICS, cutoff=None)
     np.testing.assert_allclose(list(result.values("damping").values()), truth.damping, rtol=1e-6)
 
@@ -184,8 +193,7 @@ def test_a_host_late_in_most_periods_is_read_at_the_logs_own_period(arm6, motion
     keep[::2] = True  # every other state missed...
     keep[1001:3000:6] = True  # ... and some odd gaps
     keep[1002:3000:6] = False
-    late = Log(time=log.time[keep], data=log.data[keep], fields=log.fields,
-               metadata=log.metadata)  # fmt: skip
+    late = Log(time=log.time[keep], data=log.data[keep], fields=log.fields, metadata=log.metadata)
     assert np.median(np.diff(late.time)) == pytest.approx(2 * log.metadata.dt)
     result = fit(late, arm6, parameters=DYNAMICS, cutoff=None)
     np.testing.assert_allclose(list(result.values("damping").values()), truth.damping, rtol=1e-5)

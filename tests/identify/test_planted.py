@@ -21,8 +21,14 @@ from jointlab.robots import description_digest
 
 
 def test_plant_changes_the_named_fields_by_the_given_amounts(arm6):
-    planted = plant(arm6, static_friction=[1.0, 2.0, 1.0, 1.0, 1.0, 1.0], damping=0.5,
-                    delay=2, torque_constant=1.1, effort=0.9)  # fmt: skip
+    planted = plant(
+        arm6,
+        static_friction=[1.0, 2.0, 1.0, 1.0, 1.0, 1.0],
+        damping=0.5,
+        delay=2,
+        torque_constant=1.1,
+        effort=0.9,
+    )
     assert planted.static_friction[1] == pytest.approx(2 * arm6.static_friction[1])
     assert planted.static_friction[0] == arm6.static_friction[0]
     np.testing.assert_allclose(planted.damping, 0.5 * arm6.damping)
@@ -63,8 +69,9 @@ def test_a_planted_armature_is_identified(arm6, tmp_path):
     program = excitation(arm6, ["shoulder_lift"], duration=4.0, band=(0.5, 1.5), ramp=0.5)
     with connect_planted(planted, arm6) as device:
         log = record_excitation(device, program, tmp_path / "lift.npz")
-    result = fit(log, arm6, joints=["shoulder_lift"],
-                 parameters=["static_friction", "damping", "armature"])  # fmt: skip
+    result = fit(
+        log, arm6, joints=["shoulder_lift"], parameters=["static_friction", "damping", "armature"]
+    )
     armature = result.estimate("armature", "shoulder_lift")
     assert armature.nominal == arm6.armature[1]
     assert armature.value == pytest.approx(planted.armature[1], rel=ARMATURE_TOLERANCE)

@@ -50,37 +50,53 @@ CASES = {
     # link it moves, which the joint's ancestors feel too, and the base joint has none.
     "arm6": Case(
         "arm6",
-        {"static_friction": 1.5, "damping": 1.4, "delay": 1, "torque_constant": 1.15,
-         "armature": [0.05, 0, 0, 0, 0, 0]},
+        {
+            "static_friction": 1.5,
+            "damping": 1.4,
+            "delay": 1,
+            "torque_constant": 1.15,
+            "armature": [0.05, 0, 0, 0, 0, 0],
+        },
         {"duration": 8.0, "sequential": False},
         # a 17-bit encoder and a 2 mrad/s velocity noise: what the default low-pass is for
-        {"sensors": SensorModel(position_resolution=2 * np.pi / 2**17, velocity_noise=0.002),
-         "seed": 3},
+        {
+            "sensors": SensorModel(position_resolution=2 * np.pi / 2**17, velocity_noise=0.002),
+            "seed": 3,
+        },
     ),
     # so101 rests folded over the floor (home): the excitation moves about a raised pose, or
     # the floor check would cut every amplitude to 4 %. The gripper, at 0.8 rad, swings
     # freely between its limits. Armature is planted on the base joint, as on arm6.
     "so101": Case(
         "so101",
-        {"static_friction": 1.5, "damping": 1.4, "delay": 1, "torque_constant": 1.15,
-         "armature": [0.003, 0, 0, 0, 0, 0]},
+        {
+            "static_friction": 1.5,
+            "damping": 1.4,
+            "delay": 1,
+            "torque_constant": 1.15,
+            "armature": [0.003, 0, 0, 0, 0, 0],
+        },
         {"duration": 8.0, "sequential": False, "centre": [0.0, 0.0, 0.8, 0.6, 0.0, 0.8]},
         # the STS3215's 12-bit magnetic encoder
-        {"sensors": SensorModel(position_resolution=2 * np.pi / 4096, velocity_noise=0.002),
-         "seed": 3},
+        {
+            "sensors": SensorModel(position_resolution=2 * np.pi / 4096, velocity_noise=0.002),
+            "seed": 3,
+        },
     ),
-}  # fmt: skip
+}
 
 
 def planted_value(planted: RobotDescription, parameter: str, joint: int) -> float:
     spec = planted.joints[joint]
-    return float({
-        "static_friction": spec.dynamics.static_friction,
-        "damping": spec.dynamics.damping,
-        "armature": spec.dynamics.armature,
-        "delay": spec.motor.delay,
-        "torque_constant": spec.motor.torque_constant,
-    }[parameter])  # fmt: skip
+    return float(
+        {
+            "static_friction": spec.dynamics.static_friction,
+            "damping": spec.dynamics.damping,
+            "armature": spec.dynamics.armature,
+            "delay": spec.motor.delay,
+            "torque_constant": spec.motor.torque_constant,
+        }[parameter]
+    )
 
 
 @pytest.mark.slow
@@ -90,8 +106,9 @@ def test_planted_gaps_are_found_and_close_the_tracking_gap(name, tmp_path):
     nominal = jointlab.load_robot(case.robot)
     planted = plant(nominal, **case.gaps)
     with connect_planted(planted, nominal, **case.device) as device:
-        excite_log = record_excitation(device, excitation(nominal, **case.excite),
-                                       tmp_path / "excite.npz")  # fmt: skip
+        excite_log = record_excitation(
+            device, excitation(nominal, **case.excite), tmp_path / "excite.npz"
+        )
     with connect_planted(planted, nominal, **case.device) as device:
         held_out = record_excitation(device, demo_program(device), tmp_path / "held_out.npz")
 
@@ -129,8 +146,12 @@ def test_reflected_inertia_of_the_base_joint_is_found(tmp_path):
     program = excitation(nominal, ["shoulder_pan"], duration=4.0, band=(0.5, 1.5), ramp=0.5)
     with connect_planted(planted, nominal) as device:
         path = record_excitation(device, program, tmp_path / "base.npz")
-    result = fit(path, nominal, joints=["shoulder_pan"],
-                 parameters=["static_friction", "damping", "armature"])  # fmt: skip
+    result = fit(
+        path,
+        nominal,
+        joints=["shoulder_pan"],
+        parameters=["static_friction", "damping", "armature"],
+    )
     armature = result.estimate("armature", "shoulder_pan")
     expected = armature.nominal + 0.05
     assert armature.value == pytest.approx(expected, rel=TOLERANCE["armature"] / 4)

@@ -30,8 +30,9 @@ def leaves(value: Any, path: str = "") -> dict[str, Any]:
     return {path: value}
 
 
-def make_result(description, parameters=("static_friction", "damping", "delay",
-                                         "torque_constant")) -> IdentificationResult:  # fmt: skip
+def make_result(
+    description, parameters=("static_friction", "damping", "delay", "torque_constant")
+) -> IdentificationResult:
     friction, damping = description.static_friction, description.damping
     values = {  # realistic changes: a fitted file must still pass the simulator's gain checks
         "static_friction": lambda j: tuple(friction[j] * np.array([1.1, 1.0, 1.2])),
@@ -55,8 +56,9 @@ def test_only_the_fitted_fields_change(arm6):
     after = leaves(description_to_dict(result.to_description()))
     assert set(before) == set(after)
     changed = {path for path in before if before[path] != after[path]}
-    fitted = {f"actuators[{j}].{'.'.join(FIELDS[p])}" for p in result.written()
-              for j in arm6.joint_names}  # fmt: skip
+    fitted = {
+        f"actuators[{j}].{'.'.join(FIELDS[p])}" for p in result.written() for j in arm6.joint_names
+    }
     assert changed == fitted
     for j, name in enumerate(arm6.joint_names):
         assert after[f"actuators[{name}].motor.delay"] == 2

@@ -24,13 +24,13 @@ def test_batched_torques_match_the_controllers_model(name):
     expected = np.array([model.inverse_dynamics(*state) for state in states])
     # the controllers' model carries the reflected rotor inertia (armature) on M's diagonal
     armature = nominal_armature(description) * qdd
-    np.testing.assert_allclose(rigid_body_torque(description, q, qd, qdd) + armature, expected,
-                               rtol=1e-10, atol=1e-10)  # fmt: skip
+    np.testing.assert_allclose(
+        rigid_body_torque(description, q, qd, qdd) + armature, expected, rtol=1e-10, atol=1e-10
+    )
 
 
 def test_a_single_state_works_too():
     description = jointlab.load_robot("arm6")
     q = description.home
     torque = rigid_body_torque(description, q, np.zeros(6), np.zeros(6))
-    np.testing.assert_allclose(torque[0], DynamicsModel(description).gravity_torque(q),
-                               atol=1e-10)  # fmt: skip
+    np.testing.assert_allclose(torque[0], DynamicsModel(description).gravity_torque(q), atol=1e-10)

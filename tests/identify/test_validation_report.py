@@ -21,8 +21,9 @@ from jointlab.robots import description_from_dict, description_to_dict
 @pytest.fixture(scope="module")
 def planted_log(tmp_path_factory, arm6):
     planted = plant(arm6, static_friction=2.0, damping=1.5)
-    program = excitation(arm6, ["elbow", "wrist_pitch"], duration=2.5, ramp=0.5,
-                         band=(0.5, 1.5), hold=0.1)  # fmt: skip
+    program = excitation(
+        arm6, ["elbow", "wrist_pitch"], duration=2.5, ramp=0.5, band=(0.5, 1.5), hold=0.1
+    )
     path = tmp_path_factory.mktemp("validation") / "planted.npz"
     with connect_planted(planted, arm6) as device:
         record_excitation(device, program, path)
@@ -65,17 +66,31 @@ def test_a_log_without_commands_cannot_be_replayed(planted_log, arm6):
     path, _ = planted_log
     log = load_log(path)
     keep = [f for f in log.fields if f.channel != "desired"]
-    bare = Log(time=log.time, data=np.hstack([log[f.key].reshape(len(log), -1) for f in keep]),
-               fields=tuple(keep), metadata=log.metadata)  # fmt: skip
+    bare = Log(
+        time=log.time,
+        data=np.hstack([log[f.key].reshape(len(log), -1) for f in keep]),
+        fields=tuple(keep),
+        metadata=log.metadata,
+    )
     with pytest.raises(IdentificationError, match="no desired channel"):
         validate(bare, arm6, arm6)
 
 
 def test_descriptions_with_other_joints_are_refused(planted_log, arm6):
     path, _ = planted_log
-    other = description_from_dict({**description_to_dict(arm6), "actuators": [
-        {**a, "name": f"x_{a['name']}", "parent": "base" if a["parent"] == "base"
-         else f"x_{a['parent']}"} for a in description_to_dict(arm6)["actuators"]]})  # fmt: skip
+    other = description_from_dict(
+        {
+            **description_to_dict(arm6),
+            "actuators": [
+                {
+                    **a,
+                    "name": f"x_{a['name']}",
+                    "parent": "base" if a["parent"] == "base" else f"x_{a['parent']}",
+                }
+                for a in description_to_dict(arm6)["actuators"]
+            ],
+        }
+    )
     with pytest.raises(IdentificationError, match="joints"):
         validate(path, arm6, other)
     with pytest.raises(IdentificationError, match="recorded on joints"):

@@ -17,8 +17,9 @@ import numpy as np
 from jointlab.interop.lerobot_env import import_lerobot
 
 
-def record_through_lerobot(url: str, joints: list[str], goals: np.ndarray, fps: int,
-                           root: Path, calibration: Path) -> Path:  # fmt: skip
+def record_through_lerobot(
+    url: str, joints: list[str], goals: np.ndarray, fps: int, root: Path, calibration: Path
+) -> Path:
     """Record one episode of ``goals`` (``(n, dof)``, degrees) on ``url``; the dataset root."""
     record = import_lerobot("lerobot.scripts.lerobot_record")
     teleoperator = import_lerobot("lerobot.teleoperators.teleoperator").Teleoperator
@@ -71,9 +72,7 @@ def record_through_lerobot(url: str, joints: list[str], goals: np.ndarray, fps: 
             pass
 
     robot = JointLab(JointLabConfig(url=url, calibration_dir=calibration))
-    teleop_processor, robot_processor, observation_processor = (
-        processors.make_default_processors()
-    )
+    teleop_processor, robot_processor, observation_processor = processors.make_default_processors()
     dataset_features = utils.combine_feature_dicts(
         features.aggregate_pipeline_dataset_features(
             pipeline=teleop_processor,
@@ -88,17 +87,28 @@ def record_through_lerobot(url: str, joints: list[str], goals: np.ndarray, fps: 
             use_videos=False,
         ),
     )
-    dataset = datasets.LeRobotDataset.create("local/servo-identification", fps, root=root,
-                                             robot_type=robot.name, features=dataset_features,
-                                             use_videos=False)  # fmt: skip
+    dataset = datasets.LeRobotDataset.create(
+        "local/servo-identification",
+        fps,
+        root=root,
+        robot_type=robot.name,
+        features=dataset_features,
+        use_videos=False,
+    )
     robot.connect()
     try:
-        record.record_loop(robot=robot, events=events, fps=fps,
-                           teleop_action_processor=teleop_processor,
-                           robot_action_processor=robot_processor,
-                           robot_observation_processor=observation_processor, dataset=dataset,
-                           teleop=ScriptedGoals(), control_time_s=10 * len(goals) / fps,
-                           single_task="identify the servos")  # fmt: skip
+        record.record_loop(
+            robot=robot,
+            events=events,
+            fps=fps,
+            teleop_action_processor=teleop_processor,
+            robot_action_processor=robot_processor,
+            robot_observation_processor=observation_processor,
+            dataset=dataset,
+            teleop=ScriptedGoals(),
+            control_time_s=10 * len(goals) / fps,
+            single_task="identify the servos",
+        )
         dataset.save_episode()
         dataset.finalize()
     finally:

@@ -24,8 +24,9 @@ def _so101_bus(port: str):
     from lerobot.motors.feetech import FeetechMotorsBus
 
     names = ["shoulder_pan", "shoulder_lift", "elbow_flex", "wrist_flex", "wrist_roll", "gripper"]
-    motors = {name: Motor(i + 1, "sts3215", MotorNormMode.RANGE_M100_100)
-              for i, name in enumerate(names)}  # fmt: skip
+    motors = {
+        name: Motor(i + 1, "sts3215", MotorNormMode.RANGE_M100_100) for i, name in enumerate(names)
+    }
     return FeetechMotorsBus(port=port, motors=motors)
 
 

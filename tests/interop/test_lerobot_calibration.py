@@ -72,14 +72,20 @@ def _follower(path: str, folder: Path):
 @pytest.mark.slow
 def test_an_exported_calibration_is_loaded_by_lerobots_follower(tmp_path) -> None:
     with BusEmulatorProcess("so101", offsets=OFFSETS, fifo=True) as emulator:
-        with ServoBusRobot(emulator.path, "so101", calibration=False, timeout_ms=500,
-                           retries=4) as robot:  # fmt: skip
+        with ServoBusRobot(
+            emulator.path, "so101", calibration=False, timeout_ms=500, retries=4
+        ) as robot:
             person = Person(emulator)
             result = calibrate_range_of_motion(robot, person.input, person.enter_pressed)
         exported = export_lerobot(result, tmp_path / "arm.json")
         data = json.loads(exported.read_text())
-        assert list(data["gripper"]) == ["id", "drive_mode", "homing_offset", "range_min",
-                                         "range_max"]  # fmt: skip
+        assert list(data["gripper"]) == [
+            "id",
+            "drive_mode",
+            "homing_offset",
+            "range_min",
+            "range_max",
+        ]
         follower = _follower(emulator.path, tmp_path)
         follower.connect(calibrate=False)
         try:
@@ -109,13 +115,26 @@ def test_a_calibration_lerobot_wrote_is_imported(tmp_path, monkeypatch) -> None:
         follower.connect(calibrate=True)  # LeRobot's own calibration flow
         follower.disconnect()
         written = tmp_path / "arm.json"
-        assert main(["calibrate", "--robot", "so101", "--import-lerobot", str(written),
-                     "--out", str(tmp_path / "so101.calibration.yaml")]) == 0  # fmt: skip
+        assert (
+            main(
+                [
+                    "calibrate",
+                    "--robot",
+                    "so101",
+                    "--import-lerobot",
+                    str(written),
+                    "--out",
+                    str(tmp_path / "so101.calibration.yaml"),
+                ]
+            )
+            == 0
+        )
         calibration = Calibration.load(tmp_path / "so101.calibration.yaml")
         assert calibration.method == "lerobot"
         assert to_lerobot(calibration) == json.loads(written.read_text())  # nothing lost
-        with ServoBusRobot(emulator.path, "so101", calibration=calibration, timeout_ms=500,
-                           retries=4) as robot:  # fmt: skip
+        with ServoBusRobot(
+            emulator.path, "so101", calibration=calibration, timeout_ms=500, retries=4
+        ) as robot:
             robot.arm()
             for _ in range(150):
                 robot.apply(jointlab.NJointAction.Position(SO101.home))
@@ -125,8 +144,16 @@ def test_a_calibration_lerobot_wrote_is_imported(tmp_path, monkeypatch) -> None:
 
 
 def _valid() -> dict:
-    return {s.joint: {"id": s.id, "drive_mode": 0, "homing_offset": -100 + 10 * s.id,
-                      "range_min": 700, "range_max": 3300} for s in SO101.bus.servos}  # fmt: skip
+    return {
+        s.joint: {
+            "id": s.id,
+            "drive_mode": 0,
+            "homing_offset": -100 + 10 * s.id,
+            "range_min": 700,
+            "range_max": 3300,
+        }
+        for s in SO101.bus.servos
+    }
 
 
 def test_a_wrong_id_or_name_is_named_and_nothing_is_overwritten(tmp_path, capsys) -> None:
@@ -135,8 +162,15 @@ def test_a_wrong_id_or_name_is_named_and_nothing_is_overwritten(tmp_path, capsys
     bad = _valid()
     bad["elbow_flex"]["id"] = 9
     (tmp_path / "bad.json").write_text(json.dumps(bad))
-    argv = ["calibrate", "--robot", "so101", "--import-lerobot", str(tmp_path / "bad.json"),
-            "--out", str(ours)]  # fmt: skip
+    argv = [
+        "calibrate",
+        "--robot",
+        "so101",
+        "--import-lerobot",
+        str(tmp_path / "bad.json"),
+        "--out",
+        str(ours),
+    ]
     assert main(argv) == 2
     err = capsys.readouterr().err
     assert "motor 'elbow_flex': field 'id' is 9" in err and "servo id 3" in err
@@ -154,30 +188,48 @@ def test_a_wrong_id_or_name_is_named_and_nothing_is_overwritten(tmp_path, capsys
 
 
 def test_exporting_a_calibration_without_homing_offsets_names_the_joint() -> None:
-    manual = Calibration.from_dict({"robot": "so101", "protocol": "feetech", "method": "manual",
-                                    "joints": {s.joint: {"id": s.id, "offset": 2048.0,
-                                                         "direction": 1, "min_ticks": 700,
-                                                         "max_ticks": 3300}
-                                               for s in SO101.bus.servos}})  # fmt: skip
+    manual = Calibration.from_dict(
+        {
+            "robot": "so101",
+            "protocol": "feetech",
+            "method": "manual",
+            "joints": {
+                s.joint: {
+                    "id": s.id,
+                    "offset": 2048.0,
+                    "direction": 1,
+                    "min_ticks": 700,
+                    "max_ticks": 3300,
+                }
+                for s in SO101.bus.servos
+            },
+        }
+    )
     with pytest.raises(DescriptionError, match="joint 'shoulder_pan' has no 'homing_offset'"):
         to_lerobot(manual)
 
 
-entry = st.fixed_dictionaries({
-    "drive_mode": st.just(0),
-    "homing_offset": st.integers(-2047, 2047),
-    "range_min": st.integers(0, 2000),
-    "span": st.integers(1, 2095),
-})  # fmt: skip
+entry = st.fixed_dictionaries(
+    {
+        "drive_mode": st.just(0),
+        "homing_offset": st.integers(-2047, 2047),
+        "range_min": st.integers(0, 2000),
+        "span": st.integers(1, 2095),
+    }
+)
 
 
 @given(st.lists(entry, min_size=6, max_size=6))
 def test_lerobot_files_round_trip(entries) -> None:
     data = {}
     for servo, e in zip(SO101.bus.servos, entries, strict=True):
-        data[servo.joint] = {"id": servo.id, "drive_mode": e["drive_mode"],
-                             "homing_offset": e["homing_offset"], "range_min": e["range_min"],
-                             "range_max": e["range_min"] + e["span"]}  # fmt: skip
+        data[servo.joint] = {
+            "id": servo.id,
+            "drive_mode": e["drive_mode"],
+            "homing_offset": e["homing_offset"],
+            "range_min": e["range_min"],
+            "range_max": e["range_min"] + e["span"],
+        }
     calibration = from_lerobot(data, SO101)
     assert to_lerobot(calibration) == data
     again = Calibration.from_dict(calibration.to_dict())  # through JointLab's file
@@ -187,6 +239,8 @@ def test_lerobot_files_round_trip(entries) -> None:
 def test_jointlab_calibrate_exports_the_file_it_imported(tmp_path) -> None:
     ours = from_lerobot(_valid(), SO101).save(tmp_path / "so101.calibration.yaml")
     out = tmp_path / "lerobot" / "arm.json"
-    assert main(["calibrate", "--robot", "so101", "--export-lerobot", str(out),
-                 "--out", str(ours)]) == 0  # fmt: skip
+    assert (
+        main(["calibrate", "--robot", "so101", "--export-lerobot", str(out), "--out", str(ours)])
+        == 0
+    )
     assert json.loads(out.read_text()) == _valid()

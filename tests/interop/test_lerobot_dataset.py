@@ -85,8 +85,9 @@ def test_lerobot_loads_the_recorded_dataset_offline(recorded) -> None:
     image = item["observation.images.front"].numpy()
     assert 0.0 <= image.min() and image.max() <= 1.0 and image.std() > 0.01  # a real render
     units = LeRobotUnits.of(jointlab.load_robot("so101"))  # degrees, the gripper 0-100
-    np.testing.assert_allclose(item[ACTION].numpy(), units.to_lerobot(targets[FRAMES + 4]),
-                               atol=1e-4)  # fmt: skip
+    np.testing.assert_allclose(
+        item[ACTION].numpy(), units.to_lerobot(targets[FRAMES + 4]), atol=1e-4
+    )
     assert (root / "meta" / "stats.json").is_file()
     stats = json.loads((root / "meta" / "stats.json").read_text())
     assert len(stats[STATE]["mean"]) == 6
@@ -174,7 +175,11 @@ def test_writing_videos_leaves_the_scheduling_policy_alone(tmp_path) -> None:
         description, state = robot.description, robot.read()
         with DatasetWriter(tmp_path / "d", description, 25.0, {"front": (24, 32)}) as writer:
             for _ in range(3):
-                writer.add_frame(state, description.home, "wave",
-                                 images={"front": np.zeros((24, 32, 3), dtype=np.uint8)})
+                writer.add_frame(
+                    state,
+                    description.home,
+                    "wave",
+                    images={"front": np.zeros((24, 32, 3), dtype=np.uint8)},
+                )
             writer.save_episode()
     assert (os.sched_getscheduler(0), os.sched_getparam(0)) == before

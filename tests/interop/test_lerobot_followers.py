@@ -85,9 +85,11 @@ def upright(name: str) -> dict[str, float]:
     description = load_robot(name)
     sign = np.sign(description.transmissions.scale)
     middle = middle_pose(description)
-    return {f"{joint}.pos": float(-sign[i] * np.degrees(middle[i]) * 4096 / 4095)
-            for i, joint in enumerate(description.joint_names)
-            if joint in ("shoulder_lift", "elbow_flex", "wrist_flex")}  # fmt: skip
+    return {
+        f"{joint}.pos": float(-sign[i] * np.degrees(middle[i]) * 4096 / 4095)
+        for i, joint in enumerate(description.joint_names)
+        if joint in ("shoulder_lift", "elbow_flex", "wrist_flex")
+    }
 
 
 @dataclass(frozen=True)
@@ -152,8 +154,9 @@ def _step_below_the_middle(robot, emulator: BusEmulatorProcess, name: str) -> li
     targets = []
     for j, joint in enumerate(description.joint_names):
         error = seen[f"{joint}.pos"] - action[f"{joint}.pos"]
-        targets.append(Target(joint, error * span[j] / 100 if joint == "gripper" else error,
-                              settled))  # fmt: skip
+        targets.append(
+            Target(joint, error * span[j] / 100 if joint == "gripper" else error, settled)
+        )
     return targets
 
 
@@ -179,8 +182,10 @@ def _check(targets: list[Target], name: str, p_registers: dict[str, int]) -> lis
         # LeRobot's degrees: sign · (q − middle) · 4096/4095
         predicted = float(sign[j] * np.degrees(expected.droop[j]) * 4096 / 4095)
         band = float(np.degrees(expected.band[j])) + DROOP_SLACK_DEG
-        line = (f"{target.joint}: error {target.error:+.2f} deg, analytic droop "
-                f"{predicted:+.2f} ± {band:.2f} deg")  # fmt: skip
+        line = (
+            f"{target.joint}: error {target.error:+.2f} deg, analytic droop "
+            f"{predicted:+.2f} ± {band:.2f} deg"
+        )
         lines.append(line)
         if target.joint in UNLOADED or abs(predicted) + band <= TOLERANCE_DEG:
             ok = abs(target.error) <= TOLERANCE_DEG
@@ -223,8 +228,9 @@ def test_follower_connects_calibrates_and_tracks(name: str, tmp_path: Path, monk
     try:
         _follower_run(name, tmp_path / "first", monkeypatch)
     except (ConnectionError, RuntimeError) as exc:
-        warnings.warn(f"{name}: LeRobot's link gave up once ({exc!s:.300}); trying again",
-                      stacklevel=1)  # fmt: skip
+        warnings.warn(
+            f"{name}: LeRobot's link gave up once ({exc!s:.300}); trying again", stacklevel=1
+        )
         _follower_run(name, tmp_path / "second", monkeypatch)
 
 

@@ -28,14 +28,26 @@ from jointlab.robots import load_robot
 
 BIN = Path(sys.executable).parent
 TINY_ACT = [
-    "--policy.type=act", "--policy.device=cpu", "--policy.push_to_hub=false",
-    "--policy.dim_model=16", "--policy.n_heads=2", "--policy.dim_feedforward=32",
-    "--policy.n_encoder_layers=1", "--policy.n_decoder_layers=1", "--policy.chunk_size=5",
-    "--policy.n_action_steps=5", "--policy.use_vae=false",
-    "--policy.pretrained_backbone_weights=null", "--steps=2", "--batch_size=2",
-    "--save_freq=2", "--log_freq=1", "--num_workers=0", "--wandb.enable=false",
+    "--policy.type=act",
+    "--policy.device=cpu",
+    "--policy.push_to_hub=false",
+    "--policy.dim_model=16",
+    "--policy.n_heads=2",
+    "--policy.dim_feedforward=32",
+    "--policy.n_encoder_layers=1",
+    "--policy.n_decoder_layers=1",
+    "--policy.chunk_size=5",
+    "--policy.n_action_steps=5",
+    "--policy.use_vae=false",
+    "--policy.pretrained_backbone_weights=null",
+    "--steps=2",
+    "--batch_size=2",
+    "--save_freq=2",
+    "--log_freq=1",
+    "--num_workers=0",
+    "--wandb.enable=false",
     "--eval_freq=0",
-]  # fmt: skip
+]
 
 
 def _script(name: str, *flags: str, cwd: Path) -> subprocess.CompletedProcess:
@@ -44,8 +56,15 @@ def _script(name: str, *flags: str, cwd: Path) -> subprocess.CompletedProcess:
     if not path.exists():
         pytest.fail(f"{path} is missing: `make test` installs LeRobot's console scripts")
     environ = {**os.environ, "HF_HUB_OFFLINE": "1"}
-    done = subprocess.run([str(path), *flags], cwd=cwd, env=environ, capture_output=True,
-                          text=True, timeout=400, check=False)  # fmt: skip
+    done = subprocess.run(
+        [str(path), *flags],
+        cwd=cwd,
+        env=environ,
+        capture_output=True,
+        text=True,
+        timeout=400,
+        check=False,
+    )
     if done.returncode != 0:
         pytest.fail(f"{name} exited {done.returncode}:\n{(done.stdout + done.stderr)[-4000:]}")
     return done
@@ -93,9 +112,13 @@ def test_an_unknown_task_and_a_wrong_action_are_named() -> None:
 
 
 def test_a_policy_of_other_features_is_refused_before_it_runs(tmp_path) -> None:
-    config = {"input_features": {"observation.state": {"type": "STATE", "shape": [6]},
-                                 "observation.environment_state": {"type": "ENV", "shape": [3]}},
-              "output_features": {"action": {"type": "ACTION", "shape": [6]}}}  # fmt: skip
+    config = {
+        "input_features": {
+            "observation.state": {"type": "STATE", "shape": [6]},
+            "observation.environment_state": {"type": "ENV", "shape": [3]},
+        },
+        "output_features": {"action": {"type": "ACTION", "shape": [6]}},
+    }
     (tmp_path / "config.json").write_text(json.dumps(config))
     check_policy(tmp_path, "Reach")  # matches
     config["input_features"]["observation.velocity"] = {"type": "STATE", "shape": [6]}
@@ -117,7 +140,10 @@ def test_lift_observes_the_cube_and_the_goal_and_its_expert_lifts() -> None:
         observation, _ = env.reset(seed=5)
         names = env.spec_task.environment
         assert names[:3] == ("cube0.x", "cube0.y", "cube0.z") and names[-3:] == (
-            "goal0.x", "goal0.y", "goal0.z")  # fmt: skip
+            "goal0.x",
+            "goal0.y",
+            "goal0.z",
+        )
         state = dict(zip(names, observation["environment_state"], strict=True))
         assert 0.0 < state["cube0.z"] < 0.05  # on the table
         expert = expert_for("Lift")
@@ -145,14 +171,34 @@ def test_expert_demonstrations_carry_the_environment_state(tmp_path) -> None:
 def _train(work: Path, *record_flags: str) -> Path:
     """Expert demonstrations (``jointlab record``), then two steps of ``lerobot-train``."""
     done = subprocess.run(
-        [str(BIN / "jointlab"), "record", "so101", "expert", "--env", "Reach", "--episodes", "2",
-         "--dataset", str(work / "demos"), *record_flags],
-        capture_output=True, text=True, timeout=300, check=False,
-    )  # fmt: skip
+        [
+            str(BIN / "jointlab"),
+            "record",
+            "so101",
+            "expert",
+            "--env",
+            "Reach",
+            "--episodes",
+            "2",
+            "--dataset",
+            str(work / "demos"),
+            *record_flags,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=False,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "the expert succeeded in 2" in done.stdout
-    _script("lerobot-train", "--dataset.repo_id=local/demos", f"--dataset.root={work / 'demos'}",
-            *TINY_ACT, f"--output_dir={work / 'train'}", cwd=work)  # fmt: skip
+    _script(
+        "lerobot-train",
+        "--dataset.repo_id=local/demos",
+        f"--dataset.root={work / 'demos'}",
+        *TINY_ACT,
+        f"--output_dir={work / 'train'}",
+        cwd=work,
+    )
     checkpoint = work / "train" / "checkpoints" / "last" / "pretrained_model"
     assert (checkpoint / "model.safetensors").exists()
     return checkpoint
@@ -173,11 +219,22 @@ def trained_on_camera(tmp_path_factory) -> Path:
 
 @pytest.mark.slow
 def test_lerobot_eval_runs_the_checkpoint_in_jointlab(trained, tmp_path) -> None:
-    _script("lerobot-eval", f"--policy.path={trained}", "--policy.device=cpu",
-            "--env.discover_packages_path=lerobot_env_jointlab", "--env.type=jointlab",
-            "--env.task=Reach", "--env.episode_length=4", "--env.render_width=32",
-            "--env.render_height=32", "--eval.n_episodes=1", "--eval.batch_size=1",
-            f"--output_dir={tmp_path / 'eval'}", "--seed=1000", cwd=tmp_path)  # fmt: skip
+    _script(
+        "lerobot-eval",
+        f"--policy.path={trained}",
+        "--policy.device=cpu",
+        "--env.discover_packages_path=lerobot_env_jointlab",
+        "--env.type=jointlab",
+        "--env.task=Reach",
+        "--env.episode_length=4",
+        "--env.render_width=32",
+        "--env.render_height=32",
+        "--eval.n_episodes=1",
+        "--eval.batch_size=1",
+        f"--output_dir={tmp_path / 'eval'}",
+        "--seed=1000",
+        cwd=tmp_path,
+    )
     info = json.loads((tmp_path / "eval" / "eval_info.json").read_text())
     assert info["overall"]["n_episodes"] == 1
     assert len(info["per_task"][0]["metrics"]["successes"]) == 1
@@ -189,13 +246,23 @@ def test_lerobot_eval_refuses_a_checkpoint_of_another_camera_set(
 ) -> None:
     path = BIN / "lerobot-eval"
     done = subprocess.run(
-        [str(path), f"--policy.path={trained_on_camera}", "--policy.device=cpu",
-         "--env.discover_packages_path=lerobot_env_jointlab", "--env.type=jointlab",
-         "--env.task=Reach", "--eval.n_episodes=1", "--eval.batch_size=1",
-         f"--output_dir={tmp_path / 'eval'}"],
-        env={**os.environ, "HF_HUB_OFFLINE": "1"}, capture_output=True, text=True, timeout=400,
+        [
+            str(path),
+            f"--policy.path={trained_on_camera}",
+            "--policy.device=cpu",
+            "--env.discover_packages_path=lerobot_env_jointlab",
+            "--env.type=jointlab",
+            "--env.task=Reach",
+            "--eval.n_episodes=1",
+            "--eval.batch_size=1",
+            f"--output_dir={tmp_path / 'eval'}",
+        ],
+        env={**os.environ, "HF_HUB_OFFLINE": "1"},
+        capture_output=True,
+        text=True,
+        timeout=400,
         check=False,
-    )  # fmt: skip
+    )
     assert done.returncode != 0
     assert "'observation.images.front'" in done.stderr and "--env.cameras" in done.stderr
 
@@ -204,17 +271,31 @@ def test_lerobot_eval_refuses_a_checkpoint_of_another_camera_set(
 def test_lerobot_record_runs_the_checkpoint_on_the_emulated_arm(
     trained_on_camera, tmp_path
 ) -> None:
-    _script("lerobot-record", "--robot.type=jointlab", "--robot.url=emulated://so101",
-            "--robot.sim_cameras=[front]", "--robot.camera_width=32", "--robot.camera_height=32",
-            f"--robot.calibration_dir={tmp_path / 'calibration'}", "--robot.task=Reach",
-            "--robot.task_seed=1000", f"--robot.task_log={tmp_path / 'verdicts.jsonl'}",
-            f"--policy.path={trained_on_camera}",
-            "--policy.device=cpu", "--dataset.repo_id=local/eval_reach",
-            f"--dataset.root={tmp_path / 'rollout'}",
-            "--dataset.single_task=reach the goal with the gripper", "--dataset.num_episodes=1",
-            "--dataset.episode_time_s=0.6", "--dataset.reset_time_s=0", "--dataset.fps=25",
-            "--dataset.push_to_hub=false", "--play_sounds=false",
-            "--display_data=false", cwd=tmp_path)  # fmt: skip
+    _script(
+        "lerobot-record",
+        "--robot.type=jointlab",
+        "--robot.url=emulated://so101",
+        "--robot.sim_cameras=[front]",
+        "--robot.camera_width=32",
+        "--robot.camera_height=32",
+        f"--robot.calibration_dir={tmp_path / 'calibration'}",
+        "--robot.task=Reach",
+        "--robot.task_seed=1000",
+        f"--robot.task_log={tmp_path / 'verdicts.jsonl'}",
+        f"--policy.path={trained_on_camera}",
+        "--policy.device=cpu",
+        "--dataset.repo_id=local/eval_reach",
+        f"--dataset.root={tmp_path / 'rollout'}",
+        "--dataset.single_task=reach the goal with the gripper",
+        "--dataset.num_episodes=1",
+        "--dataset.episode_time_s=0.6",
+        "--dataset.reset_time_s=0",
+        "--dataset.fps=25",
+        "--dataset.push_to_hub=false",
+        "--play_sounds=false",
+        "--display_data=false",
+        cwd=tmp_path,
+    )
     info = dataset_info(tmp_path / "rollout")
     assert info["total_episodes"] == 1 and info["total_frames"] >= 1  # as many as time allowed
     assert info["robot_type"] == "jointlab"
@@ -240,8 +321,14 @@ def test_the_robot_plugin_judges_an_episode_by_the_envs_task_and_seed(tmp_path) 
         RobotBridge("emulated://so101", task="Lift")
     log = tmp_path / "verdicts.jsonl"
     for reach_it in (False, True):
-        bridge = RobotBridge("sim://so101", task="Reach", task_seed=1003, task_log=str(log),
-                             cameras=["front"], camera_size=(32, 32))  # fmt: skip
+        bridge = RobotBridge(
+            "sim://so101",
+            task="Reach",
+            task_seed=1003,
+            task_log=str(log),
+            cameras=["front"],
+            camera_size=(32, 32),
+        )
         bridge.connect()
         try:
             np.testing.assert_array_equal(bridge.judge.environment_state(), goal)

@@ -47,16 +47,25 @@ def test_lerobot_record_runs_with_the_jointlab_robot(plugins, tmp_path) -> None:
     record = import_lerobot("lerobot.scripts.lerobot_record")
     root = tmp_path / "lerobot-record"
     flags = [
-        "--robot.type=jointlab", "--robot.url=sim://so101", "--robot.sim_cameras=[front]",
-        "--robot.camera_width=64", "--robot.camera_height=48",
+        "--robot.type=jointlab",
+        "--robot.url=sim://so101",
+        "--robot.sim_cameras=[front]",
+        "--robot.camera_width=64",
+        "--robot.camera_height=48",
         f"--robot.calibration_dir={tmp_path / 'calibration'}",
-        "--teleop.type=jointlab_leader", f"--teleop.url={LEADER}",
+        "--teleop.type=jointlab_leader",
+        f"--teleop.url={LEADER}",
         f"--teleop.calibration_dir={tmp_path / 'calibration'}",
-        "--dataset.repo_id=local/lerobot-record", f"--dataset.root={root}",
-        "--dataset.single_task=follow the leader", "--dataset.num_episodes=2",
-        "--dataset.episode_time_s=0.6", "--dataset.reset_time_s=0", "--dataset.fps=10",
-        "--dataset.push_to_hub=false", "--play_sounds=false",
-    ]  # fmt: skip
+        "--dataset.repo_id=local/lerobot-record",
+        f"--dataset.root={root}",
+        "--dataset.single_task=follow the leader",
+        "--dataset.num_episodes=2",
+        "--dataset.episode_time_s=0.6",
+        "--dataset.reset_time_s=0",
+        "--dataset.fps=10",
+        "--dataset.push_to_hub=false",
+        "--play_sounds=false",
+    ]
     config = draccus.parse(record.RecordConfig, args=flags)
     assert config.robot.type == "jointlab" and config.robot.url == "sim://so101"
     record.record(config)  # LeRobot's own record(): its record_loop drives the plugin
@@ -80,10 +89,16 @@ def test_lerobot_teleoperate_runs_with_the_jointlab_robot(plugins, tmp_path) -> 
     import draccus
 
     teleoperate = import_lerobot("lerobot.scripts.lerobot_teleoperate")
-    flags = ["--robot.type=jointlab", "--robot.url=sim://so101",
-             f"--robot.calibration_dir={tmp_path}", "--teleop.type=jointlab_leader",
-             f"--teleop.url={LEADER}", f"--teleop.calibration_dir={tmp_path}", "--fps=20",
-             "--teleop_time_s=0.3"]  # fmt: skip
+    flags = [
+        "--robot.type=jointlab",
+        "--robot.url=sim://so101",
+        f"--robot.calibration_dir={tmp_path}",
+        "--teleop.type=jointlab_leader",
+        f"--teleop.url={LEADER}",
+        f"--teleop.calibration_dir={tmp_path}",
+        "--fps=20",
+        "--teleop_time_s=0.3",
+    ]
     config = draccus.parse(teleoperate.TeleoperateConfig, args=flags)
     teleoperate.teleoperate(config)
 

@@ -53,11 +53,18 @@ def planted_dataset(tmp_path_factory) -> Path:
     folder = tmp_path_factory.mktemp("planted")
     path = _planted_file(folder)
     nominal = load_robot("so101")
-    goals = servo_excitation(nominal, FPS, SECONDS, amplitude=np.radians(8.0), centre=CENTRE,
-                             seed=3)  # fmt: skip
+    goals = servo_excitation(
+        nominal, FPS, SECONDS, amplitude=np.radians(8.0), centre=CENTRE, seed=3
+    )
     url = f"emulated://{path}?lockstep=1"
-    return record_through_lerobot(url, list(nominal.joint_names), np.degrees(goals), FPS,
-                                  folder / "dataset", folder / "calibration")  # fmt: skip
+    return record_through_lerobot(
+        url,
+        list(nominal.joint_names),
+        np.degrees(goals),
+        FPS,
+        folder / "dataset",
+        folder / "calibration",
+    )
 
 
 @pytest.mark.slow
@@ -69,20 +76,34 @@ def test_identification_recovers_the_planted_servos_and_closes_the_gap(
     assert traces[0].fps == FPS and len(traces[0]) == int(SECONDS * FPS)
     # The owner's commands: identify into a robot file, then the gap report with it.
     out = tmp_path / "runs"
-    assert main(["identify", "fit", "so101", str(planted_dataset), "--out", str(out),
-                 "--name", "fit"]) == 0  # fmt: skip
+    assert (
+        main(["identify", "fit", "so101", str(planted_dataset), "--out", str(out), "--name", "fit"])
+        == 0
+    )
     written = load_robot(out / "fit" / "so101_identified.yaml")
     estimates = (out / "fit" / "estimates.txt").read_text()
-    rows = {(line.split()[0], line.split()[1]): line for line in estimates.splitlines()
-            if line.split() and line.split()[0] in nominal.joint_names}  # fmt: skip
-    truth = {"stiffness": 0.7, "coulomb": 0.04, "viscous": 2 * 0.6243,
-             "backlash": PLANTED["backlash"], "delay": PLANTED["delay"]}  # fmt: skip
+    rows = {
+        (line.split()[0], line.split()[1]): line
+        for line in estimates.splitlines()
+        if line.split() and line.split()[0] in nominal.joint_names
+    }
+    truth = {
+        "stiffness": 0.7,
+        "coulomb": 0.04,
+        "viscous": 2 * 0.6243,
+        "backlash": PLANTED["backlash"],
+        "delay": PLANTED["delay"],
+    }
     identified = 0
     for j, joint in enumerate(nominal.joint_names):
         servo = written.bus.servos[j]
-        values = {"stiffness": servo.stiffness, "backlash": servo.backlash,
-                  "delay": servo.delay, "coulomb": written.static_friction[j],
-                  "viscous": written.damping[j]}  # fmt: skip
+        values = {
+            "stiffness": servo.stiffness,
+            "backlash": servo.backlash,
+            "delay": servo.delay,
+            "coulomb": written.static_friction[j],
+            "viscous": written.damping[j],
+        }
         for parameter, value in values.items():
             row = rows[(joint, parameter)]
             if "cannot identify" in row:  # not written, and says why
@@ -96,9 +117,22 @@ def test_identification_recovers_the_planted_servos_and_closes_the_gap(
         for parameter in ("stiffness", "viscous", "delay"):  # identified on every joint
             assert "cannot identify" not in rows[(joint, parameter)], estimates
     assert identified >= 21, estimates  # and the loaded joints' friction and backlash
-    assert main(["gap", "so101", str(planted_dataset), "--identified",
-                 str(out / "fit" / "so101_identified.yaml"), "--out", str(out),
-                 "--name", "gap"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "gap",
+                "so101",
+                str(planted_dataset),
+                "--identified",
+                str(out / "fit" / "so101_identified.yaml"),
+                "--out",
+                str(out),
+                "--name",
+                "gap",
+            ]
+        )
+        == 0
+    )
     text = (out / "gap" / "gap.txt").read_text()
     closed = float(text.rsplit("share of the gap closed:", 1)[1].split("%")[0])
     assert closed >= 80.0, text

@@ -30,9 +30,14 @@ def test_the_gap_report_runs_on_a_koch_recording(tmp_path: Path, capsys) -> None
     robot_file = tmp_path / "koch.yaml"
     robot_file.write_text(dump_yaml(twin_description(koch, FPS)))  # whole bus cycles per frame
     goals = servo_excitation(koch, FPS, 3.0, amplitude=np.radians(6.0), seed=1)
-    dataset = record_through_lerobot(f"emulated://{robot_file}?lockstep=1",
-                                     list(koch.joint_names), np.degrees(goals), FPS,
-                                     tmp_path / "dataset", tmp_path / "calibration")  # fmt: skip
+    dataset = record_through_lerobot(
+        f"emulated://{robot_file}?lockstep=1",
+        list(koch.joint_names),
+        np.degrees(goals),
+        FPS,
+        tmp_path / "dataset",
+        tmp_path / "calibration",
+    )
     out = tmp_path / "runs"
     assert main(["gap", "koch", str(dataset), "--out", str(out), "--name", "gap"]) == 0
     text = (out / "gap" / "gap.txt").read_text()
@@ -47,8 +52,22 @@ def test_the_gap_report_runs_on_a_koch_recording(tmp_path: Path, capsys) -> None
 @pytest.mark.parametrize("robot", ["so101", "koch"])
 def test_the_acceptance_run_beside_its_twin(robot: str, tmp_path: Path, capsys) -> None:
     out = tmp_path / "runs"
-    argv = ["acceptance", f"emulated://{robot}?lockstep=1", "--robot", robot, "--joints",
-            "wrist_flex", "--settle", "0.2", "--speed", "2", "--out", str(out), "--name", "a"]
+    argv = [
+        "acceptance",
+        f"emulated://{robot}?lockstep=1",
+        "--robot",
+        robot,
+        "--joints",
+        "wrist_flex",
+        "--settle",
+        "0.2",
+        "--speed",
+        "2",
+        "--out",
+        str(out),
+        "--name",
+        "a",
+    ]
     twin = robot == "so101"  # the side-by-side once; the Koch's own run alone
     assert main(argv + ([] if twin else ["--no-twin"])) == 0
     arm = (out / "a" / "acceptance.txt").read_text()

@@ -38,8 +38,9 @@ def test_commanded_target_feedforward_and_sent_are_logged_apart(tmp_path, url) -
     # Each joint gets the feed-forward either as torque or, on a position-only servo, as a
     # target offset kp·(p + f/kp − q) = kp·(p − q) + f.
     offset = ~np.isclose(sent, commanded, rtol=0.0, atol=1e-12)
-    np.testing.assert_allclose((sent - commanded)[offset], (feedforward / d.default_kp)[offset],
-                               atol=1e-9)  # fmt: skip
+    np.testing.assert_allclose(
+        (sent - commanded)[offset], (feedforward / d.default_kp)[offset], atol=1e-9
+    )
     np.testing.assert_allclose(log["sent.torque"][-1][~offset], feedforward[~offset], atol=1e-9)
     figure = plot_log(path)  # rows: joints; columns: position, tracking error, torque
     lift = figure.axes[1 * 3]

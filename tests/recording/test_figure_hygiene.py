@@ -65,9 +65,13 @@ def test_an_identification_validation_plot_passes():
     t = np.linspace(0.0, 2.0, 400)
     measured = np.column_stack([np.sin(t), np.cos(t)])
     report = ValidationReport(
-        joints=("a", "b"), time=t, usable=np.ones(t.size, dtype=bool), measured=measured,
-        nominal=measured + 0.05, identified=measured + 0.01,
-    )  # fmt: skip
+        joints=("a", "b"),
+        time=t,
+        usable=np.ones(t.size, dtype=bool),
+        measured=measured,
+        nominal=measured + 0.05,
+        identified=measured + 0.01,
+    )
     assert figure_problems(report.plot()) == []
 
 
@@ -76,9 +80,16 @@ def _evaluations(seed: int, points: int = 12):
 
     rng = np.random.default_rng(seed)
     success = np.clip(np.linspace(0.0, 0.9, points) + rng.normal(0, 0.05, points), 0, 1)
-    return [Evaluation(steps=2048 * (k + 1), episodes=20, success_rate=float(s),
-                       mean_reward=float(-30 + 20 * s), mean_length=50.0)
-            for k, s in enumerate(success)]  # fmt: skip
+    return [
+        Evaluation(
+            steps=2048 * (k + 1),
+            episodes=20,
+            success_rate=float(s),
+            mean_reward=float(-30 + 20 * s),
+            mean_length=50.0,
+        )
+        for k, s in enumerate(success)
+    ]
 
 
 def test_the_learning_curves_pass():
@@ -91,8 +102,10 @@ def test_the_learning_curves_pass():
 def test_an_evaluation_plot_with_its_summary_title_passes():
     """`jointlab eval` titles the plot with its one-line summary (long with a URL)."""
     rng = np.random.default_rng(10)
-    title = ("jointlab/Reach-v0 on sim://arm6?engine=mujoco: 10 episodes, success 60%, "
-             "return -20.12 ± 4.87")  # fmt: skip
+    title = (
+        "jointlab/Reach-v0 on sim://arm6?engine=mujoco: 10 episodes, success 60%, "
+        "return -20.12 ± 4.87"
+    )
     fig = plots.plot_episodes(rng.normal(-20.0, 5.0, 10), rng.random(10) < 0.6, title=title)
     assert figure_problems(fig) == []
 
@@ -100,11 +113,14 @@ def test_an_evaluation_plot_with_its_summary_title_passes():
 PROGRAMS = Path(__file__).resolve().parents[2] / "examples" / "programs"
 
 
-@pytest.mark.parametrize(("url", "program"), [
-    ("sim://so101", "so101_wave.yaml"),       # servo arm: torques near the summary boxes
-    ("sim://arm6", "first_program.yaml"),     # commands close together: stacked labels
-    ("sim://gantry3", "gantry_square.yaml"),  # linear joints (mm, N)
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("url", "program"),
+    [
+        ("sim://so101", "so101_wave.yaml"),  # servo arm: torques near the summary boxes
+        ("sim://arm6", "first_program.yaml"),  # commands close together: stacked labels
+        ("sim://gantry3", "gantry_square.yaml"),  # linear joints (mm, N)
+    ],
+)
 def test_the_run_plot_of_jointlab_run_passes(tmp_path, monkeypatch, url, program):
     """The plot `jointlab run` writes (execute_program), of the shipped example programs."""
     from jointlab.cli.programs import PLOT_NAME, execute_program

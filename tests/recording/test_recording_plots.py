@@ -24,8 +24,15 @@ from jointlab.recording import LogError, Recorder, load_log, plots
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def write(path: Path, run: Run, *, shift: float = 0.0, offset: float = 0.0, metadata=None,
-          events: bool = True) -> Path:  # fmt: skip
+def write(
+    path: Path,
+    run: Run,
+    *,
+    shift: float = 0.0,
+    offset: float = 0.0,
+    metadata=None,
+    events: bool = True,
+) -> Path:
     with Recorder(path, metadata or run.metadata) as rec:
         for k, t in enumerate(run.times):
             state = replace(run.states[k], position=run.states[k].position + offset)
@@ -54,10 +61,16 @@ def test_one_row_per_joint_and_one_column_per_quantity(log_path):
     fig = plots.plot_log(log_path)
     assert isinstance(fig, Figure) and len(fig.axes) == 3 * DOF
     titles = [ax.get_title() for ax in fig.axes[:3]]
-    assert titles == ["position and target", "tracking error (target − position)",
-                      "torque / effort limit"]  # fmt: skip
+    assert titles == [
+        "position and target",
+        "tracking error (target − position)",
+        "torque / effort limit",
+    ]
     assert [fig.axes[3 * j].get_ylabel() for j in range(DOF)] == [
-        "shoulder\n[rad | m]", "elbow\n[rad | m]", "wrist\n[rad | m]"]  # fmt: skip
+        "shoulder\n[rad | m]",
+        "elbow\n[rad | m]",
+        "wrist\n[rad | m]",
+    ]
     colours = {line.get_color() for ax in fig.axes[3:6] for line in lines(ax, "state")}
     assert colours == {"C1"}  # the elbow's row is the elbow's colour
     shared = fig.axes[0].get_shared_x_axes()
@@ -69,8 +82,9 @@ def test_target_is_drawn_over_the_measured_line(log_path, run):
     ax = plots.plot_log(log_path).axes[3]  # elbow position
     (measured,), (target,) = lines(ax, "state"), lines(ax, "target")
     assert target.get_zorder() > measured.get_zorder()
-    assert np.array_equal(target.get_ydata(), run.stacked("desired", "position")[:, 1],
-                          equal_nan=True)  # fmt: skip
+    assert np.array_equal(
+        target.get_ydata(), run.stacked("desired", "position")[:, 1], equal_nan=True
+    )
 
 
 def test_limits_are_drawn_but_do_not_set_the_scale(log_path, run):
@@ -110,8 +124,15 @@ def test_commands_are_labelled_and_events_have_a_legend(log_path):
     labels = [t.get_text() for t in fig.axes[0].texts if t.get_gid() == "command_label"]
     assert labels == ["set_position", "hold"]
     assert all(len(lines(ax, "command")) == 2 and len(lines(ax, "event")) == 2 for ax in fig.axes)
-    assert legend_labels(fig) == ["measured", "target", "limit", "torque saturated",
-                                  "command", "begin motion", "stalled"]  # fmt: skip
+    assert legend_labels(fig) == [
+        "measured",
+        "target",
+        "limit",
+        "torque saturated",
+        "command",
+        "begin motion",
+        "stalled",
+    ]
 
 
 def test_units_follow_the_joint_type(tmp_path, run):

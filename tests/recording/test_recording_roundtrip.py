@@ -95,8 +95,12 @@ def test_column_names_and_channel_access(tmp_path, run):
     assert log["state.position"].shape == (len(run.times), 3)
     assert same_bits(log["state.position[2]"], run.stacked("state", "position")[:, 2])
     assert set(log.channel("applied")) == {
-        "torque", "position", "position_kp", "position_kd", "velocity",
-    }  # fmt: skip
+        "torque",
+        "position",
+        "position_kp",
+        "position_kd",
+        "velocity",
+    }
     assert log.field_names("state")[:2] == ("time", "position")
     with pytest.raises(KeyError):
         log["state.nope"]

@@ -37,8 +37,11 @@ def test_a_late_row_is_replayed_for_every_period_it_was_in_force(tmp_path) -> No
         actions = logged_actions(log)
         for k in range(6):
             t = log.time[k] + (0.004 if k > 3 else 0.0)
-            recorder.log(t, desired=actions[k], state={"position": log["state.position"][k],
-                                                      "velocity": log["state.velocity"][k]})
+            recorder.log(
+                t,
+                desired=actions[k],
+                state={"position": log["state.position"][k], "velocity": log["state.velocity"][k]},
+            )
     with jointlab.connect("sim://planar2?control_dt=0.002") as robot:
         with Recorder(tmp_path / "replayed.npz", metadata=robot) as recorder:
             replay(robot, path, recorder=recorder)

@@ -39,8 +39,10 @@ def inertia_in_pybullet(description: RobotDescription, name: str) -> float:
     client = pybullet.connect(pybullet.DIRECT)
     try:
         body = load_urdf(client, description, armature=True)
-        names = [pybullet.getJointInfo(body, j, physicsClientId=client)[1].decode()
-                 for j in range(pybullet.getNumJoints(body, physicsClientId=client))]
+        names = [
+            pybullet.getJointInfo(body, j, physicsClientId=client)[1].decode()
+            for j in range(pybullet.getNumJoints(body, physicsClientId=client))
+        ]
         info = pybullet.getDynamicsInfo(body, names.index(name), physicsClientId=client)
         return min(info[2])
     finally:
@@ -61,19 +63,26 @@ def test_rotor_inertia_is_reflected_through_the_gearbox() -> None:
     description = robot(motor={"rotor_inertia": 2e-6, "gear_ratio": 100.0})
     assert description.armature[0] == pytest.approx(2e-6 * 100.0**2)
     # an explicit armature wins over the motor data (identification writes it back)
-    explicit = robot(motor={"rotor_inertia": 2e-6, "gear_ratio": 100.0},
-                     dynamics={"armature": 0.5})
+    explicit = robot(motor={"rotor_inertia": 2e-6, "gear_ratio": 100.0}, dynamics={"armature": 0.5})
     assert explicit.armature[0] == 0.5
 
 
 @pytest.mark.parametrize(
     ("kind", "effort", "expected"),
-    [("rotary", 0.4, 5e-4), ("rotary", 1.0, 5e-4), ("rotary", 10.0, 5e-3),
-     ("rotary", 60.0, 5e-2), ("rotary", 300.0, 0.5),
-     ("linear", 40.0, 0.05), ("linear", 150.0, 0.5), ("linear", 5000.0, 5.0)],
+    [
+        ("rotary", 0.4, 5e-4),
+        ("rotary", 1.0, 5e-4),
+        ("rotary", 10.0, 5e-3),
+        ("rotary", 60.0, 5e-2),
+        ("rotary", 300.0, 0.5),
+        ("linear", 40.0, 0.05),
+        ("linear", 150.0, 0.5),
+        ("linear", 5000.0, 5.0),
+    ],
 )
-def test_size_class_default_from_the_effort_limit(kind: str, effort: float,
-                                                  expected: float) -> None:
+def test_size_class_default_from_the_effort_limit(
+    kind: str, effort: float, expected: float
+) -> None:
     description = robot(type=kind, limits={"effort": effort})
     assert description.armature[0] == expected
 
@@ -94,12 +103,13 @@ def test_size_classes_cover_every_effort_and_grow_with_it(effort: float, linear:
 
 @pytest.mark.parametrize(
     ("section", "value", "field"),
-    [("dynamics", {"armature": -0.1}, "dynamics.armature"),
-     ("motor", {"rotor_inertia": -1e-6}, "motor.rotor_inertia"),
-     ("dynamics", {"armature": "heavy"}, "dynamics.armature")],
+    [
+        ("dynamics", {"armature": -0.1}, "dynamics.armature"),
+        ("motor", {"rotor_inertia": -1e-6}, "motor.rotor_inertia"),
+        ("dynamics", {"armature": "heavy"}, "dynamics.armature"),
+    ],
 )
-def test_bad_armature_is_refused_naming_the_field(section: str, value: dict,
-                                                  field: str) -> None:
+def test_bad_armature_is_refused_naming_the_field(section: str, value: dict, field: str) -> None:
     with pytest.raises(DescriptionError, match=rf"actuator 'j': field '{field}'"):
         robot(**{section: value})
 
@@ -143,8 +153,9 @@ def test_realised_inertials_stay_physical(name: str) -> None:
 
 def test_thin_rod_gets_the_smallest_physical_correction() -> None:
     # A rod along x turning about z: adding A about z alone would break I1 + I2 >= I3.
-    spec = robot(length=1.0, link={"mass": 1.0, "radius": 1e-3},
-                 dynamics={"armature": 0.5}).joints[0]
+    spec = robot(length=1.0, link={"mass": 1.0, "radius": 1e-3}, dynamics={"armature": 0.5}).joints[
+        0
+    ]
     _, _, inertia = realised_inertial(spec)
     eigen = np.linalg.eigvalsh(inertia)
     assert eigen[0] + eigen[1] == pytest.approx(eigen[2], rel=2e-4)  # just enough

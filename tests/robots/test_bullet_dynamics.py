@@ -23,8 +23,12 @@ from jointlab.robots import (
 from jointlab.robots.dynamics import DynamicsModel, rigid_body_model
 from jointlab.sim.pybullet.dynamics import BulletDynamics, bullet_model
 
-OTHER_PEOPLES = ["kuka_iiwa/model.urdf", "franka_panda/panda.urdf", "xarm/xarm6_robot.urdf",
-                 "r2d2.urdf"]  # fmt: skip
+OTHER_PEOPLES = [
+    "kuka_iiwa/model.urdf",
+    "franka_panda/panda.urdf",
+    "xarm/xarm6_robot.urdf",
+    "r2d2.urdf",
+]
 
 
 def assert_same_dynamics(description, gravity=(0.0, 0.0, -9.81), seed=0):
@@ -40,16 +44,18 @@ def assert_same_dynamics(description, gravity=(0.0, 0.0, -9.81), seed=0):
         qd, qdd = rng.uniform(-2.0, 2.0, (2, description.dof))
         gravity_torque, mass = model.gravity_and_mass_matrix(q)
         scale = 1.0 + np.abs(reference.gravity_torque(q)).max(initial=0.0)
-        np.testing.assert_allclose(gravity_torque, reference.gravity_torque(q), rtol=0,
-                                   atol=1e-10 * scale)
+        np.testing.assert_allclose(
+            gravity_torque, reference.gravity_torque(q), rtol=0, atol=1e-10 * scale
+        )
         np.testing.assert_array_equal(gravity_torque, model.gravity_torque(q))
         np.testing.assert_array_equal(mass, model.mass_matrix(q))
         # Bullet diagonalises each inertia tensor (about 1e-7 of it)
         m_scale = np.abs(reference.mass_matrix(q)).max()
         np.testing.assert_allclose(mass, reference.mass_matrix(q), rtol=0, atol=1e-6 * m_scale)
         tau = reference.inverse_dynamics(q, qd, qdd)
-        np.testing.assert_allclose(model.inverse_dynamics(q, qd, qdd), tau, rtol=0,
-                                   atol=1e-6 * (1.0 + np.abs(tau).max()))
+        np.testing.assert_allclose(
+            model.inverse_dynamics(q, qd, qdd), tau, rtol=0, atol=1e-6 * (1.0 + np.abs(tau).max())
+        )
     return model
 
 
@@ -71,32 +77,60 @@ def _tree_breadth_first() -> RobotDescription:
     """Two fingers whose actuators alternate in the file (Bullet numbers them depth first),
     a fixed element between joints, a linear joint, a link without an inertial, a tilted
     base: what Bullet must map back to the description's joint order and masses."""
+
     def link(mass):
-        return {"mass": mass, "radius": 0.02, "center_of_gravity": [0.05, 0.01, 0.0],
-                "inertia": [[2e-4, 1e-5, 0.0], [1e-5, 3e-4, 0.0], [0.0, 0.0, 4e-4]]}
+        return {
+            "mass": mass,
+            "radius": 0.02,
+            "center_of_gravity": [0.05, 0.01, 0.0],
+            "inertia": [[2e-4, 1e-5, 0.0], [1e-5, 3e-4, 0.0], [0.0, 0.0, 4e-4]],
+        }
 
     actuators = [
         {"name": "a1", "type": "rotary", "axis": [0, 0, 1], "length": 0.1, "link": link(0.5)},
-        {"name": "b1", "type": "rotary", "axis": [0, 1, 0], "length": 0.1,
-         "orientation": [0.0, 0.0, 2.0], "link": link(0.4)},
-        {"name": "a2", "type": "rotary", "parent": "a1", "axis": [0, 1, 0], "length": 0.12,
-         "link": link(0.3)},
+        {
+            "name": "b1",
+            "type": "rotary",
+            "axis": [0, 1, 0],
+            "length": 0.1,
+            "orientation": [0.0, 0.0, 2.0],
+            "link": link(0.4),
+        },
+        {
+            "name": "a2",
+            "type": "rotary",
+            "parent": "a1",
+            "axis": [0, 1, 0],
+            "length": 0.12,
+            "link": link(0.3),
+        },
         {"name": "b2", "type": "fixed", "parent": "b1", "length": 0.05, "link": link(0.1)},
-        {"name": "a3", "type": "linear", "parent": "a2", "axis": [1, 0, 0], "length": 0.08,
-         "min": -0.02, "max": 0.02, "home": 0.0, "centre": 0.0, "link": link(0.2)},
+        {
+            "name": "a3",
+            "type": "linear",
+            "parent": "a2",
+            "axis": [1, 0, 0],
+            "length": 0.08,
+            "min": -0.02,
+            "max": 0.02,
+            "home": 0.0,
+            "centre": 0.0,
+            "link": link(0.2),
+        },
         {"name": "b3", "type": "rotary", "parent": "b2", "axis": [1, 0, 0], "length": 0.07},
     ]
     for spec in actuators:
         if spec["type"] == "rotary":
             spec.update({"min": -2.0, "max": 2.0, "home": 0.3, "centre": 0.0})
         if spec["type"] != "fixed":
-            spec["limits"] = {"velocity": 2.0, "acceleration": 10.0, "jerk": 100.0,
-                              "effort": 20.0}
-    return description_from_dict({
-        "name": "breadth_first",
-        "base": {"position": [0.1, -0.2, 0.3], "orientation": [0.2, -0.1, 0.5]},
-        "actuators": actuators,
-    })
+            spec["limits"] = {"velocity": 2.0, "acceleration": 10.0, "jerk": 100.0, "effort": 20.0}
+    return description_from_dict(
+        {
+            "name": "breadth_first",
+            "base": {"position": [0.1, -0.2, 0.3], "orientation": [0.2, -0.1, 0.5]},
+            "actuators": actuators,
+        }
+    )
 
 
 def test_a_tree_listed_breadth_first_maps_back_to_the_description_order():
@@ -131,9 +165,12 @@ def test_models_made_and_dropped_in_turn_never_answer_for_another_robot():
             description = load_robot(name)
             model = rigid_body_model(description, evaluator=bullet_model)
             q = description.home
-            np.testing.assert_allclose(model.gravity_torque(q),
-                                       DynamicsModel(description).gravity_torque(q),
-                                       rtol=0, atol=1e-9)
+            np.testing.assert_allclose(
+                model.gravity_torque(q),
+                DynamicsModel(description).gravity_torque(q),
+                rtol=0,
+                atol=1e-9,
+            )
             del model
             gc.collect()
 
@@ -188,7 +225,12 @@ def test_models_of_different_gravity_take_turns_on_the_shared_client():
     qd = np.full(description.dof, 0.3)
     for _ in range(2):
         for model, reference in zip(models, references, strict=True):
-            np.testing.assert_allclose(model.gravity_torque(q), reference.gravity_torque(q),
-                                       rtol=0, atol=1e-10)
-            np.testing.assert_allclose(model.inverse_dynamics(q, qd, qd),
-                                       reference.inverse_dynamics(q, qd, qd), rtol=0, atol=1e-6)
+            np.testing.assert_allclose(
+                model.gravity_torque(q), reference.gravity_torque(q), rtol=0, atol=1e-10
+            )
+            np.testing.assert_allclose(
+                model.inverse_dynamics(q, qd, qd),
+                reference.inverse_dynamics(q, qd, qd),
+                rtol=0,
+                atol=1e-6,
+            )

@@ -94,11 +94,33 @@ def test_broken_robot_dicts_load_or_raise(data: dict[str, Any]) -> None:
         assert isinstance(result, (RobotDescription, DescriptionError))
 
 
-_YAML_PIECES = st.sampled_from([
-    "name: r\n", "actuators:\n", "  - {name: a, type: rotary, min: -1, max: 1}\n", "&a ", "*a ",
-    "[", "]", "{", "}", "- ", ": ", "!!python/complex 1+2j", "!!binary aGk=", "1e400", "\x00",
-    "? [1, 2]\n", "'", '"', "\t", "9" * 45, "<<: *a\n", "--- \n", "%YAML 1.1\n",
-])  # fmt: skip
+_YAML_PIECES = st.sampled_from(
+    [
+        "name: r\n",
+        "actuators:\n",
+        "  - {name: a, type: rotary, min: -1, max: 1}\n",
+        "&a ",
+        "*a ",
+        "[",
+        "]",
+        "{",
+        "}",
+        "- ",
+        ": ",
+        "!!python/complex 1+2j",
+        "!!binary aGk=",
+        "1e400",
+        "\x00",
+        "? [1, 2]\n",
+        "'",
+        '"',
+        "\t",
+        "9" * 45,
+        "<<: *a\n",
+        "--- \n",
+        "%YAML 1.1\n",
+    ]
+)
 
 
 @settings(max_examples=150)
@@ -123,14 +145,28 @@ def urdf_texts(draw: st.DrawFn) -> str:
     parts = []
     for name in links:
         mass = draw(_NUMBER_TEXT)
-        parts.append(f'<link name="{name}"><inertial><mass value="{saxutils.escape(mass)}"/>'
-                     '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/>'
-                     "</inertial></link>")  # fmt: skip
+        parts.append(
+            f'<link name="{name}"><inertial><mass value="{saxutils.escape(mass)}"/>'
+            '<inertia ixx="0.01" iyy="0.01" izz="0.01" ixy="0" ixz="0" iyz="0"/>'
+            "</inertial></link>"
+        )
     for j in range(draw(st.integers(0, count + 1))):
         parent = draw(st.sampled_from([*links, "missing"]))
         child = draw(st.sampled_from(links))
-        kind = draw(st.sampled_from(["revolute", "prismatic", "continuous", "fixed", "spherical",
-                                     "planar", "floating", "weird"]))  # fmt: skip
+        kind = draw(
+            st.sampled_from(
+                [
+                    "revolute",
+                    "prismatic",
+                    "continuous",
+                    "fixed",
+                    "spherical",
+                    "planar",
+                    "floating",
+                    "weird",
+                ]
+            )
+        )
         name = draw(st.one_of(st.just(f"j{j}"), _NAME_TEXT))
         lower, upper, xyz = draw(_NUMBER_TEXT), draw(_NUMBER_TEXT), draw(_NUMBER_TEXT)
         parts.append(

@@ -38,16 +38,45 @@ ARM4 = {
     "name": "arm4",
     "base": {"position": [0.0, 0.0, 0.05], "fixed": True},
     "actuators": [
-        {"name": "yaw", "type": "rotary", "axis": [0, 0, 1], "length": 0.12,
-         "orientation": [0, -1.5708, 0], "min": -3, "max": 3},
-        {"name": "shoulder", "type": "rotary", "axis": [0, 1, 0], "length": 0.2,
-         "orientation": [0, 1.5708, 0], "min": -2, "max": 2, "home": -0.5},
-        {"name": "elbow", "type": "rotary", "axis": [0, 1, 0], "length": 0.18,
-         "min": -2.5, "max": 2.5, "home": 0.6},
-        {"name": "wrist", "type": "rotary", "axis": [0, 1, 0], "length": 0.12,
-         "min": -2, "max": 2, "home": 0.4},
+        {
+            "name": "yaw",
+            "type": "rotary",
+            "axis": [0, 0, 1],
+            "length": 0.12,
+            "orientation": [0, -1.5708, 0],
+            "min": -3,
+            "max": 3,
+        },
+        {
+            "name": "shoulder",
+            "type": "rotary",
+            "axis": [0, 1, 0],
+            "length": 0.2,
+            "orientation": [0, 1.5708, 0],
+            "min": -2,
+            "max": 2,
+            "home": -0.5,
+        },
+        {
+            "name": "elbow",
+            "type": "rotary",
+            "axis": [0, 1, 0],
+            "length": 0.18,
+            "min": -2.5,
+            "max": 2.5,
+            "home": 0.6,
+        },
+        {
+            "name": "wrist",
+            "type": "rotary",
+            "axis": [0, 1, 0],
+            "length": 0.12,
+            "min": -2,
+            "max": 2,
+            "home": 0.4,
+        },
     ],
-}  # fmt: skip
+}
 
 
 def per_joint_gains(description: RobotDescription) -> tuple[np.ndarray, np.ndarray]:
@@ -63,8 +92,7 @@ def test_the_per_joint_gains_of_the_four_joint_arm_are_unstable_and_the_defaults
     kp, kd = per_joint_gains(arm)
     for plant in plants:
         assert spectral_radius(one_step_maps(plant, kp, kd, REFERENCE_DT)).max() > 1.2
-        radius = spectral_radius(one_step_maps(plant, arm.default_kp, arm.default_kd,
-                                               REFERENCE_DT))  # fmt: skip
+        radius = spectral_radius(one_step_maps(plant, arm.default_kp, arm.default_kd, REFERENCE_DT))
         margin = spectral_radius(
             one_step_maps(
                 plant, GAIN_MARGIN * arm.default_kp, GAIN_MARGIN * arm.default_kd, REFERENCE_DT
@@ -148,12 +176,27 @@ HEAVY = {
     "name": "heavy",
     "base": {"position": [0, 0, 1.0], "fixed": True},
     "actuators": [
-        {"name": "shoulder", "type": "rotary", "axis": [0, 1, 0], "length": 0.5, "min": -2,
-         "max": 2, "limits": {"effort": 0.5}, "link": {"radius": 0.04}},
-        {"name": "elbow", "type": "rotary", "axis": [0, 1, 0], "length": 0.4, "min": -2,
-         "max": 2, "limits": {"effort": 0.5}},
+        {
+            "name": "shoulder",
+            "type": "rotary",
+            "axis": [0, 1, 0],
+            "length": 0.5,
+            "min": -2,
+            "max": 2,
+            "limits": {"effort": 0.5},
+            "link": {"radius": 0.04},
+        },
+        {
+            "name": "elbow",
+            "type": "rotary",
+            "axis": [0, 1, 0],
+            "length": 0.4,
+            "min": -2,
+            "max": 2,
+            "limits": {"effort": 0.5},
+        },
     ],
-}  # fmt: skip
+}
 
 
 def test_a_robot_its_defaults_cannot_hold_warns_at_load_naming_the_joints() -> None:
@@ -184,12 +227,25 @@ def test_describe_check_refuses_it_and_passes_the_four_joint_arm(tmp_path, capsy
 
 def test_a_default_kp_softer_than_gravity_is_named_with_the_kp_it_needs() -> None:
     """An arm held straight up: gravity's stiffness pulls it away; kp must beat it twice."""
-    upright = description_from_dict({
-        "name": "upright", "base": {"position": [0, 0, 0.1], "fixed": True},
-        "actuators": [{"name": "mast", "type": "rotary", "axis": [0, 1, 0], "length": 0.5,
-                       "orientation": [0, -1.5708, 0], "min": -1, "max": 1,
-                       "gains": {"kp": 0.5, "kd": 0.01}}],
-    }, source="upright.yaml")  # fmt: skip
+    upright = description_from_dict(
+        {
+            "name": "upright",
+            "base": {"position": [0, 0, 0.1], "fixed": True},
+            "actuators": [
+                {
+                    "name": "mast",
+                    "type": "rotary",
+                    "axis": [0, 1, 0],
+                    "length": 0.5,
+                    "orientation": [0, -1.5708, 0],
+                    "min": -1,
+                    "max": 1,
+                    "gains": {"kp": 0.5, "kd": 0.01},
+                }
+            ],
+        },
+        source="upright.yaml",
+    )
     problems = hold_problems(upright, derived=np.array([True]))
     weight = float(DynamicsModel(upright).mass[0]) * 9.81 * 0.25  # m·g·(l/2), N·m/rad
     assert [(p.name, p.gain) for p in problems] == [("mast", "kp")]

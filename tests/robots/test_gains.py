@@ -23,14 +23,22 @@ def robot(*joints: dict[str, Any], **top: Any) -> RobotDescription:
 
 
 def joint(name: str = "j", **fields: Any) -> dict[str, Any]:
-    return {"name": name, "type": "rotary", "axis": [0, 0, 1], "min": -1.0, "max": 1.0,
-            "length": 0.2, **fields}
+    return {
+        "name": name,
+        "type": "rotary",
+        "axis": [0, 0, 1],
+        "min": -1.0,
+        "max": 1.0,
+        "length": 0.2,
+        **fields,
+    }
 
 
 def home_inertia(description: RobotDescription) -> np.ndarray:
     model = DynamicsModel(description)
-    return effective_inertia(description,
-                             model.joint_inertia(description.apply_coupling(description.home)))
+    return effective_inertia(
+        description, model.joint_inertia(description.apply_coupling(description.home))
+    )
 
 
 def test_default_gains_make_a_critically_damped_joint_at_the_default_bandwidth() -> None:
@@ -68,18 +76,35 @@ def test_inertia_includes_children_armature_and_coupled_followers() -> None:
     # each armature adds to its own joint only (the exact model of a geared rotor)
     np.testing.assert_allclose(inertia - bare_inertia, description.armature, rtol=1e-9)
     # a follower coupled 1:1 adds its inertia to its leader's
-    coupled = robot(joint("a", parent="base"), joint("b", parent="base",
-                    coupling={"alpha_leading": {"a": 1.0}}))
+    coupled = robot(
+        joint("a", parent="base"), joint("b", parent="base", coupling={"alpha_leading": {"a": 1.0}})
+    )
     separate = robot(joint("a", parent="base"), joint("b", parent="base"))
     assert home_inertia(coupled)[0] == pytest.approx(2 * home_inertia(separate)[0])
 
 
 def test_a_floating_base_lowers_the_inertia_the_joints_drive() -> None:
-    fixed = robot(joint(type="linear", axis=[1, 0, 0], min=-0.5, max=0.5,
-                        link={"mass": 2.0}, dynamics={"armature": 0.0}))
-    floating = robot(joint(type="linear", axis=[1, 0, 0], min=-0.5, max=0.5,
-                           link={"mass": 2.0}, dynamics={"armature": 0.0}),
-                     base={"fixed": False, "mass": 1.0})
+    fixed = robot(
+        joint(
+            type="linear",
+            axis=[1, 0, 0],
+            min=-0.5,
+            max=0.5,
+            link={"mass": 2.0},
+            dynamics={"armature": 0.0},
+        )
+    )
+    floating = robot(
+        joint(
+            type="linear",
+            axis=[1, 0, 0],
+            min=-0.5,
+            max=0.5,
+            link={"mass": 2.0},
+            dynamics={"armature": 0.0},
+        ),
+        base={"fixed": False, "mass": 1.0},
+    )
     assert home_inertia(fixed)[0] == pytest.approx(2.0)
     assert home_inertia(floating)[0] == pytest.approx(2.0 * 1.0 / 3.0)  # the reduced mass
     assert floating.default_kp[0] == pytest.approx(home_inertia(floating)[0] * DEFAULT_BANDWIDTH**2)
@@ -87,8 +112,14 @@ def test_a_floating_base_lowers_the_inertia_the_joints_drive() -> None:
 
 def test_the_issue_example_fails_the_check_naming_joint_gain_and_bound() -> None:
     # the old default of a light geometry-only link: kp = effort/0.1 = 100, kd = 5
-    description = robot(joint("light", dynamics={"armature": 0.0}, gains={"kp": 100.0, "kd": 5.0},
-                              link={"mass": 0.2, "radius": 0.01}))
+    description = robot(
+        joint(
+            "light",
+            dynamics={"armature": 0.0},
+            gains={"kp": 100.0, "kd": 5.0},
+            link={"mass": 0.2, "radius": 0.01},
+        )
+    )
     inertia = home_inertia(description)
     problems = check_gains(description, 1e-3, inertia)
     assert len(problems) == 1
@@ -97,9 +128,14 @@ def test_the_issue_example_fails_the_check_naming_joint_gain_and_bound() -> None
     assert "(kd + d)·dt/I" in problem.message and "kd <=" in problem.message
     assert problem.bound < 5.0
     # the bound it gives passes
-    fixed = robot(joint("light", dynamics={"armature": 0.0},
-                        gains={"kp": 100.0, "kd": problem.bound * 0.999},
-                        link={"mass": 0.2, "radius": 0.01}))
+    fixed = robot(
+        joint(
+            "light",
+            dynamics={"armature": 0.0},
+            gains={"kp": 100.0, "kd": problem.bound * 0.999},
+            link={"mass": 0.2, "radius": 0.01},
+        )
+    )
     assert check_gains(fixed, 1e-3, inertia) == []
 
 

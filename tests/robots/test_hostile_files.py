@@ -130,8 +130,9 @@ def test_an_alias_bomb_costs_little_memory_in_a_fresh_process() -> None:
         "status = open('/proc/self/status').read().split('VmHWM:')[1]\n"
         "print(int(status.split()[0]))\n"
     )
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True,
-                            timeout=120, check=True)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
     kind, kib = result.stdout.split()
     assert kind == "DescriptionError"
     assert int(kib) < 500 * 1024, f"peak RSS {int(kib) / 1024:.0f} MiB"
@@ -156,12 +157,27 @@ def test_the_simulator_never_writes_a_file_named_after_the_robot(tmp_path: Path)
 # ------------------------------------------------------------------ the link limit
 def _chain(count: int) -> jointlab.RobotDescription:
     """A serial chain of ``count`` light rotary joints (built past the file limit)."""
-    base = description_from_dict({"name": "chain", "actuators": [
-        {"name": "j0", "type": "rotary", "min": -1, "max": 1, "length": 0.01,
-         "link": {"radius": 0.005}, "gains": {"kp": 1.0, "kd": 0.01}}]})  # fmt: skip
+    base = description_from_dict(
+        {
+            "name": "chain",
+            "actuators": [
+                {
+                    "name": "j0",
+                    "type": "rotary",
+                    "min": -1,
+                    "max": 1,
+                    "length": 0.01,
+                    "link": {"radius": 0.005},
+                    "gains": {"kp": 1.0, "kd": 0.01},
+                }
+            ],
+        }
+    )
     spec = base.actuators[0]
-    specs = [dataclasses.replace(spec, name=f"j{i}", parent=f"j{i - 1}" if i else "base")
-             for i in range(count)]  # fmt: skip
+    specs = [
+        dataclasses.replace(spec, name=f"j{i}", parent=f"j{i - 1}" if i else "base")
+        for i in range(count)
+    ]
     return dataclasses.replace(base, actuators=tuple(specs))
 
 

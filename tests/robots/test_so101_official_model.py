@@ -45,9 +45,11 @@ def test_the_official_urdf_tracks_a_trajectory_in_simulation(official) -> None:
     index = [official.joint_index(n) for n in names]
     home = np.array(official.home)[index]
     delta = np.array([0.4, 0.3, -0.4, 0.3, 0.5])
-    waypoints = [{"position": home + delta, "time_from_start": 0.8},
-                 {"position": home - delta / 2, "time_from_start": 1.6},
-                 {"position": home, "time_from_start": 2.2}]  # fmt: skip
+    waypoints = [
+        {"position": home + delta, "time_from_start": 0.8},
+        {"position": home - delta / 2, "time_from_start": 1.6},
+        {"position": home, "time_from_start": 2.2},
+    ]
     with SimRobot(official, seed=0) as robot:
         commander = Commander(robot)
         handle = commander.follow_trajectory(waypoints, joints=names)
@@ -77,8 +79,9 @@ def test_the_built_in_so101_matches_the_official_geometry_ranges_and_masses(offi
         assert ours.upper[i] == pytest.approx(official.upper[j] + shift, abs=1e-3), name
     for name in ("shoulder_pan", "gripper"):
         i, j = ours.joint_index(name), official.joint_index(name)
-        assert (ours.lower[i], ours.upper[i]) == pytest.approx((official.lower[j],
-                                                                 official.upper[j]))  # fmt: skip
+        assert (ours.lower[i], ours.upper[i]) == pytest.approx(
+            (official.lower[j], official.upper[j])
+        )
     rng = np.random.default_rng(0)
     for _ in range(20):  # random poses: every joint of the arm's plane in the same place
         q_official, q_ours = np.zeros(6), np.zeros(6)
@@ -92,9 +95,13 @@ def test_the_built_in_so101_matches_the_official_geometry_ranges_and_masses(offi
             assert np.hypot(gap[0], gap[2]) < 1e-3, name  # in the plane (x forward, z up)
             assert abs(gap[1]) < 0.02, name  # the dropped sideways offsets
     masses = {a.name: a.link.mass for a in ours.actuators if a.link is not None}
-    for link, joint in (("upper_arm_link", "shoulder_lift"), ("lower_arm_link", "elbow_flex"),
-                        ("wrist_link", "wrist_flex"), ("gripper_link", "wrist_roll"),
-                        ("moving_jaw_so101_v1_link", "gripper")):  # fmt: skip
+    for link, joint in (
+        ("upper_arm_link", "shoulder_lift"),
+        ("lower_arm_link", "elbow_flex"),
+        ("wrist_link", "wrist_flex"),
+        ("gripper_link", "wrist_roll"),
+        ("moving_jaw_so101_v1_link", "gripper"),
+    ):
         assert masses[joint] == pytest.approx(official_mass(link), rel=0.01), joint
 
 

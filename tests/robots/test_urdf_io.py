@@ -237,19 +237,47 @@ def test_import_mimic_offset_outside_the_range(tmp_path: Path) -> None:
 
 
 ERROR_CASES = [
-    ("unsupported_type", '<joint name="free" type="floating"><parent link="root"/>'
-     '<child link="a"/></joint>', "'free'", "floating"),
-    ("bad_origin", '<joint name="odd" type="fixed"><parent link="root"/><child link="a"/>'
-     '<origin xyz="0 0"/></joint>', "'odd'", "3 numbers"),
-    ("bad_number", '<joint name="nan" type="revolute"><parent link="root"/><child link="a"/>'
-     '<limit lower="low" upper="1"/></joint>', "'low'", "not a number"),
-    ("xacro", '<joint name="j" type="fixed"><parent link="root"/><child link="a"/>'
-     '<origin xyz="$(optenv OFFSET 0 0 1)"/></joint>', "$(optenv", "expand the file first"),
-    ("xacro_property", '<joint name="j" type="fixed"><parent link="root"/><child link="a"/>'
-     '<origin xyz="0 0 ${height}"/></joint>', "<origin> of joint 'j'", "expand the file first"),
-    ("xacro_element", '<xacro:property xmlns:xacro="http://www.ros.org/wiki/xacro" '
-     'name="height" value="1"/>', "<xacro:property>", "expand the file first"),
-]  # fmt: skip
+    (
+        "unsupported_type",
+        '<joint name="free" type="floating"><parent link="root"/><child link="a"/></joint>',
+        "'free'",
+        "floating",
+    ),
+    (
+        "bad_origin",
+        '<joint name="odd" type="fixed"><parent link="root"/><child link="a"/>'
+        '<origin xyz="0 0"/></joint>',
+        "'odd'",
+        "3 numbers",
+    ),
+    (
+        "bad_number",
+        '<joint name="nan" type="revolute"><parent link="root"/><child link="a"/>'
+        '<limit lower="low" upper="1"/></joint>',
+        "'low'",
+        "not a number",
+    ),
+    (
+        "xacro",
+        '<joint name="j" type="fixed"><parent link="root"/><child link="a"/>'
+        '<origin xyz="$(optenv OFFSET 0 0 1)"/></joint>',
+        "$(optenv",
+        "expand the file first",
+    ),
+    (
+        "xacro_property",
+        '<joint name="j" type="fixed"><parent link="root"/><child link="a"/>'
+        '<origin xyz="0 0 ${height}"/></joint>',
+        "<origin> of joint 'j'",
+        "expand the file first",
+    ),
+    (
+        "xacro_element",
+        '<xacro:property xmlns:xacro="http://www.ros.org/wiki/xacro" name="height" value="1"/>',
+        "<xacro:property>",
+        "expand the file first",
+    ),
+]
 
 
 def test_xacro_inside_comments_is_not_xacro(tmp_path: Path) -> None:

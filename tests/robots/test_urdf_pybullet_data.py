@@ -36,9 +36,11 @@ def candidates() -> list[Path]:
 
 def pybullet_joints(client: int, body: int) -> list[tuple[int, str, int]]:
     """(index, name, type) of every joint of ``body``."""
-    return [(j, info[1].decode(), info[2]) for j in range(pybullet.getNumJoints(body,
-            physicsClientId=client)) for info in [pybullet.getJointInfo(body, j,
-            physicsClientId=client)]]  # fmt: skip
+    return [
+        (j, info[1].decode(), info[2])
+        for j in range(pybullet.getNumJoints(body, physicsClientId=client))
+        for info in [pybullet.getJointInfo(body, j, physicsClientId=client)]
+    ]
 
 
 def set_pose(client: int, body: int, description: RobotDescription, q: np.ndarray) -> None:
@@ -53,8 +55,9 @@ def set_pose(client: int, body: int, description: RobotDescription, q: np.ndarra
             pybullet.resetJointState(body, index, values[name], physicsClientId=client)
 
 
-def kinematic_error(client: int, body: int, description: RobotDescription,
-                    rng: np.random.Generator) -> tuple[float, float]:
+def kinematic_error(
+    client: int, body: int, description: RobotDescription, rng: np.random.Generator
+) -> tuple[float, float]:
     """Largest link-frame position (m) and rotation (rad) difference over random poses."""
     worst = [0.0, 0.0]
     for _ in range(3):
@@ -62,8 +65,9 @@ def kinematic_error(client: int, body: int, description: RobotDescription,
         set_pose(client, body, description, q)
         ours = forward_kinematics(description, q)
         for index, name, _ in pybullet_joints(client, body):
-            state = pybullet.getLinkState(body, index, computeForwardKinematics=True,
-                                          physicsClientId=client)
+            state = pybullet.getLinkState(
+                body, index, computeForwardKinematics=True, physicsClientId=client
+            )
             theirs = np.eye(4)
             theirs[:3, :3] = quaternion_matrix(state[5])
             theirs[:3, 3] = state[4]
@@ -84,8 +88,9 @@ def test_every_pybullet_data_urdf_with_joints_imports() -> None:
         for path in candidates():
             name = path.relative_to(ROOT).as_posix()
             try:
-                body = pybullet.loadURDF(str(path), useFixedBase=True, flags=FLAGS,
-                                         physicsClientId=client)
+                body = pybullet.loadURDF(
+                    str(path), useFixedBase=True, flags=FLAGS, physicsClientId=client
+                )
             except pybullet.error:
                 continue
             if pybullet.getNumJoints(body, physicsClientId=client) == 0:
@@ -112,10 +117,12 @@ def test_every_pybullet_data_urdf_with_joints_imports() -> None:
             pybullet.removeBody(body, physicsClientId=client)
     finally:
         pybullet.disconnect(client)
-    print(f"\npybullet_data: {len(loaded)} URDFs with joints loaded by PyBullet, "
-          f"{len(imported)} imported by JointLab, {len(refused_xacro)} refused as unexpanded "
-          f"xacro ({', '.join(refused_xacro)}); largest forward-kinematics difference "
-          f"{worst[0]:.2e} m, {worst[1]:.2e} rad ({worst[2]})")
+    print(
+        f"\npybullet_data: {len(loaded)} URDFs with joints loaded by PyBullet, "
+        f"{len(imported)} imported by JointLab, {len(refused_xacro)} refused as unexpanded "
+        f"xacro ({', '.join(refused_xacro)}); largest forward-kinematics difference "
+        f"{worst[0]:.2e} m, {worst[1]:.2e} rad ({worst[2]})"
+    )
     assert errors == {}
     assert sorted(refused_xacro) == sorted(XACRO)
     assert len(imported) == len(loaded) - len(XACRO) and len(imported) >= 50
@@ -142,8 +149,15 @@ def test_lenient_parsing_warns_and_decomposes(tmp_path: Path) -> None:
     assert "4 numbers where 3 belong" in messages and "lower 1.0 > upper -1.0" in messages
     hinge = description.actuator("hinge")
     assert (hinge.min, hinge.max) == (-1.0, 1.0)
-    assert description.joint_names == ("hinge", "ball__rx", "ball__ry", "ball", "table__tu",
-                                       "table__tv", "table")  # fmt: skip
+    assert description.joint_names == (
+        "hinge",
+        "ball__rx",
+        "ball__ry",
+        "ball",
+        "table__tu",
+        "table__tv",
+        "table",
+    )
     assert [description.actuator(n).link.mass for n in ("ball__rx", "ball__ry")] == [1e-4] * 2
     # spherical: R = Rx(a)·Ry(b)·Rz(c) about the joint frame's own axes
     q = np.zeros(description.dof)

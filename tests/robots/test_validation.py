@@ -28,37 +28,81 @@ from jointlab.robots import (
 #: A valid robot using every section: two rotary joints, a coupled linear joint, a fixed tool.
 VALID: dict[str, Any] = {
     "name": "tester",
-    "base": {"position": [0, 0, 0.1], "orientation": [0, 0, 0], "fixed": True,
-             "mass": 2.0, "radius": 0.05},
+    "base": {
+        "position": [0, 0, 0.1],
+        "orientation": [0, 0, 0],
+        "fixed": True,
+        "mass": 2.0,
+        "radius": 0.05,
+    },
     "actuators": [
         {
-            "name": "shoulder", "type": "rotary", "axis": [0, 0, 1], "length": 0.3,
-            "orientation": [0, 0, 0], "min": -2.0, "centre": 0.0, "max": 2.0, "home": 0.5,
-            "config_speed": 1.0, "has_brakes": True,
+            "name": "shoulder",
+            "type": "rotary",
+            "axis": [0, 0, 1],
+            "length": 0.3,
+            "orientation": [0, 0, 0],
+            "min": -2.0,
+            "centre": 0.0,
+            "max": 2.0,
+            "home": 0.5,
+            "config_speed": 1.0,
+            "has_brakes": True,
             "limits": {"velocity": 2.0, "acceleration": 10.0, "jerk": 100.0, "effort": 10.0},
-            "soft_limits": {"min": -1.5, "max": 1.5, "velocity": 1.5, "acceleration": 8.0,
-                            "jerk": 80.0, "effort": 8.0},
+            "soft_limits": {
+                "min": -1.5,
+                "max": 1.5,
+                "velocity": 1.5,
+                "acceleration": 8.0,
+                "jerk": 80.0,
+                "effort": 8.0,
+            },
             "dynamics": {"static_friction": 0.01, "damping": 0.05},
-            "link": {"mass": 1.0, "radius": 0.03, "center_of_gravity": [0.15, 0, 0],
-                     "inertia": [[1e-3, 0, 0], [0, 1e-2, 0], [0, 0, 1e-2]]},
-            "motor": {"model": "ideal", "torque_constant": 0.1, "gear_ratio": 50.0,
-                      "max_current": 5.0},
+            "link": {
+                "mass": 1.0,
+                "radius": 0.03,
+                "center_of_gravity": [0.15, 0, 0],
+                "inertia": [[1e-3, 0, 0], [0, 1e-2, 0], [0, 0, 1e-2]],
+            },
+            "motor": {
+                "model": "ideal",
+                "torque_constant": 0.1,
+                "gear_ratio": 50.0,
+                "max_current": 5.0,
+            },
             "gains": {"kp": 50.0, "kd": 2.0},
         },
         {
-            "name": "elbow", "type": "rotary", "axis": [0, 1, 0], "length": 0.25,
-            "min": -2.5, "max": 2.5, "home": 0.0,
+            "name": "elbow",
+            "type": "rotary",
+            "axis": [0, 1, 0],
+            "length": 0.25,
+            "min": -2.5,
+            "max": 2.5,
+            "home": 0.0,
             "limits": {"velocity": 3.0, "effort": 6.0},
         },
         {
-            "name": "slider", "type": "linear", "parent": "elbow", "axis": [1, 0, 0],
-            "length": 0.05, "min": 0.0, "max": 0.1, "home": 0.05,
+            "name": "slider",
+            "type": "linear",
+            "parent": "elbow",
+            "axis": [1, 0, 0],
+            "length": 0.05,
+            "min": 0.0,
+            "max": 0.1,
+            "home": 0.05,
             "coupling": {"alpha_self": 1.0, "alpha_leading": {"elbow": 0.01}},
         },
-        {"name": "tool", "type": "fixed", "parent": "slider", "length": 0.05,
-         "orientation": [0, 0, 0], "link": {"mass": 0.1}},
+        {
+            "name": "tool",
+            "type": "fixed",
+            "parent": "slider",
+            "length": 0.05,
+            "orientation": [0, 0, 0],
+            "link": {"mass": 0.1},
+        },
     ],
-}  # fmt: skip
+}
 
 ACTUATOR = {"shoulder": 0, "elbow": 1, "slider": 2, "tool": 3}
 
@@ -121,21 +165,50 @@ RANGE_CASES = [
     ("zero_base_mass", ("base", "mass"), 0.0, None, "base.mass", "> 0"),
     ("negative_base_radius", ("base", "radius"), -0.05, None, "base.radius", "> 0"),
     ("zero_config_speed", ("shoulder", "config_speed"), 0.0, "shoulder", "config_speed", "> 0"),
-    ("config_speed_above_velocity_limit", ("shoulder", "config_speed"), 2.5, "shoulder",
-     "config_speed", "limits.velocity = 2.0"),
-    ("negative_damping", ("shoulder", "dynamics", "damping"), -0.1, "shoulder",
-     "dynamics.damping", ">= 0"),
-    ("negative_friction", ("shoulder", "dynamics", "static_friction"), -0.1, "shoulder",
-     "dynamics.static_friction", ">= 0"),
+    (
+        "config_speed_above_velocity_limit",
+        ("shoulder", "config_speed"),
+        2.5,
+        "shoulder",
+        "config_speed",
+        "limits.velocity = 2.0",
+    ),
+    (
+        "negative_damping",
+        ("shoulder", "dynamics", "damping"),
+        -0.1,
+        "shoulder",
+        "dynamics.damping",
+        ">= 0",
+    ),
+    (
+        "negative_friction",
+        ("shoulder", "dynamics", "static_friction"),
+        -0.1,
+        "shoulder",
+        "dynamics.static_friction",
+        ">= 0",
+    ),
     ("negative_kp", ("shoulder", "gains", "kp"), -1.0, "shoulder", "gains.kp", ">= 0"),
     ("negative_kd", ("shoulder", "gains", "kd"), -1.0, "shoulder", "gains.kd", ">= 0"),
-    ("zero_torque_constant", ("shoulder", "motor", "torque_constant"), 0.0, "shoulder",
-     "motor.torque_constant", "> 0"),
-    ("negative_motor_delay", ("shoulder", "motor", "delay"), -1, "shoulder", "motor.delay",
-     ">= 0"),
-    ("fractional_motor_delay", ("shoulder", "motor", "delay"), 1.5, "shoulder", "motor.delay",
-     "whole number"),
-]  # fmt: skip
+    (
+        "zero_torque_constant",
+        ("shoulder", "motor", "torque_constant"),
+        0.0,
+        "shoulder",
+        "motor.torque_constant",
+        "> 0",
+    ),
+    ("negative_motor_delay", ("shoulder", "motor", "delay"), -1, "shoulder", "motor.delay", ">= 0"),
+    (
+        "fractional_motor_delay",
+        ("shoulder", "motor", "delay"),
+        1.5,
+        "shoulder",
+        "motor.delay",
+        "whole number",
+    ),
+]
 
 
 @pytest.mark.parametrize(
@@ -152,8 +225,7 @@ def test_range_rule(
 @pytest.mark.parametrize("key", ["velocity", "acceleration", "jerk", "effort"])
 @pytest.mark.parametrize("value", [0.0, -1.0])
 def test_system_limits_must_be_positive(tmp_path: Path, key: str, value: float) -> None:
-    _expect(tmp_path, _with(("shoulder", "limits", key), value), "shoulder", f"limits.{key}",
-            "> 0")  # fmt: skip
+    _expect(tmp_path, _with(("shoulder", "limits", key), value), "shoulder", f"limits.{key}", "> 0")
 
 
 # --------------------------------------------------------------------------- soft limits
@@ -175,8 +247,13 @@ SOFT_CASES = [
 def test_soft_limits_inside_system_limits(
     tmp_path: Path, key: str, value: float, allowed: str
 ) -> None:
-    _expect(tmp_path, _with(("shoulder", "soft_limits", key), value), "shoulder",
-            f"soft_limits.{key}", allowed)  # fmt: skip
+    _expect(
+        tmp_path,
+        _with(("shoulder", "soft_limits", key), value),
+        "shoulder",
+        f"soft_limits.{key}",
+        allowed,
+    )
 
 
 # --------------------------------------------------------------------------- axis, inertia
@@ -196,8 +273,13 @@ def test_axis_is_normalised_on_load(tmp_path: Path) -> None:
 
 def test_inertia_must_be_symmetric(tmp_path: Path) -> None:
     inertia = [[1e-3, 1e-4, 0], [0, 1e-2, 0], [0, 0, 1e-2]]
-    _expect(tmp_path, _with(("shoulder", "link", "inertia"), inertia), "shoulder",
-            "link.inertia", "symmetric")  # fmt: skip
+    _expect(
+        tmp_path,
+        _with(("shoulder", "link", "inertia"), inertia),
+        "shoulder",
+        "link.inertia",
+        "symmetric",
+    )
 
 
 @pytest.mark.parametrize(
@@ -210,13 +292,23 @@ def test_inertia_must_be_symmetric(tmp_path: Path) -> None:
     ids=["negative", "singular", "indefinite"],
 )
 def test_inertia_must_be_positive_definite(tmp_path: Path, inertia: list) -> None:
-    _expect(tmp_path, _with(("shoulder", "link", "inertia"), inertia), "shoulder",
-            "link.inertia", "positive-definite")  # fmt: skip
+    _expect(
+        tmp_path,
+        _with(("shoulder", "link", "inertia"), inertia),
+        "shoulder",
+        "link.inertia",
+        "positive-definite",
+    )
 
 
 def test_inertia_must_be_3x3(tmp_path: Path) -> None:
-    _expect(tmp_path, _with(("shoulder", "link", "inertia"), [[1, 0], [0, 1]]), "shoulder",
-            "link.inertia", "3x3")  # fmt: skip
+    _expect(
+        tmp_path,
+        _with(("shoulder", "link", "inertia"), [[1, 0], [0, 1]]),
+        "shoulder",
+        "link.inertia",
+        "3x3",
+    )
 
 
 # --------------------------------------------------------------------------- unknown keys
@@ -247,22 +339,27 @@ def test_unknown_keys_are_errors(
     assert "allowed keys" in message
 
 
-@pytest.mark.parametrize("section", ["limits", "soft_limits", "dynamics", "link", "motor",
-                                     "gains"])  # fmt: skip
+@pytest.mark.parametrize("section", ["limits", "soft_limits", "dynamics", "link", "motor", "gains"])
 def test_sections_must_be_mappings(tmp_path: Path, section: str) -> None:
     _expect(tmp_path, _with(("shoulder", section), [1, 2]), "shoulder", section, "mapping")
 
 
 # --------------------------------------------------------------------------- structure
 def test_unknown_type(tmp_path: Path) -> None:
-    message = _expect(tmp_path, _with(("elbow", "type"), "spherical"), "elbow", "type",
-                      "'spherical'")  # fmt: skip
+    message = _expect(
+        tmp_path, _with(("elbow", "type"), "spherical"), "elbow", "type", "'spherical'"
+    )
     assert "rotary" in message and "linear" in message and "fixed" in message
 
 
 def test_bad_motor_model(tmp_path: Path) -> None:
-    message = _expect(tmp_path, _with(("shoulder", "motor", "model"), "warp_drive"),
-                      "shoulder", "motor.model", "'warp_drive'")  # fmt: skip
+    message = _expect(
+        tmp_path,
+        _with(("shoulder", "motor", "model"), "warp_drive"),
+        "shoulder",
+        "motor.model",
+        "'warp_drive'",
+    )
     assert "ideal" in message and "dc_motor" in message
 
 
@@ -368,12 +465,17 @@ NON_NUMERIC_CASES = [
     ("gain", ("shoulder", "gains", "kp"), "stiff", "shoulder", "gains.kp"),
     ("motor", ("shoulder", "motor", "gear_ratio"), "high", "shoulder", "motor.gear_ratio"),
     ("alpha", ("slider", "coupling", "alpha_self"), "one", "slider", "coupling.alpha_self"),
-    ("alpha_leading", ("slider", "coupling", "alpha_leading"), {"elbow": "x"}, "slider",
-     "coupling.alpha_leading.elbow"),
+    (
+        "alpha_leading",
+        ("slider", "coupling", "alpha_leading"),
+        {"elbow": "x"},
+        "slider",
+        "coupling.alpha_leading.elbow",
+    ),
     ("base_position", ("base", "position"), "here", None, "base.position"),
     ("nan", ("elbow", "min"), math.nan, "elbow", "min"),
     ("inf", ("shoulder", "limits", "effort"), math.inf, "shoulder", "limits.effort"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(
@@ -390,8 +492,9 @@ def test_non_numeric_values(
 
 def test_non_numeric_inertia(tmp_path: Path) -> None:
     inertia = [["a", 0, 0], [0, 1, 0], [0, 0, 1]]
-    _expect(tmp_path, _with(("shoulder", "link", "inertia"), inertia), "shoulder",
-            "link.inertia", "3x3")  # fmt: skip
+    _expect(
+        tmp_path, _with(("shoulder", "link", "inertia"), inertia), "shoulder", "link.inertia", "3x3"
+    )
 
 
 @pytest.mark.parametrize("path", [("shoulder", "has_brakes"), ("base", "fixed")])
@@ -406,8 +509,14 @@ def tester(tmp_path: Path) -> RobotDescription:
     return load_robot(_write(tmp_path, VALID))
 
 
-LIMIT_FIELDS = ["min_position", "max_position", "max_velocity", "max_acceleration", "max_jerk",
-                "max_effort"]  # fmt: skip
+LIMIT_FIELDS = [
+    "min_position",
+    "max_position",
+    "max_velocity",
+    "max_acceleration",
+    "max_jerk",
+    "max_effort",
+]
 
 
 @pytest.mark.parametrize("field", LIMIT_FIELDS)
@@ -453,8 +562,9 @@ def test_with_limits_changes_only_the_given_fields(tester: RobotDescription) -> 
         "default_kp",
         "soft_lower",
     ):
-        np.testing.assert_array_equal(getattr(updated, unchanged), getattr(tester, unchanged),
-                                      err_msg=unchanged)  # fmt: skip
+        np.testing.assert_array_equal(
+            getattr(updated, unchanged), getattr(tester, unchanged), err_msg=unchanged
+        )
     before, after = description_to_dict(tester), description_to_dict(updated)
     for entry_before, entry_after in zip(before["actuators"], after["actuators"], strict=True):
         for key in ("max", "limits", "config_speed"):
@@ -474,7 +584,7 @@ REVALIDATION_CASES = [
     ("max_below_min", {"max_position": [-2.1, 2.5, 0.1]}, "shoulder", "min"),
     ("max_below_home", {"max_position": [0.4, 2.5, 0.1]}, "shoulder", "home"),
     ("min_above_centre", {"min_position": [0.1, -2.5, 0.0]}, "shoulder", "centre"),
-]  # fmt: skip
+]
 
 
 @pytest.mark.parametrize(
@@ -493,8 +603,13 @@ def test_with_limits_result_is_revalidated(
 
 def test_inertia_must_satisfy_the_triangle_inequality(tmp_path: Path) -> None:
     inertia = [[0.01, 0, 0], [0, 0.01, 0], [0, 0, 0.15]]  # no rigid body has these moments
-    _expect(tmp_path, _with(("shoulder", "link", "inertia"), inertia), "shoulder",
-            "link.inertia", "triangle inequality")  # fmt: skip
+    _expect(
+        tmp_path,
+        _with(("shoulder", "link", "inertia"), inertia),
+        "shoulder",
+        "link.inertia",
+        "triangle inequality",
+    )
 
 
 # --------------------------------------------------------------------------- JointLimitsUpdate
@@ -511,11 +626,14 @@ OUTSIDE_CASES = [
     ("max_velocity", [2.0, 3.5, 1.0], 1, "elbow", "in (0, its limit] 3.0"),
     ("max_effort", [10.0, 0.0, 100.0], 1, "elbow", "in (0, its limit] 6.0"),
     ("max_jerk", [100.0, float("nan"), 50.0], 1, "elbow", "in (0, its limit]"),
-]  # fmt: skip
+]
 
 
-@pytest.mark.parametrize(("field", "value", "joint", "name", "expected"), OUTSIDE_CASES,
-                         ids=[c[0] for c in OUTSIDE_CASES])  # fmt: skip
+@pytest.mark.parametrize(
+    ("field", "value", "joint", "name", "expected"),
+    OUTSIDE_CASES,
+    ids=[c[0] for c in OUTSIDE_CASES],
+)
 def test_an_update_must_lie_within_the_robot_limits(
     tester: RobotDescription, field: str, value: list, joint: int, name: str, expected: str
 ) -> None:
@@ -529,8 +647,12 @@ def test_an_update_must_lie_within_the_robot_limits(
 def test_soft_limits_and_configured_speeds_narrow_with_the_update(
     tester: RobotDescription,
 ) -> None:
-    updated = with_limits(tester, max_position=[1.2, 2.5, 0.1], max_velocity=[1.2, 0.5, 1.0],
-                          max_effort=[7.0, 6.0, 100.0])  # fmt: skip
+    updated = with_limits(
+        tester,
+        max_position=[1.2, 2.5, 0.1],
+        max_velocity=[1.2, 0.5, 1.0],
+        max_effort=[7.0, 6.0, 100.0],
+    )
     assert updated.soft_upper[0] == 1.2  # was 1.5, the new range ends at 1.2
     assert updated.soft_velocity_limit[0] == 1.2  # was 1.5
     assert updated.soft_effort_limit[0] == 7.0  # was 8

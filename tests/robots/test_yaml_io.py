@@ -53,8 +53,9 @@ def test_load_urdf_path(tmp_path: Path) -> None:
     assert imported.source == str(path)
 
 
-@pytest.mark.parametrize(("typo", "hint"), [("arm7", "arm6"), ("planr2", "planar2"),
-                                            ("trifnger", "trifinger")])  # fmt: skip
+@pytest.mark.parametrize(
+    ("typo", "hint"), [("arm7", "arm6"), ("planr2", "planar2"), ("trifnger", "trifinger")]
+)
 def test_unknown_name_suggests_a_builtin(typo: str, hint: str) -> None:
     with pytest.raises(DescriptionError) as info:
         load_robot(typo)

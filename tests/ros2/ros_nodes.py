@@ -48,8 +48,9 @@ class Client:
 
         self.namespace = namespace
         self.context = rclpy.context.Context()
-        rclpy.init(context=self.context, domain_id=DOMAIN,
-                   signal_handler_options=SignalHandlerOptions.NO)  # fmt: skip
+        rclpy.init(
+            context=self.context, domain_id=DOMAIN, signal_handler_options=SignalHandlerOptions.NO
+        )
         self.node = rclpy.create_node("client", namespace=namespace, context=self.context)
         self.lock = threading.Lock()
         self.states: list[tuple[float, Any]] = []  # (wall time received, message)
@@ -92,8 +93,9 @@ class Client:
         )
 
     # ---------------------------------------------------------------- sending
-    def command(self, names: list[str], position: Any = (), velocity: Any = (),
-                effort: Any = ()) -> None:  # fmt: skip
+    def command(
+        self, names: list[str], position: Any = (), velocity: Any = (), effort: Any = ()
+    ) -> None:
         from sensor_msgs.msg import JointState
 
         msg = JointState()
@@ -142,9 +144,11 @@ class Client:
             if result:
                 return result
             time.sleep(0.01)
-        raise AssertionError(f"waited {timeout} s for {what}; last state "
-                             f"{self.states[-1][1] if self.states else None}, events "
-                             f"{self.events[-5:]}")  # fmt: skip
+        raise AssertionError(
+            f"waited {timeout} s for {what}; last state "
+            f"{self.states[-1][1] if self.states else None}, events "
+            f"{self.events[-5:]}"
+        )
 
     def event(self, timeout: float = 30.0, **match: Any) -> dict[str, Any]:
         """The first event whose fields equal ``match`` (waits for it)."""
@@ -171,14 +175,29 @@ class BridgeProcess:
     """``jointlab ros2 URL`` in a subprocess, on this run's domain and namespace."""
 
     def __init__(self, url: str, *extra: str, log: Path) -> None:
-        args = [sys.executable, "-m", "jointlab", "ros2", url, "--namespace", NAMESPACE,
-                "--joint-states-topic", "joint_states", "--joint-commands-topic",
-                "joint_commands", "--joint-trajectory-topic", "joint_trajectory",
-                "--domain-id", str(DOMAIN), *extra]  # fmt: skip
+        args = [
+            sys.executable,
+            "-m",
+            "jointlab",
+            "ros2",
+            url,
+            "--namespace",
+            NAMESPACE,
+            "--joint-states-topic",
+            "joint_states",
+            "--joint-commands-topic",
+            "joint_commands",
+            "--joint-trajectory-topic",
+            "joint_trajectory",
+            "--domain-id",
+            str(DOMAIN),
+            *extra,
+        ]
         self.log = log
         self._file = log.open("w")
-        self.process = subprocess.Popen(args, cwd=ROOT, env=ros_environment(),
-                                        stdout=self._file, stderr=subprocess.STDOUT)  # fmt: skip
+        self.process = subprocess.Popen(
+            args, cwd=ROOT, env=ros_environment(), stdout=self._file, stderr=subprocess.STDOUT
+        )
 
     def output(self) -> str:
         return self.log.read_text()

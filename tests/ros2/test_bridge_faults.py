@@ -22,9 +22,12 @@ from jointlab.interop.ros2 import BridgeConfig, Ros2Bridge
 
 
 def test_a_servo_overload_is_a_fault_event_then_hold_and_disarm() -> None:
-    config = BridgeConfig(namespace=NAMESPACE, joint_states_topic="joint_states",
-                          joint_commands_topic="joint_commands",
-                          joint_trajectory_topic="joint_trajectory")  # fmt: skip
+    config = BridgeConfig(
+        namespace=NAMESPACE,
+        joint_states_topic="joint_states",
+        joint_commands_topic="joint_commands",
+        joint_trajectory_topic="joint_trajectory",
+    )
     with jointlab.connect("emulated://so101?lockstep=1") as robot:
         robot.arm()
         client = Client(NAMESPACE)
@@ -58,8 +61,11 @@ def test_a_servo_overload_is_a_fault_event_then_hold_and_disarm() -> None:
 def test_beside_ros2_control_the_urdf_carries_the_block_for_the_bridges_topics() -> None:
     import xml.etree.ElementTree as ET
 
-    config = BridgeConfig(namespace=NAMESPACE, joint_states_topic="/jl_rc/joint_states",
-                          joint_commands_topic="/jl_rc/joint_commands")  # fmt: skip
+    config = BridgeConfig(
+        namespace=NAMESPACE,
+        joint_states_topic="/jl_rc/joint_states",
+        joint_commands_topic="/jl_rc/joint_commands",
+    )
     with jointlab.connect("sim://arm6") as robot:
         client = Client(NAMESPACE)
         try:
@@ -70,6 +76,8 @@ def test_beside_ros2_control_the_urdf_carries_the_block_for_the_bridges_topics()
             client.close()
     block = ET.fromstring(urdf).find("ros2_control")
     params = {p.get("name"): p.text for p in block.find("hardware").findall("param")}
-    assert params == {"joint_commands_topic": "/jl_rc/joint_commands",
-                      "joint_states_topic": "/jl_rc/joint_states"}  # fmt: skip
+    assert params == {
+        "joint_commands_topic": "/jl_rc/joint_commands",
+        "joint_states_topic": "/jl_rc/joint_states",
+    }
     assert [j.get("name") for j in block.findall("joint")] == list(robot.description.joint_names)

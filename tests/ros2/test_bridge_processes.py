@@ -49,8 +49,9 @@ def test_sim_arm6_publishes_follows_commands_and_trajectories_and_refuses(bridge
     # /robot_description is transient local: this late subscriber still got the URDF.
     client.wait(lambda: client.descriptions, 60, "/robot_description")
     # (/robot_description is absolute: match ours, should another run share the domain)
-    urdf = client.wait(lambda: [d for d in client.descriptions if '<robot name="arm6"' in d],
-                       60, "arm6's URDF")[0]  # fmt: skip
+    urdf = client.wait(
+        lambda: [d for d in client.descriptions if '<robot name="arm6"' in d], 60, "arm6's URDF"
+    )[0]
     assert all(f'joint name="{n}"' in urdf for n in names)
     # Stamps are the simulated time (and /clock carries it for use_sim_time).
     client.subscribe_clock()
@@ -93,8 +94,13 @@ def test_sim_arm6_publishes_follows_commands_and_trajectories_and_refuses(bridge
     client.command(["elbow", "elbow"], position=[0.5, 0.6])
     client.trajectory(["elbow"], [([1.0], 0.5), ([1.1], 0.5)])
     client.trajectory(["elbow"], [([1.0, 2.0], 0.5)])
-    for field in ("name[1]", "position", "effort[0]", "points[1].time_from_start",
-                  "points[0].positions"):  # fmt: skip
+    for field in (
+        "name[1]",
+        "position",
+        "effort[0]",
+        "points[1].time_from_start",
+        "points[0].positions",
+    ):
         client.event(kind="refused", reason="bad_command", field=field)
     messages = [e["message"] for e in client.events if e.get("field") == "name[1]"]
     assert any("no joint 'wrist'" in m for m in messages), messages
@@ -127,14 +133,20 @@ def test_emulated_so101_armed_by_service_follows_commands_and_trajectories(bridg
     reply = client.call("arm")
     assert reply.success, reply.message
     here = _position(client, names)
-    target = np.clip(here + np.array([0.3, 0.2, -0.2, 0.25, 0.4, 0.3]),
-                     SO101.soft_lower + 0.05, SO101.soft_upper - 0.05)  # fmt: skip
+    target = np.clip(
+        here + np.array([0.3, 0.2, -0.2, 0.25, 0.4, 0.3]),
+        SO101.soft_lower + 0.05,
+        SO101.soft_upper - 0.05,
+    )
     client.command(names, position=target)
     # Position servos on a P-only loop stop within their friction deadband of a target
     # stepped to at full speed (the safety layer's ramp): a few degrees at most.
     client.wait(lambda: _near(client, names, target, 0.1), 60, "the commanded pose")
-    goal = np.clip(target + np.array([-0.4, -0.2, 0.3, -0.3, -0.5, -0.2]),
-                   SO101.soft_lower + 0.05, SO101.soft_upper - 0.05)  # fmt: skip
+    goal = np.clip(
+        target + np.array([-0.4, -0.2, 0.3, -0.3, -0.5, -0.2]),
+        SO101.soft_lower + 0.05,
+        SO101.soft_upper - 0.05,
+    )
     client.trajectory(names, [(list(goal), 1.5)])  # the Commander leads in from where it is
     client.wait(lambda: _near(client, names, goal, 0.06), 60, "the trajectory's end")
     client.command(["wrist_roll"], position=[3.5])  # soft max 2.79

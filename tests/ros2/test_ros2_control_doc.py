@@ -108,16 +108,21 @@ def test_every_generated_block_keeps_to_the_contract(interface: str) -> None:
         urdf = ET.fromstring(urdf_with_ros2_control(description, command_interface=interface))
         block = urdf.find("ros2_control")
         _check_block(block)
-        assert all(j.find("command_interface").get("name") == interface
-                   for j in block.findall("joint"))  # fmt: skip
+        assert all(
+            j.find("command_interface").get("name") == interface for j in block.findall("joint")
+        )
         joints = {j.get("name") for j in urdf.findall("joint")}
         assert {j.get("name") for j in block.findall("joint")} <= joints
 
 
 def test_the_cli_prints_the_urdf_with_the_block_without_ros() -> None:
-    out = subprocess.run([sys.executable, "-m", "jointlab", "ros2", "arm6", "--ros2-control",
-                          "--print-urdf"], capture_output=True, text=True, check=True,
-                         cwd=ROOT).stdout  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, "-m", "jointlab", "ros2", "arm6", "--ros2-control", "--print-urdf"],
+        capture_output=True,
+        text=True,
+        check=True,
+        cwd=ROOT,
+    ).stdout
     root = ET.fromstring(out)
     _check_block(root.find("ros2_control"))
     assert ET.tostring(root.find("ros2_control")) == ET.tostring(

@@ -40,17 +40,20 @@ def test_a_command_maps_names_to_joints_in_any_order() -> None:
     assert np.isnan(command.position[1])
 
 
-@pytest.mark.parametrize(("args", "field"), [
-    (([], [], [], []), "name"),
-    ((["elbow", "wrist"], [0, 0], [], []), "name[1]"),
-    ((["elbow", "elbow"], [0, 0], [], []), "name[1]"),
-    ((NAMES, [0.1, 0.2], [], []), "position"),
-    ((NAMES, [], [0.0] * 5, []), "velocity"),
-    ((NAMES, [], [], [0.0] * 7), "effort"),
-    ((["elbow"], [math.inf], [], []), "position[0]"),
-    ((["elbow", "wrist_yaw"], [], [], [0.0, math.nan]), "effort[1]"),
-    ((["elbow"], [], [], []), "position"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("args", "field"),
+    [
+        (([], [], [], []), "name"),
+        ((["elbow", "wrist"], [0, 0], [], []), "name[1]"),
+        ((["elbow", "elbow"], [0, 0], [], []), "name[1]"),
+        ((NAMES, [0.1, 0.2], [], []), "position"),
+        ((NAMES, [], [0.0] * 5, []), "velocity"),
+        ((NAMES, [], [], [0.0] * 7), "effort"),
+        ((["elbow"], [math.inf], [], []), "position[0]"),
+        ((["elbow", "wrist_yaw"], [], [], [0.0, math.nan]), "effort[1]"),
+        ((["elbow"], [], [], []), "position"),
+    ],
+)
 def test_bad_commands_name_the_field(args: tuple, field: str) -> None:
     assert _field(joint_command, *args) == field
 
@@ -59,19 +62,22 @@ def _point(positions, t, velocities=(), accelerations=(), effort=()) -> Trajecto
     return TrajectoryPoint(positions, velocities, accelerations, effort, t)
 
 
-@pytest.mark.parametrize(("names", "points", "field"), [
-    ([], [_point([0.0], 1.0)], "joint_names"),
-    (["elbow", "nope"], [_point([0.0, 0.0], 1.0)], "joint_names[1]"),
-    (["elbow"], [_point([1.0], 0.5), _point([1.1], 0.5)], "points[1].time_from_start"),
-    (["elbow"], [_point([1.0], 0.5), _point([1.1], 0.2)], "points[1].time_from_start"),
-    (["elbow"], [_point([1.0], -0.5)], "points[0].time_from_start"),
-    (["elbow"], [_point([1.0, 2.0], 0.5)], "points[0].positions"),
-    (["elbow"], [_point([], 0.5)], "points[0].positions"),
-    (["elbow"], [_point([math.nan], 0.5)], "points[0].positions[0]"),
-    (["elbow"], [_point([1.0], 0.5, velocities=[1.0, 2.0])], "points[0].velocities"),
-    (["elbow"], [_point([1.0], 0.5, accelerations=[math.inf])], "points[0].accelerations[0]"),
-    (["elbow"], [_point([1.0], 0.5, effort=[1.0])], "points[0].effort"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("names", "points", "field"),
+    [
+        ([], [_point([0.0], 1.0)], "joint_names"),
+        (["elbow", "nope"], [_point([0.0, 0.0], 1.0)], "joint_names[1]"),
+        (["elbow"], [_point([1.0], 0.5), _point([1.1], 0.5)], "points[1].time_from_start"),
+        (["elbow"], [_point([1.0], 0.5), _point([1.1], 0.2)], "points[1].time_from_start"),
+        (["elbow"], [_point([1.0], -0.5)], "points[0].time_from_start"),
+        (["elbow"], [_point([1.0, 2.0], 0.5)], "points[0].positions"),
+        (["elbow"], [_point([], 0.5)], "points[0].positions"),
+        (["elbow"], [_point([math.nan], 0.5)], "points[0].positions[0]"),
+        (["elbow"], [_point([1.0], 0.5, velocities=[1.0, 2.0])], "points[0].velocities"),
+        (["elbow"], [_point([1.0], 0.5, accelerations=[math.inf])], "points[0].accelerations[0]"),
+        (["elbow"], [_point([1.0], 0.5, effort=[1.0])], "points[0].effort"),
+    ],
+)
 def test_bad_trajectories_name_the_field(names: list, points: list, field: str) -> None:
     assert _field(joint_trajectory, names, points) == field
 
@@ -86,8 +92,9 @@ def test_a_trajectory_becomes_waypoints_and_an_empty_one_a_stop() -> None:
     assert joint_trajectory(ARM6, ["elbow"], []).waypoints == ()
 
 
-values = st.lists(st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.just(0.5)),
-                  max_size=8)  # fmt: skip
+values = st.lists(
+    st.one_of(st.floats(allow_nan=True, allow_infinity=True), st.just(0.5)), max_size=8
+)
 
 
 @given(

@@ -23,17 +23,22 @@ from jointlab.sim.scene import combined_friction
 ENGINES = ("pybullet", "mujoco")
 
 
-def slide(engine: str, angle: float, box_friction: float, slope_friction: float = 1.0,
-          seconds: float = 1.0) -> float:  # fmt: skip
+def slide(
+    engine: str,
+    angle: float,
+    box_friction: float,
+    slope_friction: float = 1.0,
+    seconds: float = 1.0,
+) -> float:
     """Metres a 0.5 kg box slides in ``seconds`` from rest on a static slope of ``angle`` rad."""
     world = World(dt=0.001, engine=engine)
     try:
-        world.add_box((1.0, 0.5, 0.05), (0.0, 0.0, 0.5), (0.0, angle, 0.0),
-                      friction=slope_friction)  # fmt: skip
+        world.add_box((1.0, 0.5, 0.05), (0.0, 0.0, 0.5), (0.0, angle, 0.0), friction=slope_friction)
         normal = np.array([math.sin(angle), 0.0, math.cos(angle)])
         centre = np.array([0.0, 0.0, 0.5]) + normal * (0.05 + 0.02 + 1e-4)
-        box = world.add_box((0.05, 0.05, 0.02), tuple(centre), (0.0, angle, 0.0), mass=0.5,
-                            friction=box_friction)  # fmt: skip
+        box = world.add_box(
+            (0.05, 0.05, 0.02), tuple(centre), (0.0, angle, 0.0), mass=0.5, friction=box_friction
+        )
         start = np.array(world.body_pose(box)[0])
         for _ in range(round(seconds / 0.001)):
             world.step()
@@ -67,12 +72,18 @@ ROBOT = {
     "name": "footed",
     "base": {"position": [0, 0, 0.3], "friction": 0.7},
     "actuators": [
-        {"name": "leg", "type": "rotary", "axis": [0, 1, 0], "length": 0.2, "min": -1,
-         "max": 1, "link": {"friction": 0.4}},
-        {"name": "foot", "type": "rotary", "axis": [0, 1, 0], "length": 0.1, "min": -1,
-         "max": 1},
+        {
+            "name": "leg",
+            "type": "rotary",
+            "axis": [0, 1, 0],
+            "length": 0.2,
+            "min": -1,
+            "max": 1,
+            "link": {"friction": 0.4},
+        },
+        {"name": "foot", "type": "rotary", "axis": [0, 1, 0], "length": 0.1, "min": -1, "max": 1},
     ],
-}  # fmt: skip
+}
 
 
 def test_robot_files_declare_link_and_base_friction_and_write_them_back() -> None:
@@ -87,11 +98,14 @@ def test_robot_files_declare_link_and_base_friction_and_write_them_back() -> Non
     assert "friction" not in written["actuators"][1]["link"]  # the default is not written
 
 
-@pytest.mark.parametrize(("where", "value", "expected"), [
-    (("actuators", 0, "link"), -0.2, "link.friction"),
-    (("actuators", 0, "link"), "grippy", "link.friction"),
-    (("base",), 0.0, "base.friction"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("where", "value", "expected"),
+    [
+        (("actuators", 0, "link"), -0.2, "link.friction"),
+        (("actuators", 0, "link"), "grippy", "link.friction"),
+        (("base",), 0.0, "base.friction"),
+    ],
+)
 def test_bad_friction_is_refused_naming_the_field(where, value, expected) -> None:
     import copy
 
@@ -108,13 +122,17 @@ def test_each_engine_is_given_the_declared_coefficients() -> None:
     robot = description_from_dict(ROBOT)
     with SimRobot(robot, engine="pybullet") as sim:
         body = sim._body
-        lateral = [pybullet.getDynamicsInfo(body.body_id, link, physicsClientId=body.client_id)[1]
-                   for link in (-1, body.links["leg"], body.links["foot"])]  # fmt: skip
+        lateral = [
+            pybullet.getDynamicsInfo(body.body_id, link, physicsClientId=body.client_id)[1]
+            for link in (-1, body.links["leg"], body.links["foot"])
+        ]
         assert lateral == pytest.approx([0.7, 0.4, 1.0])
     with SimRobot(robot, engine="mujoco") as sim:
         model = sim._world.model
-        used = {(round(float(f), 6), int(p)) for f, p in
-                zip(model.geom_friction[:, 0], model.geom_priority, strict=True)}  # fmt: skip
+        used = {
+            (round(float(f), 6), int(p))
+            for f, p in zip(model.geom_friction[:, 0], model.geom_priority, strict=True)
+        }
         # non-unit coefficients win their contacts (priority 1): the product with the ground's 1
         assert {(0.7, 1), (0.4, 1), (1.0, 0)} <= used
         assert not {(0.7, 0), (0.4, 0)} & used

@@ -143,8 +143,12 @@ def test_an_unknown_engine_names_the_engines_there_are() -> None:
 
 
 def test_an_engine_that_is_not_installed_names_its_extra_and_the_engines_available() -> None:
-    register_engine("warp", "jointlab.sim.warp", needs="jointlab_no_such_module",
-                    install="pip install 'jointlab[warp]'")  # fmt: skip
+    register_engine(
+        "warp",
+        "jointlab.sim.warp",
+        needs="jointlab_no_such_module",
+        install="pip install 'jointlab[warp]'",
+    )
     with pytest.raises(ConfigurationError) as error:
         World(engine="warp")
     message = str(error.value)

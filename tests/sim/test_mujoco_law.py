@@ -87,8 +87,9 @@ def test_same_actions_give_bit_identical_states_on_either_path(path):
     randomization = Randomization(latency=(1, 1)) if path == "python" else None
 
     def run() -> list:
-        with SimRobot("coupled_gripper", engine="mujoco", control_dt=0.005,
-                      randomization=randomization) as robot:  # fmt: skip
+        with SimRobot(
+            "coupled_gripper", engine="mujoco", control_dt=0.005, randomization=randomization
+        ) as robot:
             robot.reset(randomize=True)
             states = []
             for action in random_actions(robot, np.random.default_rng(1), 40):
@@ -112,8 +113,9 @@ def test_plain_positions_after_other_gains_keep_the_law_exact():
         custom = random_actions(robot, rng, 6)
         plan = []
         for action in custom:
-            plan += [NJointAction.Position(home + rng.uniform(-0.5, 0.5, robot.dof))
-                     for _ in range(3)]  # fmt: skip
+            plan += [
+                NJointAction.Position(home + rng.uniform(-0.5, 0.5, robot.dof)) for _ in range(3)
+            ]
             plan.append(action)
         for i, action in enumerate(plan):
             if i == 9:

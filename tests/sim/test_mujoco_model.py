@@ -46,8 +46,9 @@ def test_mjcf_frames_match_forward_kinematics(name):
     for index, element in enumerate(description.element_names):
         body = model.body(f"{element}_link").id
         np.testing.assert_allclose(data.xpos[body], kinematics.frames[index][:3, 3], atol=1e-12)
-        np.testing.assert_allclose(data.xmat[body].reshape(3, 3), kinematics.frames[index][:3, :3],
-                                   atol=1e-12)  # fmt: skip
+        np.testing.assert_allclose(
+            data.xmat[body].reshape(3, 3), kinematics.frames[index][:3, :3], atol=1e-12
+        )
     for tool, frame in kinematics.tools.items():
         np.testing.assert_allclose(data.site_xpos[model.site(tool).id], frame[:3, 3], atol=1e-12)
 
@@ -84,22 +85,32 @@ def test_armature_is_read_from_the_description_when_it_has_one():
 
 
 def test_a_coupling_with_several_leaders_is_an_exact_tendon_equality():
-    description = description_from_dict({
-        "name": "differential",
-        "actuators": [
-            {"name": "a", "type": "rotary", "parent": "base", "min": -3, "max": 3},
-            {"name": "b", "type": "rotary", "parent": "base", "min": -3, "max": 3},
-            {"name": "out", "type": "rotary", "parent": "base", "min": -3, "max": 3, "home": 0.1,
-             "coupling": {"alpha_self": 2.0, "alpha_leading": {"a": 0.5, "b": -0.25}}},
-        ],
-    })  # fmt: skip
+    description = description_from_dict(
+        {
+            "name": "differential",
+            "actuators": [
+                {"name": "a", "type": "rotary", "parent": "base", "min": -3, "max": 3},
+                {"name": "b", "type": "rotary", "parent": "base", "min": -3, "max": 3},
+                {
+                    "name": "out",
+                    "type": "rotary",
+                    "parent": "base",
+                    "min": -3,
+                    "max": 3,
+                    "home": 0.1,
+                    "coupling": {"alpha_self": 2.0, "alpha_leading": {"a": 0.5, "b": -0.25}},
+                },
+            ],
+        }
+    )
     model, data = compiled(description)
     tendon = model.tendon("out/coupling")
     assert model.equality("out/coupling").type == mujoco.mjtEq.mjEQ_TENDON
     start = model.tendon_adr[tendon.id]
     wraps = slice(start, start + model.tendon_num[tendon.id])
-    coefficients = dict(zip(model.wrap_objid[wraps].tolist(), model.wrap_prm[wraps].tolist(),
-                            strict=True))  # fmt: skip
+    coefficients = dict(
+        zip(model.wrap_objid[wraps].tolist(), model.wrap_prm[wraps].tolist(), strict=True)
+    )
     assert coefficients == {2: 1.0, 0: -0.5, 1: 0.25}
     assert model.eq_data[model.equality("out/coupling").id][0] == pytest.approx(0.2)
     # On the relation the constraint is satisfied: the tendon length is the offset.
@@ -131,8 +142,9 @@ def test_every_valid_description_compiles_with_exact_kinematics(data, offset):
             description_to_mjcf(description)
         return
     model, state = compiled(description)
-    q = description.apply_coupling(np.clip(description.home + offset, description.lower,
-                                           description.upper))  # fmt: skip
+    q = description.apply_coupling(
+        np.clip(description.home + offset, description.lower, description.upper)
+    )
     for i, joint in enumerate(description.joint_names):
         state.qpos[model.joint(joint).qposadr[0]] = q[i]
     if not description.base.fixed:

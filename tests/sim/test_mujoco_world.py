@@ -35,10 +35,12 @@ def test_the_engine_is_chosen_by_world_robot_and_url():
     [
         (lambda: World(engine="bullet"), ["unknown physics engine 'bullet'", "'pybullet'"]),
         (lambda: SimRobot("planar2", engine="mujoko"), ["'mujoko'", "did you mean 'mujoco'"]),
-        (lambda: jointlab.connect("sim://planar2?engine=ode"),
-         ["sim://planar2?engine=ode", "'engine'", "'ode'", "expected one of"]),
+        (
+            lambda: jointlab.connect("sim://planar2?engine=ode"),
+            ["sim://planar2?engine=ode", "'engine'", "'ode'", "expected one of"],
+        ),
     ],
-)  # fmt: skip
+)
 def test_unknown_engines_are_refused_by_name(build, words):
     with pytest.raises(ConfigurationError) as info:
         build()
@@ -65,8 +67,14 @@ def run_isolated(code: str, **environment: str | None) -> str:
             env.pop(key, None)
         else:
             env[key] = value
-    result = subprocess.run([sys.executable, "-c", textwrap.dedent(code)], env=env,
-                            capture_output=True, text=True, timeout=120, check=False)  # fmt: skip
+    result = subprocess.run(
+        [sys.executable, "-c", textwrap.dedent(code)],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
     return result.stdout + result.stderr
 
 
@@ -81,8 +89,10 @@ def test_rendering_without_an_opengl_backend_names_the_backend_and_the_fix():
         except SimulationError as exc:
             print("REFUSED:", exc)
         """,
-        MUJOCO_GL="glfw", DISPLAY=None, WAYLAND_DISPLAY=None,
-    )  # fmt: skip
+        MUJOCO_GL="glfw",
+        DISPLAY=None,
+        WAYLAND_DISPLAY=None,
+    )
     assert "REFUSED: cannot render with MuJoCo: no OpenGL context with MUJOCO_GL='glfw'" in output
     assert "MUJOCO_GL=egl" in output and "libegl1" in output and "libosmesa6" in output
 
@@ -98,7 +108,7 @@ def test_an_opengl_backend_that_breaks_the_import_is_reported():
             print("REFUSED:", exc)
         """,
         MUJOCO_GL="nonsense",
-    )  # fmt: skip
+    )
     assert "REFUSED: the mujoco package fails to import with MUJOCO_GL='nonsense'" in output
     assert "MUJOCO_GL=disable" in output
 

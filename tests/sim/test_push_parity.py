@@ -38,8 +38,9 @@ def test_a_penetration_is_recovered_at_the_same_speed_on_both_engines(depth) -> 
     assert mujoco == pytest.approx(pybullet, rel=0.05)  # measured: 3.4-3.6 % below
 
 
-@pytest.mark.parametrize("case", [bench.Push(1.0, 0.42), bench.Push(3.0, 0.5, elbow=0.4)],
-                         ids=lambda case: case.label)  # fmt: skip
+@pytest.mark.parametrize(
+    "case", [bench.Push(1.0, 0.42), bench.Push(3.0, 0.5, elbow=0.4)], ids=lambda case: case.label
+)
 def test_a_box_hit_above_its_centre_wedges_alike_on_both_engines(case) -> None:
     """Face on, friction 1: the box tilts 15-25 degrees against the arm and stays there."""
     (travel_a, tilt_a), (travel_b, tilt_b) = (bench.push(engine, case) for engine in ENGINES)
@@ -65,7 +66,9 @@ def test_every_mujoco_geom_and_friction_pair_gets_the_hard_contact_model() -> No
         model = world.model
         assert model.npair > 0  # 0.5 on 0.8: the product needs explicit pairs
         assert model.opt.cone == 1  # mjCONE_ELLIPTIC
-        for solref, solimp in ((model.geom_solref, model.geom_solimp),
-                               (model.pair_solref, model.pair_solimp)):  # fmt: skip
+        for solref, solimp in (
+            (model.geom_solref, model.geom_solimp),
+            (model.pair_solref, model.pair_solimp),
+        ):
             np.testing.assert_allclose(solref, np.tile([0.01, 1.0], (len(solref), 1)))
             np.testing.assert_allclose(solimp, np.tile(RIGID_SOLIMP, (len(solimp), 1)))

@@ -17,14 +17,17 @@ from jointlab.sim import SimRobot, World
 
 def mass_matrix(robot: SimRobot) -> np.ndarray:
     q = robot.read().position.tolist()
-    return np.array(pybullet.calculateMassMatrix(robot.body_id, q,
-                                                 physicsClientId=robot.world.client_id))
+    return np.array(
+        pybullet.calculateMassMatrix(robot.body_id, q, physicsClientId=robot.world.client_id)
+    )
 
 
 def test_rotary_armature_adds_exactly_its_value_to_the_joint_inertia():
     rigid = SimRobot(one_joint("rigid"), world=World(gravity=(0, 0, 0), ground=False))
-    geared = SimRobot(one_joint("geared", dynamics={"armature": 0.05}),
-                      world=World(gravity=(0, 0, 0), ground=False))
+    geared = SimRobot(
+        one_joint("geared", dynamics={"armature": 0.05}),
+        world=World(gravity=(0, 0, 0), ground=False),
+    )
     assert mass_matrix(geared)[0, 0] == pytest.approx(mass_matrix(rigid)[0, 0] + 0.05, rel=1e-9)
     # and it is felt: a torque accelerates the geared joint more slowly, by that inertia
     for robot in (rigid, geared):
@@ -38,12 +41,24 @@ def test_rotary_armature_adds_exactly_its_value_to_the_joint_inertia():
 
 
 def vertical_slide(armature: float) -> RobotDescription:
-    return description_from_dict({"name": "lift", "base": {"position": [0, 0, 1.0]},
-                                       "actuators": [{
-        "name": "z", "type": "linear", "axis": [0, 0, 1], "min": -0.5, "max": 0.5,
-        "limits": {"effort": 500.0}, "link": {"mass": 2.0, "radius": 0.05},
-        "dynamics": {"armature": armature},
-    }]})  # fmt: skip
+    return description_from_dict(
+        {
+            "name": "lift",
+            "base": {"position": [0, 0, 1.0]},
+            "actuators": [
+                {
+                    "name": "z",
+                    "type": "linear",
+                    "axis": [0, 0, 1],
+                    "min": -0.5,
+                    "max": 0.5,
+                    "limits": {"effort": 500.0},
+                    "link": {"mass": 2.0, "radius": 0.05},
+                    "dynamics": {"armature": armature},
+                }
+            ],
+        }
+    )
 
 
 def test_linear_armature_is_inertia_without_weight():
@@ -66,8 +81,9 @@ def test_weightless_armature_follows_mass_randomisation():
     from jointlab.sim import Randomization
 
     with World(ground=False) as world:
-        robot = SimRobot(vertical_slide(3.0), world=world,
-                         randomization=Randomization(mass_scale=(2.0, 2.0)))
+        robot = SimRobot(
+            vertical_slide(3.0), world=world, randomization=Randomization(mass_scale=(2.0, 2.0))
+        )
         robot.reset(randomize=True)
         # the doubled link (and the unscaled tool link), not the doubled armature
         robot.apply(NJointAction.Torque([(2 * 2.0 + TINY_MASS) * 9.81]))
@@ -79,12 +95,33 @@ def test_weightless_armature_follows_mass_randomisation():
 def test_linear_armature_under_a_turning_joint_is_weightless_too():
     # the slide hangs from a horizontal hinge, so its weight's lever arm changes with q:
     # cancelled by a force on the link every physics step
-    description = description_from_dict({"name": "boom", "actuators": [
-        {"name": "hinge", "type": "rotary", "axis": [0, 1, 0], "length": 0.4, "min": -2.0,
-         "max": 2.0, "link": {"mass": 1.0}, "dynamics": {"armature": 0.0}},
-        {"name": "slide", "type": "linear", "axis": [1, 0, 0], "length": 0.1, "min": -0.2,
-         "max": 0.2, "link": {"mass": 0.5}, "dynamics": {"armature": 4.0}},
-    ]})  # fmt: skip
+    description = description_from_dict(
+        {
+            "name": "boom",
+            "actuators": [
+                {
+                    "name": "hinge",
+                    "type": "rotary",
+                    "axis": [0, 1, 0],
+                    "length": 0.4,
+                    "min": -2.0,
+                    "max": 2.0,
+                    "link": {"mass": 1.0},
+                    "dynamics": {"armature": 0.0},
+                },
+                {
+                    "name": "slide",
+                    "type": "linear",
+                    "axis": [1, 0, 0],
+                    "length": 0.1,
+                    "min": -0.2,
+                    "max": 0.2,
+                    "link": {"mass": 0.5},
+                    "dynamics": {"armature": 4.0},
+                },
+            ],
+        }
+    )
     model = DynamicsModel(description)
     with World(ground=False) as world:
         robot = SimRobot(description, world=world)

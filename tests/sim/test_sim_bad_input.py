@@ -96,8 +96,9 @@ def test_reset_restores_a_finite_state_after_the_physics_diverged(engine):
     with SimRobot("arm6", engine=engine) as robot, SimRobot("arm6", engine=engine) as fresh:
         dof = robot.dof
         huge = np.full(dof, 1e308)
-        poison = NJointAction.from_validated(np.zeros(dof), np.full(dof, 2.0), huge, huge.copy(),
-                                             np.full(dof, np.nan))  # fmt: skip
+        poison = NJointAction.from_validated(
+            np.zeros(dof), np.full(dof, 2.0), huge, huge.copy(), np.full(dof, np.nan)
+        )
         with np.errstate(all="ignore"):
             robot.apply(poison)
             for _ in range(5):

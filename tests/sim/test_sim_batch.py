@@ -40,8 +40,9 @@ def test_batched_steps_equal_single_steps_bit_for_bit(name, engine):
         for _ in range(12):
             dof = together[0].dof
             for i in range(2):
-                action = NJointAction.Position(together[i].description.home
-                                               + 0.3 * rng.standard_normal(dof))  # fmt: skip
+                action = NJointAction.Position(
+                    together[i].description.home + 0.3 * rng.standard_normal(dof)
+                )
                 together[i].apply(action)
                 alone[i].apply(action)
             # States read before a step, their fields derived only after it: the batched
@@ -82,8 +83,9 @@ def test_stall_timers_run_as_on_robots_stepped_alone():
                 for robot in pair if period in plan else ():
                     robot.apply(NJointAction.Position([plan[period][column]]))
             _step_and_compare(stepper, together, alone)
-            stalled.append([bool(r.read().actuator_state[0] & ActuatorState.STALLED)
-                            for r in together])  # fmt: skip
+            stalled.append(
+                [bool(r.read().actuator_state[0] & ActuatorState.STALLED) for r in together]
+            )
     finally:
         for robot in together + alone:
             robot.close()
@@ -99,16 +101,19 @@ def test_stall_timers_run_as_on_robots_stepped_alone():
 def test_robots_with_a_sensor_model_are_stepped_together_and_read_as_alone():
     """The law runs batched; each robot then draws its own sensor noise, as when alone."""
     sensors = SensorModel(velocity_noise=0.01)
-    together, alone = ([SimRobot("arm6", control_dt=0.005, sensors=sensors, seed=i)
-                        for i in range(2)] for _ in range(2))  # fmt: skip
+    together, alone = (
+        [SimRobot("arm6", control_dt=0.005, sensors=sensors, seed=i) for i in range(2)]
+        for _ in range(2)
+    )
     stepper = BatchStepper(together)
     assert stepper.batchable()
     rng = np.random.default_rng(3)
     try:
         for _ in range(6):
             for i in range(2):
-                action = NJointAction.Position(together[i].description.home
-                                               + 0.3 * rng.standard_normal(6))  # fmt: skip
+                action = NJointAction.Position(
+                    together[i].description.home + 0.3 * rng.standard_normal(6)
+                )
                 together[i].apply(action)
                 alone[i].apply(action)
             assert _step_and_compare(stepper, together, alone) is None  # nothing stacked

@@ -20,8 +20,14 @@ CONNECT = "import jointlab; r = jointlab.connect('sim://arm6'); r.step(); r.clos
 def python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
     environment = {k: v for k, v in os.environ.items() if k != "JOINTLAB_VERBOSE"}
     environment.update(env)
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env=environment, timeout=120, check=False)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env=environment,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_connect_prints_nothing_by_default_and_everything_when_verbose() -> None:

@@ -63,21 +63,34 @@ def test_reset_puts_dependent_joints_on_their_relation(engine):
 def test_a_joint_with_two_leaders_follows_their_sum(engine):
     def joint(name: str, **extra: object) -> dict:
         return {
-            "name": name, "type": "rotary", "parent": "base", "axis": [0, 0, 1], "length": 0.2,
-            "min": -3.0, "max": 3.0, "limits": {"effort": 5.0}, "gains": {"kp": 20.0, "kd": 0.5},
-            "link": {"mass": 1.0, "radius": 0.02}, **extra,
-        }  # fmt: skip
+            "name": name,
+            "type": "rotary",
+            "parent": "base",
+            "axis": [0, 0, 1],
+            "length": 0.2,
+            "min": -3.0,
+            "max": 3.0,
+            "limits": {"effort": 5.0},
+            "gains": {"kp": 20.0, "kd": 0.5},
+            "link": {"mass": 1.0, "radius": 0.02},
+            **extra,
+        }
 
-    description = description_from_dict({
-        "name": "differential",
-        "base": {"position": [0.0, 0.0, 0.5]},
-        "actuators": [
-            joint("a"),
-            joint("b"),
-            joint("out", home=0.1,
-                  coupling={"alpha_self": 1.0, "alpha_leading": {"a": 0.5, "b": -0.25}}),
-        ],
-    })  # fmt: skip
+    description = description_from_dict(
+        {
+            "name": "differential",
+            "base": {"position": [0.0, 0.0, 0.5]},
+            "actuators": [
+                joint("a"),
+                joint("b"),
+                joint(
+                    "out",
+                    home=0.1,
+                    coupling={"alpha_self": 1.0, "alpha_leading": {"a": 0.5, "b": -0.25}},
+                ),
+            ],
+        }
+    )
     with SimRobot(description, control_dt=0.002, engine=engine) as robot:
         assert description.dependent.tolist() == [False, False, True]
         worst = reach = 0.0

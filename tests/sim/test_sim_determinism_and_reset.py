@@ -12,16 +12,21 @@ from jointlab.interface import ArrayState, NJointAction
 from jointlab.sim import Randomization, SensorModel, SimRobot
 
 RANDOM = Randomization(
-    mass_scale=(0.8, 1.2), friction_scale=(0.5, 1.5), damping_scale=(0.5, 2.0),
-    latency=(0, 2), kp_scale=(0.9, 1.1), kd_scale=(0.9, 1.1),
-)  # fmt: skip
+    mass_scale=(0.8, 1.2),
+    friction_scale=(0.5, 1.5),
+    damping_scale=(0.5, 2.0),
+    latency=(0, 2),
+    kp_scale=(0.9, 1.1),
+    kd_scale=(0.9, 1.1),
+)
 NOISE = SensorModel(position_resolution=1e-4, position_noise=1e-4, velocity_noise=1e-3)
 
 
 def run(seeds: tuple[int, ...], engine: str, steps: int = 1000) -> list[list[ArrayState]]:
     """Step one robot per seed side by side (each in its own world) with the same actions."""
-    robots = [SimRobot("arm6", seed=s, randomization=RANDOM, sensors=NOISE, engine=engine)
-              for s in seeds]  # fmt: skip
+    robots = [
+        SimRobot("arm6", seed=s, randomization=RANDOM, sensors=NOISE, engine=engine) for s in seeds
+    ]
     try:
         for robot in robots:
             robot.reset(randomize=True)

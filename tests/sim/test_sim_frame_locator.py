@@ -19,8 +19,7 @@ TOOLS = [(name, tool) for name in builtin_robots() for tool in load_robot(name).
 
 
 @pytest.mark.parametrize(("robot", "tool"), TOOLS)
-def test_the_engine_locates_each_tool_where_the_kinematics_of_the_read_state_puts_it(robot,
-                                                                                     tool):
+def test_the_engine_locates_each_tool_where_the_kinematics_of_the_read_state_puts_it(robot, tool):
     """Every built-in robot and tool, on MuJoCo, at configurations spread over its range."""
     with SimRobot(robot, engine="mujoco", control_dt=0.01) as sim:
         d = sim.description
@@ -34,8 +33,9 @@ def test_the_engine_locates_each_tool_where_the_kinematics_of_the_read_state_put
             for _ in range(5):
                 sim.step()
                 state = sim.read()
-                np.testing.assert_allclose(locate(state), chain.position(state.position),
-                                           rtol=0, atol=1e-12)  # fmt: skip
+                np.testing.assert_allclose(
+                    locate(state), chain.position(state.position), rtol=0, atol=1e-12
+                )
 
 
 def test_a_state_that_is_no_longer_the_latest_is_not_located():
@@ -100,8 +100,10 @@ def test_reach_on_mujoco_observes_the_kinematics_of_its_states_old_and_new():
         env.close()
 
 
-@pytest.mark.parametrize("urdf", ["kuka_iiwa/model.urdf", "franka_panda/panda.urdf",
-                                  "xarm/xarm6_robot.urdf", "r2d2.urdf"])  # fmt: skip
+@pytest.mark.parametrize(
+    "urdf",
+    ["kuka_iiwa/model.urdf", "franka_panda/panda.urdf", "xarm/xarm6_robot.urdf", "r2d2.urdf"],
+)
 def test_other_peoples_urdfs_are_located_where_their_kinematics_puts_them(urdf):
     """Imported URDFs (pybullet_data), every tool, on MuJoCo: their files, not ours."""
     pybullet_data = pytest.importorskip("pybullet_data")
@@ -117,6 +119,9 @@ def test_other_peoples_urdfs_are_located_where_their_kinematics_puts_them(urdf):
                 sim.reset(rng.uniform(description.soft_lower, description.soft_upper))
                 sim.step()
             state = sim.read()
-            np.testing.assert_allclose(sim.frame_locator(tool)(state),
-                                       ChainKinematics(description, tool).position(state.position),
-                                       rtol=0, atol=1e-12)  # fmt: skip
+            np.testing.assert_allclose(
+                sim.frame_locator(tool)(state),
+                ChainKinematics(description, tool).position(state.position),
+                rtol=0,
+                atol=1e-12,
+            )

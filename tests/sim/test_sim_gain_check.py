@@ -43,14 +43,22 @@ def test_unstable_gains_are_refused_naming_file_joint_gain_and_bound(light_file:
     with pytest.raises(DescriptionError) as caught:
         SimRobot(str(light_file))
     message = str(caught.value)
-    for part in (str(light_file), "actuator 'flap'", "gains.kd = 5", "dt = 0.001 s",
-                 "kd <=", "gain_check='warn'"):
+    for part in (
+        str(light_file),
+        "actuator 'flap'",
+        "gains.kd = 5",
+        "dt = 0.001 s",
+        "kd <=",
+        "gain_check='warn'",
+    ):
         assert part in message, part
 
 
 def test_warn_runs_anyway_and_the_pd_then_chatters(light_file: Path) -> None:
-    with pytest.warns(UnstableGainsWarning, match="flap"), \
-            jointlab.connect(f"sim://{light_file}?gain_check=warn") as robot:
+    with (
+        pytest.warns(UnstableGainsWarning, match="flap"),
+        jointlab.connect(f"sim://{light_file}?gain_check=warn") as robot,
+    ):
         robot.apply(NJointAction.Position([0.3]))
         torques = []
         for _ in range(200):
@@ -78,8 +86,12 @@ def test_gain_check_takes_error_or_warn_only(light_file: Path) -> None:
 
 
 def test_the_check_uses_the_actual_dt() -> None:
-    derived = description_from_dict({"name": "d", "actuators": [
-        {"name": "j", "type": "rotary", "min": -1.0, "max": 1.0, "length": 0.2}]})
+    derived = description_from_dict(
+        {
+            "name": "d",
+            "actuators": [{"name": "j", "type": "rotary", "min": -1.0, "max": 1.0, "length": 0.2}],
+        }
+    )
     with SimRobot(derived, dt=0.002):
         pass  # default gains (designed for 1 ms) still pass at 2 ms
     with pytest.raises(DescriptionError, match=r"dt = 0\.004 s"):

@@ -17,8 +17,9 @@ def ground_contacts(robot: SimRobot) -> set[str]:
     """Names of the robot's links ("base" or an element) touching the ground plane now."""
     world = robot.world
     if world.engine == "pybullet":
-        points = pybullet.getContactPoints(bodyA=world.ground_id, bodyB=robot.body_id,
-                                           physicsClientId=world.client_id)  # fmt: skip
+        points = pybullet.getContactPoints(
+            bodyA=world.ground_id, bodyB=robot.body_id, physicsClientId=world.client_id
+        )
         names = {index: name for name, index in robot._body.links.items()}
         return {names[point[4]] for point in points}
     model, data = world.model, world.data

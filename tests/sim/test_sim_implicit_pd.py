@@ -25,9 +25,24 @@ from jointlab.robots import description_from_dict
 from jointlab.sim import SimRobot, World
 
 KP, KD, DT = 50.0, 2.0, 1e-3
-ARM = description_from_dict({"name": "arm", "actuators": [{
-    "name": "j", "type": "rotary", "axis": [0, 1, 0], "length": 0.5, "min": -3.0, "max": 3.0,
-    "link": {"mass": 1.0}, "dynamics": {"armature": 0.0}, "gains": {"kp": KP, "kd": KD}}]})
+ARM = description_from_dict(
+    {
+        "name": "arm",
+        "actuators": [
+            {
+                "name": "j",
+                "type": "rotary",
+                "axis": [0, 1, 0],
+                "length": 0.5,
+                "min": -3.0,
+                "max": 3.0,
+                "link": {"mass": 1.0},
+                "dynamics": {"armature": 0.0},
+                "gains": {"kp": KP, "kd": KD},
+            }
+        ],
+    }
+)
 LOAD = 1.0 * 9.81 * 0.25  # the horizontal link's weight about the joint, N·m
 
 
@@ -39,14 +54,26 @@ def settle_with_motor(mode: int) -> float:
         pybullet.setTimeStep(DT, physicsClientId=client)
         body = load_urdf(client, ARM)
         inertia = pybullet.calculateMassMatrix(body, [0.0], physicsClientId=client)[0][0]
-        pybullet.setJointMotorControl2(body, 0, pybullet.VELOCITY_CONTROL, force=0.0,
-                                       physicsClientId=client)  # the default motor off
-        gains = ((KP * DT**2 / inertia, KD * DT / inertia)
-                 if mode == pybullet.POSITION_CONTROL else (KP, KD))
+        pybullet.setJointMotorControl2(
+            body, 0, pybullet.VELOCITY_CONTROL, force=0.0, physicsClientId=client
+        )  # the default motor off
+        gains = (
+            (KP * DT**2 / inertia, KD * DT / inertia)
+            if mode == pybullet.POSITION_CONTROL
+            else (KP, KD)
+        )
         for _ in range(4000):
-            pybullet.setJointMotorControl2(body, 0, mode, targetPosition=0.0, targetVelocity=0.0,
-                                           positionGain=gains[0], velocityGain=gains[1],
-                                           force=100.0, physicsClientId=client)
+            pybullet.setJointMotorControl2(
+                body,
+                0,
+                mode,
+                targetPosition=0.0,
+                targetVelocity=0.0,
+                positionGain=gains[0],
+                velocityGain=gains[1],
+                force=100.0,
+                physicsClientId=client,
+            )
             pybullet.stepSimulation(physicsClientId=client)
         return pybullet.getJointState(body, 0, physicsClientId=client)[0]
     finally:

@@ -39,8 +39,9 @@ def _push(world: World, box: int, force: tuple[float, float, float]) -> None:
         import pybullet
 
         position = world.body_pose(box)[0]
-        pybullet.applyExternalForce(box, -1, force, position, pybullet.WORLD_FRAME,
-                                    physicsClientId=world.client_id)  # fmt: skip
+        pybullet.applyExternalForce(
+            box, -1, force, position, pybullet.WORLD_FRAME, physicsClientId=world.client_id
+        )
     else:
         world.data.xfrc_applied[world._body(box).id, :3] = force
 
@@ -105,8 +106,15 @@ def test_reversed_ranges_are_refused_naming_the_field(low, high, field):
         ObjectRandomization(**ranges)
 
 
-BAD_RANGES = [(0.0, 1.0), (-1.0, 1.0), (0.5, float("inf")), (float("nan"), 1.0), (1.0,), "light",
-              None]  # fmt: skip
+BAD_RANGES = [
+    (0.0, 1.0),
+    (-1.0, 1.0),
+    (0.5, float("inf")),
+    (float("nan"), 1.0),
+    (1.0,),
+    "light",
+    None,
+]
 
 
 @given(bad=st.sampled_from(BAD_RANGES), field=st.sampled_from(["mass", "friction"]))

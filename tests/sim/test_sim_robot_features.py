@@ -98,8 +98,12 @@ def test_flags_idle_and_moving_and_the_acceleration(zero_g):
 
 
 def test_a_saturated_joint_against_a_stop_reports_stalled(zero_g):
-    robot = SimRobot(one_joint(min=-0.1, max=0.1, limits={"effort": 2.0}), world=zero_g,
-                     stall_time=0.2, control_dt=0.01)  # fmt: skip
+    robot = SimRobot(
+        one_joint(min=-0.1, max=0.1, limits={"effort": 2.0}),
+        world=zero_g,
+        stall_time=0.2,
+        control_dt=0.01,
+    )
     robot.apply(NJointAction.Position([1.0]))
     for _ in range(10):
         robot.step()
@@ -130,8 +134,9 @@ def test_sensor_quantisation_and_noise_change_readings_not_physics(zero_g):
     reading = robot.read().position[0]
     assert reading == pytest.approx(round(0.123456 / resolution) * resolution)
     assert reading != 0.123456
-    noisy = SimRobot(one_joint(name="noisy"), world=zero_g,
-                     sensors=SensorModel(velocity_noise=0.01), seed=2)  # fmt: skip
+    noisy = SimRobot(
+        one_joint(name="noisy"), world=zero_g, sensors=SensorModel(velocity_noise=0.01), seed=2
+    )
     values = []
     for _ in range(200):
         noisy.step()
@@ -190,8 +195,14 @@ def test_close_is_safe_twice_and_blocks_further_use(engine):
 def test_stalled_joints_are_the_stalled_flags_without_building_them(zero_g):
     """``state.stalled()``: None until a joint stalls, then the flags' STALLED bits."""
     free = description_to_dict(one_joint())["actuators"][0]
-    stuck = {**free, "name": "stuck", "parent": "j", "min": -0.1, "max": 0.1,
-             "limits": {"effort": 2.0, "velocity": 50.0}}
+    stuck = {
+        **free,
+        "name": "stuck",
+        "parent": "j",
+        "min": -0.1,
+        "max": 0.1,
+        "limits": {"effort": 2.0, "velocity": 50.0},
+    }
     description = description_from_dict({"name": "two", "actuators": [free, stuck]})
     with SimRobot(description, world=zero_g, stall_time=0.2, control_dt=0.01) as robot:
         robot.apply(NJointAction.Position([0.3, 1.0]))  # the second pushes into its stop

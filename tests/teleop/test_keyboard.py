@@ -26,8 +26,9 @@ def test_keys_nudge_joints_within_their_limits_and_space_goes_back(terminal):
     keys = KeyboardTeleoperator(description, fd=slave, step=0.1)
     try:
         start = keys.read()
-        np.testing.assert_allclose(start, np.clip(description.home, description.lower,
-                                                  description.upper))  # fmt: skip
+        np.testing.assert_allclose(
+            start, np.clip(description.home, description.lower, description.upper)
+        )
         os.write(master, b"qqwa?x")  # joint 0 up twice, 1 up, 0 down; unknown keys ignored
         moved = keys.read()
         expected = start.copy()
@@ -46,8 +47,9 @@ def test_keys_nudge_joints_within_their_limits_and_space_goes_back(terminal):
 def test_the_keyboard_drives_a_simulated_follower(terminal):
     master, slave = terminal
     with jointlab.connect("sim://so101") as follower:
-        keys = KeyboardTeleoperator(follower.description, start=follower.read().position,
-                                    fd=slave, step=np.radians(5.0))  # fmt: skip
+        keys = KeyboardTeleoperator(
+            follower.description, start=follower.read().position, fd=slave, step=np.radians(5.0)
+        )
         teleop = Teleop(keys, follower)
         os.write(master, b"q" * 6)  # shoulder_pan +30 degrees
         summary = teleop.run(800)

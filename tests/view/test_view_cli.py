@@ -24,7 +24,8 @@ def test_view_watches_a_servo_bus_arm_as_it_is(capsys):
 
 
 def test_run_with_view_shows_the_robot_it_runs(tmp_path, capsys):
-    assert main(["run", "arm6", PROGRAM, "--view", "0", "--linger", "0",
-                 "--out", str(tmp_path)]) == 0  # fmt: skip
+    assert (
+        main(["run", "arm6", PROGRAM, "--view", "0", "--linger", "0", "--out", str(tmp_path)]) == 0
+    )
     out = capsys.readouterr().out
     assert "live view: http://127.0.0.1:" in out and "wrote" in out

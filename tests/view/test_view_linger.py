@@ -64,8 +64,24 @@ def test_pacer_does_not_race_to_catch_up_after_a_stall():
 
 def test_run_with_view_goes_at_real_time_then_lingers(tmp_path, capsys):
     started = time.perf_counter()
-    assert main(["run", "arm6", str(PROGRAM), "--view", "0", "--linger", "0.3",
-                 "--out", str(tmp_path), "--name", "r"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "run",
+                "arm6",
+                str(PROGRAM),
+                "--view",
+                "0",
+                "--linger",
+                "0.3",
+                "--out",
+                str(tmp_path),
+                "--name",
+                "r",
+            ]
+        )
+        == 0
+    )
     elapsed = time.perf_counter() - started
     robot_time = float(load_log(tmp_path / "r" / "log.npz").time[-1])
     assert robot_time > 1.5
@@ -79,30 +95,81 @@ def test_run_with_view_goes_at_real_time_then_lingers(tmp_path, capsys):
 def test_teleop_and_record_with_view_pace_the_simulated_follower(tmp_path, capsys):
     leader = "emulated://so101?lockstep=1"
     started = time.perf_counter()
-    assert main(["teleop", "--leader", leader, "--follower", "sim://so101", "--seconds", "0.4",
-                 "--no-table", "--view", "0", "--linger", "0"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "teleop",
+                "--leader",
+                leader,
+                "--follower",
+                "sim://so101",
+                "--seconds",
+                "0.4",
+                "--no-table",
+                "--view",
+                "0",
+                "--linger",
+                "0",
+            ]
+        )
+        == 0
+    )
     assert time.perf_counter() - started >= 0.4
     out = capsys.readouterr().out
     assert "live view: http://127.0.0.1:" in out and "done: 80 periods" in out
     program = tmp_path / "wave.yaml"
     program.write_text("- set_positions: {positions: [0.3, 0.6, 1.2, 0.7, 0.2, 0.1]}\n")
     started = time.perf_counter()
-    assert main(["record", "--program", str(program), "--follower", "sim://so101",
-                 "--task", "wave", "--dataset", str(tmp_path / "wave"), "--view", "0",
-                 "--linger", "0.2"]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "record",
+                "--program",
+                str(program),
+                "--follower",
+                "sim://so101",
+                "--task",
+                "wave",
+                "--dataset",
+                str(tmp_path / "wave"),
+                "--view",
+                "0",
+                "--linger",
+                "0.2",
+            ]
+        )
+        == 0
+    )
     elapsed = time.perf_counter() - started
     frames = load_episode(tmp_path / "wave", 0).target.shape[0]
     assert elapsed >= frames / 25 + 0.2  # the recorded seconds at 25 fps, then the linger
-    assert re.search(r"live view stays up at http://127\.0\.0\.1:\d+, for 0\.2 s",
-                     capsys.readouterr().out)  # fmt: skip
+    assert re.search(
+        r"live view stays up at http://127\.0\.0\.1:\d+, for 0\.2 s", capsys.readouterr().out
+    )
 
 
 @pytest.mark.slow
 def test_eval_with_view_runs_its_episodes_at_real_time(tmp_path, capsys):
     model = ROOT / "notebooks" / "models" / "sim_to_sim" / "pybullet-nominal" / "model.zip"
     started = time.perf_counter()
-    assert main(["eval", "arm6", str(model), "--episodes", "1", "--view", "0", "--linger", "0",
-                 "--out", str(tmp_path)]) == 0  # fmt: skip
+    assert (
+        main(
+            [
+                "eval",
+                "arm6",
+                str(model),
+                "--episodes",
+                "1",
+                "--view",
+                "0",
+                "--linger",
+                "0",
+                "--out",
+                str(tmp_path),
+            ]
+        )
+        == 0
+    )
     elapsed = time.perf_counter() - started
     out = capsys.readouterr().out
     assert "live view: http://127.0.0.1:" in out
@@ -124,12 +191,23 @@ def test_browser_opened_after_the_run_sees_the_final_state_until_ctrl_c(tmp_path
         if os.environ.get("CI"):
             pytest.fail("no Chromium in CI: make test installs the Debian package chromium")
         pytest.skip("no Chromium here: apt-get install -y chromium (make test does it)")
-    command = [sys.executable, "-m", "jointlab", "run", "arm6", str(TOUR), "--view", "0",
-               "--out", str(tmp_path)]  # fmt: skip
+    command = [
+        sys.executable,
+        "-m",
+        "jointlab",
+        "run",
+        "arm6",
+        str(TOUR),
+        "--view",
+        "0",
+        "--out",
+        str(tmp_path),
+    ]
     env = {**os.environ, "PYTHONUNBUFFERED": "1"}
     started = time.perf_counter()
-    process = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                               text=True, env=env)  # fmt: skip
+    process = subprocess.Popen(
+        command, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env
+    )
     try:
         lines = []
         for line in process.stdout:  # type: ignore[union-attr]
@@ -145,16 +223,18 @@ def test_browser_opened_after_the_run_sees_the_final_state_until_ctrl_c(tmp_path
             browser.open(url)
             ended_note = "document.body?.innerText.includes('ended at robot time 5.9') || false"
             browser.wait_for(ended_note, timeout=90.0, what="the page's note that the run ended")
-            browser.wait_for("document.querySelectorAll('.u-wrap canvas').length >= 3",
-                             timeout=90.0, what="the three plots")  # fmt: skip
+            browser.wait_for(
+                "document.querySelectorAll('.u-wrap canvas').length >= 3",
+                timeout=90.0,
+                what="the three plots",
+            )
             deadline = time.monotonic() + 90.0
             while True:  # the traces of the whole window, drawn from the kept feed
                 shot = browser.screenshot()
                 panel = shot[:, 900:].astype(int)
                 r, g, b = panel[..., 0], panel[..., 1], panel[..., 2]
                 # the actual (blue) and desired (red) traces; at rest the desired covers it
-                traces = int((((b - r > 60) & (b - g > 25)) | ((r - g > 60) & (r - b > 40))
-                              ).sum())  # fmt: skip
+                traces = int((((b - r > 60) & (b - g > 25)) | ((r - g > 60) & (r - b > 40))).sum())
                 if traces >= 300 or time.monotonic() > deadline:
                     break
                 time.sleep(0.5)

@@ -50,8 +50,9 @@ class TrainedBaseline:
     final: Rate
 
 
-def evaluate_success(policy: Callable[[dict[str, np.ndarray]], np.ndarray], env: Any,
-                     seeds: range | list[int]) -> np.ndarray:  # fmt: skip
+def evaluate_success(
+    policy: Callable[[dict[str, np.ndarray]], np.ndarray], env: Any, seeds: range | list[int]
+) -> np.ndarray:
     """Outcomes (``is_success`` at each episode's last step) of ``policy`` on ``seeds``."""
     outcomes = []
     for seed in seeds:
@@ -78,10 +79,18 @@ def _learner(algorithm: str) -> Any:
     return SAC
 
 
-def train_her(env_id: str, folder: str | Path, *, steps: int = 100_000, algorithm: str = "tqc",
-              seed: int = 0, eval_every: int = 5000, eval_episodes: int = 50,
-              env_kwargs: dict[str, Any] | None = None,
-              log: Callable[[str], None] = print) -> TrainedBaseline:  # fmt: skip
+def train_her(
+    env_id: str,
+    folder: str | Path,
+    *,
+    steps: int = 100_000,
+    algorithm: str = "tqc",
+    seed: int = 0,
+    eval_every: int = 5000,
+    eval_episodes: int = 50,
+    env_kwargs: dict[str, Any] | None = None,
+    log: Callable[[str], None] = print,
+) -> TrainedBaseline:
     """Train ``algorithm`` + HER on ``env_id``; write ``model.zip`` and ``curve.csv``.
 
     Args:
@@ -110,11 +119,17 @@ def train_her(env_id: str, folder: str | Path, *, steps: int = 100_000, algorith
     if algorithm == "tqc":
         policy_kwargs["n_critics"] = 2
     settings = {**HER_SETTINGS, "buffer_size": min(HER_SETTINGS["buffer_size"], steps)}
-    model = learner("MultiInputPolicy", env, replay_buffer_class=HerReplayBuffer,
-                    replay_buffer_kwargs={"goal_selection_strategy": "future",
-                                          "n_sampled_goal": 4},
-                    policy_kwargs=policy_kwargs, seed=seed, device="cpu", verbose=0,
-                    **settings)  # fmt: skip
+    model = learner(
+        "MultiInputPolicy",
+        env,
+        replay_buffer_class=HerReplayBuffer,
+        replay_buffer_kwargs={"goal_selection_strategy": "future", "n_sampled_goal": 4},
+        policy_kwargs=policy_kwargs,
+        seed=seed,
+        device="cpu",
+        verbose=0,
+        **settings,
+    )
     seeds = range(10**6, 10**6 + eval_episodes)
 
     def greedy(observation: dict[str, np.ndarray]) -> np.ndarray:

@@ -87,8 +87,9 @@ def measure_workspace(description: RobotDescription, size: float) -> tuple[Works
     return workspace, np.array(ready)
 
 
-def _measure(description: RobotDescription, gripper: Gripper,
-             size: float) -> tuple[Workspace, tuple[float, ...]]:  # fmt: skip
+def _measure(
+    description: RobotDescription, gripper: Gripper, size: float
+) -> tuple[Workspace, tuple[float, ...]]:
     ik = GraspIK(description, gripper.wrist, gripper.grasp_point(size), gripper.arm_joints)
     origin = np.asarray(description.base.position, dtype=np.float64)
     home = np.array(description.home, dtype=np.float64)
@@ -170,11 +171,13 @@ class ManipulationEnv(gymnasium.Env):
         self._closed = True
         self.task = self._build_task(task, task_kwargs)
         if action_space not in ACTION_SPACES:
-            raise ConfigurationError(f"action_space must be one of {list(ACTION_SPACES)}, got "
-                                     f"{action_space!r}")  # fmt: skip
+            raise ConfigurationError(
+                f"action_space must be one of {list(ACTION_SPACES)}, got {action_space!r}"
+            )
         if render_mode not in (None, "rgb_array"):
-            raise ConfigurationError(f"render_mode must be None or 'rgb_array', got "
-                                     f"{render_mode!r}")  # fmt: skip
+            raise ConfigurationError(
+                f"render_mode must be None or 'rgb_array', got {render_mode!r}"
+            )
         if not (np.isfinite(ee_step) and ee_step > 0):
             raise ConfigurationError(f"ee_step must be > 0 m, got {ee_step!r}")
         self.scene = load_scene(scene)
@@ -200,18 +203,22 @@ class ManipulationEnv(gymnasium.Env):
             self.control_dt = float(self.robot.control_dt)
             self.metadata = {**type(self).metadata, "render_fps": round(1.0 / self.control_dt)}
             self.cubes = [
-                self.world.add_box((c.size / 2,) * 3, position=(0.3 + 0.1 * i, 0.4, c.size / 2),
-                                   mass=c.mass, rgba=c.rgba, friction=c.friction)
+                self.world.add_box(
+                    (c.size / 2,) * 3,
+                    position=(0.3 + 0.1 * i, 0.4, c.size / 2),
+                    mass=c.mass,
+                    rgba=c.rgba,
+                    friction=c.friction,
+                )
                 for i, c in enumerate(self.cube_specs)
-            ]  # fmt: skip
+            ]
         except BaseException:
             self.close()
             raise
         g = self.gripper
         self.ik = GraspIK(self.description, g.wrist, g.grasp_point(self.size), g.arm_joints)
         self.squeeze = g.squeeze(self.description, self.size)
-        self.open_command = float(g.holding(self.description, self.size)
-                                  + g.opening_sign * 0.6)  # fmt: skip
+        self.open_command = float(g.holding(self.description, self.size) + g.opening_sign * 0.6)
         dof = self.description.dof
         self.joint_step = np.asarray(self.description.config_speed) * self.control_dt
         n = 4 if action_space == "ee" else dof
@@ -221,15 +228,19 @@ class ManipulationEnv(gymnasium.Env):
         # Generous finite bounds (m, rad, m/s, rad/s): positions stay within metres of the
         # base and speeds within the joints' limits times a few.
         box = spaces.Box(-OBSERVATION_BOUND, OBSERVATION_BOUND, (goal_size,), np.float32)
-        self.observation_space = spaces.Dict({
-            "observation": spaces.Box(-OBSERVATION_BOUND, OBSERVATION_BOUND, (obs_size,),
-                                      np.float32),
-            "achieved_goal": box,
-            "desired_goal": box,
-        })  # fmt: skip
+        self.observation_space = spaces.Dict(
+            {
+                "observation": spaces.Box(
+                    -OBSERVATION_BOUND, OBSERVATION_BOUND, (obs_size,), np.float32
+                ),
+                "achieved_goal": box,
+                "desired_goal": box,
+            }
+        )
         lo = self.workspace.origin + np.array([-self.workspace.ring[1]] * 2 + [0.0])
-        hi = self.workspace.origin + np.array([self.workspace.ring[1]] * 2
-                                              + [self.workspace.height + 0.05])  # fmt: skip
+        hi = self.workspace.origin + np.array(
+            [self.workspace.ring[1]] * 2 + [self.workspace.height + 0.05]
+        )
         self._ee_box = (lo, hi)
         self.goal = np.zeros(goal_size)
         self.q_target = np.array(self.ready)
@@ -244,8 +255,9 @@ class ManipulationEnv(gymnasium.Env):
                 raise ConfigurationError(f"unknown ManipulationEnv arguments {sorted(kwargs)}")
             return task
         if task not in GOAL_TASKS:
-            raise ConfigurationError(f"unknown manipulation task {task!r}; expected one of "
-                                     f"{list(GOAL_TASKS)}")  # fmt: skip
+            raise ConfigurationError(
+                f"unknown manipulation task {task!r}; expected one of {list(GOAL_TASKS)}"
+            )
         try:
             return GOAL_TASKS[task](**kwargs)
         except TypeError as exc:
@@ -266,8 +278,9 @@ class ManipulationEnv(gymnasium.Env):
         options = dict(options or {})
         unknown = set(options) - {"goal", "cubes"}
         if unknown:
-            raise ConfigurationError(f"unknown reset option(s) {sorted(unknown)}; known: "
-                                     "'goal', 'cubes'")  # fmt: skip
+            raise ConfigurationError(
+                f"unknown reset option(s) {sorted(unknown)}; known: 'goal', 'cubes'"
+            )
         if options.get("goal") is not None:
             goal = self._checked_goal(options["goal"])
         if options.get("cubes") is not None:
@@ -276,20 +289,24 @@ class ManipulationEnv(gymnasium.Env):
         self.q_target = np.array(self.ready)
         self.robot.reset(self.q_target, np.zeros(self.description.dof))
         for body, start in zip(self.cubes, starts, strict=True):
-            yaw = float(np.arctan2(start[1] - self.workspace.origin[1],
-                                   start[0] - self.workspace.origin[0]))  # fmt: skip
+            yaw = float(
+                np.arctan2(start[1] - self.workspace.origin[1], start[0] - self.workspace.origin[0])
+            )
             self.world.reset_body(body, position=start, orientation=(0.0, 0.0, yaw))
         self._state = self.robot.read()
         self.ee_target = self.ik.pose(self._state.position)[0]
         observation = self._observe()
-        return observation, {"is_success": bool(self.task.is_success(
-            observation["achieved_goal"], self.goal))}  # fmt: skip
+        return observation, {
+            "is_success": bool(self.task.is_success(observation["achieved_goal"], self.goal))
+        }
 
     def _checked_goal(self, value: Any) -> np.ndarray:
         goal = np.asarray(value, dtype=np.float64).reshape(-1)
         if goal.shape != self.goal.shape or not np.isfinite(goal).all():
-            raise ConfigurationError(f"reset option 'goal' must be {self.goal.size} finite "
-                                     f"numbers (metres), got {value!r}")  # fmt: skip
+            raise ConfigurationError(
+                f"reset option 'goal' must be {self.goal.size} finite "
+                f"numbers (metres), got {value!r}"
+            )
         for point in goal.reshape(-1, 3):
             if not self.workspace.contains(point, margin=self.size):
                 ws = self.workspace
@@ -306,8 +323,9 @@ class ManipulationEnv(gymnasium.Env):
         if self._state is None:
             self._check_open()
             raise ConfigurationError("call reset() before step()")
-        a = np.clip(np.asarray(action, dtype=np.float64).reshape(self.action_space.shape),
-                    -1.0, 1.0)  # fmt: skip
+        a = np.clip(
+            np.asarray(action, dtype=np.float64).reshape(self.action_space.shape), -1.0, 1.0
+        )
         if not np.isfinite(a).all():
             raise ConfigurationError(f"action must be finite numbers, got {action!r}")
         self._apply(a)
@@ -316,19 +334,20 @@ class ManipulationEnv(gymnasium.Env):
         self.robot.step()
         period = self.robot.time - before
         if abs(period - self.control_dt) > 1e-9:
-            raise SimulationError(f"the step advanced {period} s, not the configured "
-                                  f"control_dt {self.control_dt} s")  # fmt: skip
+            raise SimulationError(
+                f"the step advanced {period} s, not the configured control_dt {self.control_dt} s"
+            )
         self._state = self.robot.read()
         observation = self._observe()
         achieved = observation["achieved_goal"]
         success = bool(self.task.is_success(achieved, self.goal))
-        info = {"is_success": success, "control_period": period,
-                "control_dt": self.control_dt}  # fmt: skip
+        info = {"is_success": success, "control_period": period, "control_dt": self.control_dt}
         reward = float(self.task.compute_reward(achieved, self.goal.astype(np.float32), info))
         return observation, reward, False, False, info
 
-    def compute_reward(self, achieved_goal: np.ndarray, desired_goal: np.ndarray,
-                       info: Any) -> np.ndarray:  # fmt: skip
+    def compute_reward(
+        self, achieved_goal: np.ndarray, desired_goal: np.ndarray, info: Any
+    ) -> np.ndarray:
         """The task's vectorised reward (:meth:`GoalTask.compute_reward`)."""
         return self.task.compute_reward(achieved_goal, desired_goal, info)
 
@@ -337,8 +356,10 @@ class ManipulationEnv(gymnasium.Env):
         self._check_open()
         if self.render_mode != "rgb_array":
             return None
-        markers = [Marker(f"goal {i}", p, radius=self.scene.goal_radius, rgba=GOAL_RGBA)
-                   for i, p in enumerate(self.goal.reshape(-1, 3))]  # fmt: skip
+        markers = [
+            Marker(f"goal {i}", p, radius=self.scene.goal_radius, rgba=GOAL_RGBA)
+            for i, p in enumerate(self.goal.reshape(-1, 3))
+        ]
         draw_markers(self.world, markers)
         return self.world.render(320, 240, camera=default_camera(self.description))
 
@@ -400,5 +421,7 @@ class ManipulationEnv(gymnasium.Env):
         return [self.world.body_pose(body) for body in self.cubes]
 
     def __repr__(self) -> str:
-        return (f"ManipulationEnv(task={self.task.name}, robot={self.description.name!r}, "
-                f"engine={self.robot.engine!r}, action_space={self.action_mode!r})")  # fmt: skip
+        return (
+            f"ManipulationEnv(task={self.task.name}, robot={self.description.name!r}, "
+            f"engine={self.robot.engine!r}, action_space={self.action_mode!r})"
+        )

@@ -24,8 +24,13 @@ from ..statistics import PairedDifference, Rate, paired_difference, success_rate
 from .experts import expert_policy
 from .registration import MANIPULATION_IDS
 
-__all__ = ["ManipulationEvaluation", "compare_paired", "evaluate_manipulation", "load_actor",
-           "record_demonstrations"]  # fmt: skip
+__all__ = [
+    "ManipulationEvaluation",
+    "compare_paired",
+    "evaluate_manipulation",
+    "load_actor",
+    "record_demonstrations",
+]
 
 #: The POLICY name of the scripted expert.
 EXPERT = "expert"
@@ -54,9 +59,11 @@ class ManipulationEvaluation:
 
     def summary(self) -> str:
         """One line: id, policy, success with interval, mean return, control period."""
-        return (f"{self.env_id} {self.policy}: success {self.rate}, return "
-                f"{np.mean(self.returns):.2f}, control period {self.control_dt * 1000:.1f} ms "
-                f"(checked every step, largest deviation {self.period_error:.1e} s)")  # fmt: skip
+        return (
+            f"{self.env_id} {self.policy}: success {self.rate}, return "
+            f"{np.mean(self.returns):.2f}, control period {self.control_dt * 1000:.1f} ms "
+            f"(checked every step, largest deviation {self.period_error:.1e} s)"
+        )
 
 
 class _SB3Actor:
@@ -82,8 +89,10 @@ def load_actor(policy: str | Path, env: gymnasium.Env) -> Any:
     if path.is_dir() and (path / "model.zip").is_file():
         path = path / "model.zip"
     if not path.is_file():
-        raise ConfigurationError(f"{path}: no such policy file; POLICY is '{EXPERT}' or a "
-                                 "model.zip of examples/06_manipulation_her.py")  # fmt: skip
+        raise ConfigurationError(
+            f"{path}: no such policy file; POLICY is '{EXPERT}' or a "
+            "model.zip of examples/06_manipulation_her.py"
+        )
     errors = []
     for module, name in (("sb3_contrib", "TQC"), ("stable_baselines3", "SAC")):
         try:
@@ -96,13 +105,19 @@ def load_actor(policy: str | Path, env: gymnasium.Env) -> Any:
 
 def _check(env_id: str) -> None:
     if env_id not in MANIPULATION_IDS:
-        raise ConfigurationError(f"{env_id!r} is not a manipulation task; known: "
-                                 f"{sorted(MANIPULATION_IDS)}")  # fmt: skip
+        raise ConfigurationError(
+            f"{env_id!r} is not a manipulation task; known: {sorted(MANIPULATION_IDS)}"
+        )
 
 
-def evaluate_manipulation(policy: str | Path, env_id: str, *, episodes: int = 100,
-                          seed: int = 0, env_kwargs: dict[str, Any] | None = None,
-                          ) -> ManipulationEvaluation:  # fmt: skip
+def evaluate_manipulation(
+    policy: str | Path,
+    env_id: str,
+    *,
+    episodes: int = 100,
+    seed: int = 0,
+    env_kwargs: dict[str, Any] | None = None,
+) -> ManipulationEvaluation:
     """Run ``policy`` for ``episodes`` episodes (seeds ``seed..seed+episodes-1``) and score it.
 
     Raises:
@@ -132,9 +147,15 @@ def evaluate_manipulation(policy: str | Path, env_id: str, *, episodes: int = 10
             raise SimulationError(f"{env_id}: a step advanced {worst} s off control_dt")
     finally:
         env.close()
-    return ManipulationEvaluation(env_id, str(policy), np.array(successes, dtype=bool),
-                                  np.array(returns), np.arange(seed, seed + episodes),
-                                  control_dt, worst)  # fmt: skip
+    return ManipulationEvaluation(
+        env_id,
+        str(policy),
+        np.array(successes, dtype=bool),
+        np.array(returns),
+        np.arange(seed, seed + episodes),
+        control_dt,
+        worst,
+    )
 
 
 def compare_paired(a: ManipulationEvaluation, b: ManipulationEvaluation) -> PairedDifference:
@@ -148,9 +169,15 @@ def compare_paired(a: ManipulationEvaluation, b: ManipulationEvaluation) -> Pair
     return paired_difference(a.successes, b.successes)
 
 
-def record_demonstrations(policy: str | Path, env_id: str, path: str | Path, *,
-                          episodes: int = 10, seed: int = 0,
-                          env_kwargs: dict[str, Any] | None = None) -> Rate:  # fmt: skip
+def record_demonstrations(
+    policy: str | Path,
+    env_id: str,
+    path: str | Path,
+    *,
+    episodes: int = 10,
+    seed: int = 0,
+    env_kwargs: dict[str, Any] | None = None,
+) -> Rate:
     """Record ``episodes`` episodes of ``policy`` into an NPZ file for imitation learning.
 
     The file holds, over all steps in order, ``observation``, ``achieved_goal``,
@@ -163,9 +190,18 @@ def record_demonstrations(policy: str | Path, env_id: str, path: str | Path, *,
     """
     _check(env_id)
     env = gymnasium.make(env_id, **(env_kwargs or {}))
-    columns: dict[str, list[Any]] = {k: [] for k in ("observation", "achieved_goal",
-                                                     "desired_goal", "action", "reward",
-                                                     "episode", "joint_target")}  # fmt: skip
+    columns: dict[str, list[Any]] = {
+        k: []
+        for k in (
+            "observation",
+            "achieved_goal",
+            "desired_goal",
+            "action",
+            "reward",
+            "episode",
+            "joint_target",
+        )
+    }
     successes = []
     try:
         actor = load_actor(policy, env)
@@ -187,6 +223,10 @@ def record_demonstrations(policy: str | Path, env_id: str, path: str | Path, *,
     finally:
         env.close()
     arrays = {k: np.asarray(v) for k, v in columns.items()}
-    np.savez_compressed(Path(path).expanduser(), **arrays, success=np.array(successes),
-                        seed=np.arange(seed, seed + episodes))  # fmt: skip
+    np.savez_compressed(
+        Path(path).expanduser(),
+        **arrays,
+        success=np.array(successes),
+        seed=np.arange(seed, seed + episodes),
+    )
     return success_rate(np.array(successes, dtype=bool))

@@ -85,8 +85,9 @@ class ScriptedExpert:
         target, opening = self._plan(grasp, grip, cube, goal)
         return self._action(grasp, target, opening)
 
-    def _plan(self, grasp: np.ndarray, grip: float, cube: np.ndarray,
-              goal: np.ndarray) -> tuple[np.ndarray, float]:  # fmt: skip
+    def _plan(
+        self, grasp: np.ndarray, grip: float, cube: np.ndarray, goal: np.ndarray
+    ) -> tuple[np.ndarray, float]:
         env, size = self.env, self.env.size
         # Aim the jaws a little away from the cube on the fixed jaw's side (the cube nearer
         # the open moving jaw): the fixed jaw then clears the cube's face as it comes down,
@@ -103,8 +104,11 @@ class ScriptedExpert:
             self.count = 0 if error < self.best - 0.001 else self.count + 1
             self.best = min(self.best, error)
             low = grasp[2] < cube[2] + 0.003
-            if error < REACHED / 2 or (low and np.linalg.norm(grasp[:2] - aim[:2]) < REACHED) \
-                    or (low and self.count > 5 and error < 2 * REACHED):  # fmt: skip
+            if (
+                error < REACHED / 2
+                or (low and np.linalg.norm(grasp[:2] - aim[:2]) < REACHED)
+                or (low and self.count > 5 and error < 2 * REACHED)
+            ):
                 self.phase, self.count = "close", 0  # there, or as near as the arm gets
                 self.aim = aim
             return aim, 1.0
@@ -124,8 +128,12 @@ class ScriptedExpert:
                 self.waypoint += 1
             point = points[min(self.waypoint, last)]
             still = self.settling and self.cube_speed < 0.02
-            if self.waypoint == last and self._lets_go() and still and \
-                    np.linalg.norm(cube - point) < REACHED / 2:  # fmt: skip
+            if (
+                self.waypoint == last
+                and self._lets_go()
+                and still
+                and np.linalg.norm(cube - point) < REACHED / 2
+            ):
                 self.phase, self.count, self.release_at = "release", 0, grasp.copy()
             return grasp + (point - cube), -1.0
         # release: open, then rise straight up

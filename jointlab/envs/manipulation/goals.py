@@ -90,11 +90,14 @@ class GoalTask:
 
     def __init__(self, *, reward_type: str = "sparse", success_threshold: float = 0.02) -> None:
         if reward_type not in REWARD_TYPES:
-            raise ConfigurationError(f"{type(self).__name__}: reward_type must be one of "
-                                     f"{list(REWARD_TYPES)}, got {reward_type!r}")  # fmt: skip
+            raise ConfigurationError(
+                f"{type(self).__name__}: reward_type must be one of "
+                f"{list(REWARD_TYPES)}, got {reward_type!r}"
+            )
         if not (np.isfinite(success_threshold) and success_threshold > 0):
-            raise ConfigurationError(f"{type(self).__name__}: success_threshold must be > 0 m, "
-                                     f"got {success_threshold!r}")  # fmt: skip
+            raise ConfigurationError(
+                f"{type(self).__name__}: success_threshold must be > 0 m, got {success_threshold!r}"
+            )
         self.reward_type = reward_type
         self.success_threshold = float(success_threshold)
 
@@ -103,8 +106,9 @@ class GoalTask:
         """The task's name (its class name)."""
         return type(self).__name__
 
-    def sample(self, rng: np.random.Generator, workspace: Workspace,
-               size: float) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    def sample(
+        self, rng: np.random.Generator, workspace: Workspace, size: float
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Cube start positions ``(cubes, 3)`` and the goal ``(3 * goal_cubes,)``, metres."""
         raise NotImplementedError
 
@@ -118,8 +122,9 @@ class GoalTask:
         """True where every goal cube is within the threshold (batched over leading axes)."""
         return np.all(self._distances(achieved, desired) < self.success_threshold, axis=-1)
 
-    def compute_reward(self, achieved_goal: np.ndarray, desired_goal: np.ndarray,
-                       info: Any = None) -> np.ndarray:  # fmt: skip
+    def compute_reward(
+        self, achieved_goal: np.ndarray, desired_goal: np.ndarray, info: Any = None
+    ) -> np.ndarray:
         """The reward of ``achieved_goal`` against ``desired_goal``, batched over leading axes.
 
         Args:
@@ -153,8 +158,9 @@ class Lift(GoalTask):
             raise ConfigurationError(f"Lift: lift_height must be > 0 m, got {lift_height!r}")
         self.lift_height = float(lift_height)
 
-    def sample(self, rng: np.random.Generator, workspace: Workspace,
-               size: float) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    def sample(
+        self, rng: np.random.Generator, workspace: Workspace, size: float
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The cube in the ring; the goal ``lift_height`` above it."""
         start = _on_table(workspace.sample_xy(rng), size)
         return start[None], start + np.array([0.0, 0.0, self.lift_height])
@@ -166,17 +172,19 @@ class Push(GoalTask):
     env_id = "jointlab/Push-v1"
     max_episode_steps = 80
 
-    def __init__(self, *, push_distance: tuple[float, float] = (0.05, 0.1),
-                 **kwargs: Any) -> None:  # fmt: skip
+    def __init__(self, *, push_distance: tuple[float, float] = (0.05, 0.1), **kwargs: Any) -> None:
         super().__init__(**kwargs)
         low, high = (float(v) for v in push_distance)
         if not 0 < low <= high:
-            raise ConfigurationError(f"Push: push_distance must be (low, high) with 0 < low <= "
-                                     f"high metres, got {push_distance!r}")  # fmt: skip
+            raise ConfigurationError(
+                f"Push: push_distance must be (low, high) with 0 < low <= "
+                f"high metres, got {push_distance!r}"
+            )
         self.push_distance = (low, high)
 
-    def sample(self, rng: np.random.Generator, workspace: Workspace,
-               size: float) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    def sample(
+        self, rng: np.random.Generator, workspace: Workspace, size: float
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The cube in the ring; the goal ``push_distance`` away, in the ring."""
         for _ in range(1000):
             start = _on_table(workspace.sample_xy(rng), size)
@@ -194,20 +202,25 @@ class PickPlace(GoalTask):
     env_id = "jointlab/PickPlace-v0"
     max_episode_steps = 80
 
-    def __init__(self, *, place_height: float = 0.06, table_goal_probability: float = 0.3,
-                 **kwargs: Any) -> None:  # fmt: skip
+    def __init__(
+        self, *, place_height: float = 0.06, table_goal_probability: float = 0.3, **kwargs: Any
+    ) -> None:
         super().__init__(**kwargs)
         if not (np.isfinite(place_height) and place_height >= 0):
-            raise ConfigurationError(f"PickPlace: place_height must be >= 0 m, got "
-                                     f"{place_height!r}")  # fmt: skip
+            raise ConfigurationError(
+                f"PickPlace: place_height must be >= 0 m, got {place_height!r}"
+            )
         if not 0.0 <= table_goal_probability <= 1.0:
-            raise ConfigurationError("PickPlace: table_goal_probability must be in [0, 1], got "
-                                     f"{table_goal_probability!r}")  # fmt: skip
+            raise ConfigurationError(
+                "PickPlace: table_goal_probability must be in [0, 1], got "
+                f"{table_goal_probability!r}"
+            )
         self.place_height = float(place_height)
         self.table_goal_probability = float(table_goal_probability)
 
-    def sample(self, rng: np.random.Generator, workspace: Workspace,
-               size: float) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    def sample(
+        self, rng: np.random.Generator, workspace: Workspace, size: float
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The cube in the ring; the goal in the ring, on the table or up to ``place_height``."""
         start = _on_table(workspace.sample_xy(rng), size)
         goal = _on_table(workspace.sample_xy(rng), size)
@@ -225,8 +238,9 @@ class Stack(GoalTask):
     goal_cubes = 2
     max_episode_steps = 120
 
-    def sample(self, rng: np.random.Generator, workspace: Workspace,
-               size: float) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    def sample(
+        self, rng: np.random.Generator, workspace: Workspace, size: float
+    ) -> tuple[np.ndarray, np.ndarray]:
         """Two cubes at least three sides apart; the first's goal on the second."""
         for _ in range(1000):
             first = _on_table(workspace.sample_xy(rng), size)

@@ -72,8 +72,9 @@ class Gripper:
         return float(np.clip(target, low, high))
 
 
-def _wrist_frame_points(description: RobotDescription, gripper: Gripper, name: str,
-                        q: np.ndarray) -> np.ndarray:  # fmt: skip
+def _wrist_frame_points(
+    description: RobotDescription, gripper: Gripper, name: str, q: np.ndarray
+) -> np.ndarray:
     """Points of element ``name`` (its joint and end) in the wrist frame at joints ``q``."""
     wrist = np.linalg.inv(ChainKinematics(description, gripper.wrist).matrix(q))
     spec = description.actuator(name)
@@ -108,9 +109,11 @@ def find_gripper(description: RobotDescription, joint: str = "gripper") -> Gripp
             names the robot, what is missing and the fix.
     """
     name = description.name
-    fix = (f"use a robot with a gripper (so101, koch), or describe one: a rotary joint "
-           f"{joint!r} and a fixed element with a link (the fixed jaw) hanging from the same "
-           "wrist element; docs/manipulation.md")  # fmt: skip
+    fix = (
+        f"use a robot with a gripper (so101, koch), or describe one: a rotary joint "
+        f"{joint!r} and a fixed element with a link (the fixed jaw) hanging from the same "
+        "wrist element; docs/manipulation.md"
+    )
     if joint not in description.joint_names:
         raise ConfigurationError(
             f"robot {name!r} has no gripper: no joint named {joint!r} (joints: "
@@ -125,18 +128,41 @@ def find_gripper(description: RobotDescription, joint: str = "gripper") -> Gripp
         ancestors.append(parent)
         parent = description.actuator(parent).parent
     wrist = next((a for a in ancestors if description.actuator(a).is_joint), None)
-    jaws = [s for s in description.actuators if s.type is JointType.FIXED and s.parent == wrist
-            and s.link is not None and s.length > 0 and s.name not in ancestors]  # fmt: skip
+    jaws = [
+        s
+        for s in description.actuators
+        if s.type is JointType.FIXED
+        and s.parent == wrist
+        and s.link is not None
+        and s.length > 0
+        and s.name not in ancestors
+    ]
     if wrist is None or not jaws:
         raise ConfigurationError(f"robot {name!r} has no fixed jaw beside joint {joint!r}; {fix}")
     fixed = max(jaws, key=lambda s: s.length)
     index = description.joint_names.index(joint)
-    arm = np.array([i for i, j in enumerate(description.joints) if j.name != joint
-                    and not description.dependent[i]], dtype=np.intp)  # fmt: skip
+    arm = np.array(
+        [
+            i
+            for i, j in enumerate(description.joints)
+            if j.name != joint and not description.dependent[i]
+        ],
+        dtype=np.intp,
+    )
     lower, upper = description.soft_lower[index], description.soft_upper[index]
     closed = float(np.clip(spec.home, lower, upper))
-    probe = Gripper(name, index, wrist, arm, closed, float(upper), 1.0, fixed.length,
-                    fixed.link.radius, np.array([0.0, 0.0, 1.0]))  # type: ignore[union-attr]  # fmt: skip
+    probe = Gripper(
+        name,
+        index,
+        wrist,
+        arm,
+        closed,
+        float(upper),
+        1.0,
+        fixed.length,
+        fixed.link.radius,
+        np.array([0.0, 0.0, 1.0]),
+    )  # type: ignore[union-attr]
     q = np.array(description.home, dtype=np.float64)
     tips = []
     for value in (lower, upper):
@@ -146,6 +172,15 @@ def find_gripper(description: RobotDescription, joint: str = "gripper") -> Gripp
     opening = int(np.argmax(gaps))
     side = np.array([0.0, 0.0, float(np.sign(tips[opening][2]) or 1.0)])
     open_value = float((lower, upper)[opening])
-    return Gripper(name, index, wrist, arm, closed, open_value,
-                   1.0 if open_value > closed else -1.0, float(fixed.length),
-                   float(fixed.link.radius), side)  # type: ignore[union-attr]  # fmt: skip
+    return Gripper(
+        name,
+        index,
+        wrist,
+        arm,
+        closed,
+        open_value,
+        1.0 if open_value > closed else -1.0,
+        float(fixed.length),
+        float(fixed.link.radius),
+        side,
+    )  # type: ignore[union-attr]

@@ -29,9 +29,14 @@ _DOWN = np.array([0.0, 0.0, -1.0])
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     """Row-wise cross products of ``(n, 3)`` arrays (``b`` may be one ``(3,)`` vector)."""
     b = np.broadcast_to(b, a.shape)
-    return np.stack([a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1],
-                     a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
-                     a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0]], axis=1)  # fmt: skip
+    return np.stack(
+        [
+            a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1],
+            a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
+            a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0],
+        ],
+        axis=1,
+    )
 
 
 @dataclass(frozen=True)
@@ -49,8 +54,7 @@ class IKSolution:
 
     def reached(self, position_tolerance: float = 2e-3, angle_tolerance: float = 0.05) -> bool:
         """True when the point and the closing direction are within the tolerances (m, rad)."""
-        return self.position_error <= position_tolerance and \
-            self.closing_error <= angle_tolerance  # fmt: skip
+        return self.position_error <= position_tolerance and self.closing_error <= angle_tolerance
 
 
 class GraspIK:
@@ -65,9 +69,15 @@ class GraspIK:
         approach_weight: Weight of the approach direction's tilt from straight down, m.
     """
 
-    def __init__(self, description: RobotDescription, frame: str, point: np.ndarray,
-                 joints: np.ndarray, closing_weight: float = 0.1,
-                 approach_weight: float = 0.01) -> None:  # fmt: skip
+    def __init__(
+        self,
+        description: RobotDescription,
+        frame: str,
+        point: np.ndarray,
+        joints: np.ndarray,
+        closing_weight: float = 0.1,
+        approach_weight: float = 0.01,
+    ) -> None:
         self.description = description
         self.kinematics = ChainKinematics(description, frame)
         self.point = np.append(np.asarray(point, dtype=np.float64), 1.0)
@@ -84,20 +94,32 @@ class GraspIK:
         m = self.kinematics.matrix(q)
         return (m @ self.point)[:3], m[:3, :3]
 
-    def _linearise(self, q: np.ndarray, target: np.ndarray,
-                   closing: np.ndarray) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+    def _linearise(
+        self, q: np.ndarray, target: np.ndarray, closing: np.ndarray
+    ) -> tuple[np.ndarray, np.ndarray]:
         """The weighted error ``(9,)`` and its analytic Jacobian ``(9, len(joints))``."""
         frames, axes, joints = self.kinematics.chain_frames(q)
         m = frames[-1]
         position = m[:3] @ self.point
         x_axis, z_axis = m[:3, 0], m[:3, 2]
-        error = np.concatenate([target - position, self.weight * (closing - z_axis),
-                                self.approach_weight * (_DOWN - x_axis)])  # fmt: skip
+        error = np.concatenate(
+            [
+                target - position,
+                self.weight * (closing - z_axis),
+                self.approach_weight * (_DOWN - x_axis),
+            ]
+        )
         moving = joints >= 0
         a = axes[moving]
         arms = position - frames[:-1][moving][:, :3, 3]
-        columns = np.concatenate([_cross(a, arms), self.weight * _cross(a, z_axis),
-                                  self.approach_weight * _cross(a, x_axis)], axis=1)  # fmt: skip
+        columns = np.concatenate(
+            [
+                _cross(a, arms),
+                self.weight * _cross(a, z_axis),
+                self.approach_weight * _cross(a, x_axis),
+            ],
+            axis=1,
+        )
         jac = np.zeros((9, self.joints.size))
         jac[:, self._columns_of(joints[moving])] = columns.T
         return error, jac
@@ -111,24 +133,34 @@ class GraspIK:
             self._columns_cache[key] = columns
         return columns
 
-    def _step(self, jac: np.ndarray, error: np.ndarray, q: np.ndarray,
-              damping: float) -> np.ndarray:  # fmt: skip
+    def _step(
+        self, jac: np.ndarray, error: np.ndarray, q: np.ndarray, damping: float
+    ) -> np.ndarray:
         """A damped least-squares step; joints at a limit and pushed beyond it are frozen."""
         free = np.ones(q.size, dtype=bool)
         eye = damping**2 * np.eye(jac.shape[0])
         for _ in range(q.size):
             used = jac * free
             step = used.T @ np.linalg.solve(used @ used.T + eye, error)
-            blocked = (((q <= self.lower + 1e-9) & (step < 0))
-                       | ((q >= self.upper - 1e-9) & (step > 0)))  # fmt: skip
+            blocked = ((q <= self.lower + 1e-9) & (step < 0)) | (
+                (q >= self.upper - 1e-9) & (step > 0)
+            )
             if not np.any(blocked & free):
                 return step * free
             free &= ~blocked
         return np.zeros(q.size)
 
-    def solve(self, target: np.ndarray, closing: np.ndarray, q0: np.ndarray, *,
-              iterations: int = 40, damping: float = 2e-3, max_step: float = 0.3,
-              tolerance: float = 1e-4) -> IKSolution:  # fmt: skip
+    def solve(
+        self,
+        target: np.ndarray,
+        closing: np.ndarray,
+        q0: np.ndarray,
+        *,
+        iterations: int = 40,
+        damping: float = 2e-3,
+        max_step: float = 0.3,
+        tolerance: float = 1e-4,
+    ) -> IKSolution:
         """Joint positions putting the point at ``target``, the jaws closing along ``closing``.
 
         Args:

@@ -61,8 +61,12 @@ def _make_stack(**kwargs: Any) -> ManipulationEnv:
     return make_manipulation_env("jointlab/Stack-v0", **kwargs)
 
 
-_ENTRY_POINTS = {"lift": _make_lift, "push": _make_push, "pick_place": _make_pick_place,
-                 "stack": _make_stack}  # fmt: skip
+_ENTRY_POINTS = {
+    "lift": _make_lift,
+    "push": _make_push,
+    "pick_place": _make_pick_place,
+    "stack": _make_stack,
+}
 
 
 def register_manipulation_envs() -> None:

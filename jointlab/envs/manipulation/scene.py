@@ -77,8 +77,10 @@ def _cube(where: str, raw: Any, index: int) -> CubeSpec:
     unknown = set(raw) - {"name", "size", "mass", "friction", "rgba"}
     name = str(raw.get("name", f"cube{index}"))
     if unknown:
-        raise ConfigurationError(f"{where}: cube {name!r} has unknown field(s) {sorted(unknown)}; "
-                                 "known: name, size, mass, friction, rgba")  # fmt: skip
+        raise ConfigurationError(
+            f"{where}: cube {name!r} has unknown field(s) {sorted(unknown)}; "
+            "known: name, size, mass, friction, rgba"
+        )
     for field in ("size", "mass"):
         if field not in raw:
             raise ConfigurationError(f"{where}: cube {name!r} needs {field!r}")
@@ -88,8 +90,9 @@ def _cube(where: str, raw: Any, index: int) -> CubeSpec:
     rgba = raw.get("rgba", (0.85, 0.2, 0.2, 1.0))
     array = np.asarray(rgba, dtype=object)
     if array.shape != (4,):
-        raise ConfigurationError(f"{where}: cube {name!r} field 'rgba' must be 4 numbers in "
-                                 f"[0, 1], got {quote(rgba)}")  # fmt: skip
+        raise ConfigurationError(
+            f"{where}: cube {name!r} field 'rgba' must be 4 numbers in [0, 1], got {quote(rgba)}"
+        )
     colour = tuple(_number(where, name, "rgba", v, -1e-9, 1.0) for v in rgba)
     return CubeSpec(name, size, mass, friction, colour)  # type: ignore[arg-type]
 
@@ -101,8 +104,9 @@ def scene_from_dict(data: Any, source: str | None = None) -> TableScene:
         raise ConfigurationError(f"{where}: a scene file must be a mapping, got {quote(data)}")
     unknown = set(data) - {"name", "cubes", "goal"}
     if unknown:
-        raise ConfigurationError(f"{where}: unknown field(s) {sorted(unknown)}; known: name, "
-                                 "cubes, goal")  # fmt: skip
+        raise ConfigurationError(
+            f"{where}: unknown field(s) {sorted(unknown)}; known: name, cubes, goal"
+        )
     raw_cubes = data.get("cubes")
     if not isinstance(raw_cubes, list) or not raw_cubes:
         raise ConfigurationError(f"{where}: 'cubes' must be a non-empty list")
@@ -126,7 +130,8 @@ def load_scene(scene: str | Path | TableScene = "table") -> TableScene:
     text = str(scene)
     path = BUILT_IN_SCENES.get(text, Path(text))
     if not path.is_file():
-        raise ConfigurationError(f"scene {quote(text)}: no such built-in scene "
-                                 f"({list(BUILT_IN_SCENES)}) or file")  # fmt: skip
+        raise ConfigurationError(
+            f"scene {quote(text)}: no such built-in scene ({list(BUILT_IN_SCENES)}) or file"
+        )
     body = read_text(path, "scene file", ConfigurationError)
     return scene_from_dict(load_yaml(body, str(path), ConfigurationError), str(path))

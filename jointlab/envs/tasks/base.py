@@ -33,8 +33,17 @@ from jointlab.robots.description import RobotDescription
 from .kinematics import ChainKinematics
 from .observations import ObservationPart
 
-__all__ = ["GOAL_RGBA", "REWARD_KEYS", "TARGET_RGBA", "BatchOutcome", "Marker", "Outcome", "Task",
-           "effort_penalty", "option_vector"]  # fmt: skip
+__all__ = [
+    "GOAL_RGBA",
+    "REWARD_KEYS",
+    "TARGET_RGBA",
+    "BatchOutcome",
+    "Marker",
+    "Outcome",
+    "Task",
+    "effort_penalty",
+    "option_vector",
+]
 
 #: ``info`` keys of the common reward terms (built once, not at every step).
 REWARD_KEYS = {
@@ -184,8 +193,9 @@ class Task(abc.ABC):
     def evaluate(self, state: ArrayState, action: NJointAction) -> Outcome:
         """Reward, termination and info for the step that ended in ``state``."""
 
-    def evaluate_into(self, state: ArrayState, action: NJointAction,
-                      info: dict[str, Any]) -> tuple[float, bool]:  # fmt: skip
+    def evaluate_into(
+        self, state: ArrayState, action: NJointAction, info: dict[str, Any]
+    ) -> tuple[float, bool]:
         """:meth:`evaluate`, written into an environment step's ``info``.
 
         Adds ``outcome.info``'s entries, then each reward term as ``reward_<term>``, in
@@ -210,8 +220,10 @@ class Task(abc.ABC):
         if chains is None:
             chains = [ChainKinematics(self.description, t) for t in self.description.tool_names]
             self._tool_chains = chains
-        return [Marker(f"target {chain.frame}", chain.position(q), radius=0.025,
-                       rgba=rgba) for chain in chains]  # type: ignore[arg-type]  # fmt: skip
+        return [
+            Marker(f"target {chain.frame}", chain.position(q), radius=0.025, rgba=rgba)
+            for chain in chains
+        ]  # type: ignore[arg-type]
 
     def close(self) -> None:  # noqa: B027 - optional hook
         """Release anything the task created (objects in the world)."""

@@ -81,8 +81,9 @@ class Hold(Task):
             )
         for name, pair in (("push_strength", push_strength), ("push_duration", push_duration)):
             if len(pair) != 2 or not 0.0 <= pair[0] <= pair[1]:
-                raise ConfigurationError(f"Hold {name} must be (low, high) with 0 <= low <= high, "
-                                         f"got {pair!r}")  # fmt: skip
+                raise ConfigurationError(
+                    f"Hold {name} must be (low, high) with 0 <= low <= high, got {pair!r}"
+                )
         self.position_weight = float(position_weight)
         self.velocity_weight = float(velocity_weight)
         self.effort_weight = float(effort_weight)
@@ -112,10 +113,11 @@ class Hold(Task):
         d = self.description
         span = d.upper - d.lower
         return [
-            ObservationPart("target", np.array(d.lower), np.array(d.upper),
-                            "pose to hold, rad or m"),
+            ObservationPart(
+                "target", np.array(d.lower), np.array(d.upper), "pose to hold, rad or m"
+            ),
             ObservationPart("error", -span, span, "target - position, rad or m"),
-        ]  # fmt: skip
+        ]
 
     def reset(
         self, rng: np.random.Generator, options: dict[str, Any] | None

@@ -62,8 +62,9 @@ class ChainKinematics:
         offsets = []
         for spec in chain:
             rotation = rpy_matrix(np.array(spec.orientation))
-            offsets.append(pose_matrix(rotation @ np.array([spec.length, 0.0, 0.0]),
-                                       spec.orientation))  # fmt: skip
+            offsets.append(
+                pose_matrix(rotation @ np.array([spec.length, 0.0, 0.0]), spec.orientation)
+            )
         n = len(chain)
         self._offsets = np.array(offsets).reshape(n, 4, 4)
         self._base = pose_matrix(description.base.position, description.base.orientation)
@@ -78,8 +79,7 @@ class ChainKinematics:
         self._all_rotary = bool(rotary.all())
         self._joints = np.array([joint_index.get(s.name, 0) for s in chain], dtype=np.intp)
         #: The chain is every joint in description order: ``q`` needs no gather.
-        self._all_joints = n == description.dof and bool(np.array_equal(self._joints,
-                                                                         np.arange(n)))
+        self._all_joints = n == description.dof and bool(np.array_equal(self._joints, np.arange(n)))
         axes = np.array([s.axis for s in chain], dtype=np.float64).reshape(n, 3)
         self._axes = axes
         # Rodrigues: R(q) = I + sin(q) K + (1 - cos(q)) K² = A0 + sin(q) A1 + cos(q) A2 with
@@ -111,8 +111,9 @@ class ChainKinematics:
         #: :meth:`positions`' buffers by batch size: coefficients, matrices, their top rows.
         self._batch_buffers: dict[int, tuple[np.ndarray, np.ndarray, np.ndarray]] = {}
 
-    def _elements(self, values: np.ndarray, coeffs: np.ndarray, mats: np.ndarray,
-                  tops: np.ndarray) -> None:  # fmt: skip
+    def _elements(
+        self, values: np.ndarray, coeffs: np.ndarray, mats: np.ndarray, tops: np.ndarray
+    ) -> None:
         """Fill ``mats`` (``(..., n, 4, 4)``) with the element transforms for ``values``."""
         if self._any_rotary:
             angle = values if self._all_rotary else values * self._rotary

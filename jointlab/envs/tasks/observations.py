@@ -58,9 +58,7 @@ class ObservationPart:
         return int(np.asarray(self.low).shape[0])
 
 
-def joint_parts(
-    description: RobotDescription, *, torque: bool = False
-) -> list[ObservationPart]:
+def joint_parts(description: RobotDescription, *, torque: bool = False) -> list[ObservationPart]:
     """Joint-space observation parts (position, velocity and optionally torque)."""
     span = description.upper - description.lower
     parts = [

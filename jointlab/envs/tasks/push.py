@@ -103,8 +103,7 @@ class Push(Task):
             raise ConfigurationError(
                 f"Push goal_distance must be (low, high) with 0 <= low <= high, got {goal_distance}"
             )
-        if box_randomization is not None and not isinstance(box_randomization,
-                                                            ObjectRandomization):  # fmt: skip
+        if box_randomization is not None and not isinstance(box_randomization, ObjectRandomization):
             raise ConfigurationError(
                 "Push box_randomization must be an ObjectRandomization or None, got "
                 f"{type(box_randomization).__name__}"
@@ -161,9 +160,11 @@ class Push(Task):
         self.ring = (float(np.percentile(ring, 20)), float(np.percentile(ring, 90)))
         self.half_extents = (half, half, self.half_height)
         self.box = world.add_box(
-            self.half_extents, position=(*self._start_guess(), self.half_height),
-            mass=self.box_mass, rgba=BOX_RGBA,
-        )  # fmt: skip
+            self.half_extents,
+            position=(*self._start_guess(), self.half_height),
+            mass=self.box_mass,
+            rgba=BOX_RGBA,
+        )
 
     def _start_guess(self) -> tuple[float, float]:
         r = 0.5 * (self.ring[0] + self.ring[1])
@@ -203,8 +204,10 @@ class Push(Task):
             ok = np.flatnonzero(free & inside)
             if ok.size:
                 i = ok[0]
-                return (np.array([*xy[i], self.half_height]),
-                        np.array([*goal[i], self.half_height]))  # fmt: skip
+                return (
+                    np.array([*xy[i], self.half_height]),
+                    np.array([*goal[i], self.half_height]),
+                )
         raise ConfigurationError(f"Push: no free box start found for robot {d.name!r}")
 
     def reset(
@@ -225,8 +228,9 @@ class Push(Task):
     def after_reset(self, state: ArrayState) -> None:
         """Put the box at its start, at rest and upright (with this episode's dynamics)."""
         if self.box_randomization is not None:
-            self.world.set_object_dynamics(self.box, mass=self.box_dynamics.mass,
-                                           friction=self.box_dynamics.friction)  # fmt: skip
+            self.world.set_object_dynamics(
+                self.box, mass=self.box_dynamics.mass, friction=self.box_dynamics.friction
+            )
         self.world.reset_body(self.box, position=self.box_start, orientation=(0.0, 0.0, 0.0))
 
     def markers(self) -> list[Marker]:
@@ -243,8 +247,9 @@ class Push(Task):
         self._observed = (state, tool)
         return [tool, box, self.goal, tool - box, self.goal - box]
 
-    def reward_terms(self, goal_distance: float, reach_distance: float,
-                     effort: float) -> dict[str, float]:  # fmt: skip
+    def reward_terms(
+        self, goal_distance: float, reach_distance: float, effort: float
+    ) -> dict[str, float]:
         """Weighted terms for box-to-goal and tool-to-box distances (m) and effort."""
         return {
             "goal": -self.goal_weight * goal_distance,

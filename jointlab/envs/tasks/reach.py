@@ -33,9 +33,13 @@ def check_reward_type(reward_type: str) -> str:
 
 
 def sample_configurations(
-    rng: np.random.Generator, centre: np.ndarray, low: np.ndarray, high: np.ndarray,
-    fraction: float, count: int,
-) -> np.ndarray:  # fmt: skip
+    rng: np.random.Generator,
+    centre: np.ndarray,
+    low: np.ndarray,
+    high: np.ndarray,
+    fraction: float,
+    count: int,
+) -> np.ndarray:
     """Uniform joint configurations around ``centre``, shape ``(count, dof)``.
 
     Each joint is sampled in ``[centre + fraction*(low - centre), centre + fraction*(high -
@@ -165,8 +169,11 @@ class Reach(Task):
         self.goal = self.sample_goal(rng) if goal is None else goal
         q = np.array(d.home)
         if self.init_noise > 0:
-            q = np.clip(q + rng.uniform(-self.init_noise, self.init_noise, d.dof),
-                        d.soft_lower, d.soft_upper)  # fmt: skip
+            q = np.clip(
+                q + rng.uniform(-self.init_noise, self.init_noise, d.dof),
+                d.soft_lower,
+                d.soft_upper,
+            )
         return d.apply_coupling(q), np.zeros(d.dof)
 
     def markers(self) -> list[Marker]:
@@ -213,12 +220,15 @@ class Reach(Task):
         terms = self.reward_terms(distance, effort)
         success = distance < self.success_threshold
         return Outcome.trusted(
-            sum(terms.values()), terms, success and self.terminate_on_success,
+            sum(terms.values()),
+            terms,
+            success and self.terminate_on_success,
             {"is_success": success, "distance": distance},
-        )  # fmt: skip
+        )
 
-    def evaluate_into(self, state: ArrayState, action: NJointAction,
-                      info: dict[str, Any]) -> tuple[float, bool]:  # fmt: skip
+    def evaluate_into(
+        self, state: ArrayState, action: NJointAction, info: dict[str, Any]
+    ) -> tuple[float, bool]:
         """:meth:`evaluate` written into ``info`` without the Outcome and terms dicts.
 
         The same entries in the same order and the same values (a test compares them).
@@ -238,9 +248,12 @@ class Reach(Task):
         return near + bonus + cost, success and self.terminate_on_success  # as sum(terms)
 
     @staticmethod
-    def batch_outcome(tasks: Sequence[Reach], states: Sequence[ArrayState],
-                      positions: np.ndarray | None = None,
-                      torques: np.ndarray | None = None) -> BatchOutcome:  # fmt: skip
+    def batch_outcome(
+        tasks: Sequence[Reach],
+        states: Sequence[ArrayState],
+        positions: np.ndarray | None = None,
+        torques: np.ndarray | None = None,
+    ) -> BatchOutcome:
         """:meth:`observe` and :meth:`evaluate` of N tasks (one robot description) at once.
 
         The same values as asking each task, computed with one forward kinematics over the N
@@ -282,10 +295,17 @@ class Reach(Task):
         reward = next(values).copy()
         for value in values:  # left to right, as sum() over one task's terms
             reward += value
-        info = {"is_success": success, "distance": distance,
-                **{f"reward_{name}": value for name, value in terms.items()}}  # fmt: skip
-        return BatchOutcome(parts=[goal, tool, goal - tool], reward=reward,
-                            terminated=success & first.terminate_on_success, info=info)  # fmt: skip
+        info = {
+            "is_success": success,
+            "distance": distance,
+            **{f"reward_{name}": value for name, value in terms.items()},
+        }
+        return BatchOutcome(
+            parts=[goal, tool, goal - tool],
+            reward=reward,
+            terminated=success & first.terminate_on_success,
+            info=info,
+        )
 
     def compute_reward(
         self, achieved_goal: np.ndarray, desired_goal: np.ndarray, info: Any = None

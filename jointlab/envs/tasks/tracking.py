@@ -111,11 +111,15 @@ class JointTracking(Task):
         span = d.upper - d.lower
         v = 2.0 * d.velocity_limit
         return [
-            ObservationPart("reference", np.array(d.lower), np.array(d.upper),
-                            "reference position at the end of the next step, rad or m"),
+            ObservationPart(
+                "reference",
+                np.array(d.lower),
+                np.array(d.upper),
+                "reference position at the end of the next step, rad or m",
+            ),
             ObservationPart("reference_velocity", -v, v, "reference velocity, rad/s or m/s"),
             ObservationPart("error", -span, span, "reference - position, rad or m"),
-        ]  # fmt: skip
+        ]
 
     def sample_reference(self, rng: np.random.Generator) -> SineReference:
         """A random reference inside the soft limits (see the class docstring)."""

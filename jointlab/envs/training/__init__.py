@@ -69,9 +69,15 @@ ROLLOUT_STEPS = 2048
 N_EPOCHS = 5
 
 
-def make_training_env(env_id: str, env_kwargs: dict[str, Any], envs: int = 8, seed: int = 0,
-                      subprocess: bool = False, vector: str | None = None,
-                      gamma: float = GAMMA) -> Any:  # fmt: skip
+def make_training_env(
+    env_id: str,
+    env_kwargs: dict[str, Any],
+    envs: int = 8,
+    seed: int = 0,
+    subprocess: bool = False,
+    vector: str | None = None,
+    gamma: float = GAMMA,
+) -> Any:
     """``envs`` monitored copies of the env behind ``VecNormalize`` (observations, rewards).
 
     Args:
@@ -105,21 +111,31 @@ def make_training_env(env_id: str, env_kwargs: dict[str, Any], envs: int = 8, se
         from ..vector import AsyncBatchedEnv, BatchedEnv, SB3VecEnv
 
         options = {"autoreset_mode": AutoresetMode.SAME_STEP, **env_kwargs}
-        batch = (BatchedEnv(env_id, envs, **options) if kind == "batched"
-                 else AsyncBatchedEnv(env_id, envs, workers=min(2, envs), **options))  # fmt: skip
+        batch = (
+            BatchedEnv(env_id, envs, **options)
+            if kind == "batched"
+            else AsyncBatchedEnv(env_id, envs, workers=min(2, envs), **options)
+        )
         vec = SB3VecEnv(batch)
         vec.seed(seed)
         vec = VecMonitor(vec)
     else:
         vec_cls = SubprocVecEnv if kind == "subprocess" and envs > 1 else DummyVecEnv
-        vec = make_vec_env(env_id, n_envs=envs, seed=seed, env_kwargs=env_kwargs,
-                           vec_env_cls=vec_cls)  # fmt: skip
+        vec = make_vec_env(
+            env_id, n_envs=envs, seed=seed, env_kwargs=env_kwargs, vec_env_cls=vec_cls
+        )
     return VecNormalize(vec, norm_obs=True, norm_reward=True, gamma=gamma)
 
 
-def make_ppo(env: Any, seed: int = 0, net_arch: tuple[int, ...] = (256, 256),
-             n_epochs: int = N_EPOCHS, *, gamma: float = GAMMA,
-             log_std_init: float = -2.0) -> Any:  # fmt: skip
+def make_ppo(
+    env: Any,
+    seed: int = 0,
+    net_arch: tuple[int, ...] = (256, 256),
+    n_epochs: int = N_EPOCHS,
+    *,
+    gamma: float = GAMMA,
+    log_std_init: float = -2.0,
+) -> Any:
     """A Stable-Baselines3 PPO with the tuned Reach settings, on the CPU.
 
     Args:
@@ -166,10 +182,18 @@ EVAL_EPISODES = 20
 EVAL_SEED_OFFSET = 10_000
 
 
-def train(task: str, steps: int, out: Path, *, envs: int = 8, seed: int = 0,
-          engine: str | None = None, eval_every: int = EVAL_EVERY,
-          eval_episodes: int = EVAL_EPISODES,
-          on_progress: Callable[[int], None] | None = None) -> TrainingRun:  # fmt: skip
+def train(
+    task: str,
+    steps: int,
+    out: Path,
+    *,
+    envs: int = 8,
+    seed: int = 0,
+    engine: str | None = None,
+    eval_every: int = EVAL_EVERY,
+    eval_episodes: int = EVAL_EPISODES,
+    on_progress: Callable[[int], None] | None = None,
+) -> TrainingRun:
     """Train PPO on ``task`` for ``steps`` environment steps; save the model and the logs.
 
     Writes into ``out``: ``model.zip`` and ``vecnormalize.pkl``, ``tensorboard/`` (SB3's
@@ -196,8 +220,11 @@ def train(task: str, steps: int, out: Path, *, envs: int = 8, seed: int = 0,
         ConfigurationError: an unknown task, or ``steps``, ``eval_every`` or
             ``eval_episodes`` < 1.
     """
-    for name, value in (("steps", steps), ("eval_every", eval_every),
-                        ("eval_episodes", eval_episodes)):  # fmt: skip
+    for name, value in (
+        ("steps", steps),
+        ("eval_every", eval_every),
+        ("eval_episodes", eval_episodes),
+    ):
         if value < 1:
             raise ConfigurationError(f"{name} must be >= 1, got {value}")
     torch, _, _ = require("rl", "training", "torch", "stable_baselines3", "tensorboard")
@@ -220,8 +247,9 @@ def train(task: str, steps: int, out: Path, *, envs: int = 8, seed: int = 0,
     out.mkdir(parents=True, exist_ok=True)
     torch.set_num_threads(1)
     env = make_training_env(env_id, env_kwargs, envs=envs, seed=seed)
-    eval_env = make_training_env(env_id, env_kwargs, envs=1, seed=seed + EVAL_SEED_OFFSET,
-                                 vector="dummy")  # fmt: skip
+    eval_env = make_training_env(
+        env_id, env_kwargs, envs=1, seed=seed + EVAL_SEED_OFFSET, vector="dummy"
+    )
     model = make_ppo(env, seed=seed)
     model.set_logger(tensorboard_logger(out / TENSORBOARD_FOLDER))
     evaluator = Evaluator(eval_env, eval_every, eval_episodes, seed + EVAL_SEED_OFFSET)
@@ -230,8 +258,10 @@ def train(task: str, steps: int, out: Path, *, envs: int = 8, seed: int = 0,
     rollout = model.n_steps * model.n_envs
     started = time.perf_counter()
     try:
-        model.learn(total_timesteps=-(-steps // rollout) * rollout,
-                    callback=CallbackList([_Progress(), evaluator]))  # fmt: skip
+        model.learn(
+            total_timesteps=-(-steps // rollout) * rollout,
+            callback=CallbackList([_Progress(), evaluator]),
+        )
     finally:
         model.logger.close()
         eval_env.close()
@@ -240,10 +270,19 @@ def train(task: str, steps: int, out: Path, *, envs: int = 8, seed: int = 0,
     env.save(str(out / "vecnormalize.pkl"))
     env.close()
     engine_name = str(env_kwargs.get("engine", DEFAULT_ENGINE))
-    run = TrainingRun(task=task, env_id=env_id, engine=engine_name, seed=seed, envs=envs,
-                      steps=int(model.num_timesteps), wall_time=wall_time,
-                      env_kwargs=env_kwargs, evaluations=tuple(evaluator.evaluations))  # fmt: skip
-    save_learning_curve(run.evaluations, out / CURVE_FILE,
-                        title=f"PPO on {env_id} ({run.engine}), seed {seed}")  # fmt: skip
+    run = TrainingRun(
+        task=task,
+        env_id=env_id,
+        engine=engine_name,
+        seed=seed,
+        envs=envs,
+        steps=int(model.num_timesteps),
+        wall_time=wall_time,
+        env_kwargs=env_kwargs,
+        evaluations=tuple(evaluator.evaluations),
+    )
+    save_learning_curve(
+        run.evaluations, out / CURVE_FILE, title=f"PPO on {env_id} ({run.engine}), seed {seed}"
+    )
     write_run(run, out)
     return run

@@ -147,8 +147,10 @@ class _InfoCodec:
     def encode(self, info: dict[str, Any]) -> bytes:
         """One message (tag byte and payload) for ``info``."""
         count, values = self.count, list(info.values())
-        if values and all(isinstance(v, np.ndarray) and v.shape == (count,)
-                          and v.dtype.kind in "biuf" for v in values):  # fmt: skip
+        if values and all(
+            isinstance(v, np.ndarray) and v.shape == (count,) and v.dtype.kind in "biuf"
+            for v in values
+        ):
             dtype = np.dtype([(key, value.dtype) for key, value in info.items()])
             record = np.empty(self.count, dtype=dtype)
             for key, value in info.items():
@@ -170,8 +172,15 @@ class _InfoCodec:
         return pickle.loads(payload)
 
 
-def _worker(pipe: Any, env_id: str, count: int, options: dict[str, Any], shared: dict[str, Any],
-            rows: slice, spin: float) -> None:  # fmt: skip
+def _worker(
+    pipe: Any,
+    env_id: str,
+    count: int,
+    options: dict[str, Any],
+    shared: dict[str, Any],
+    rows: slice,
+    spin: float,
+) -> None:
     """One worker: a BatchedEnv of ``count`` sub-environments stepped on command.
 
     ``spin``: seconds it polls for the next command before it blocks (see :class:`_Waiter`).
@@ -207,21 +216,23 @@ def _worker(pipe: Any, env_id: str, count: int, options: dict[str, Any], shared:
         pipe.close()
 
 
-def _step_into(env: BatchedEnv, actions: np.ndarray, within: bool,
-               views: dict[str, np.ndarray]) -> dict[str, Any]:  # fmt: skip
+def _step_into(
+    env: BatchedEnv, actions: np.ndarray, within: bool, views: dict[str, np.ndarray]
+) -> dict[str, Any]:
     """Step ``env`` on its rows of checked ``actions``, its results written into ``views``."""
     rewards, terminated, truncated = views["rewards"], views["terminated"], views["truncated"]
     rewards.fill(0.0)
     terminated.fill(False)
     truncated.fill(False)
-    return env.step_checked(actions, within, views["observations"], rewards, terminated,
-                            truncated)  # fmt: skip
+    return env.step_checked(actions, within, views["observations"], rewards, terminated, truncated)
 
 
 def _views(shared: dict[str, Any]) -> dict[str, np.ndarray]:
     """Views of the shared arrays (``shared`` maps name to (buffer, dtype, shape))."""
-    return {name: np.frombuffer(buffer, dtype=dtype).reshape(shape)
-            for name, (buffer, dtype, shape) in shared.items()}  # fmt: skip
+    return {
+        name: np.frombuffer(buffer, dtype=dtype).reshape(shape)
+        for name, (buffer, dtype, shape) in shared.items()
+    }
 
 
 def _merge(parts: list[dict[str, Any]], sizes: list[int]) -> dict[str, Any]:
@@ -235,7 +246,7 @@ def _merge(parts: list[dict[str, Any]], sizes: list[int]) -> dict[str, Any]:
             if key not in merged:
                 dtype = value.dtype if isinstance(value, np.ndarray) else object
                 merged[key] = np.zeros(total, dtype=dtype)
-            merged[key][starts[k]:starts[k + 1]] = value
+            merged[key][starts[k] : starts[k + 1]] = value
     nested = {key for part in parts for key, value in part.items() if isinstance(value, dict)}
     for key in nested:
         merged[key] = _merge([part.get(key, {}) for part in parts], sizes)
@@ -262,17 +273,29 @@ class AsyncBatchedEnv(VectorEnv):
             and of every environment (``robot``, ``action_mode``...).
     """
 
-    def __init__(self, env_id: str = "jointlab/Reach-v0", num_envs: int = 16, workers: int = 2,
-                 *, local: bool = True, context: str | None = None, spin: float | None = None,
-                 **options: Any) -> None:  # fmt: skip
+    def __init__(
+        self,
+        env_id: str = "jointlab/Reach-v0",
+        num_envs: int = 16,
+        workers: int = 2,
+        *,
+        local: bool = True,
+        context: str | None = None,
+        spin: float | None = None,
+        **options: Any,
+    ) -> None:
         if not 1 <= int(workers) <= int(num_envs):
             raise ConfigurationError(f"workers must be in [1, num_envs={num_envs}], got {workers}")
         cores = usable_cores()
         if spin is None:  # a process per worker, and this one if it does not step a share
             processes = int(workers) + (0 if local else 1)
             spin = DEFAULT_SPIN if processes <= cores else 0.0
-        if (isinstance(spin, bool) or not isinstance(spin, numbers.Real)
-                or not math.isfinite(spin) or spin < 0.0):
+        if (
+            isinstance(spin, bool)
+            or not isinstance(spin, numbers.Real)
+            or not math.isfinite(spin)
+            or spin < 0.0
+        ):
             raise ConfigurationError(f"spin must be a finite number of seconds >= 0, got {spin!r}")
         #: Seconds a waiting process polls its pipe before it blocks.
         self.spin = float(spin)
@@ -302,16 +325,21 @@ class AsyncBatchedEnv(VectorEnv):
             "terminated": (np.bool_, (n,)),
             "truncated": (np.bool_, (n,)),
         }
-        shared = {name: (ctx.RawArray("b", int(np.prod(shape)) * np.dtype(dtype).itemsize),
-                         dtype, shape) for name, (dtype, shape) in layout.items()}  # fmt: skip
+        shared = {
+            name: (ctx.RawArray("b", int(np.prod(shape)) * np.dtype(dtype).itemsize), dtype, shape)
+            for name, (dtype, shape) in layout.items()
+        }
         self._shared = _views(shared)
         self._codecs = [_InfoCodec(size) for size in self._sizes]
         start, remote = (self._sizes[0], self._sizes[1:]) if self.local else (0, self._sizes)
         self._local_views = {name: view[:start] for name, view in self._shared.items()}
         for size in remote:
             parent, child = ctx.Pipe()
-            process = ctx.Process(target=_worker, daemon=True, args=(
-                child, env_id, size, options, shared, slice(start, start + size), self.spin))
+            process = ctx.Process(
+                target=_worker,
+                daemon=True,
+                args=(child, env_id, size, options, shared, slice(start, start + size), self.spin),
+            )
             process.start()
             child.close()
             self._pipes.append(parent)
@@ -348,8 +376,11 @@ class AsyncBatchedEnv(VectorEnv):
                 results.append(codec.decode(message))
         if error is not None:
             self.close()
-            raise error if isinstance(error, JointLabError) else JointLabError(
-                f"a worker of AsyncBatchedEnv failed: {error!r}") from error  # fmt: skip
+            raise (
+                error
+                if isinstance(error, JointLabError)
+                else JointLabError(f"a worker of AsyncBatchedEnv failed: {error!r}")
+            ) from error
         return results
 
     def _info(self, parts: list[np.ndarray | dict[str, Any]]) -> dict[str, Any]:
@@ -371,24 +402,25 @@ class AsyncBatchedEnv(VectorEnv):
         start, sizes = (self._sizes[0], self._sizes[1:]) if self.local else (0, self._sizes)
         for pipe, size in zip(self._pipes, sizes, strict=True):
             pipe.send_bytes(_Command.RESET.value)
-            pipe.send((seeds[start:start + size], options))
+            pipe.send((seeds[start : start + size], options))
             start += size
         local = None
         if self._local_env is not None:
             try:
                 self._local_views["observations"][:], local = self._local_env.reset(
-                    seed=seeds[:self._sizes[0]], options=options)
+                    seed=seeds[: self._sizes[0]], options=options
+                )
             except Exception as exc:  # raised once the children have answered
                 local = exc
         info = self._info(self._gather(local))
         return self._shared["observations"].copy(), info
 
-    def step(self, actions: Any) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray,
-                                          dict[str, Any]]:  # fmt: skip
+    def step(
+        self, actions: Any
+    ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, dict[str, Any]]:
         """Step every worker's batch with its rows of ``actions``."""
         shared = self._shared
-        shared["actions"][:], within = check_actions(actions, self._action_shape,
-                                                     self._action_mode)  # fmt: skip
+        shared["actions"][:], within = check_actions(actions, self._action_shape, self._action_mode)
         command = (_Command.STEP_WITHIN if within else _Command.STEP).value
         for pipe in self._pipes:
             pipe.send_bytes(command)
@@ -400,8 +432,13 @@ class AsyncBatchedEnv(VectorEnv):
             except Exception as exc:  # raised once the children have answered
                 local = exc
         info = self._info(self._gather(local))
-        return (shared["observations"].copy(), shared["rewards"].copy(),
-                shared["terminated"].copy(), shared["truncated"].copy(), info)  # fmt: skip
+        return (
+            shared["observations"].copy(),
+            shared["rewards"].copy(),
+            shared["terminated"].copy(),
+            shared["truncated"].copy(),
+            info,
+        )
 
     def close_extras(self, **kwargs: Any) -> None:
         """Stop the children (they close their environments) and close this process's share."""

@@ -67,8 +67,9 @@ class BatchedEnv(VectorEnv):
         if int(num_envs) < 1:
             raise ConfigurationError(f"num_envs must be >= 1, got {num_envs}")
         if env_kwargs.get("render_mode") == "human" or "backend" in env_kwargs:
-            raise ConfigurationError("BatchedEnv builds simulated robots itself: no backend= "
-                                     "and no render_mode='human'")  # fmt: skip
+            raise ConfigurationError(
+                "BatchedEnv builds simulated robots itself: no backend= and no render_mode='human'"
+            )
         self.autoreset_mode = AutoresetMode(autoreset_mode)
         if self.autoreset_mode is AutoresetMode.DISABLED:
             raise ConfigurationError("BatchedEnv supports autoreset NEXT_STEP and SAME_STEP")
@@ -101,9 +102,14 @@ class BatchedEnv(VectorEnv):
         #: Per NJointAction field: its index in the action's fields (or None) and default.
         self._columns = [
             (self._fields.index(name) if name in self._fields else None, default)
-            for name, default in (("torque", zeros), ("position", nan), ("position_kp", nan),
-                                  ("position_kd", nan), ("velocity", nan))
-        ]  # fmt: skip
+            for name, default in (
+                ("torque", zeros),
+                ("position", nan),
+                ("position_kp", nan),
+                ("position_kd", nan),
+                ("velocity", nan),
+            )
+        ]
         self._layout = first.observation_layout
         self._batch_outcome = getattr(type(first.task), "batch_outcome", None)
         self._simple_observation = not (first._observe_torque or first._observe_previous_action)
@@ -120,8 +126,9 @@ class BatchedEnv(VectorEnv):
     ) -> tuple[np.ndarray, dict[str, Any]]:
         """Reset every sub-environment; ``seed`` as in ``SyncVectorEnv`` (``s + i``)."""
         seeds = sub_seeds(seed, self.num_envs)
-        observations = np.empty((self.num_envs, *self.single_observation_space.shape),
-                                dtype=np.float32)  # fmt: skip
+        observations = np.empty(
+            (self.num_envs, *self.single_observation_space.shape), dtype=np.float32
+        )
         for i, (env, s) in enumerate(zip(self.envs, seeds, strict=True)):
             observations[i], _ = env.reset(seed=s, options=options)
         self._elapsed[:] = 0
@@ -145,9 +152,14 @@ class BatchedEnv(VectorEnv):
         return observations, rewards, terminated, truncated, info
 
     def step_checked(
-        self, array: np.ndarray, within: bool, observations: np.ndarray, rewards: np.ndarray,
-        terminated: np.ndarray, truncated: np.ndarray,
-    ) -> dict[str, Any]:  # fmt: skip
+        self,
+        array: np.ndarray,
+        within: bool,
+        observations: np.ndarray,
+        rewards: np.ndarray,
+        terminated: np.ndarray,
+        truncated: np.ndarray,
+    ) -> dict[str, Any]:
         """:meth:`step` of actions :func:`check_actions` accepted, into the caller's arrays.
 
         For :class:`~jointlab.envs.vector.AsyncBatchedEnv`, whose processes write straight
@@ -167,8 +179,9 @@ class BatchedEnv(VectorEnv):
         info: dict[str, Any] = {}
         if stepping.size:
             rows = slice(None) if stepping.size == n else stepping  # a slice is cheaper
-            self._step_some(stepping, rows, array[rows], within, observations, rewards,
-                            terminated, info)  # fmt: skip
+            self._step_some(
+                stepping, rows, array[rows], within, observations, rewards, terminated, info
+            )
             self._elapsed[rows] += 1
             truncated[rows] = self._elapsed[rows] >= self.max_episode_steps
         done = terminated | truncated
@@ -177,8 +190,9 @@ class BatchedEnv(VectorEnv):
             for i in np.flatnonzero(done):
                 final_obs[i] = observations[i].copy()
             info["final_obs"], info["_final_obs"] = final_obs, done.copy()
-            info["final_info"] = {k: v for k, v in info.items() if not k.startswith(("final",
-                                                                                     "_final"))}
+            info["final_info"] = {
+                k: v for k, v in info.items() if not k.startswith(("final", "_final"))
+            }
             info["_final_info"] = done.copy()
             for i in np.flatnonzero(done):
                 observations[i], _ = self.envs[i].reset()
@@ -210,16 +224,24 @@ class BatchedEnv(VectorEnv):
         if self._fields == ("position",):
             return [NJointAction.position_from_validated(row) for row in values]
         dof = self._dof
-        columns = [values[:, k * dof:(k + 1) * dof] if k is not None else repeat(default)
-                   for k, default in self._columns]  # fmt: skip
+        columns = [
+            values[:, k * dof : (k + 1) * dof] if k is not None else repeat(default)
+            for k, default in self._columns
+        ]
         # strict=False: repeat() is endless
         return [NJointAction.from_validated(*parts) for parts in zip(*columns, strict=False)]
 
     def _step_some(
-        self, which: np.ndarray, rows: np.ndarray | slice, actions: np.ndarray, within: bool,
-        observations: np.ndarray, rewards: np.ndarray, terminated: np.ndarray,
+        self,
+        which: np.ndarray,
+        rows: np.ndarray | slice,
+        actions: np.ndarray,
+        within: bool,
+        observations: np.ndarray,
+        rewards: np.ndarray,
+        terminated: np.ndarray,
         info: dict[str, Any],
-    ) -> None:  # fmt: skip
+    ) -> None:
         """Apply, step and observe the sub-environments ``which`` (rows of ``actions``).
 
         ``rows`` indexes them in the batch arrays: ``which`` itself, or ``slice(None)`` when
@@ -246,8 +268,11 @@ class BatchedEnv(VectorEnv):
             env._clipped_total += count
         if self._batch_outcome is not None and self._simple_observation:
             if stacked is None:  # torques: stacked by batch_outcome if its reward needs them
-                stacked = (np.array([s.position for s in states]),
-                           np.array([s.velocity for s in states]), None)  # fmt: skip
+                stacked = (
+                    np.array([s.position for s in states]),
+                    np.array([s.velocity for s in states]),
+                    None,
+                )
             outcome = self._batch_outcome([env.task for env in envs], states, *stacked[::2])
             observations[rows] = self._layout.build_batch([*stacked[:2], *outcome.parts])
             rewards[rows] = outcome.reward
@@ -287,8 +312,9 @@ def check_actions(actions: Any, shape: tuple[int, ...], mode: str) -> tuple[np.n
     """
     array = _real_array(actions, mode)  # no text, complex, objects
     if array.shape != shape:
-        raise ActionError(f"actions have shape {array.shape}, expected {shape} "
-                          f"(one row per environment)")  # fmt: skip
+        raise ActionError(
+            f"actions have shape {array.shape}, expected {shape} (one row per environment)"
+        )
     within = bool(np.abs(array).max() <= 1.0)  # False for NaN and inf too
     if not within and not np.isfinite(array).all():
         bad = np.flatnonzero(~np.isfinite(array).reshape(shape[0], -1).all(axis=1)).tolist()
@@ -337,4 +363,3 @@ def _stepper(robots: list[Any]) -> Any:
         return None
 
     return step_each
-

@@ -36,8 +36,9 @@ class SB3VecEnv(VecEnv):
                 " (Stable-Baselines3 resets in the step that ends an episode)"
             )
         self.vector_env = vector_env
-        super().__init__(vector_env.num_envs, vector_env.single_observation_space,
-                         vector_env.single_action_space)  # fmt: skip
+        super().__init__(
+            vector_env.num_envs, vector_env.single_observation_space, vector_env.single_action_space
+        )
         self._actions: np.ndarray | None = None
 
     def reset(self) -> np.ndarray:
@@ -85,8 +86,7 @@ class SB3VecEnv(VecEnv):
         Sub-environments in other processes (``AsyncBatchedEnv``) answer only for what the
         vector environment holds for all of them (``render_mode``, ``metadata``...).
         """
-        if getattr(self.vector_env, "envs", None) is None and hasattr(self.vector_env,
-                                                                      attr_name):  # fmt: skip
+        if getattr(self.vector_env, "envs", None) is None and hasattr(self.vector_env, attr_name):
             return [getattr(self.vector_env, attr_name) for _ in self._get_indices(indices)]
         return [getattr(env, attr_name) for env in self._targets(indices)]
 
@@ -95,11 +95,18 @@ class SB3VecEnv(VecEnv):
         for env in self._targets(indices):
             setattr(env, attr_name, value)
 
-    def env_method(self, method_name: str, *method_args: Any, indices: VecEnvIndices = None,
-                   **method_kwargs: Any) -> list[Any]:  # fmt: skip
+    def env_method(
+        self,
+        method_name: str,
+        *method_args: Any,
+        indices: VecEnvIndices = None,
+        **method_kwargs: Any,
+    ) -> list[Any]:
         """Call a method of each sub-environment (in-process vector environments only)."""
-        return [getattr(env, method_name)(*method_args, **method_kwargs)
-                for env in self._targets(indices)]  # fmt: skip
+        return [
+            getattr(env, method_name)(*method_args, **method_kwargs)
+            for env in self._targets(indices)
+        ]
 
     def env_is_wrapped(self, wrapper_class: type, indices: VecEnvIndices = None) -> list[bool]:
         """Sub-environments are never wrapped (time limits are the vector env's own)."""

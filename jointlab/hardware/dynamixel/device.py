@@ -85,9 +85,12 @@ class DynamixelDevice:
         servos = self.servos
         self.last_heard = servos.tick_count * servos.dt
         targets = (
-            list(range(servos.n)) if packet.id == BROADCAST_ID
-            else [servos.index[packet.id]] if packet.id in servos.index else []
-        )  # fmt: skip
+            list(range(servos.n))
+            if packet.id == BROADCAST_ID
+            else [servos.index[packet.id]]
+            if packet.id in servos.index
+            else []
+        )
         if not targets:
             return []
         if not packet.crc_ok:
@@ -167,8 +170,9 @@ class DynamixelDevice:
             servo_id = p[at]
             if servo_id in self.servos.index:
                 try:
-                    self.servos.write_memory(self.servos.index[servo_id], address,
-                                 p[at + 1 : at + 1 + length])  # fmt: skip
+                    self.servos.write_memory(
+                        self.servos.index[servo_id], address, p[at + 1 : at + 1 + length]
+                    )
                 except MemoryRefused:
                     pass  # no status packet to carry the error
         return []
@@ -204,8 +208,9 @@ class DynamixelDevice:
             if k is None:
                 break
             try:
-                blocks.append((self._error(k), servo_id, self.servos.read_memory(k, address,
-                                                                     length)))  # fmt: skip
+                blocks.append(
+                    (self._error(k), servo_id, self.servos.read_memory(k, address, length))
+                )
             except MemoryRefused as exc:
                 blocks.append((self._error(k, _REASON[exc.reason]), servo_id, bytes(length)))
         return [(blocks[0][1], encode_fast_status(blocks))] if blocks else []
@@ -224,8 +229,11 @@ class DynamixelDevice:
         return []
 
     def _bulk_read(self, p: bytes) -> list[Reply]:
-        return [r for at in range(0, len(p) - 4, 5)
-                for r in self._read_reply(p[at], _word(p, at + 1), _word(p, at + 3))]  # fmt: skip
+        return [
+            r
+            for at in range(0, len(p) - 4, 5)
+            for r in self._read_reply(p[at], _word(p, at + 1), _word(p, at + 3))
+        ]
 
     # ------------------------------------------------------------------ per tick
     def tick(self) -> None:

@@ -31,13 +31,15 @@ class DynamixelSdk:
         """The Alert bit (the servo's Hardware Error Status says which error)."""
         return int(error) & ALERT
 
-    def sync_read_tx(self, packets: Any, port: Any, address: int, length: int,
-                     ids: list[int]) -> int:  # fmt: skip
+    def sync_read_tx(
+        self, packets: Any, port: Any, address: int, length: int, ids: list[int]
+    ) -> int:
         """A Sync Read instruction (not the Fast one)."""
         return packets.syncReadTx(port, address, length, ids, len(ids), False)
 
-    def bulk_write(self, sdk: Any, packets: Any, port: Any,
-                   entries: Sequence[tuple[int, Register, int]]) -> None:  # fmt: skip
+    def bulk_write(
+        self, sdk: Any, packets: Any, port: Any, entries: Sequence[tuple[int, Register, int]]
+    ) -> None:
         """One Bulk Write packet: ``(servo id, register, value)`` per servo (no status)."""
         group = sdk.GroupBulkWrite(port, packets)
         for servo_id, register, value in entries:
@@ -45,8 +47,9 @@ class DynamixelSdk:
             group.addParam(int(servo_id), register.address, register.size, raw)
         group.txPacket()
 
-    def broadcast_ping(self, sdk: Any, packets: Any, port: Any,
-                       window: float) -> dict[int, int | None]:  # fmt: skip
+    def broadcast_ping(
+        self, sdk: Any, packets: Any, port: Any, window: float
+    ) -> dict[int, int | None]:
         """Servo id -> model number of every servo answering the SDK's broadcast ping.
 
         Raises:

@@ -169,6 +169,13 @@ class PacketDecoder:
             del buffer[:total]
             crc_ok = crc16(raw[:-2]) == (raw[-2] | raw[-1] << 8)
             body = unstuff(raw[7:-2])
-            packets.append(Packet(id=raw[4], instruction=body[0] if body else -1,
-                                  params=body[1:], wire_bytes=total, crc_ok=crc_ok))  # fmt: skip
+            packets.append(
+                Packet(
+                    id=raw[4],
+                    instruction=body[0] if body else -1,
+                    params=body[1:],
+                    wire_bytes=total,
+                    crc_ok=crc_ok,
+                )
+            )
         return packets

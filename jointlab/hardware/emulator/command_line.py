@@ -76,9 +76,11 @@ def main(argv: list[str] | None = None) -> int:
         default=None,
         help="serve on 127.0.0.1:PORT instead of a pty (0: any free port)",
     )
-    parser.add_argument("--lockstep", action="store_true",
-                        help="virtual time: tick only when the host asks (connect with "
-                        "?lockstep=1)")  # fmt: skip
+    parser.add_argument(
+        "--lockstep",
+        action="store_true",
+        help="virtual time: tick only when the host asks (connect with ?lockstep=1)",
+    )
     parser.add_argument("--duration", type=float, default=None, help="stop after SECONDS")
     parser.add_argument(
         "--fifo",
@@ -90,9 +92,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.control_fd is not None:
         return serve_control(args.control_fd)
     try:
-        emulator = Emulator(args.robot, rate_hz=args.rate, watchdog_ms=args.watchdog_ms,
-                            stream_period=args.stream_period, tcp_port=args.tcp,
-                            lockstep=args.lockstep)  # fmt: skip
+        emulator = Emulator(
+            args.robot,
+            rate_hz=args.rate,
+            watchdog_ms=args.watchdog_ms,
+            stream_period=args.stream_period,
+            tcp_port=args.tcp,
+            lockstep=args.lockstep,
+        )
     except JointLabError as exc:
         print(f"error: {exc}", file=sys.stderr)
         return 2

@@ -124,8 +124,9 @@ class Device:
         self.queue = CommandQueue()
         self.setpoints = Setpoints(self.description, 1.0 / self.rate_hz)
         self.config_accel = np.array(self.description.acceleration_limit)
-        self.player = PlayerCommands(robot, self.setpoints, self.gate, self.accept,
-                                     self.config_accel)  # fmt: skip
+        self.player = PlayerCommands(
+            robot, self.setpoints, self.gate, self.accept, self.config_accel
+        )
         self._zero = NJointAction.Zero(self.dof)
         #: Commands refused with a NACK since start-up.
         self.commands_refused = 0
@@ -137,8 +138,9 @@ class Device:
                 try:
                     handler = attrgetter(str(row.handler))(self)
                 except AttributeError as exc:
-                    raise TypeError(f"Device has no handler {row.handler!r} for "
-                                    f"{row.msg_class.name} {row.name}") from exc  # fmt: skip
+                    raise TypeError(
+                        f"Device has no handler {row.handler!r} for {row.msg_class.name} {row.name}"
+                    ) from exc
                 self._handlers[row.cls] = (handler, row.lockstep_only)
         self.reset()
 
@@ -272,8 +274,14 @@ class Device:
             self.watchdog_engaged = False
             effect()
 
-        self.queue.accept(frame.seq, int(message.msg_type), message.pack(), self.received_at,
-                          self.tick_count, take_effect)  # fmt: skip
+        self.queue.accept(
+            frame.seq,
+            int(message.msg_type),
+            message.pack(),
+            self.received_at,
+            self.tick_count,
+            take_effect,
+        )
 
     def _set_base(self, action: NJointAction) -> None:
         self._base = action
@@ -348,14 +356,14 @@ class Device:
 
     def configure_speed(self, frame: Frame, message: SpeedRequest) -> None:
         """REQ SPEED: the configured speed of one joint."""
-        joint, value = self._setting(message.joint, message.speed,
-                                     self.description.velocity_limit)  # fmt: skip
+        joint, value = self._setting(message.joint, message.speed, self.description.velocity_limit)
         self.robot.configure_speed(joint, value)
 
     def configure_accel(self, frame: Frame, message: AccelRequest) -> None:
         """REQ ACCEL: the configured acceleration of one joint."""
-        joint, value = self._setting(message.joint, message.accel,
-                                     self.description.acceleration_limit)  # fmt: skip
+        joint, value = self._setting(
+            message.joint, message.accel, self.description.acceleration_limit
+        )
         self.config_accel[joint] = value
         self.robot.configure_accel(joint, value)
 

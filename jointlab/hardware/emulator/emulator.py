@@ -101,8 +101,10 @@ class Emulator:
         self._delayed: deque[tuple[float, bytes]] = deque()
         #: (tick, ``time.perf_counter()``) of the DATA STATE frames written, newest last.
         self._state_sent: deque[tuple[int, float]] = deque(maxlen=APPLIED_LOG)
-        self.counts = dict.fromkeys(("tx_frames", "tx_dropped", "rx_dropped", "rx_corrupted",
-                                     "tx_corrupted", "late_ticks"), 0)  # fmt: skip
+        self.counts = dict.fromkeys(
+            ("tx_frames", "tx_dropped", "rx_dropped", "rx_corrupted", "tx_corrupted", "late_ticks"),
+            0,
+        )
         self.set_faults(faults or Faults())
         self._closed = False
 

@@ -108,8 +108,7 @@ def _bounded(emulator: Served, wait: float | None, end: float | None) -> float |
     return wait
 
 
-def serve_realtime(emulator: Served, control: Connection | None, duration: float | None
-                   ) -> None:  # fmt: skip
+def serve_realtime(emulator: Served, control: Connection | None, duration: float | None) -> None:
     """Tick at ``rate_hz`` of wall-clock time (see the module docstring)."""
     period, link = emulator.period, emulator.link
     if emulator.greeting:
@@ -143,8 +142,7 @@ def serve_realtime(emulator: Served, control: Connection | None, duration: float
         next_tick += period
 
 
-def serve_lockstep(emulator: Served, control: Connection | None, duration: float | None
-                   ) -> None:  # fmt: skip
+def serve_lockstep(emulator: Served, control: Connection | None, duration: float | None) -> None:
     """Tick only when the host asks (see the module docstring)."""
     if emulator.greeting:
         emulator.link.write(emulator.greeting)

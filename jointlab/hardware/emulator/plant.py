@@ -127,8 +127,15 @@ class PlantServer:
         rate_hz: Firmware tick rate: one physics step of ``1 / rate_hz`` s per tick.
     """
 
-    def __init__(self, description: RobotDescription, path: str, *, lockstep: bool,
-                 seed: int = 0, rate_hz: int = 1000) -> None:  # fmt: skip
+    def __init__(
+        self,
+        description: RobotDescription,
+        path: str,
+        *,
+        lockstep: bool,
+        seed: int = 0,
+        rate_hz: int = 1000,
+    ) -> None:
         from jointlab.sim import SimRobot  # emulators may use sim (docs/architecture.md)
 
         dt = 1.0 / rate_hz
@@ -167,8 +174,7 @@ class PlantServer:
     def _pack_state(self, tick: int) -> PlantFrame:
         s = self._sim.read()
         values = np.concatenate([s.position, s.velocity, s.torque]).astype(np.float32)
-        return PlantFrame(PlantType.STATE, tick, LOCKSTEP if self.lockstep else 0, self.dof,
-                          values)  # fmt: skip
+        return PlantFrame(PlantType.STATE, tick, LOCKSTEP if self.lockstep else 0, self.dof, values)
 
     def answer(self, frame: PlantFrame) -> PlantFrame:
         """The STATE answering one request frame (steps the physics for a new STEP).
@@ -184,12 +190,14 @@ class PlantServer:
                 self._step(frame)
             return self._state
         if frame.type == PlantType.SET and len(frame.values) == 2 * n:
-            self._sim.reset(frame.values[:n].astype(np.float64),
-                            frame.values[n:].astype(np.float64))  # fmt: skip
+            self._sim.reset(
+                frame.values[:n].astype(np.float64), frame.values[n:].astype(np.float64)
+            )
             self._stepped = None
         elif frame.type != PlantType.HELLO:
-            raise LinkError(f"plant link: unexpected frame type {frame.type} with "
-                            f"{len(frame.values)} values")  # fmt: skip
+            raise LinkError(
+                f"plant link: unexpected frame type {frame.type} with {len(frame.values)} values"
+            )
         self._state = self._pack_state(frame.tick)
         return self._state
 

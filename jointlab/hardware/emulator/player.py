@@ -62,8 +62,14 @@ class PlayerCommands:
             live array: REQ ACCEL changes it in place).
     """
 
-    def __init__(self, robot: SimRobot, setpoints: Setpoints, gate: MotionGate,
-                 accept: Accept, config_accel: np.ndarray) -> None:  # fmt: skip
+    def __init__(
+        self,
+        robot: SimRobot,
+        setpoints: Setpoints,
+        gate: MotionGate,
+        accept: Accept,
+        config_accel: np.ndarray,
+    ) -> None:
         self.robot = robot
         self.description = robot.description
         self.dof = self.description.dof
@@ -110,8 +116,9 @@ class PlayerCommands:
 
     def _move(self, mask: np.ndarray, target: np.ndarray) -> None:
         state = self.robot.read()
-        self.setpoints.move(mask, target, state.position, state.velocity,
-                            self.robot.config_speed, self.config_accel)  # fmt: skip
+        self.setpoints.move(
+            mask, target, state.position, state.velocity, self.robot.config_speed, self.config_accel
+        )
 
     # ---------------------------------------------------------------- velocity runs
     def speed(self, frame: Frame, message: SpeedCommand) -> None:
@@ -158,8 +165,7 @@ class PlayerCommands:
 
     def _drive(self, mask: np.ndarray, currents: np.ndarray) -> None:
         state = self.robot.read()
-        self.setpoints.torque(mask, currents * self._torque_per_amp, state.position,
-                              state.velocity)  # fmt: skip
+        self.setpoints.torque(mask, currents * self._torque_per_amp, state.position, state.velocity)
 
     def run_all(self, speeds: np.ndarray) -> None:
         """Ramp every joint to ``speeds`` now (REQ STOP DECELERATE: zeros)."""

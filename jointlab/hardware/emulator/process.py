@@ -41,8 +41,13 @@ __all__ = ["FIFO_PRIORITY", "REALTIME_NICE", "EmulatorProcess", "realtime_priori
 #: Seconds ``close()`` waits at each stage (polite CLOSE, then SIGTERM, then SIGKILL).
 STOP_WAIT = 2.0
 #: Integer emulator options and their ranges, checked before the process starts.
-OPTION_RANGES = {"seed": (0, 2**32 - 1), "rate_hz": (1, 65535), "watchdog_ms": (0, 65535),
-                 "tcp_port": (0, 65535), "stream_period": (1, 65535)}  # fmt: skip
+OPTION_RANGES = {
+    "seed": (0, 2**32 - 1),
+    "rate_hz": (1, 65535),
+    "watchdog_ms": (0, 65535),
+    "tcp_port": (0, 65535),
+    "stream_period": (1, 65535),
+}
 #: Longest child error quoted in a LinkError, characters.
 MAX_CHILD_ERROR = 400
 

@@ -45,10 +45,22 @@ START_TIMEOUT = 30.0
 
 def qemu_command(elf: Path, plant_socket: str) -> list[str]:
     """The ``qemu-system-arm`` command line: UART0 on a pty, UART1 on ``plant_socket``."""
-    return [QEMU, "-M", MACHINE, "-nographic", "-monitor", "none",
-            "-serial", "pty",
-            "-chardev", f"socket,id=plant,path={plant_socket}", "-serial", "chardev:plant",
-            "-kernel", str(elf)]  # fmt: skip
+    return [
+        QEMU,
+        "-M",
+        MACHINE,
+        "-nographic",
+        "-monitor",
+        "none",
+        "-serial",
+        "pty",
+        "-chardev",
+        f"socket,id=plant,path={plant_socket}",
+        "-serial",
+        "chardev:plant",
+        "-kernel",
+        str(elf),
+    ]
 
 
 def default_elf(description: RobotDescription) -> Path:
@@ -117,8 +129,14 @@ class FirmwareDevice:
         LinkError: QEMU did not start (its output is quoted).
     """
 
-    def __init__(self, description: RobotDescription, *, lockstep: bool = False,
-                 seed: int = 0, elf: Path | None = None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        description: RobotDescription,
+        *,
+        lockstep: bool = False,
+        seed: int = 0,
+        elf: Path | None = None,
+    ) -> None:
         elf = default_elf(description) if elf is None else Path(elf)
         _check_tools(elf)
         _check_robot(elf, description)
@@ -134,11 +152,13 @@ class FirmwareDevice:
         self.plant.start()
         self.process = subprocess.Popen(
             qemu_command(elf, socket_path),
-            stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-            text=True, preexec_fn=normal_scheduling,  # never a fifo=1 emulator's SCHED_FIFO
-        )  # fmt: skip
-        self._finalizer = weakref.finalize(self, _stop, self.process, self.plant,
-                                           self._directory)  # fmt: skip
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            preexec_fn=normal_scheduling,  # never a fifo=1 emulator's SCHED_FIFO
+        )
+        self._finalizer = weakref.finalize(self, _stop, self.process, self.plant, self._directory)
         try:
             #: The pty of the firmware's host UART.
             self.path = self._read_pty()
@@ -159,8 +179,10 @@ class FirmwareDevice:
                     return match[1]
                 if not line and self.process.poll() is not None:
                     break
-        raise LinkError(f"{QEMU} did not start the firmware (exit {self.process.poll()}): "
-                        f"{seen.strip()[-400:]!r}")  # fmt: skip
+        raise LinkError(
+            f"{QEMU} did not start the firmware (exit {self.process.poll()}): "
+            f"{seen.strip()[-400:]!r}"
+        )
 
     @property
     def running(self) -> bool:

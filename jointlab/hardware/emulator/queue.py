@@ -71,8 +71,15 @@ class CommandQueue:
         """True when commands wait for the next tick."""
         return bool(self._pending)
 
-    def accept(self, seq: int, msg_type: int, payload: bytes, received: float, tick: int,
-               apply: Callable[[], None]) -> None:  # fmt: skip
+    def accept(
+        self,
+        seq: int,
+        msg_type: int,
+        payload: bytes,
+        received: float,
+        tick: int,
+        apply: Callable[[], None],
+    ) -> None:
         """Queue ``apply`` (the command's effect) for the next tick; ``tick`` is the current."""
         self._pending.append(_Queued(seq, msg_type, payload, received, apply))
         self.last_command_tick = tick
@@ -85,5 +92,8 @@ class CommandQueue:
         queued, self._pending = self._pending, []
         for command in queued:
             command.apply()
-            self.applied.append(AppliedCommand(tick, command.seq, command.msg_type,
-                                               command.payload, command.received))  # fmt: skip
+            self.applied.append(
+                AppliedCommand(
+                    tick, command.seq, command.msg_type, command.payload, command.received
+                )
+            )

@@ -80,9 +80,12 @@ class FeetechDevice:
                         replies.append(self._status(k, error=ERROR_ACCESS))
             return replies
         targets = (
-            sorted(range(servos.n), key=lambda k: int(servos.ids[k])) if packet.id == BROADCAST_ID
-            else [servos.index[packet.id]] if packet.id in servos.index else []
-        )  # fmt: skip
+            sorted(range(servos.n), key=lambda k: int(servos.ids[k]))
+            if packet.id == BROADCAST_ID
+            else [servos.index[packet.id]]
+            if packet.id in servos.index
+            else []
+        )
         replies = []
         for k in targets:
             reply = self._single(k, inst, p)

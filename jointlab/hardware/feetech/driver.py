@@ -36,18 +36,21 @@ class FeetechSdk:
         """The error byte's hardware-error bits."""
         return int(error) & HARDWARE_BITS
 
-    def sync_read_tx(self, packets: Any, port: Any, address: int, length: int,
-                     ids: list[int]) -> int:  # fmt: skip
+    def sync_read_tx(
+        self, packets: Any, port: Any, address: int, length: int, ids: list[int]
+    ) -> int:
         """A Sync Read instruction."""
         return packets.syncReadTx(port, address, length, ids, len(ids))
 
-    def bulk_write(self, sdk: Any, packets: Any, port: Any,
-                   entries: Sequence[tuple[int, Register, int]]) -> None:  # fmt: skip
+    def bulk_write(
+        self, sdk: Any, packets: Any, port: Any, entries: Sequence[tuple[int, Register, int]]
+    ) -> None:
         """The SCS/STS protocol has no Bulk Write."""
         raise NotImplementedError("feetech has no bulk write")
 
-    def broadcast_ping(self, sdk: Any, packets: Any, port: Any,
-                       window: float) -> dict[int, int | None]:  # fmt: skip
+    def broadcast_ping(
+        self, sdk: Any, packets: Any, port: Any, window: float
+    ) -> dict[int, int | None]:
         """Servo id -> None (the model number is read afterwards) of every servo answering.
 
         The SDK has no broadcast ping: one is written to the port and every status packet

@@ -86,6 +86,7 @@ class PacketDecoder:
             raw = bytes(buffer[:total])
             del buffer[:total]
             ok = checksum(raw[2:-1]) == raw[-1]
-            packets.append(Packet(id=raw[2], instruction=raw[4], params=raw[5:-1],
-                                  wire_bytes=total, crc_ok=ok))  # fmt: skip
+            packets.append(
+                Packet(id=raw[2], instruction=raw[4], params=raw[5:-1], wire_bytes=total, crc_ok=ok)
+            )
         return packets

@@ -83,6 +83,11 @@ class DeviceFlags:
             moving = (1 + (np.abs(state.velocity) > MOVING_THRESHOLD)).astype(np.uint8)
             fresh = np.where(braked, _BRAKED, moving) | (flags & _STALLED)
             flags = np.where(changed, fresh, flags).astype(np.uint8)
-        return replace(state, motor_power=self.powered, armed=self.armed,
-                       brakes=bool(braked.any()), watchdog=self.watchdog,
-                       actuator_state=flags)  # fmt: skip
+        return replace(
+            state,
+            motor_power=self.powered,
+            armed=self.armed,
+            brakes=bool(braked.any()),
+            watchdog=self.watchdog,
+            actuator_state=flags,
+        )

@@ -56,29 +56,36 @@ class LinkHealth:
     def fail(self, why: str) -> LinkError:
         """Declare the link dead; the error to raise."""
         self.dead = why
-        return LinkError(f"link to {self.port!r} is dead: {why}; reconnect() or a new "
-                         "connect() restores it")  # fmt: skip
+        return LinkError(
+            f"link to {self.port!r} is dead: {why}; reconnect() or a new connect() restores it"
+        )
 
     def check(self, link: HostLink) -> None:
         """Raise if the link was declared dead or its port failed."""
         if self.dead is not None:
-            raise LinkError(f"link to {self.port!r} is dead: {self.dead}; reconnect() or a "
-                            "new connect() restores it")  # fmt: skip
+            raise LinkError(
+                f"link to {self.port!r} is dead: {self.dead}; reconnect() or a "
+                "new connect() restores it"
+            )
         if link.error is not None:
             raise self.fail(f"the port failed ({link.error})")
 
     def silence(self, seconds: float) -> str:
         """Why a link with no DATA STATE for ``seconds`` is dead."""
-        return (f"no DATA STATE for {seconds * 1e3:.0f} ms (the limit is dead_ms="
-                f"{self.dead_ms:g}; raise it with ?dead_ms={2 * self.dead_ms:g} in the URL or "
-                f"dead_ms= of SerialRobot)")  # fmt: skip
+        return (
+            f"no DATA STATE for {seconds * 1e3:.0f} ms (the limit is dead_ms="
+            f"{self.dead_ms:g}; raise it with ?dead_ms={2 * self.dead_ms:g} in the URL or "
+            f"dead_ms= of SerialRobot)"
+        )
 
     def unanswered(self, request: str, attempts: int, timeout: float) -> str:
         """Why a link whose request stayed unanswered (``timeout`` s per attempt) is dead."""
         sent = "sent twice" if attempts == 2 else "sent once"
-        return (f"no reply to {request} within {timeout * 1e3:.0f} ms ({sent}; "
-                f"raise the limit with ?timeout={2 * self.request_timeout:g} in the URL or "
-                f"request_timeout= of SerialRobot)")  # fmt: skip
+        return (
+            f"no reply to {request} within {timeout * 1e3:.0f} ms ({sent}; "
+            f"raise the limit with ?timeout={2 * self.request_timeout:g} in the URL or "
+            f"request_timeout= of SerialRobot)"
+        )
 
     def wait_state(self, link: HostLink, seen: int) -> None:
         """Wait (holding ``link.cond``) until more than ``seen`` states arrived.
@@ -103,9 +110,13 @@ class LinkHealth:
 def foreign_frames(link: HostLink) -> str:
     """What arrived instead of states, if anything: frames of another layout or version."""
     stats = link.stats
-    parts = [f"{count} {what}" for count, what in (
-        (stats.malformed, "frames whose payload did not parse (another layout?)"),
-        (stats.version_mismatches, "frames of another protocol version"),
-        (stats.crc_errors + stats.cobs_errors, "corrupted frames"),
-    ) if count]  # fmt: skip
+    parts = [
+        f"{count} {what}"
+        for count, what in (
+            (stats.malformed, "frames whose payload did not parse (another layout?)"),
+            (stats.version_mismatches, "frames of another protocol version"),
+            (stats.crc_errors + stats.cobs_errors, "corrupted frames"),
+        )
+        if count
+    ]
     return f"; received instead: {', '.join(parts)}" if parts else ""

@@ -75,8 +75,11 @@ class HostLink(serial.threaded.Protocol):
         self._decoder = FrameDecoder(synced=False)
         self._encoder = FrameEncoder()
         self._pending: dict[int, Pending] = {}
-        self._routes = {row.cls: self._on_reply if row.is_reply else self._on_state
-                        for row in TABLE if not row.from_host}  # fmt: skip
+        self._routes = {
+            row.cls: self._on_reply if row.is_reply else self._on_state
+            for row in TABLE
+            if not row.from_host
+        }
         #: Joints of the robot; a DATA STATE with another count is rejected (None: any).
         self.dof: int | None = None
         #: The device is in lockstep: it sends a DATA STATE only to answer a request, so a
@@ -127,8 +130,10 @@ class HostLink(serial.threaded.Protocol):
     def _on_state(self, message: StateData) -> bool:
         if self.dof is not None and message.dof != self.dof:
             self._rejected += 1
-            self.rejection = (f"the device sends DATA STATE for {message.dof} joints, the robot "
-                              f"has {self.dof} ({self._rejected} rejected)")  # fmt: skip
+            self.rejection = (
+                f"the device sends DATA STATE for {message.dof} joints, the robot "
+                f"has {self.dof} ({self._rejected} rejected)"
+            )
             return False
         self.latest = message
         self.state_count += 1

@@ -39,8 +39,9 @@ SETTLE_TIME = 1.0
 _PEAK_V, _PEAK_A, _PEAK_J = 1.875, 10.0 / math.sqrt(3.0), 60.0
 
 
-def reset_target(description: Any, q: Any, qd: Any, *, moving: bool = False
-                 ) -> tuple[np.ndarray, np.ndarray]:  # fmt: skip
+def reset_target(
+    description: Any, q: Any, qd: Any, *, moving: bool = False
+) -> tuple[np.ndarray, np.ndarray]:
     """The target of ``reset(q, qd)``: ``q`` (default home) and ``qd`` (default 0), checked.
 
     Args:

@@ -161,8 +161,14 @@ class SerialRobot(Robot):
     def _connect(self) -> None:
         session = open_session(self._settings, self._resources.keep)
         self._link, self._health, self._requests = session.link, session.health, session.requests
-        self._stream = CommandStream(session.link, session.health, session.requests,
-                                     self.lockstep, session.first, session.device.rate_hz)
+        self._stream = CommandStream(
+            session.link,
+            session.health,
+            session.requests,
+            self.lockstep,
+            session.first,
+            session.device.rate_hz,
+        )
         self.device: HelloReply = session.device
         self._description = description = session.description
         self._zero = NJointAction.Zero(description.dof)

@@ -135,17 +135,21 @@ def open_session(settings: SessionSettings, keep: Callable[[HostLink], None]) ->
     requests = Requester(link, health)
     device = _hello(link, s.port, s.request_timeout, s.connect_timeout)
     description = resolve_description(
-        s.port, device, s.description,
+        s.port,
+        device,
+        s.description,
         lambda: requests.request(GeometryRequest()).to_geometry(),  # type: ignore[attr-defined]
         allow_digest_mismatch=s.allow_digest_mismatch,
-    )  # fmt: skip
+    )
     link.dof = description.dof
     seen = link.state_count
     first: StateData | None = None
     if s.lockstep:
         period = s.stream_period or 1
-        own_clock = LinkError(f"the device on {s.port!r} runs on its own clock (real time): "
-                              "connect without lockstep (?lockstep=0)")  # fmt: skip
+        own_clock = LinkError(
+            f"the device on {s.port!r} runs on its own clock (real time): "
+            "connect without lockstep (?lockstep=0)"
+        )
         if device.stream_period:  # it streams: a lockstep device never does
             raise own_clock
         link.lockstep, link.rate_hz = True, device.rate_hz
@@ -159,8 +163,10 @@ def open_session(settings: SessionSettings, keep: Callable[[HostLink], None]) ->
             try:
                 requests.request(StreamRequest(period))
             except CommandRefused as exc:
-                raise LinkError(f"the device on {s.port!r} runs in lockstep (virtual time): "
-                                "connect with ?lockstep=1") from exc
+                raise LinkError(
+                    f"the device on {s.port!r} runs in lockstep (virtual time): "
+                    "connect with ?lockstep=1"
+                ) from exc
     if s.watchdog is not None:
         try:
             requests.request(WatchdogRequest(*s.watchdog))
@@ -171,8 +177,7 @@ def open_session(settings: SessionSettings, keep: Callable[[HostLink], None]) ->
     return Session(link, health, requests, device, description, period, first)
 
 
-def _hello(link: HostLink, port: str, request_timeout: float, connect_timeout: float
-           ) -> HelloReply:  # fmt: skip
+def _hello(link: HostLink, port: str, request_timeout: float, connect_timeout: float) -> HelloReply:
     deadline = time.perf_counter() + connect_timeout
     reply = None
     while reply is None and time.perf_counter() < deadline:
@@ -199,8 +204,9 @@ def _first_state(link: HostLink, seen: int, port: str, timeout: float) -> StateD
             remaining = deadline - time.perf_counter()
             if remaining <= 0 or link.error is not None:
                 why = link.rejection or link.error or "none arrived"
-                raise LinkError(f"no DATA STATE from {port!r} after the handshake ({why})"
-                                f"{foreign_frames(link)}")  # fmt: skip
+                raise LinkError(
+                    f"no DATA STATE from {port!r} after the handshake ({why}){foreign_frames(link)}"
+                )
             link.cond.wait(remaining)
         return link.latest  # type: ignore[return-value]
 

@@ -31,8 +31,15 @@ class CommandStream:
         rate_hz: The device's tick rate.
     """
 
-    def __init__(self, link: HostLink, health: LinkHealth, requests: Requester, lockstep: bool,
-                 first: StateData, rate_hz: int) -> None:  # fmt: skip
+    def __init__(
+        self,
+        link: HostLink,
+        health: LinkHealth,
+        requests: Requester,
+        lockstep: bool,
+        first: StateData,
+        rate_hz: int,
+    ) -> None:
         self.link = link
         self.health = health
         self.requests = requests

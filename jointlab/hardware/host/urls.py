@@ -46,16 +46,28 @@ if TYPE_CHECKING:
     from jointlab.connection import RobotURL
     from jointlab.hardware.emulator.qemu import FirmwareDevice
 
-__all__ = ["EmulatedRobot", "FirmwareRobot", "connect_emulated", "connect_firmware",
-           "connect_serial", "default_dead_ms", "link_settings", "merge_options"]  # fmt: skip
+__all__ = [
+    "EmulatedRobot",
+    "FirmwareRobot",
+    "connect_emulated",
+    "connect_firmware",
+    "connect_serial",
+    "default_dead_ms",
+    "link_settings",
+    "merge_options",
+]
 
 #: pyserial URL handler -> the query keys pyserial documents for it (value check or None).
 PYSERIAL_HANDLERS: dict[str, dict[str, Any]] = {
     "socket": {"logging": ("debug", "info", "warning", "error")},
-    "rfc2217": {"logging": ("debug", "info", "warning", "error"), "ign_set_control": None,
-                "poll_modem": None, "timeout": query_positive},
+    "rfc2217": {
+        "logging": ("debug", "info", "warning", "error"),
+        "ign_set_control": None,
+        "poll_modem": None,
+        "timeout": query_positive,
+    },
     "loop": {"logging": ("debug", "info", "warning", "error")},
-}  # fmt: skip
+}
 #: Handlers that write files, scan or load other devices: need ``allow_handlers``.
 OPT_IN_HANDLERS = ("spy", "hwgrep", "alt", "cp2110")
 #: Emulator URL keys -> (converter, default); each range is checked here, host side.
@@ -110,8 +122,9 @@ def link_settings(url: RobotURL) -> dict[str, Any]:
 EMULATED_BUS_FACTORY = "jointlab.hardware.servo_host.urls:connect_emulated_bus"
 
 
-def merge_options(url: RobotURL, settings: dict[str, Any], options: dict[str, Any]
-                  ) -> dict[str, Any]:  # fmt: skip
+def merge_options(
+    url: RobotURL, settings: dict[str, Any], options: dict[str, Any]
+) -> dict[str, Any]:
     """``settings`` from the URL plus ``connect``'s keyword ``options``.
 
     A key given both ways is a :class:`~jointlab.errors.ConfigurationError` naming the URL.
@@ -236,9 +249,12 @@ def connect_emulated(url: RobotURL, options: dict[str, Any]) -> EmulatedRobot:
         return connect_bus(url, description, options)  # type: ignore[no-any-return]
     given = {key: url.take(key, *EMULATOR_KEYS[key]) for key in EMULATOR_KEYS}
     emulator_settings: dict[str, Any] = {
-        "seed": given["seed"], "rate_hz": given["rate"], "watchdog_ms": given["watchdog_ms"],
-        "tcp_port": given["tcp"], "fifo": url.take("fifo", query_bool, False),
-    }  # fmt: skip
+        "seed": given["seed"],
+        "rate_hz": given["rate"],
+        "watchdog_ms": given["watchdog_ms"],
+        "tcp_port": given["tcp"],
+        "fifo": url.take("fifo", query_bool, False),
+    }
     settings = link_settings(url)
     stream_period = given["stream_period"]
     url.check_all_taken()
@@ -303,8 +319,9 @@ def connect_firmware(url: RobotURL, description: Any, options: dict[str, Any]) -
                 "SerialRobot keys"
             )
     if description.bus is not None and url.query.get("bus", "jointlab") != "jointlab":
-        raise ConfigurationError(f"{url.url}: device=firmware speaks JointLab's protocol; "
-                                 "add bus=jointlab")  # fmt: skip
+        raise ConfigurationError(
+            f"{url.url}: device=firmware speaks JointLab's protocol; add bus=jointlab"
+        )
     url.take("bus", str, "jointlab")
     seed = url.take("seed", *EMULATOR_KEYS["seed"])
     stream_period = url.take("stream_period", *EMULATOR_KEYS["stream_period"])

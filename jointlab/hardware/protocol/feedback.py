@@ -127,9 +127,11 @@ class StateData(Message):
     ) -> StateData:
         """Build from joint-space arrays of shape ``(dof,)`` (SI units, ``state`` uint8 flags)."""
         floats = float32_array(
-            "StateData", "position/speed/acceleration/current/torque",
-            (position, speed, acceleration, current, torque), 2,
-        )  # fmt: skip
+            "StateData",
+            "position/speed/acceleration/current/torque",
+            (position, speed, acceleration, current, torque),
+            2,
+        )
         flags = np.asarray(state)
         if (
             flags.shape != floats.shape[1:]

@@ -168,8 +168,9 @@ def _prefix(message: Message | Unparsed, version: int) -> bytes:
         try:
             prefix = bytes((frame_version, int(message.msg_class), int(message.msg_type)))
         except ValueError as exc:
-            raise PackingError(f"frame header needs a version in [0, 255], got {version!r}"
-                               ) from exc  # fmt: skip
+            raise PackingError(
+                f"frame header needs a version in [0, 255], got {version!r}"
+            ) from exc
         if kind is not Unparsed:
             _PREFIXES[kind, version] = prefix
     return prefix

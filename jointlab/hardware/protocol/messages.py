@@ -112,7 +112,6 @@ class GeometryRequest(FixedMessage):
     """REQ GET_GEOM: ask for the array geometry; answered by a :class:`GeometryReply`."""
 
 
-
 @payload
 class SpeedRequest(FixedMessage):
     """REQ SPEED: set the configured speed of ``joint`` for later moves."""
@@ -149,11 +148,9 @@ class ArmRequest(FixedMessage):
     """REQ ARM: accept motion commands from now on."""
 
 
-
 @payload
 class DisarmRequest(FixedMessage):
     """REQ DISARM: refuse motion commands and apply zero torque."""
-
 
 
 @payload
@@ -169,7 +166,6 @@ class StopRequest(FixedMessage):
 @payload
 class HeartbeatRequest(FixedMessage):
     """REQ HEARTBEAT: a link check answered by ACK; it does not feed the watchdog."""
-
 
 
 @payload

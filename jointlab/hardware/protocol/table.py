@@ -67,8 +67,13 @@ __all__ = [
     "Row",
 ]
 
-CMD, REQ, DATA, ACK, NACK = (MessageClass.CMD, MessageClass.REQ, MessageClass.DATA,
-                             MessageClass.ACK, MessageClass.NACK)  # fmt: skip
+CMD, REQ, DATA, ACK, NACK = (
+    MessageClass.CMD,
+    MessageClass.REQ,
+    MessageClass.DATA,
+    MessageClass.ACK,
+    MessageClass.NACK,
+)
 
 
 @dataclass(frozen=True)
@@ -150,8 +155,10 @@ class MessageTable:
             if row.reply is not None and (
                 row.reply not in self._by_class or self._by_class[row.reply].from_host
             ):
-                raise TypeError(f"{row.cls.__name__}'s reply {row.reply.__name__} is not a "
-                                "device-to-host message of the table")  # fmt: skip
+                raise TypeError(
+                    f"{row.cls.__name__}'s reply {row.reply.__name__} is not a "
+                    "device-to-host message of the table"
+                )
 
     def __iter__(self) -> Iterator[Row]:
         return iter(self.rows)
@@ -185,65 +192,159 @@ class MessageTable:
 
     def markdown(self) -> str:
         """Section 6 of docs/protocol.md: one table line per message."""
-        lines = ["| class | type | name | payload | direction | reply |",
-                 "|---|---:|---|---|---|---|"]  # fmt: skip
+        lines = [
+            "| class | type | name | payload | direction | reply |",
+            "|---|---:|---|---|---|---|",
+        ]
         seen: set[MessageClass] = set()
         for row in self.rows:
-            kind = row.msg_class.name if row.msg_class in seen else (
-                f"{row.msg_class.name}={int(row.msg_class)}")  # fmt: skip
+            kind = (
+                row.msg_class.name
+                if row.msg_class in seen
+                else (f"{row.msg_class.name}={int(row.msg_class)}")
+            )
             seen.add(row.msg_class)
             direction = "host → device" if row.from_host else "device → host"
             name = f"{row.name} (lockstep)" if row.lockstep_only else row.name
-            lines.append(f"| {kind} | {row.msg_type} | {name} | {row.cls.SIZE_TEXT} | "
-                         f"{direction} | {row.reply_text} |")  # fmt: skip
+            lines.append(
+                f"| {kind} | {row.msg_type} | {name} | {row.cls.SIZE_TEXT} | "
+                f"{direction} | {row.reply_text} |"
+            )
         return "\n".join(lines)
 
 
 #: Every message of the protocol, in document order. Types 1-7 of CMD, 1-5 of REQ and 1 of
 #: DATA are Player actarray's numbers; ACK types are numbered after the request they answer.
-TABLE = MessageTable((
-    Row(CMD, 1, "POS", PositionCommand, handler="player.position",
-        summary="move one joint to a position"),
-    Row(CMD, 2, "MULTI_POS", MultiPositionCommand, handler="player.multi_position",
-        summary="move every joint to a position"),
-    Row(CMD, 3, "SPEED", SpeedCommand, handler="player.speed",
-        summary="move one joint at a speed"),
-    Row(CMD, 4, "MULTI_SPEED", MultiSpeedCommand, handler="player.multi_speed",
-        summary="move every joint at a speed"),
-    Row(CMD, 5, "HOME", HomeCommand, handler="player.home",
-        summary="move one joint, or all, home"),
-    Row(CMD, 6, "CURRENT", CurrentCommand, handler="player.current",
-        summary="drive one joint, or all, with a motor current"),
-    Row(CMD, 7, "MULTI_CURRENT", MultiCurrentCommand, handler="player.multi_current",
-        summary="drive every joint with a motor current"),
-    Row(CMD, 16, "NJOINT", NJointCommand, handler="njoint",
-        summary="a whole NJointAction"),
-    Row(REQ, 1, "POWER", PowerRequest, Ack, "power", summary="motor power on or off"),
-    Row(REQ, 2, "BRAKES", BrakesRequest, Ack, "brakes", summary="engage or release brakes"),
-    Row(REQ, 3, "GET_GEOM", GeometryRequest, GeometryReply, "geometry",
-        summary="the array's geometry"),
-    Row(REQ, 4, "SPEED", SpeedRequest, Ack, "configure_speed",
-        summary="configured speed of one joint"),
-    Row(REQ, 5, "ACCEL", AccelRequest, Ack, "configure_accel",
-        summary="configured acceleration of one joint"),
-    Row(REQ, 16, "HELLO", HelloRequest, HelloReply, "hello", summary="open a session"),
-    Row(REQ, 17, "ARM", ArmRequest, Ack, "arm", summary="accept motion commands"),
-    Row(REQ, 18, "DISARM", DisarmRequest, Ack, "disarm", summary="refuse motion commands"),
-    Row(REQ, 19, "STOP", StopRequest, Ack, "stop", summary="hold still, now or decelerating"),
-    Row(REQ, 20, "HEARTBEAT", HeartbeatRequest, Ack, "heartbeat", summary="link check"),
-    Row(REQ, 21, "WATCHDOG", WatchdogRequest, Ack, "watchdog",
-        summary="configure the command watchdog"),
-    Row(REQ, 22, "STREAM", StreamRequest, Ack, "stream", summary="DATA STATE period"),
-    Row(REQ, 23, "STEP", StepRequest, StateData, "step", lockstep_only=True,
-        summary="run ticks now, answer with the state"),
-    Row(REQ, 24, "SET_STATE", SetStateRequest, Ack, "set_state", lockstep_only=True,
-        summary="put the joints at a position and velocity"),
-    Row(DATA, 1, "STATE", StateData, summary="the state at the end of a tick"),
-    Row(ACK, 0, "ACK", Ack, summary="a request was carried out"),
-    Row(ACK, 3, "GEOMETRY", GeometryReply, summary="reply to GET_GEOM"),
-    Row(ACK, 16, "HELLO", HelloReply, summary="reply to HELLO"),
-    Row(NACK, 0, "NACK", Nack, summary="a command or request was refused"),
-))  # fmt: skip
+TABLE = MessageTable(
+    (
+        Row(
+            CMD,
+            1,
+            "POS",
+            PositionCommand,
+            handler="player.position",
+            summary="move one joint to a position",
+        ),
+        Row(
+            CMD,
+            2,
+            "MULTI_POS",
+            MultiPositionCommand,
+            handler="player.multi_position",
+            summary="move every joint to a position",
+        ),
+        Row(
+            CMD,
+            3,
+            "SPEED",
+            SpeedCommand,
+            handler="player.speed",
+            summary="move one joint at a speed",
+        ),
+        Row(
+            CMD,
+            4,
+            "MULTI_SPEED",
+            MultiSpeedCommand,
+            handler="player.multi_speed",
+            summary="move every joint at a speed",
+        ),
+        Row(
+            CMD,
+            5,
+            "HOME",
+            HomeCommand,
+            handler="player.home",
+            summary="move one joint, or all, home",
+        ),
+        Row(
+            CMD,
+            6,
+            "CURRENT",
+            CurrentCommand,
+            handler="player.current",
+            summary="drive one joint, or all, with a motor current",
+        ),
+        Row(
+            CMD,
+            7,
+            "MULTI_CURRENT",
+            MultiCurrentCommand,
+            handler="player.multi_current",
+            summary="drive every joint with a motor current",
+        ),
+        Row(CMD, 16, "NJOINT", NJointCommand, handler="njoint", summary="a whole NJointAction"),
+        Row(REQ, 1, "POWER", PowerRequest, Ack, "power", summary="motor power on or off"),
+        Row(REQ, 2, "BRAKES", BrakesRequest, Ack, "brakes", summary="engage or release brakes"),
+        Row(
+            REQ,
+            3,
+            "GET_GEOM",
+            GeometryRequest,
+            GeometryReply,
+            "geometry",
+            summary="the array's geometry",
+        ),
+        Row(
+            REQ,
+            4,
+            "SPEED",
+            SpeedRequest,
+            Ack,
+            "configure_speed",
+            summary="configured speed of one joint",
+        ),
+        Row(
+            REQ,
+            5,
+            "ACCEL",
+            AccelRequest,
+            Ack,
+            "configure_accel",
+            summary="configured acceleration of one joint",
+        ),
+        Row(REQ, 16, "HELLO", HelloRequest, HelloReply, "hello", summary="open a session"),
+        Row(REQ, 17, "ARM", ArmRequest, Ack, "arm", summary="accept motion commands"),
+        Row(REQ, 18, "DISARM", DisarmRequest, Ack, "disarm", summary="refuse motion commands"),
+        Row(REQ, 19, "STOP", StopRequest, Ack, "stop", summary="hold still, now or decelerating"),
+        Row(REQ, 20, "HEARTBEAT", HeartbeatRequest, Ack, "heartbeat", summary="link check"),
+        Row(
+            REQ,
+            21,
+            "WATCHDOG",
+            WatchdogRequest,
+            Ack,
+            "watchdog",
+            summary="configure the command watchdog",
+        ),
+        Row(REQ, 22, "STREAM", StreamRequest, Ack, "stream", summary="DATA STATE period"),
+        Row(
+            REQ,
+            23,
+            "STEP",
+            StepRequest,
+            StateData,
+            "step",
+            lockstep_only=True,
+            summary="run ticks now, answer with the state",
+        ),
+        Row(
+            REQ,
+            24,
+            "SET_STATE",
+            SetStateRequest,
+            Ack,
+            "set_state",
+            lockstep_only=True,
+            summary="put the joints at a position and velocity",
+        ),
+        Row(DATA, 1, "STATE", StateData, summary="the state at the end of a tick"),
+        Row(ACK, 0, "ACK", Ack, summary="a request was carried out"),
+        Row(ACK, 3, "GEOMETRY", GeometryReply, summary="reply to GET_GEOM"),
+        Row(ACK, 16, "HELLO", HelloReply, summary="reply to HELLO"),
+        Row(NACK, 0, "NACK", Nack, summary="a command or request was refused"),
+    )
+)
 
 for _row in TABLE:
     _row.cls.msg_class = _row.msg_class
@@ -261,8 +362,12 @@ AckType = TABLE.type_enum(ACK, "AckType")
 NackType = TABLE.type_enum(NACK, "NackType")
 #: Header byte 2's enum for each message class.
 TYPE_ENUMS: dict[int, type[enum.IntEnum]] = {
-    CMD: CmdType, REQ: ReqType, DATA: DataType, ACK: AckType, NACK: NackType,
-}  # fmt: skip
+    CMD: CmdType,
+    REQ: ReqType,
+    DATA: DataType,
+    ACK: AckType,
+    NACK: NackType,
+}
 #: Every codec class by ``(msg_class, msg_type)``.
 MESSAGE_TYPES: dict[tuple[int, int], type[Message]] = {
     (int(row.msg_class), row.msg_type): row.cls for row in TABLE

@@ -147,8 +147,9 @@ class _RowsMessage(Message):
         name = type(self).__name__
         values = float32_array(name, "values", self.values, 2)
         if values.shape[0] != self._ROWS:
-            raise PackingError(f"{name}.values must have shape ({self._ROWS}, dof), got "
-                               f"{values.shape}")  # fmt: skip
+            raise PackingError(
+                f"{name}.values must have shape ({self._ROWS}, dof), got {values.shape}"
+            )
         check_count(name, values.shape[1])
         object.__setattr__(self, "values", values)
 
@@ -198,8 +199,17 @@ class NJointCommand(_RowsMessage):
     @classmethod
     def from_action(cls, action: NJointAction) -> NJointCommand:
         """Encode an action (float64 fields rounded to float32)."""
-        return cls(np.array((action.torque, action.position, action.position_kp,
-                             action.position_kd, action.velocity)))  # fmt: skip
+        return cls(
+            np.array(
+                (
+                    action.torque,
+                    action.position,
+                    action.position_kp,
+                    action.position_kd,
+                    action.velocity,
+                )
+            )
+        )
 
     def to_action(self) -> NJointAction:
         """Return the action as float64 arrays.

@@ -213,8 +213,16 @@ _CODES = {
     "f": "float32",
 }
 #: struct code -> the type name of docs/protocol.md.
-DOC_TYPES = {"b": "i8", "B": "u8", "h": "i16", "H": "u16", "i": "i32", "I": "u32",
-             "Q": "u64", "f": "f32"}  # fmt: skip
+DOC_TYPES = {
+    "b": "i8",
+    "B": "u8",
+    "h": "i16",
+    "H": "u16",
+    "i": "i32",
+    "I": "u32",
+    "Q": "u64",
+    "f": "f32",
+}
 
 
 class FixedMessage(Message):

@@ -54,8 +54,9 @@ class GainScaling:
         p, d, v = (np.array([DIVISORS[m.vendor][i] for m in models]) for i in range(3))
         torque = np.array([m.stall_torque / m.pwm_full_scale for m in models])
         # ė per millisecond: D / d_div counts per (tick/ms) = D / d_div * 1e-3 per (tick/s).
-        return cls(kp_per_count=torque / p, kd_per_count=torque / d * 1e-3,
-                    kv_per_count=torque / v * 1e-3)  # fmt: skip
+        return cls(
+            kp_per_count=torque / p, kd_per_count=torque / d * 1e-3, kv_per_count=torque / v * 1e-3
+        )
 
     def gains(self, p: np.ndarray, d: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Horn gains (N·m/tick, N·m·s/tick) of P and D register values."""

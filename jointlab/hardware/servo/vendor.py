@@ -40,16 +40,19 @@ class VendorSdk(Protocol):
     def hardware_bits(self, error: int) -> int:
         """Hardware-error bits of a status packet's error byte (0: none)."""
 
-    def sync_read_tx(self, packets: Any, port: Any, address: int, length: int,
-                     ids: list[int]) -> int:  # fmt: skip
+    def sync_read_tx(
+        self, packets: Any, port: Any, address: int, length: int, ids: list[int]
+    ) -> int:
         """Send a Sync Read instruction; return the SDK's result code."""
 
-    def bulk_write(self, sdk: Any, packets: Any, port: Any,
-                   entries: Sequence[tuple[int, Register, int]]) -> None:  # fmt: skip
+    def bulk_write(
+        self, sdk: Any, packets: Any, port: Any, entries: Sequence[tuple[int, Register, int]]
+    ) -> None:
         """Write different registers of several servos in one packet (no status)."""
 
-    def broadcast_ping(self, sdk: Any, packets: Any, port: Any,
-                       window: float) -> dict[int, int | None]:  # fmt: skip
+    def broadcast_ping(
+        self, sdk: Any, packets: Any, port: Any, window: float
+    ) -> dict[int, int | None]:
         """Servo id -> model number (None: not in the answer) of every servo that answers."""
 
     def reboot(self, packets: Any, port: Any, servo_id: int) -> None:

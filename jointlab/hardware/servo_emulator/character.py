@@ -70,8 +70,9 @@ class ServoCharacter:
     delay: GoalDelay | None
 
     @classmethod
-    def of(cls, description: RobotDescription, ticks_per_radian: np.ndarray,
-           dt: float) -> ServoCharacter:  # fmt: skip
+    def of(
+        cls, description: RobotDescription, ticks_per_radian: np.ndarray, dt: float
+    ) -> ServoCharacter:
         """The character the robot file gives its servos.
 
         Args:
@@ -83,8 +84,11 @@ class ServoCharacter:
         stiffness = np.array([s.stiffness for s in servos], dtype=np.float64)
         play = np.array([s.backlash for s in servos], dtype=np.float64)
         delay = np.rint(np.array([s.delay for s in servos]) / dt).astype(np.int64)
-        return cls(stiffness=stiffness, half_play=0.5 * play * np.abs(ticks_per_radian),
-                   delay=GoalDelay(delay) if delay.any() else None)  # fmt: skip
+        return cls(
+            stiffness=stiffness,
+            half_play=0.5 * play * np.abs(ticks_per_radian),
+            delay=GoalDelay(delay) if delay.any() else None,
+        )
 
     @property
     def has_play(self) -> bool:

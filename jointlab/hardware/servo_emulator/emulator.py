@@ -156,8 +156,9 @@ class BusEmulator:
                         f"offsets must be {description.dof} tick values, got {offsets.shape}"
                     )
             modes = [m.modes[s.mode.value] for m, s in zip(models, bus.servos, strict=True)]
-            self.servos = ServoArray(self._sim, models, list(bus.ids), offsets, modes,
-                                     baud=self.baud, supply=supply)  # fmt: skip
+            self.servos = ServoArray(
+                self._sim, models, list(bus.ids), offsets, modes, baud=self.baud, supply=supply
+            )
             self.servos.sleep = not self.lockstep  # lockstep stays exact, tick for tick
             self.device: Any = self.vendor.device(self.servos)
             self.link = PtyLink()
@@ -168,9 +169,19 @@ class BusEmulator:
         self._set_baud_registers(self.baud)
         self._pending: list[tuple[float, bytes]] = []
         self._line_free = 0.0
-        self.counts = dict.fromkeys(("instructions", "rx_bytes", "replies", "dropped",
-                                     "corrupted", "garbled", "late_ticks", "unheard"),
-                                    0)  # fmt: skip
+        self.counts = dict.fromkeys(
+            (
+                "instructions",
+                "rx_bytes",
+                "replies",
+                "dropped",
+                "corrupted",
+                "garbled",
+                "late_ticks",
+                "unheard",
+            ),
+            0,
+        )
         self._unpowered = False
         self._wire = 0.0
         self._tick_debt = 0.0
@@ -269,12 +280,15 @@ class BusEmulator:
     def report(self) -> BusReport:
         """The counters and the arm's joint positions."""
         protection = self.servos.protection
-        return BusReport(ticks=self.servos.tick_count, wire_seconds=self._wire,
-                         position=tuple(self._sim.read().position.tolist()),
-                         temperature=tuple(protection.temperature.tolist()),
-                         voltage=tuple(protection.voltage.tolist()),
-                         errors=tuple(int(b) for b in self.servos.faults),
-                         **self.counts)  # fmt: skip
+        return BusReport(
+            ticks=self.servos.tick_count,
+            wire_seconds=self._wire,
+            position=tuple(self._sim.read().position.tolist()),
+            temperature=tuple(protection.temperature.tolist()),
+            voltage=tuple(protection.voltage.tolist()),
+            errors=tuple(int(b) for b in self.servos.faults),
+            **self.counts,
+        )
 
     # ------------------------------------------------------------------ bytes
     #: Broadcast ids of both protocols (0xFE): every servo at the line's rate hears them.
@@ -346,8 +360,11 @@ class BusEmulator:
     def _power_pending(self) -> bool:
         """True until every power fault's window is over (their edges must be ticked)."""
         now = self.servos.tick_count * self.dt - self._fault_t0
-        return any(w is not None and now < w.at + w.seconds
-                   for name, w in self._windows.items() if name != "unplugged")  # fmt: skip
+        return any(
+            w is not None and now < w.at + w.seconds
+            for name, w in self._windows.items()
+            if name != "unplugged"
+        )
 
     def skip(self, ticks: int) -> None:
         """Count ``ticks`` slept-through firmware ticks."""
@@ -448,9 +465,11 @@ def main(argv: list[str] | None = None) -> int:
         os.close(devnull)
     with emulator:
         print(f"port: {emulator.path}", flush=True)
-        print(f"bus: {emulator.protocol} at {emulator.baud} bit/s, servos "
-              f"{emulator.servos.ids.tolist()} (pid {os.getpid()}; Ctrl-C stops)",
-              flush=True)  # fmt: skip
+        print(
+            f"bus: {emulator.protocol} at {emulator.baud} bit/s, servos "
+            f"{emulator.servos.ids.tolist()} (pid {os.getpid()}; Ctrl-C stops)",
+            flush=True,
+        )
         try:
             emulator.serve(duration=args.duration)
         except KeyboardInterrupt:

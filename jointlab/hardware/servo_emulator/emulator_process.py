@@ -66,8 +66,9 @@ class BusEmulatorProcess(EmulatorProcess):
         Raises:
             LinkError: the emulator could not (its reason).
         """
-        answer = self._ask(BusRequest(BusControl.ADVANCE, seconds=float(seconds),
-                                      rx_bytes=int(rx_bytes)))  # fmt: skip
+        answer = self._ask(
+            BusRequest(BusControl.ADVANCE, seconds=float(seconds), rx_bytes=int(rx_bytes))
+        )
         if isinstance(answer, Failed):
             raise LinkError(f"emulated bus {self.path}: {answer.error}")
         return answer

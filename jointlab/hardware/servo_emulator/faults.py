@@ -84,8 +84,7 @@ class BusFaults:
                     )
         if not (math.isfinite(self.delay_status) and 0.0 <= self.delay_status <= MAX_DELAY):
             raise ConfigurationError(
-                f"BusFaults.delay_status must be in [0, {MAX_DELAY:g}] s, got "
-                f"{self.delay_status!r}"
+                f"BusFaults.delay_status must be in [0, {MAX_DELAY:g}] s, got {self.delay_status!r}"
             )
         _window("unplugged", self.unplugged, 2)
         _window("power_cut", self.power_cut, 2)

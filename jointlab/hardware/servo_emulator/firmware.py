@@ -150,8 +150,11 @@ class ServoArray(RegisterInputs, StepMode, MemoryRules):
         """The register ``name``, checked to sit at one address on every model of the bus."""
         cached = self._registers.get(name)
         if cached is None:
-            found = {(m.table[name].address, m.table[name].size, m.table[name].encoding)
-                     for m in self.models if name in m.table}  # fmt: skip
+            found = {
+                (m.table[name].address, m.table[name].size, m.table[name].encoding)
+                for m in self.models
+                if name in m.table
+            }
             if len(found) != 1:
                 raise KeyError(f"register {name!r} differs between the servos' models or is absent")
             cached = next(m.table[name] for m in self.models if name in m.table)
@@ -310,8 +313,7 @@ class ServoArray(RegisterInputs, StepMode, MemoryRules):
         if position.any():
             fresh = goal != self._move_goal  # a new move: its length sets a timed profile
             if fresh.any():
-                self._move_length = np.where(fresh, np.abs(goal - self.setpoint),
-                                             self._move_length)  # fmt: skip
+                self._move_length = np.where(fresh, np.abs(goal - self.setpoint), self._move_length)
                 self._move_goal = goal.copy()
             ramping = position & ((goal != self.setpoint) | (self.trajectory_velocity != 0))
             if ramping.any():  # (a servo holding its goal has no profile to follow)
@@ -320,9 +322,10 @@ class ServoArray(RegisterInputs, StepMode, MemoryRules):
                 timed = inputs["time_based"]
                 if timed.any():
                     v_timed, a_timed = time_based_limits(
-                        self._move_length, inputs["profile_velocity_raw"],
+                        self._move_length,
+                        inputs["profile_velocity_raw"],
                         inputs["profile_acceleration_raw"],
-                    )  # fmt: skip
+                    )
                     v_max = np.where(timed, v_timed, v_max)
                     a_max = np.where(timed, a_timed, a_max)
                 setpoint, trajectory = trapezoid_step(
@@ -349,9 +352,12 @@ class ServoArray(RegisterInputs, StepMode, MemoryRules):
             )
             self.trajectory_velocity = np.where(velocity, ramped, self.trajectory_velocity)
             pwm_out, integral = velocity_loop(
-                (self.trajectory_velocity - qd) / unit, self.velocity_integral,
-                inputs["velocity_p_gain"], inputs["velocity_i_gain"], self._pwm_full,
-            )  # fmt: skip
+                (self.trajectory_velocity - qd) / unit,
+                self.velocity_integral,
+                inputs["velocity_p_gain"],
+                inputs["velocity_i_gain"],
+                self._pwm_full,
+            )
             self.velocity_integral = np.where(velocity, integral, 0.0)
             tau = np.where(velocity, pwm_out / self._pwm_full * self.stall, tau)
         else:
@@ -367,8 +373,9 @@ class ServoArray(RegisterInputs, StepMode, MemoryRules):
             duty = np.where(raw & PWM_DIRECTION, -duty, duty)
             tau = np.where(pwm, duty * self.stall, tau)
         if self.protection.protecting.any():  # Feetech after an overload: Protective Torque
-            limit = np.minimum(limit, self.protection.output_cap(self.stall,
-                                                                  inputs["protective_torque"]))
+            limit = np.minimum(
+                limit, self.protection.output_cap(self.stall, inputs["protective_torque"])
+            )
         demand = tau
         tau = np.clip(tau, -limit, limit)
         self.duty = np.where(enabled, tau / self.stall, 0.0)

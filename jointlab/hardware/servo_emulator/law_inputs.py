@@ -19,9 +19,14 @@ __all__ = ["MODE_NAMES", "POSITION_MODES", "PWM_DIRECTION", "PWM_MAGNITUDE", "Re
 
 #: Operating modes the law knows, by JointLab name (each model maps them to its values).
 MODE_NAMES = (
-    "position", "extended_position", "current_based_position", "current", "velocity", "pwm",
+    "position",
+    "extended_position",
+    "current_based_position",
+    "current",
+    "velocity",
+    "pwm",
     "step",
-)  # fmt: skip
+)
 #: Modes in which the servo follows a position target.
 POSITION_MODES = ("position", "extended_position", "current_based_position", "step")
 #: Feetech PWM mode: Goal Time (44) holds the duty in ‰ in bits 0-9 and its direction in a
@@ -50,11 +55,25 @@ class RegisterInputs:
     def _decoded(self) -> dict[str, np.ndarray]:
         """The registers the law reads, decoded once per change of the memory."""
         if self._inputs is None:
-            names = ["torque_enable", "operating_mode", "goal_position", "position_p_gain",
-                     "position_d_gain"]  # fmt: skip
-            names += [n for n in ("goal_current", "goal_velocity", "velocity_p_gain",
-                                  "velocity_i_gain", "goal_pwm", "goal_time")
-                      if any(n in m.table for m in self.models)]  # fmt: skip
+            names = [
+                "torque_enable",
+                "operating_mode",
+                "goal_position",
+                "position_p_gain",
+                "position_d_gain",
+            ]
+            names += [
+                n
+                for n in (
+                    "goal_current",
+                    "goal_velocity",
+                    "velocity_p_gain",
+                    "velocity_i_gain",
+                    "goal_pwm",
+                    "goal_time",
+                )
+                if any(n in m.table for m in self.models)
+            ]
             inputs = {name: self.get(name) for name in names}
             inputs["limit"] = self.stall * self._torque_limit()
             inputs["profile_speed"] = self._profile_speed()
@@ -91,9 +110,16 @@ class RegisterInputs:
         ``cut_mask``: the bits that turn a servo's torque off, Shutdown (63) on Dynamixel,
         Unloading Condition (19) on Feetech.
         """
-        names = ("temperature_limit", "max_voltage_limit", "min_voltage_limit",
-                 "overload_torque", "protection_time", "protection_current",
-                 "over_current_protection_time", "protective_torque")  # fmt: skip
+        names = (
+            "temperature_limit",
+            "max_voltage_limit",
+            "min_voltage_limit",
+            "overload_torque",
+            "protection_time",
+            "protection_current",
+            "over_current_protection_time",
+            "protective_torque",
+        )
         found = {name: self._optional(name, 0.0) for name in names}
         shutdown = self._optional("shutdown", 0.0).astype(np.int64)
         unloading = self._optional("unloading_condition", 0.0).astype(np.int64)

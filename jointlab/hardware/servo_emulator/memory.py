@@ -79,15 +79,18 @@ class MemoryRules:
         end = address + len(data)
         if not data or end > model.table.size:
             raise MemoryRefused("access")
-        forwarded = [(offset, target) for offset, target
-                     in indirect_targets(model, self.memory[k], address, end)
-                     if target not in indirect_map(model)[0]]  # fmt: skip
+        forwarded = [
+            (offset, target)
+            for offset, target in indirect_targets(model, self.memory[k], address, end)
+            if target not in indirect_map(model)[0]
+        ]
         for _, target in forwarded:
             hit = [r for r in model.table.registers if r.address <= target < r.address + r.size]
             if target >= model.table.size or any(r.access is Access.READ for r in hit):
                 raise MemoryRefused("access")
-        touched = [r for r in model.table.registers
-                   if r.address < end and address < r.address + r.size]  # fmt: skip
+        touched = [
+            r for r in model.table.registers if r.address < end and address < r.address + r.size
+        ]
         torque_on = self.memory[k, model.table["torque_enable"].address] == 1
         locks_eeprom = model.vendor != "feetech"
         for register in touched:

@@ -177,8 +177,11 @@ class Protection:
         A resting emulated arm sleeps (skips its physics) only when this is False.
         """
         steady = AMBIENT + self.current**2 * self.resistance * THERMAL_RESISTANCE
-        return bool((self.overload_time > 0).any() or (self.overcurrent_time > 0).any()
-                    or (np.abs(self.temperature - steady) > 0.5).any())  # fmt: skip
+        return bool(
+            (self.overload_time > 0).any()
+            or (self.overcurrent_time > 0).any()
+            or (np.abs(self.temperature - steady) > 0.5).any()
+        )
 
     def reset(self, k: int) -> None:
         """Servo ``k`` powered up again: its timers restart (it keeps its heat)."""
@@ -204,15 +207,21 @@ class Protection:
         self._high = (registers["max_voltage_limit"] + 0.5) * 0.1
         dxl = self.dynamixel
         self._overload_torque = stall * registers["overload_torque"] * 0.01
-        self._overload_seconds = np.where(dxl, DYNAMIXEL_OVERLOAD_SECONDS,
-                                          registers["protection_time"] * 0.01) - 1e-9
+        self._overload_seconds = (
+            np.where(dxl, DYNAMIXEL_OVERLOAD_SECONDS, registers["protection_time"] * 0.01) - 1e-9
+        )
         self._overcurrent = np.where(dxl, np.inf, registers["protection_current"] * 6.5e-3)
         self._overcurrent_seconds = registers["over_current_protection_time"] * 0.01 - 1e-9
         self._heat_gain = self.dt * THERMAL_RESISTANCE / THERMAL_TIME_CONSTANT * self.resistance
         self._keep = 1.0 - self.dt / THERMAL_TIME_CONSTANT
 
-    def step(self, torque: np.ndarray, at_max: np.ndarray, registers: dict[str, np.ndarray],
-             stall: np.ndarray) -> np.ndarray | None:  # fmt: skip
+    def step(
+        self,
+        torque: np.ndarray,
+        at_max: np.ndarray,
+        registers: dict[str, np.ndarray],
+        stall: np.ndarray,
+    ) -> np.ndarray | None:
         """One tick: heat, supply and the rules; the hardware-error bits found, or None.
 
         Args:
@@ -235,8 +244,11 @@ class Protection:
         magnitude = np.abs(torque)
         self.current = current = magnitude / self.torque_per_amp
         # C dT/dt = I²R − (T − T_amb)/R_th, explicit Euler at the firmware tick
-        self.temperature = (self.temperature * self._keep + self._heat_gain * current * current
-                            + (1.0 - self._keep) * AMBIENT)  # fmt: skip
+        self.temperature = (
+            self.temperature * self._keep
+            + self._heat_gain * current * current
+            + (1.0 - self._keep) * AMBIENT
+        )
         source = self.nominal if self.override is None else np.full(self.n, self.override)
         self.voltage = voltage = np.maximum(
             source - self.supply.resistance * float(current.sum()), 0.0
@@ -249,8 +261,13 @@ class Protection:
             self.overcurrent_time = np.where(high_current, self.overcurrent_time + dt, 0.0)
         hot = self.temperature >= self._hot
         off = (voltage < self._low) | (voltage > self._high)
-        if not (tripped.any() or self.protecting.any() or hot.any() or off.any()
-                or self.overcurrent_time.any()):  # fmt: skip
+        if not (
+            tripped.any()
+            or self.protecting.any()
+            or hot.any()
+            or off.any()
+            or self.overcurrent_time.any()
+        ):
             return None
         self.protecting |= tripped & ~self.dynamixel
         bits = np.where(hot, OVERHEAT_BIT, 0) | np.where(off, VOLTAGE_BIT, 0)

@@ -27,8 +27,9 @@ READ_SPAN = {
 }
 
 
-def check_servos(driver: ServoDriver, bus: BusSpec, models: list[ServoModel], port: str,
-                 configure: bool) -> None:  # fmt: skip
+def check_servos(
+    driver: ServoDriver, bus: BusSpec, models: list[ServoModel], port: str, configure: bool
+) -> None:
     """Ping every servo, check its model and operating mode (see the module docstring).
 
     Raises:

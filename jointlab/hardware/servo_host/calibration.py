@@ -84,8 +84,10 @@ class Calibration:
 
     def tick_range(self) -> tuple[np.ndarray, np.ndarray]:
         """Calibrated ranges in ticks, shapes ``(dof,)``."""
-        return (np.array([j.min_ticks for j in self.joints], dtype=np.float64),
-                np.array([j.max_ticks for j in self.joints], dtype=np.float64))  # fmt: skip
+        return (
+            np.array([j.min_ticks for j in self.joints], dtype=np.float64),
+            np.array([j.max_ticks for j in self.joints], dtype=np.float64),
+        )
 
     def check(self, description: RobotDescription) -> None:
         """Raise unless the calibration is for ``description``'s robot, joints and servo ids.
@@ -167,16 +169,25 @@ class Calibration:
                     f"{source}: field {field!r}: direction must be 1 or -1 and "
                     "min_ticks < max_ticks"
                 )
-            joints.append(JointCalibration(joint=str(name), id=int(entry["id"]),
-                                           offset=float(entry["offset"]),
-                                           direction=int(entry["direction"]),
-                                           min_ticks=int(entry["min_ticks"]),
-                                           max_ticks=int(entry["max_ticks"]),
-                                           homing_offset=_optional_int(entry, "homing_offset"),
-                                           drive_mode=int(entry.get("drive_mode", 0))))  # fmt: skip
-        return cls(robot=str(data["robot"]), protocol=str(data["protocol"]),
-                   method=str(data["method"]), joints=tuple(joints),
-                   created=str(data.get("created", "")))  # fmt: skip
+            joints.append(
+                JointCalibration(
+                    joint=str(name),
+                    id=int(entry["id"]),
+                    offset=float(entry["offset"]),
+                    direction=int(entry["direction"]),
+                    min_ticks=int(entry["min_ticks"]),
+                    max_ticks=int(entry["max_ticks"]),
+                    homing_offset=_optional_int(entry, "homing_offset"),
+                    drive_mode=int(entry.get("drive_mode", 0)),
+                )
+            )
+        return cls(
+            robot=str(data["robot"]),
+            protocol=str(data["protocol"]),
+            method=str(data["method"]),
+            joints=tuple(joints),
+            created=str(data.get("created", "")),
+        )
 
     @staticmethod
     def now() -> str:
@@ -185,9 +196,13 @@ class Calibration:
 
 
 def _joint_entry(joint: JointCalibration) -> dict[str, Any]:
-    entry: dict[str, Any] = {"id": joint.id, "offset": float(joint.offset),
-                             "direction": joint.direction, "min_ticks": int(joint.min_ticks),
-                             "max_ticks": int(joint.max_ticks)}  # fmt: skip
+    entry: dict[str, Any] = {
+        "id": joint.id,
+        "offset": float(joint.offset),
+        "direction": joint.direction,
+        "min_ticks": int(joint.min_ticks),
+        "max_ticks": int(joint.max_ticks),
+    }
     if joint.homing_offset is not None:
         entry["homing_offset"] = int(joint.homing_offset)
     if joint.drive_mode:
@@ -212,8 +227,9 @@ def calibration_path(description: RobotDescription) -> Path:
     return Path(folder) / f"{description.name}.calibration.yaml"
 
 
-def load_calibration(given: Calibration | str | Path | bool | None,
-                     description: RobotDescription) -> Calibration | None:  # fmt: skip
+def load_calibration(
+    given: Calibration | str | Path | bool | None, description: RobotDescription
+) -> Calibration | None:
     """The calibration a servo robot uses, checked against ``description``.
 
     Args:

@@ -84,8 +84,7 @@ class ServoCommands:
 
     def _where(self, i: int) -> str:
         model = self.models[i]
-        return (f"joint {self.description.joint_names[i]!r} (servo id {self.ids[i]}, "
-                f"{model.name})")  # fmt: skip
+        return f"joint {self.description.joint_names[i]!r} (servo id {self.ids[i]}, {model.name})"
 
     def fold_torque(self, action: NJointAction) -> NJointAction:
         """``action`` with the torque of position-only servos folded into their targets.
@@ -102,8 +101,7 @@ class ServoCommands:
         shifted = resolved.position + resolved.torque / np.where(fold, resolved.kp, 1.0)
         target = np.where(fold, np.clip(shifted, d.lower, d.upper), action.position)
         torque = np.where(fold, 0.0, action.torque)
-        return NJointAction(torque, target, action.position_kp, action.position_kd,
-                            action.velocity)  # fmt: skip
+        return NJointAction(torque, target, action.position_kp, action.position_kd, action.velocity)
 
     def plan(self, action: NJointAction) -> Goals:
         """The goals of ``action`` (its length already checked).
@@ -150,8 +148,9 @@ class ServoCommands:
                 "is wrong",
                 reason="out_of_limits",
             )
-        p_raw, d_raw = self.scaling.registers(kp, kd, self.transmissions.scale,
-                                              self.transmissions.torque_ratio)  # fmt: skip
+        p_raw, d_raw = self.scaling.registers(
+            kp, kd, self.transmissions.scale, self.transmissions.torque_ratio
+        )
         p_gain, d_gain = np.rint(p_raw), np.rint(d_raw)
         too_big = position & ((p_gain > self.gain_max) | (d_gain > self.gain_max))
         if too_big.any():
@@ -179,8 +178,9 @@ class ServoCommands:
         tau = goals.torque + goals.kp * (goals.target - q) + goals.kd * (goals.velocity - qd)
         return np.where(self.current, np.clip(tau, -self.effort, self.effort), 0.0)
 
-    def write(self, driver: ServoDriver, goals: Goals, state: ArrayState,
-              gains_written: tuple) -> tuple:  # fmt: skip
+    def write(
+        self, driver: ServoDriver, goals: Goals, state: ArrayState, gains_written: tuple
+    ) -> tuple:
         """Write ``goals`` for one bus cycle at ``state``; return the gains now in the servos.
 
         Position servos get Goal Position (the present position for the zero action) and,
@@ -202,8 +202,9 @@ class ServoCommands:
         if not self.current.any():
             driver.sync_write(table["goal_position"], ids, ticks)
             return gains_written
-        torque = (np.zeros(len(ids)) if goals.hold
-                  else self.law(goals, state.position, state.velocity))  # fmt: skip
+        torque = (
+            np.zeros(len(ids)) if goals.hold else self.law(goals, state.position, state.velocity)
+        )
         amps = self.amps(torque)
         entries = []
         for k, (servo_id, model) in enumerate(zip(ids, self.models, strict=True)):

@@ -55,9 +55,16 @@ class BusCycle:
             for the end of each cycle.
     """
 
-    def __init__(self, driver: ServoDriver, bus: BusSpec, models: list[ServoModel],
-                 commands: ServoCommands, transmissions: TransmissionArray, watchdog_ms: int,
-                 advance: Callable[[float, int], Any] | None) -> None:  # fmt: skip
+    def __init__(
+        self,
+        driver: ServoDriver,
+        bus: BusSpec,
+        models: list[ServoModel],
+        commands: ServoCommands,
+        transmissions: TransmissionArray,
+        watchdog_ms: int,
+        advance: Callable[[float, int], Any] | None,
+    ) -> None:
         self.driver = driver
         self.ids = list(bus.ids)
         self.models = models
@@ -96,8 +103,9 @@ class BusCycle:
             if error & 0x7F and self.protocol == "dynamixel":
                 raise CommandRefused(
                     f"servo id {servo_id} refused Torque Enable = {int(on)} (status error "
-                    f"{error:#04x})", reason="refused",
-                )  # fmt: skip
+                    f"{error:#04x})",
+                    reason="refused",
+                )
         if on:
             for i in self._watched:
                 self._write_watchdog(i, self._watchdog_units)
@@ -129,9 +137,9 @@ class BusCycle:
             return False
         self._since_check += 1
         silent = time.perf_counter() - self._last
-        if (self._since_check < self._check_every
-                and (self._advance is not None
-                     or silent <= self._watchdog_units * WATCHDOG_UNIT)):  # fmt: skip
+        if self._since_check < self._check_every and (
+            self._advance is not None or silent <= self._watchdog_units * WATCHDOG_UNIT
+        ):
             return False
         self._since_check = 0
         ids = [self.ids[i] for i in self._watched]
@@ -182,8 +190,14 @@ class BusCycle:
         elif delay < -self.dt:  # late by more than a period: slip, do not burst
             self._next = time.perf_counter()
 
-    def read(self, previous: ArrayState | None, t: float, powered: bool, armed: bool,
-             watchdog: bool = False) -> ArrayState:  # fmt: skip
+    def read(
+        self,
+        previous: ArrayState | None,
+        t: float,
+        powered: bool,
+        armed: bool,
+        watchdog: bool = False,
+    ) -> ArrayState:
         """One Sync Read: the state at time ``t`` with the given flags."""
         address, length = self._span
         block = self.driver.sync_read(address, length, self.ids)
@@ -192,7 +206,21 @@ class BusCycle:
         position, velocity, torque, current, flags, extras = self._decoder.decode(
             block, errors, self._transmissions
         )
-        accel = (np.zeros_like(position) if previous is None
-                 else (velocity - previous.velocity) / self.dt)  # fmt: skip
-        return ArrayState(t, position, velocity, accel, torque, current, flags, powered, armed,
-                          watchdog=watchdog, extras=extras)  # fmt: skip
+        accel = (
+            np.zeros_like(position)
+            if previous is None
+            else (velocity - previous.velocity) / self.dt
+        )
+        return ArrayState(
+            t,
+            position,
+            velocity,
+            accel,
+            torque,
+            current,
+            flags,
+            powered,
+            armed,
+            watchdog=watchdog,
+            extras=extras,
+        )

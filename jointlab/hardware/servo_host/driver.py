@@ -336,8 +336,10 @@ class ServoDriver:
             self.stats.exchanges += attempt == 0
             result = self.vendor.sdk.sync_read_tx(self.packets, self.port, address, length, ids)
             if result != success:
-                raise LinkError(f"{self.port_name!r}: cannot send a sync read (SDK result "
-                                f"{result}); {LATENCY_FIX}")  # fmt: skip
+                raise LinkError(
+                    f"{self.port_name!r}: cannot send a sync read (SDK result "
+                    f"{result}); {LATENCY_FIX}"
+                )
             for row, servo_id in enumerate(ids):
                 data, result, error = self._guarded(
                     self.packets.readRx, self.port, servo_id, length
@@ -384,8 +386,14 @@ def check_sdk(protocol: str, what: str) -> None:
     )
 
 
-def make_driver(protocol: str, port: str, baud: int, names: dict[int, str], retries: int = 2,
-                extra_timeout_ms: float = 0.0) -> ServoDriver:  # fmt: skip
+def make_driver(
+    protocol: str,
+    port: str,
+    baud: int,
+    names: dict[int, str],
+    retries: int = 2,
+    extra_timeout_ms: float = 0.0,
+) -> ServoDriver:
     """The SDK driver of bus ``protocol`` (``"dynamixel"`` or ``"feetech"``).
 
     Raises:

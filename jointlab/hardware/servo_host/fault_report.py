@@ -27,19 +27,23 @@ FIXES = {
     "current": "lower the load (the current passed the servo's Protection Current)",
 }
 #: For the other bits (encoder, angle sensor, electrical shock).
-HARDWARE_FIX = "check the servo and its wiring; if the error returns after a power cycle the " \
-    "servo is damaged"
+HARDWARE_FIX = (
+    "check the servo and its wiring; if the error returns after a power cycle the servo is damaged"
+)
 
 
 def _recovery(vendor: Vendor, joint: str) -> str:
     if "shutdown" in next(iter(vendor.models.values())).table:
-        return (f"then reboot it (robot.reboot({joint!r}) or a power cycle: only a reboot "
-                "clears a Dynamixel's Hardware Error Status) and arm again")  # fmt: skip
+        return (
+            f"then reboot it (robot.reboot({joint!r}) or a power cycle: only a reboot "
+            "clears a Dynamixel's Hardware Error Status) and arm again"
+        )
     return "then arm again (enabling its torque clears a Feetech servo's Status bits)"
 
 
-def hardware_fault(vendor: Vendor, servo_id: int, joint: str, model: ServoModel, bits: int,
-                   stopped: bool = True) -> DeviceFault:  # fmt: skip
+def hardware_fault(
+    vendor: Vendor, servo_id: int, joint: str, model: ServoModel, bits: int, stopped: bool = True
+) -> DeviceFault:
     """The error of servo ``servo_id`` reporting hardware-error ``bits``.
 
     ``stopped``: the robot was armed and has just stopped (else it stays disarmed).
@@ -53,12 +57,16 @@ def hardware_fault(vendor: Vendor, servo_id: int, joint: str, model: ServoModel,
     message = (
         f"servo id {servo_id} ({joint}, {model.name}) reports {' and '.join(names)} "
         f"(hardware error bits {bits:#04x}): "
-        + ("it stopped, so the other joints were held and the robot disarmed"
-           if stopped else "the robot stays disarmed")
+        + (
+            "it stopped, so the other joints were held and the robot disarmed"
+            if stopped
+            else "the robot stays disarmed"
+        )
         + f". Fix: {'; '.join(fixes)}; {_recovery(vendor, joint)}"
     )
-    return DeviceFault(message, joint=joint, device=f"servo id {servo_id}", reasons=names,
-                       bits=bits)  # fmt: skip
+    return DeviceFault(
+        message, joint=joint, device=f"servo id {servo_id}", reasons=names, bits=bits
+    )
 
 
 def lost_servo(servo_id: int | None, joint: str | None, cycles: int, cause: str) -> DeviceLost:
@@ -69,13 +77,17 @@ def lost_servo(servo_id: int | None, joint: str | None, cycles: int, cause: str)
         f"and the robot disarmed: {cause}. Fix: check its cable and power (a servo that lost "
         "power comes back limp, with its torque off), then arm again"
     )
-    return DeviceLost(message, joint=joint,
-                      device="" if servo_id is None else f"servo id {servo_id}",
-                      reasons=("no reply",))  # fmt: skip
+    return DeviceLost(
+        message,
+        joint=joint,
+        device="" if servo_id is None else f"servo id {servo_id}",
+        reasons=("no reply",),
+    )
 
 
-def stalled(servo_id: int, joint: str, seconds: float, current: float,
-            error_deg: float) -> DeviceFault:  # fmt: skip
+def stalled(
+    servo_id: int, joint: str, seconds: float, current: float, error_deg: float
+) -> DeviceFault:
     """The error of the host's stall guard tripping on ``joint``."""
     message = (
         f"stall protection: servo id {servo_id} ({joint}) pushed at {current:.2f} A for "

@@ -77,17 +77,21 @@ class FaultStop:
         if stalled_now.any():
             k = int(np.flatnonzero(stalled_now)[0])
             error = abs(float(goal[k] - state.position[k]))
-            self._stop(stalled(self._ids[k], self._description.joint_names[k],
-                               float(self._guard.stalled_for[k]), float(state.current[k]),
-                               float(np.degrees(error))))  # fmt: skip
+            self._stop(
+                stalled(
+                    self._ids[k],
+                    self._description.joint_names[k],
+                    float(self._guard.stalled_for[k]),
+                    float(state.current[k]),
+                    float(np.degrees(error)),
+                )
+            )
 
     def _stop(self, error: DeviceFault, cause: BaseException | None = None) -> None:
         """Hold the other joints one bus cycle, every torque off, disarm; raise ``error``."""
         self.fault = error
         try:
-            hold = self._commands.fold_torque(
-                hold_action(self._description, self._state.position)
-            )
+            hold = self._commands.fold_torque(hold_action(self._description, self._state.position))
             self._goals = self._commands.plan(hold)
             self._cycle_io.write_goals(self._goals, self._state)
             self._cycle_io.wait()

@@ -33,8 +33,16 @@ if TYPE_CHECKING:
 __all__ = ["FAULT_KEYS", "bus_faults", "bus_supply"]
 
 #: The query keys this module reads.
-FAULT_KEYS = ("drop_status", "corrupt_status", "delay_ms", "unplug", "power_cut", "brownout",
-              "supply", "supply_ohm")  # fmt: skip
+FAULT_KEYS = (
+    "drop_status",
+    "corrupt_status",
+    "delay_ms",
+    "unplug",
+    "power_cut",
+    "brownout",
+    "supply",
+    "supply_ohm",
+)
 
 
 def _numbers(count: int) -> Any:

@@ -81,17 +81,34 @@ STALL_WINDOW = 0.25
 SETTLE_WINDOW = 1.0
 
 
-def _result(robot: Any, method: str, lo: np.ndarray, hi: np.ndarray, offset: np.ndarray,
-            direction: np.ndarray, margin: int) -> Calibration:  # fmt: skip
+def _result(
+    robot: Any,
+    method: str,
+    lo: np.ndarray,
+    hi: np.ndarray,
+    offset: np.ndarray,
+    direction: np.ndarray,
+    margin: int,
+) -> Calibration:
     description = robot.description
     joints = tuple(
-        JointCalibration(joint=name, id=int(robot.servo_ids[i]), offset=float(offset[i]),
-                         direction=int(direction[i]), min_ticks=int(lo[i]) + margin,
-                         max_ticks=int(hi[i]) - margin)
+        JointCalibration(
+            joint=name,
+            id=int(robot.servo_ids[i]),
+            offset=float(offset[i]),
+            direction=int(direction[i]),
+            min_ticks=int(lo[i]) + margin,
+            max_ticks=int(hi[i]) - margin,
+        )
         for i, name in enumerate(description.joint_names)
-    )  # fmt: skip
-    return Calibration(robot=description.name, protocol=description.bus.protocol.value,
-                       method=method, joints=joints, created=Calibration.now())  # fmt: skip
+    )
+    return Calibration(
+        robot=description.name,
+        protocol=description.bus.protocol.value,
+        method=method,
+        joints=joints,
+        created=Calibration.now(),
+    )
 
 
 def _scale(robot: Any) -> np.ndarray:
@@ -119,8 +136,10 @@ def calibrate_manual(
     n = description.dof
     first, second = np.zeros(n), np.zeros(n)
     for i, name in enumerate(description.joint_names):
-        prompt(f"move {name} (servo id {robot.servo_ids[i]}) to its minimum "
-               f"({description.lower[i]:+.3f} rad) and hold it there")  # fmt: skip
+        prompt(
+            f"move {name} (servo id {robot.servo_ids[i]}) to its minimum "
+            f"({description.lower[i]:+.3f} rad) and hold it there"
+        )
         first[i] = robot.idle_cycle().extras["ticks"][i]
         prompt(f"move {name} to its maximum ({description.upper[i]:+.3f} rad)")
         second[i] = robot.idle_cycle().extras["ticks"][i]
@@ -194,8 +213,9 @@ def _path(start: np.ndarray, joint: int, end: float, points: int) -> np.ndarray:
     return path
 
 
-def _hold_pose(description: RobotDescription, joint: int, end: float,
-               clearance: float) -> np.ndarray:  # fmt: skip
+def _hold_pose(
+    description: RobotDescription, joint: int, end: float, clearance: float
+) -> np.ndarray:
     """A pose to push ``joint`` from towards ``end`` with the arm clear of the table.
 
     The joint starts from the middle of its range; the others hold the zero pose if the
@@ -208,8 +228,7 @@ def _hold_pose(description: RobotDescription, joint: int, end: float,
     middle = (lower + upper) / 2.0
     others = [k for k in range(n) if k != joint]
     inner = np.linspace(lower + 0.05 * (upper - lower), upper - 0.05 * (upper - lower), GRID)
-    grids = [np.unique(np.append(inner[:, k], np.clip(0.0, lower[k], upper[k])))
-             for k in others]  # fmt: skip
+    grids = [np.unique(np.append(inner[:, k], np.clip(0.0, lower[k], upper[k]))) for k in others]
     candidates = np.stack(np.meshgrid(*grids, indexing="ij"), -1).reshape(-1, len(others))
     candidates = candidates[np.argsort(np.abs(candidates).sum(axis=1), kind="stable")]
     candidates = np.concatenate([np.zeros((1, len(others))), candidates])  # the zero pose
@@ -237,8 +256,13 @@ def _hold_pose(description: RobotDescription, joint: int, end: float,
     )
 
 
-def plan_pushes(description: RobotDescription, models: Sequence[Any], fraction: float,
-                joints: Sequence[int], clearance: float = CLEARANCE) -> list[Push]:  # fmt: skip
+def plan_pushes(
+    description: RobotDescription,
+    models: Sequence[Any],
+    fraction: float,
+    joints: Sequence[int],
+    clearance: float = CLEARANCE,
+) -> list[Push]:
     """The homing pushes of ``joints``, two each (towards the lowest tick, then the highest).
 
     Each push starts from a pose clear of the table (:func:`_hold_pose`: the zero pose

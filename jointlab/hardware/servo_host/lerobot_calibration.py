@@ -55,10 +55,13 @@ def to_lerobot(calibration: Calibration, source: str = "<calibration>") -> dict[
                 "bus URL so they are read from the servos, or calibrate with the "
                 "range-of-motion method"
             )
-        out[joint.joint] = {"id": joint.id, "drive_mode": joint.drive_mode,
-                            "homing_offset": int(joint.homing_offset),
-                            "range_min": int(joint.min_ticks),
-                            "range_max": int(joint.max_ticks)}  # fmt: skip
+        out[joint.joint] = {
+            "id": joint.id,
+            "drive_mode": joint.drive_mode,
+            "homing_offset": int(joint.homing_offset),
+            "range_min": int(joint.min_ticks),
+            "range_max": int(joint.max_ticks),
+        }
     return out
 
 
@@ -80,8 +83,9 @@ def _field(source: str, motor: str, entry: dict[str, Any], key: str) -> int:
     return value
 
 
-def from_lerobot(data: Any, description: RobotDescription,
-                 source: str = "<lerobot calibration>") -> Calibration:  # fmt: skip
+def from_lerobot(
+    data: Any, description: RobotDescription, source: str = "<lerobot calibration>"
+) -> Calibration:
     """Validate LeRobot's mapping against ``description`` and convert it.
 
     Raises:
@@ -132,13 +136,25 @@ def from_lerobot(data: Any, description: RobotDescription,
         direction = int(sign[i]) * (-1 if values["drive_mode"] & 1 else 1)
         middle = (description.lower[i] + description.upper[i]) / 2.0
         offset = (values["range_min"] + values["range_max"]) / 2.0 - direction * scale[i] * middle
-        joints.append(JointCalibration(joint=name, id=servo.id, offset=float(offset),
-                                       direction=direction, min_ticks=values["range_min"],
-                                       max_ticks=values["range_max"],
-                                       homing_offset=values["homing_offset"],
-                                       drive_mode=values["drive_mode"]))  # fmt: skip
-    return Calibration(robot=description.name, protocol=bus.protocol.value, method="lerobot",
-                       joints=tuple(joints), created=Calibration.now())  # fmt: skip
+        joints.append(
+            JointCalibration(
+                joint=name,
+                id=servo.id,
+                offset=float(offset),
+                direction=direction,
+                min_ticks=values["range_min"],
+                max_ticks=values["range_max"],
+                homing_offset=values["homing_offset"],
+                drive_mode=values["drive_mode"],
+            )
+        )
+    return Calibration(
+        robot=description.name,
+        protocol=bus.protocol.value,
+        method="lerobot",
+        joints=tuple(joints),
+        created=Calibration.now(),
+    )
 
 
 def import_lerobot(path: str | Path, description: RobotDescription) -> Calibration:

@@ -179,8 +179,12 @@ def calibrate_range_of_motion(
         robot.write_register(i, "torque_enable", 0)
     full = np.array([robot.models[i].resolution - 1 for i in every])
     write_limits(robot, np.zeros(n, dtype=int), np.zeros(n, dtype=int), full)
-    drive = np.array([robot.read_register(i, "drive_mode") if "drive_mode" in
-                      robot.models[i].table else 0 for i in every])  # fmt: skip
+    drive = np.array(
+        [
+            robot.read_register(i, "drive_mode") if "drive_mode" in robot.models[i].table else 0
+            for i in every
+        ]
+    )
     middle_placed()
     raw = robot.idle_cycle().extras["ticks"].astype(int)
     homing = np.array([half_turn_homing(robot, i, int(raw[i])) for i in every])
@@ -193,8 +197,11 @@ def calibrate_range_of_motion(
     names, ids = tuple(description.joint_names), tuple(int(v) for v in robot.servo_ids)
     while True:
         if show is not None:
-            show(RangeTable(names, ids, tuple(ticks.tolist()), tuple(low.tolist()),
-                            tuple(high.tolist())))  # fmt: skip
+            show(
+                RangeTable(
+                    names, ids, tuple(ticks.tolist()), tuple(low.tolist()), tuple(high.tolist())
+                )
+            )
         if sweep_done():
             break
         ticks = robot.idle_cycle().extras["ticks"].astype(int)
@@ -216,11 +223,23 @@ def calibrate_range_of_motion(
     middle = (description.lower + description.upper) / 2.0
     offset = (low + high) / 2.0 - sign * scale * middle
     joints = tuple(
-        JointCalibration(joint=names[i], id=ids[i], offset=float(offset[i]),
-                         direction=int(sign[i]), min_ticks=int(low[i]), max_ticks=int(high[i]),
-                         homing_offset=int(homing[i]), drive_mode=int(drive[i]))
+        JointCalibration(
+            joint=names[i],
+            id=ids[i],
+            offset=float(offset[i]),
+            direction=int(sign[i]),
+            min_ticks=int(low[i]),
+            max_ticks=int(high[i]),
+            homing_offset=int(homing[i]),
+            drive_mode=int(drive[i]),
+        )
         for i in every
-    )  # fmt: skip
+    )
     protocol = description.bus.protocol.value
-    return Calibration(robot=description.name, protocol=protocol, method="range_of_motion",
-                       joints=joints, created=Calibration.now())  # fmt: skip
+    return Calibration(
+        robot=description.name,
+        protocol=protocol,
+        method="range_of_motion",
+        joints=joints,
+        created=Calibration.now(),
+    )

@@ -136,22 +136,34 @@ class ServoBusRobot(FaultStop, Robot):
         names = {s.id: s.joint for s in self._bus.servos}
         self._driver = make_driver(
             self._bus.protocol.value, port, baud or self._bus.baud, names, retries, timeout_ms
-        )  # fmt: skip
+        )
         self._bus_dt = 1.0 / self._bus.rate
         self._set_control_dt(self._bus_dt if control_dt is None else float(control_dt))
         self._calibration = load_calibration(calibration, self._description)
         self._current = np.array([s.mode.value == "current" for s in self._bus.servos])
-        transmissions = (self._description.transmissions if self._calibration is None
-                         else self._calibration.transmissions(self._description))  # fmt: skip
+        transmissions = (
+            self._description.transmissions
+            if self._calibration is None
+            else self._calibration.transmissions(self._description)
+        )
         ticks = None if self._calibration is None else self._calibration.tick_range()
-        self._commands = ServoCommands(self._description, self._models, self._current,
-                                       transmissions, ticks)  # fmt: skip
-        self._cycle_io = BusCycle(self._driver, self._bus, self._models, self._commands,
-                                  transmissions, watchdog_ms, advance)  # fmt: skip
+        self._commands = ServoCommands(
+            self._description, self._models, self._current, transmissions, ticks
+        )
+        self._cycle_io = BusCycle(
+            self._driver,
+            self._bus,
+            self._models,
+            self._commands,
+            transmissions,
+            watchdog_ms,
+            advance,
+        )
         joints = list(self._description.joint_names)
         stall_current = np.array([m.stall_current for m in self._models])
-        self._guard = StallGuard(stall_limits(joints, stall_protection), len(joints),
-                                 stall_current, self._bus_dt)  # fmt: skip
+        self._guard = StallGuard(
+            stall_limits(joints, stall_protection), len(joints), stall_current, self._bus_dt
+        )
         if int(lost_cycles) < 1:
             raise ConfigurationError(f"lost_cycles must be >= 1 bus cycle, got {lost_cycles!r}")
         self._lost_cycles = int(lost_cycles)
@@ -310,9 +322,14 @@ class ServoBusRobot(FaultStop, Robot):
         )  # only a reboot clears a Dynamixel's error; arming clears a Feetech's
         if latched.any():
             k = int(np.flatnonzero(latched)[0])
-            fault = hardware_fault(self._vendor, self._ids[k], self._description.joint_names[k],
-                                   self._models[k], self._error_bits(k, int(latched[k])),
-                                   stopped=False)  # fmt: skip
+            fault = hardware_fault(
+                self._vendor,
+                self._ids[k],
+                self._description.joint_names[k],
+                self._models[k],
+                self._error_bits(k, int(latched[k])),
+                stopped=False,
+            )
             raise CommandRefused(f"arm refused: {fault}", reason="device_fault")
         self._guard.reset()
         self._missed = 0
@@ -328,8 +345,7 @@ class ServoBusRobot(FaultStop, Robot):
     def calibrate_command(self) -> str:
         """The shell command that calibrates this arm (quoted where needed, ready to paste)."""
         source = self._description.source or ""
-        robot = (source if source and not source.startswith("<")
-                 else self._description.name)  # fmt: skip
+        robot = source if source and not source.startswith("<") else self._description.name
         url = f"{self._bus.protocol.value}://{self.port}"
         return f"jointlab calibrate {shlex.quote(url)} --robot {shlex.quote(robot)}"
 

@@ -65,8 +65,10 @@ def broadcast_ping(driver: ServoDriver, window: float = 0.25) -> dict[int, int]:
     """
     found = driver.vendor.sdk.broadcast_ping(driver.sdk, driver.packets, driver.port, window)
     register = next(iter(driver.vendor.models.values())).table["model_number"]
-    return {servo_id: driver.read(servo_id, register) if number is None else number
-            for servo_id, number in sorted(found.items())}  # fmt: skip
+    return {
+        servo_id: driver.read(servo_id, register) if number is None else number
+        for servo_id, number in sorted(found.items())
+    }
 
 
 def _open(protocol: str, port: str, baud: int, timeout_ms: float) -> ServoDriver:
@@ -75,8 +77,9 @@ def _open(protocol: str, port: str, baud: int, timeout_ms: float) -> ServoDriver
     return driver
 
 
-def setup_servo(port: str, description: RobotDescription, joint: str,
-                timeout_ms: float = 0.0) -> SetupResult:  # fmt: skip
+def setup_servo(
+    port: str, description: RobotDescription, joint: str, timeout_ms: float = 0.0
+) -> SetupResult:
     """Find the one servo on ``port`` and give it ``joint``'s id and the bus's baud.
 
     Args:

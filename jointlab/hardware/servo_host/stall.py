@@ -38,8 +38,11 @@ class StallLimits:
     seconds: float = 1.0
 
     def __post_init__(self) -> None:
-        for name, low, high in (("current", 0.0, 1.0), ("position_error", 0.0, math.pi),
-                                ("seconds", 0.0, 60.0)):  # fmt: skip
+        for name, low, high in (
+            ("current", 0.0, 1.0),
+            ("position_error", 0.0, math.pi),
+            ("seconds", 0.0, 60.0),
+        ):
             value = getattr(self, name)
             if not (math.isfinite(value) and low < value <= high):
                 raise ConfigurationError(
@@ -47,8 +50,9 @@ class StallLimits:
                 )
 
 
-def stall_limits(joints: list[str], setting: bool | dict[str, StallLimits] | None
-                 ) -> dict[int, StallLimits]:  # fmt: skip
+def stall_limits(
+    joints: list[str], setting: bool | dict[str, StallLimits] | None
+) -> dict[int, StallLimits]:
     """Joint index -> its limits, from a robot's ``stall_protection`` argument.
 
     ``None``: every gripper (a joint whose name contains ``gripper``) with the default limits;
@@ -81,8 +85,9 @@ class StallGuard:
         dt: Seconds per bus cycle.
     """
 
-    def __init__(self, limits: dict[int, StallLimits], dof: int, stall_current: np.ndarray,
-                 dt: float) -> None:  # fmt: skip
+    def __init__(
+        self, limits: dict[int, StallLimits], dof: int, stall_current: np.ndarray, dt: float
+    ) -> None:
         self.watched = np.zeros(dof, dtype=bool)
         self.current = np.full(dof, np.inf)
         self.error = np.full(dof, np.inf)

@@ -98,13 +98,23 @@ def emulated_calibration(description: RobotDescription, offsets: np.ndarray) -> 
     t = description.transmissions.with_offsets(offsets)
     ends = np.sort(np.rint(t.to_motor(np.stack([description.lower, description.upper]))), axis=0)
     joints = tuple(
-        JointCalibration(joint=s.joint, id=s.id, offset=float(offsets[i]),
-                         direction=int(np.sign(t.scale[i])), min_ticks=int(ends[0, i]),
-                         max_ticks=int(ends[1, i]))
+        JointCalibration(
+            joint=s.joint,
+            id=s.id,
+            offset=float(offsets[i]),
+            direction=int(np.sign(t.scale[i])),
+            min_ticks=int(ends[0, i]),
+            max_ticks=int(ends[1, i]),
+        )
         for i, s in enumerate(description.bus.servos)  # type: ignore[union-attr]
-    )  # fmt: skip
-    return Calibration(robot=description.name, protocol=description.bus.protocol.value,  # type: ignore[union-attr]
-                       method="emulated", joints=joints, created=Calibration.now())  # fmt: skip
+    )
+    return Calibration(
+        robot=description.name,
+        protocol=description.bus.protocol.value,  # type: ignore[union-attr]
+        method="emulated",
+        joints=joints,
+        created=Calibration.now(),
+    )
 
 
 class EmulatedServoRobot(ServoBusRobot):
@@ -124,8 +134,9 @@ class EmulatedServoRobot(ServoBusRobot):
         super().__init__(emulator.path, description, on_close=emulator.close, **options)
 
 
-def connect_emulated_bus(url: RobotURL, description: RobotDescription,
-                         options: dict[str, Any]) -> EmulatedServoRobot:  # fmt: skip
+def connect_emulated_bus(
+    url: RobotURL, description: RobotDescription, options: dict[str, Any]
+) -> EmulatedServoRobot:
     """``emulated://NAME`` for a robot with a ``bus`` section (see the module docstring)."""
     check_sdk(description.bus.protocol.value, url.url)  # type: ignore[union-attr]
     seed = url.take("seed", int, 0)

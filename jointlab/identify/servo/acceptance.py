@@ -85,20 +85,26 @@ class AcceptanceReport:
         rows = getattr(self.survey, "rows", ())
         for r in rows:
             errors = ", ".join(r.errors) or "none"
-            lines.append(f"  servo {r.id} {r.joint}: {r.model} fw {r.firmware}, {r.voltage:.1f} V, "
-                         f"{r.temperature:.0f} °C, load {r.load:.1f} {r.load_unit}, errors: "
-                         f"{errors}")  # fmt: skip
+            lines.append(
+                f"  servo {r.id} {r.joint}: {r.model} fw {r.firmware}, {r.voltage:.1f} V, "
+                f"{r.temperature:.0f} °C, load {r.load:.1f} {r.load_unit}, errors: "
+                f"{errors}"
+            )
         if len(self.sync_read_ms):
-            lines.append(f"  sync read: median {np.median(self.sync_read_ms):.2f} ms, p99 "
-                         f"{np.percentile(self.sync_read_ms, 99):.2f} ms")  # fmt: skip
+            lines.append(
+                f"  sync read: median {np.median(self.sync_read_ms):.2f} ms, p99 "
+                f"{np.percentile(self.sync_read_ms, 99):.2f} ms"
+            )
         for k, pose in enumerate(self.droop):
             values = " ".join(f"{np.degrees(v):+.2f}" for v in pose)
             predicted = " ".join(f"{np.degrees(v):+.2f}" for v in self.predicted_droop[k])
             lines.append(f"  droop at pose {k + 1} (deg): {values}  (P-only model: {predicted})")
         for s in self.steps:
-            lines.append(f"  step {s.joint}: rise {1e3 * s.rise:.0f} ms, overshoot "
-                         f"{100 * s.overshoot:.0f} %, settling {np.degrees(s.settling):+.2f}°, "
-                         f"backlash {np.degrees(s.backlash):.2f}°")  # fmt: skip
+            lines.append(
+                f"  step {s.joint}: rise {1e3 * s.rise:.0f} ms, overshoot "
+                f"{100 * s.overshoot:.0f} %, settling {np.degrees(s.settling):+.2f}°, "
+                f"backlash {np.degrees(s.backlash):.2f}°"
+            )
         lines.append("  result: " + ("passed" if self.passed else f"stopped: {self.fault}"))
         return "\n".join(lines)
 
@@ -144,20 +150,25 @@ class _Driver:
 
     def check(self, state: object) -> None:
         """Stop on a servo error bit, or a load above the limit for :data:`LOAD_TIME`."""
-        errors = np.asarray(state.extras.get("hardware_error", 0)) if hasattr(state, "extras") \
-            else 0  # fmt: skip
+        errors = (
+            np.asarray(state.extras.get("hardware_error", 0)) if hasattr(state, "extras") else 0
+        )
         names = self.description.joint_names
         if np.any(errors):
             j = int(np.flatnonzero(np.atleast_1d(errors))[0])
-            raise _Stop(f"servo of joint {names[j]!r} reports hardware error bits "
-                        f"{int(np.atleast_1d(errors)[j]):#04x}")  # fmt: skip
+            raise _Stop(
+                f"servo of joint {names[j]!r} reports hardware error bits "
+                f"{int(np.atleast_1d(errors)[j]):#04x}"
+            )
         over = np.abs(state.torque) > self.limit
         self.loaded_for = np.where(over, self.loaded_for + self.dt, 0.0)
         loaded = self.loaded_for >= LOAD_TIME
         if np.any(loaded):
             j = int(np.flatnonzero(loaded)[0])
-            raise _Stop(f"joint {names[j]!r} loaded {abs(state.torque[j]):.2f} N·m, above "
-                        f"{self.limit[j]:.2f} N·m: lighten the arm, free the joint")  # fmt: skip
+            raise _Stop(
+                f"joint {names[j]!r} loaded {abs(state.torque[j]):.2f} N·m, above "
+                f"{self.limit[j]:.2f} N·m: lighten the arm, free the joint"
+            )
 
     def hold(self, goal: np.ndarray, seconds: float) -> np.ndarray:
         """Hold ``goal``; the positions of every period, ``(n, dof)``."""
@@ -194,7 +205,7 @@ def _step_response(t: np.ndarray, q: np.ndarray, start: float, goal: float) -> t
     if len(above10) and len(above90):
         rise = float(t[above90[0]] - t[above10[0]])
     overshoot = max(0.0, float(np.max(progress)) - 1.0)
-    settled = float(np.mean(q[-max(1, len(q) // 5):]))
+    settled = float(np.mean(q[-max(1, len(q) // 5) :]))
     return rise, overshoot, settled - goal
 
 
@@ -244,9 +255,18 @@ def run_acceptance(
     p = tuple(int(robot.read_register(j, "position_p_gain")) for j in range(len(names)))  # type: ignore[attr-defined]
     if broken:
         fault = f"servo {broken[0].id} ({broken[0].joint}) reports {', '.join(broken[0].errors)}"
-        return AcceptanceReport(url=url, robot=description.name, survey=bus, poses=poses,
-                                droop=droop, predicted_droop=predicted, steps=(),
-                                sync_read_ms=np.zeros(0), fault=fault, p_registers=p)  # fmt: skip
+        return AcceptanceReport(
+            url=url,
+            robot=description.name,
+            survey=bus,
+            poses=poses,
+            droop=droop,
+            predicted_droop=predicted,
+            steps=(),
+            sync_read_ms=np.zeros(0),
+            fault=fault,
+            p_registers=p,
+        )
     drive = _Driver(robot, speed, max_load)
     robot.arm()  # type: ignore[attr-defined]
     try:
@@ -255,7 +275,7 @@ def run_acceptance(
             goal = np.clip(pose, drive.low, drive.high)
             drive.move(goal)
             held = drive.hold(goal, settle)
-            q = np.mean(held[-max(1, len(held) // 3):], axis=0)
+            q = np.mean(held[-max(1, len(held) // 3) :], axis=0)
             droop[k] = q - goal
             predicted[k] = holding_droop(description, models, p, q).droop
         base = np.clip(poses[0], drive.low, drive.high)
@@ -275,8 +295,11 @@ def run_acceptance(
             below = drive.hold(base, settle)[:, j]
             tail = max(1, len(above) // 5)
             backlash = float(np.mean(above[-tail:]) - np.mean(below[-tail:]))
-            steps.append(JointStep(joint=name, rise=rise, overshoot=overshoot,
-                                   settling=settling, backlash=backlash))  # fmt: skip
+            steps.append(
+                JointStep(
+                    joint=name, rise=rise, overshoot=overshoot, settling=settling, backlash=backlash
+                )
+            )
         driver = robot.driver  # type: ignore[attr-defined]
         register = models[0].table["present_position"]
         ids = list(robot.servo_ids)  # type: ignore[attr-defined]
@@ -295,9 +318,18 @@ def run_acceptance(
         except JointLabError:
             pass
         robot.disarm()  # type: ignore[attr-defined]
-    return AcceptanceReport(url=url, robot=description.name, survey=bus, poses=poses,
-                            droop=droop, predicted_droop=predicted, steps=tuple(steps),
-                            sync_read_ms=np.array(latency), fault=fault, p_registers=p)  # fmt: skip
+    return AcceptanceReport(
+        url=url,
+        robot=description.name,
+        survey=bus,
+        poses=poses,
+        droop=droop,
+        predicted_droop=predicted,
+        steps=tuple(steps),
+        sync_read_ms=np.array(latency),
+        fault=fault,
+        p_registers=p,
+    )
 
 
 def side_by_side(arm: AcceptanceReport, twin: AcceptanceReport) -> list[tuple[str, ...]]:
@@ -306,23 +338,50 @@ def side_by_side(arm: AcceptanceReport, twin: AcceptanceReport) -> list[tuple[st
     joints = list(getattr(arm.survey, "rows", ()))
     for k in range(len(arm.droop)):
         for j, row in enumerate(joints):
-            rows.append((f"droop pose {k + 1} (deg)", row.joint,
-                         f"{np.degrees(arm.droop[k, j]):+.2f}",
-                         f"{np.degrees(twin.droop[k, j]):+.2f}",
-                         f"{np.degrees(arm.predicted_droop[k, j]):+.2f}"))  # fmt: skip
+            rows.append(
+                (
+                    f"droop pose {k + 1} (deg)",
+                    row.joint,
+                    f"{np.degrees(arm.droop[k, j]):+.2f}",
+                    f"{np.degrees(twin.droop[k, j]):+.2f}",
+                    f"{np.degrees(arm.predicted_droop[k, j]):+.2f}",
+                )
+            )
     twin_steps = {s.joint: s for s in twin.steps}
     for s in arm.steps:
         t = twin_steps.get(s.joint)
         if t is None:
             continue
         rows.append(("rise (ms)", s.joint, f"{1e3 * s.rise:.0f}", f"{1e3 * t.rise:.0f}", ""))
-        rows.append(("overshoot (%)", s.joint, f"{100 * s.overshoot:.0f}",
-                     f"{100 * t.overshoot:.0f}", ""))  # fmt: skip
-        rows.append(("settling (deg)", s.joint, f"{np.degrees(s.settling):+.2f}",
-                     f"{np.degrees(t.settling):+.2f}", ""))  # fmt: skip
-        rows.append(("backlash (deg)", s.joint, f"{np.degrees(s.backlash):.2f}",
-                     f"{np.degrees(t.backlash):.2f}", ""))  # fmt: skip
+        rows.append(
+            ("overshoot (%)", s.joint, f"{100 * s.overshoot:.0f}", f"{100 * t.overshoot:.0f}", "")
+        )
+        rows.append(
+            (
+                "settling (deg)",
+                s.joint,
+                f"{np.degrees(s.settling):+.2f}",
+                f"{np.degrees(t.settling):+.2f}",
+                "",
+            )
+        )
+        rows.append(
+            (
+                "backlash (deg)",
+                s.joint,
+                f"{np.degrees(s.backlash):.2f}",
+                f"{np.degrees(t.backlash):.2f}",
+                "",
+            )
+        )
     if len(arm.sync_read_ms) and len(twin.sync_read_ms):
-        rows.append(("sync read p50 (ms)", "bus", f"{np.median(arm.sync_read_ms):.2f}",
-                     f"{np.median(twin.sync_read_ms):.2f}", ""))  # fmt: skip
+        rows.append(
+            (
+                "sync read p50 (ms)",
+                "bus",
+                f"{np.median(arm.sync_read_ms):.2f}",
+                f"{np.median(twin.sync_read_ms):.2f}",
+                "",
+            )
+        )
     return rows

@@ -28,8 +28,9 @@ __all__ = ["BOUNDS", "STEPS", "JointFit", "ServoFit", "fit_model", "reversals"]
 #: Finite-difference step (and scale) of each parameter.
 STEPS = np.array([0.02, 0.004, 0.02, 0.002, 0.002, 0.05])
 #: Bounds of each parameter: (low, high).
-BOUNDS = np.array([[0.05, 10.0], [0.0, 2.0], [0.0, 10.0], [-0.02, 0.2], [-0.05, 0.25],
-                   [0.01, 100.0]])  # fmt: skip
+BOUNDS = np.array(
+    [[0.05, 10.0], [0.0, 2.0], [0.0, 10.0], [-0.02, 0.2], [-0.05, 0.25], [0.01, 100.0]]
+)
 #: Candidate delays of the first pass, s.
 DELAY_GRID = np.arange(-0.02, 0.1201, 0.005)
 #: Gravity droop (rad, at the recorded P gain) from which a joint counts as loaded: two
@@ -117,8 +118,7 @@ class _Problem:
         self.inputs, self.kp, self.kd = list(inputs), kp, kd
         self.recorded = np.concatenate([i.trace.position[1:] for i in self.inputs])
 
-    def residuals(self, params: np.ndarray,
-                  peak: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+    def residuals(self, params: np.ndarray, peak: np.ndarray | None = None) -> np.ndarray:
         """``(batch, frames, dof)`` predicted minus recorded positions."""
         parts = [simulate(i, params, self.kp, self.kd, peak)[:, 1:] for i in self.inputs]
         return np.concatenate(parts, axis=1) - self.recorded[None]
@@ -165,12 +165,16 @@ def fit_model(
     for j in range(dof):
         if not moved[j]:
             free[j] = False
-            reasons[j] = {p: f"joint {joints[j]!r} did not move (goal range < "
-                             f"{np.degrees(MOTION):.0f}°)" for p in PARAMETERS}  # fmt: skip
+            reasons[j] = {
+                p: f"joint {joints[j]!r} did not move (goal range < {np.degrees(MOTION):.0f}°)"
+                for p in PARAMETERS
+            }
         elif turns[j] < MIN_REVERSALS:
             free[j, 3] = False
-            reasons[j]["backlash"] = (f"joint {joints[j]!r}: its goal reverses {turns[j]} "
-                                      f"time(s); backlash needs {MIN_REVERSALS}")  # fmt: skip
+            reasons[j]["backlash"] = (
+                f"joint {joints[j]!r}: its goal reverses {turns[j]} "
+                f"time(s); backlash needs {MIN_REVERSALS}"
+            )
     free[:, 5] = False  # the torque limit: only if the loop reaches it (below)
     x = np.clip(start.astype(np.float64), BOUNDS[:, 0], BOUNDS[:, 1])
     cost_start = _cost(problem.residuals(x[None])[0])
@@ -180,8 +184,10 @@ def fit_model(
     reached = peak[0] >= 0.95 * x[:, 5]
     free[:, 5] = reached & moved
     for j in np.flatnonzero(moved & ~reached):
-        reasons[j]["torque_limit"] = (f"joint {joints[j]!r} never asked for it (at most "
-                                      f"{peak[0, j]:.3g} N·m of {x[j, 5]:.3g} N·m)")  # fmt: skip
+        reasons[j]["torque_limit"] = (
+            f"joint {joints[j]!r} never asked for it (at most "
+            f"{peak[0, j]:.3g} N·m of {x[j, 5]:.3g} N·m)"
+        )
     x, jacobian, residual = _levenberg_marquardt(problem, x, free, iterations)
     interval = _intervals(jacobian, residual, free)
     notes: list[dict[str, str]] = [{} for _ in range(dof)]
@@ -229,13 +235,18 @@ def fit_model(
     cost = _cost(problem.residuals(x[None])[0])
     frames = residual.shape[0]
     fits = tuple(
-        JointFit(joint=joints[j], values=x[j].copy(),
-                 interval=np.where(free[j] | _noted(notes[j]), interval[j], np.nan),
-                 identified=free[j] | _noted(notes[j]), reasons=reasons[j], notes=notes[j],
-                 rms_start=float(np.sqrt(cost_start[j] / frames)),
-                 rms=float(np.sqrt(cost[j] / frames)))
+        JointFit(
+            joint=joints[j],
+            values=x[j].copy(),
+            interval=np.where(free[j] | _noted(notes[j]), interval[j], np.nan),
+            identified=free[j] | _noted(notes[j]),
+            reasons=reasons[j],
+            notes=notes[j],
+            rms_start=float(np.sqrt(cost_start[j] / frames)),
+            rms=float(np.sqrt(cost[j] / frames)),
+        )
         for j in range(dof)
-    )  # fmt: skip
+    )
     return ServoFit(joints=fits)
 
 
@@ -249,10 +260,18 @@ def _noted(notes: dict[str, str]) -> np.ndarray:
     return np.array([name in notes for name in PARAMETERS])
 
 
-def _share_stiffness(inputs: Sequence[JointInputs], kp: np.ndarray,
-                     models: Sequence[str] | None, x: np.ndarray, interval: np.ndarray,
-                     free: np.ndarray, moved: np.ndarray, reasons: list[dict[str, str]],
-                     notes: list[dict[str, str]], joints: Sequence[str]) -> bool:  # fmt: skip
+def _share_stiffness(
+    inputs: Sequence[JointInputs],
+    kp: np.ndarray,
+    models: Sequence[str] | None,
+    x: np.ndarray,
+    interval: np.ndarray,
+    free: np.ndarray,
+    moved: np.ndarray,
+    reasons: list[dict[str, str]],
+    notes: list[dict[str, str]],
+    joints: Sequence[str],
+) -> bool:
     """Give joints without gravity load the stiffness factor of their model's loaded joints.
 
     A position servo that no gravity loads is overdamped at its P gain: at a recording's rate
@@ -267,8 +286,11 @@ def _share_stiffness(inputs: Sequence[JointInputs], kp: np.ndarray,
     for j in range(dof):
         if loaded[j] or not moved[j] or not free[j, 0]:
             continue
-        peers = [k for k in range(dof) if loaded[k] and free[k, 0]
-                 and (models is None or models[k] == models[j])]  # fmt: skip
+        peers = [
+            k
+            for k in range(dof)
+            if loaded[k] and free[k, 0] and (models is None or models[k] == models[j])
+        ]
         free[j, 0] = False
         changed = True
         if not peers:
@@ -280,8 +302,10 @@ def _share_stiffness(inputs: Sequence[JointInputs], kp: np.ndarray,
         x[j, 0] = float(np.mean(x[peers, 0]))
         spread = float(np.std(x[peers, 0])) if len(peers) > 1 else 0.0
         interval[j, 0] = float(np.hypot(np.max(interval[peers, 0]), 1.96 * spread))
-        notes[j]["stiffness"] = (f"joint {joints[j]!r} carries no gravity load: the stiffness "
-                                 "of " + ", ".join(joints[k] for k in peers) + " (same model)")
+        notes[j]["stiffness"] = (
+            f"joint {joints[j]!r} carries no gravity load: the stiffness "
+            "of " + ", ".join(joints[k] for k in peers) + " (same model)"
+        )
     return changed
 
 
@@ -313,8 +337,9 @@ def _jacobian(problem: _Problem, x: np.ndarray) -> tuple[np.ndarray, np.ndarray]
     return r[0], np.moveaxis(jac, (0, 2), (2, 0))
 
 
-def _levenberg_marquardt(problem: _Problem, x: np.ndarray, free: np.ndarray,
-                         iterations: int) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+def _levenberg_marquardt(
+    problem: _Problem, x: np.ndarray, free: np.ndarray, iterations: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Per-joint Levenberg-Marquardt; each trial is evaluated with its Jacobian (one batch)."""
     dof = x.shape[0]
     damping = np.full(dof, 1e-2)

@@ -61,12 +61,16 @@ class GapReport:
 
     def summary(self) -> str:
         """One line per joint and the total, in degrees."""
-        lines = [f"gap of {self.robot!r} over {len(self.recordings)} recording(s): RMS of "
-                 "twin minus recording, deg",
-                 "  joint            nominal  identified  closed"]  # fmt: skip
+        lines = [
+            f"gap of {self.robot!r} over {len(self.recordings)} recording(s): RMS of "
+            "twin minus recording, deg",
+            "  joint            nominal  identified  closed",
+        ]
         for g in self.joints:
-            lines.append(f"  {g.joint:<15}  {np.degrees(g.nominal):7.3f}  "
-                         f"{np.degrees(g.identified):10.3f}  {100 * g.closed:5.0f} %")  # fmt: skip
+            lines.append(
+                f"  {g.joint:<15}  {np.degrees(g.nominal):7.3f}  "
+                f"{np.degrees(g.identified):10.3f}  {100 * g.closed:5.0f} %"
+            )
         lines.append(f"  share of the gap closed: {100 * self.closed:.0f} %")
         return "\n".join(lines)
 
@@ -78,8 +82,11 @@ class GapReport:
         from matplotlib.figure import Figure
 
         j = list(self.recordings[0].joints).index(joint)
-        rec, nom, ide = (self.recordings[recording], self.nominal[recording],
-                         self.identified[recording])  # fmt: skip
+        rec, nom, ide = (
+            self.recordings[recording],
+            self.nominal[recording],
+            self.identified[recording],
+        )
         t = rec.time - rec.time[0]
         fig = Figure(figsize=(8.0, 5.5))
         top, bottom = fig.subplots(2, 1, sharex=True)
@@ -93,11 +100,18 @@ class GapReport:
         bottom.set_ylabel("twin − recorded (deg)")
         bottom.set_xlabel("time (s)")
         gap = self.joints[j]
-        fig.suptitle(f"{self.robot} {joint}: gap {np.degrees(gap.nominal):.2f}° -> "
-                     f"{np.degrees(gap.identified):.2f}° ({100 * gap.closed:.0f} % closed)",
-                     y=0.995)  # fmt: skip
-        fig.legend(*top.get_legend_handles_labels(), loc="upper center", ncol=4,
-                   bbox_to_anchor=(0.5, 0.955), frameon=False)  # fmt: skip
+        fig.suptitle(
+            f"{self.robot} {joint}: gap {np.degrees(gap.nominal):.2f}° -> "
+            f"{np.degrees(gap.identified):.2f}° ({100 * gap.closed:.0f} % closed)",
+            y=0.995,
+        )
+        fig.legend(
+            *top.get_legend_handles_labels(),
+            loc="upper center",
+            ncol=4,
+            bbox_to_anchor=(0.5, 0.955),
+            frameon=False,
+        )
         fig.subplots_adjust(top=0.86, hspace=0.12)
         return fig
 
@@ -139,10 +153,10 @@ def gap_report(
             f"{nominal.name!r} has {list(nominal.joint_names)}"
         )
     if nominal_replays is None:
-        nominal_replays = [replay_on_twin(nominal, r, p_registers=p_registers)
-                           for r in recordings]  # fmt: skip
-    identified_replays = [replay_on_twin(identified, r, p_registers=p_registers)
-                          for r in recordings]  # fmt: skip
+        nominal_replays = [replay_on_twin(nominal, r, p_registers=p_registers) for r in recordings]
+    identified_replays = [
+        replay_on_twin(identified, r, p_registers=p_registers) for r in recordings
+    ]
 
     def rms(replays: Sequence[ServoTrace]) -> np.ndarray:
         pairs = zip(replays, recordings, strict=True)
@@ -150,9 +164,14 @@ def gap_report(
         return np.sqrt(np.mean(difference**2, axis=0))
 
     nominal_rms, identified_rms = rms(nominal_replays), rms(identified_replays)
-    joints = tuple(JointGap(joint=name, nominal=float(nominal_rms[j]),
-                            identified=float(identified_rms[j]))
-                   for j, name in enumerate(nominal.joint_names))  # fmt: skip
-    return GapReport(robot=nominal.name, joints=joints, recordings=tuple(recordings),
-                     nominal=tuple(nominal_replays),
-                     identified=tuple(identified_replays))  # fmt: skip
+    joints = tuple(
+        JointGap(joint=name, nominal=float(nominal_rms[j]), identified=float(identified_rms[j]))
+        for j, name in enumerate(nominal.joint_names)
+    )
+    return GapReport(
+        robot=nominal.name,
+        joints=joints,
+        recordings=tuple(recordings),
+        nominal=tuple(nominal_replays),
+        identified=tuple(identified_replays),
+    )

@@ -28,8 +28,7 @@ from jointlab.robots.schema import description_from_dict
 from jointlab.robots.serialize import description_to_dict
 from jointlab.robots.yaml_io import dump_yaml
 
-__all__ = ["FILE_FIELDS", "ServoEstimate", "ServoIdentification", "file_values",
-           "identify_servos"]  # fmt: skip
+__all__ = ["FILE_FIELDS", "ServoEstimate", "ServoIdentification", "file_values", "identify_servos"]
 
 #: Parameter -> its robot-file field (per joint).
 FILE_FIELDS = {
@@ -41,8 +40,14 @@ FILE_FIELDS = {
     "torque_limit": "limits.effort",
 }
 #: Units of each parameter in reports.
-UNITS = {"stiffness": "×", "coulomb": "N·m", "viscous": "N·m·s/rad", "backlash": "deg",
-         "delay": "ms", "torque_limit": "N·m"}  # fmt: skip
+UNITS = {
+    "stiffness": "×",
+    "coulomb": "N·m",
+    "viscous": "N·m·s/rad",
+    "backlash": "deg",
+    "delay": "ms",
+    "torque_limit": "N·m",
+}
 _SHOWN = {"backlash": np.degrees(1.0), "delay": 1e3}
 #: Parameters judged by their interval relative to their value.
 _BY_RATIO = ("stiffness", "coulomb", "viscous", "torque_limit")
@@ -53,14 +58,17 @@ _SERVO_LOOP = ("stiffness", "backlash", "delay")
 def file_values(description: RobotDescription) -> np.ndarray:
     """The robot file's values of the six parameters, ``(dof, 6)``."""
     servos = description.bus.servos  # type: ignore[union-attr]
-    return np.stack([
-        [s.stiffness for s in servos],
-        np.asarray(description.static_friction, dtype=np.float64),
-        np.asarray(description.damping, dtype=np.float64),
-        [s.backlash for s in servos],
-        [s.delay for s in servos],
-        np.asarray(description.effort_limit, dtype=np.float64),
-    ], axis=1)  # fmt: skip
+    return np.stack(
+        [
+            [s.stiffness for s in servos],
+            np.asarray(description.static_friction, dtype=np.float64),
+            np.asarray(description.damping, dtype=np.float64),
+            [s.backlash for s in servos],
+            [s.delay for s in servos],
+            np.asarray(description.effort_limit, dtype=np.float64),
+        ],
+        axis=1,
+    )
 
 
 @dataclass(frozen=True)
@@ -150,8 +158,11 @@ class ServoIdentification:
         """Write the identified robot file to ``path``; returns it."""
         path = Path(path)
         text = dump_yaml(self.to_description())
-        path.write_text("# Servo-identified by `jointlab identify fit` from:\n"
-                        + "".join(f"#   {s}\n" for s in self.sources) + text)  # fmt: skip
+        path.write_text(
+            "# Servo-identified by `jointlab identify fit` from:\n"
+            + "".join(f"#   {s}\n" for s in self.sources)
+            + text
+        )
         return path
 
     def rows(self) -> list[tuple[str, ...]]:
@@ -161,19 +172,28 @@ class ServoIdentification:
             scale = _SHOWN.get(e.parameter, 1.0)
             value = f"{e.value * scale:.4g}" if e.identified else "-"
             interval = f"±{e.interval * scale:.2g}" if e.identified else ""
-            rows.append((e.joint, f"{e.parameter} ({UNITS[e.parameter]})",
-                         f"{e.nominal * scale:.4g}", value, interval,
-                         (e.field + (f" ({e.note})" if e.note else "")) if e.identified
-                         else f"cannot identify: {e.reason}"))  # fmt: skip
+            rows.append(
+                (
+                    e.joint,
+                    f"{e.parameter} ({UNITS[e.parameter]})",
+                    f"{e.nominal * scale:.4g}",
+                    value,
+                    interval,
+                    (e.field + (f" ({e.note})" if e.note else ""))
+                    if e.identified
+                    else f"cannot identify: {e.reason}",
+                )
+            )
         return rows
 
     def summary(self) -> str:
         """The table of :meth:`rows`, then the residuals per joint."""
-        rows = [("joint", "parameter", "nominal", "identified", "95 %", "written to"),
-                *self.rows()]  # fmt: skip
+        rows = [("joint", "parameter", "nominal", "identified", "95 %", "written to"), *self.rows()]
         widths = [max(len(r[i]) for r in rows) for i in range(5)]
-        lines = ["  ".join(c.ljust(w) for c, w in zip(r[:5], widths, strict=False)) + "  " + r[5]
-                 for r in rows]  # fmt: skip
+        lines = [
+            "  ".join(c.ljust(w) for c, w in zip(r[:5], widths, strict=False)) + "  " + r[5]
+            for r in rows
+        ]
         lines.append("model residual RMS per joint (recording; start -> fitted), deg:")
         for f in self.recording.joints:
             lines.append(f"  {f.joint}: {np.degrees(f.rms_start):.3f} -> {np.degrees(f.rms):.3f}")
@@ -215,10 +235,10 @@ def identify_servos(
     kp, kd = recording_gains(description, p_registers)
     nominal = file_values(description)
     models = [s.model for s in description.bus.servos]  # type: ignore[union-attr]
-    real = fit_model([joint_inputs(description, t) for t in traces], nominal, kp, kd,
-                     models=models)  # fmt: skip
-    twin = fit_model([joint_inputs(description, t) for t in twin_traces], nominal, kp, kd,
-                     models=models)  # fmt: skip
+    real = fit_model([joint_inputs(description, t) for t in traces], nominal, kp, kd, models=models)
+    twin = fit_model(
+        [joint_inputs(description, t) for t in twin_traces], nominal, kp, kd, models=models
+    )
     real_x, twin_x = real.values(), twin.values()
     value = nominal + (real_x - twin_x)
     value[:, 0] = nominal[:, 0] * real_x[:, 0] / twin_x[:, 0]
@@ -234,8 +254,10 @@ def identify_servos(
             note = r.notes.get(name, "")
             if ok and servos[j].mode.value == "current" and name in _SERVO_LOOP:
                 ok = False
-                reason = (f"the servo of joint {joint!r} runs in current mode: JointLab's "
-                          "host law (gains, bus.rate) sets its stiffness and timing")  # fmt: skip
+                reason = (
+                    f"the servo of joint {joint!r} runs in current mode: JointLab's "
+                    "host law (gains, bus.rate) sets its stiffness and timing"
+                )
             if ok and not t.identified[p] and name != "torque_limit":
                 ok = False
                 reason = f"the twin's replay does not pin it down either ({t.reasons[name]})"
@@ -244,14 +266,26 @@ def identify_servos(
                 spread *= nominal[j, 0] / twin_x[j, 0]
             if ok and name in _BY_RATIO and spread > MAX_RELATIVE_INTERVAL * abs(value[j, p]):
                 ok = False
-                reason = (f"joint {joint!r}: recording and twin together do not pin it down "
-                          f"({value[j, p]:.3g} ± {spread:.2g})")  # fmt: skip
-            estimates.append(ServoEstimate(
-                joint=joint, parameter=name, nominal=float(nominal[j, p]),
-                value=float(value[j, p] if ok else nominal[j, p]),
-                interval=float(spread) if ok else float("nan"), identified=ok, reason=reason,
-                note=note,
-            ))  # fmt: skip
-    return ServoIdentification(description=description, estimates=tuple(estimates),
-                               recording=real, twin=twin,
-                               sources=tuple(t.source for t in traces))  # fmt: skip
+                reason = (
+                    f"joint {joint!r}: recording and twin together do not pin it down "
+                    f"({value[j, p]:.3g} ± {spread:.2g})"
+                )
+            estimates.append(
+                ServoEstimate(
+                    joint=joint,
+                    parameter=name,
+                    nominal=float(nominal[j, p]),
+                    value=float(value[j, p] if ok else nominal[j, p]),
+                    interval=float(spread) if ok else float("nan"),
+                    identified=ok,
+                    reason=reason,
+                    note=note,
+                )
+            )
+    return ServoIdentification(
+        description=description,
+        estimates=tuple(estimates),
+        recording=real,
+        twin=twin,
+        sources=tuple(t.source for t in traces),
+    )

@@ -79,8 +79,14 @@ def joint_inputs(description: RobotDescription, trace: ServoTrace) -> JointInput
         w = (frames - low).reshape(-1, *([1] * (values.ndim - 1)))
         return values[low] * (1 - w) + values[np.minimum(low + 1, n - 1)] * w
 
-    return JointInputs(trace=trace, substeps=substeps, h=h, inertia=along(inertia),
-                       gravity=along(gravity), matrix=along(matrices))  # fmt: skip
+    return JointInputs(
+        trace=trace,
+        substeps=substeps,
+        h=h,
+        inertia=along(inertia),
+        gravity=along(gravity),
+        matrix=along(matrices),
+    )
 
 
 def _delayed_goals(inputs: JointInputs, delay: np.ndarray) -> np.ndarray:
@@ -104,8 +110,13 @@ def _delayed_goals(inputs: JointInputs, delay: np.ndarray) -> np.ndarray:
     return g0 + fraction * (g1 - g0)
 
 
-def simulate(inputs: JointInputs, params: np.ndarray, kp: np.ndarray, kd: np.ndarray,
-             peak: np.ndarray | None = None) -> np.ndarray:  # fmt: skip
+def simulate(
+    inputs: JointInputs,
+    params: np.ndarray,
+    kp: np.ndarray,
+    kd: np.ndarray,
+    peak: np.ndarray | None = None,
+) -> np.ndarray:
     """Positions the model predicts at every frame.
 
     Args:

@@ -67,13 +67,16 @@ def check_trace(trace: ServoTrace) -> ServoTrace:
     for name in ("goal", "position"):
         array = getattr(trace, name)
         if array.shape != (n, dof):
-            raise IdentificationError(f"{where}: {name} has shape {array.shape}, expected "
-                                      f"({n}, {dof}) for joints {list(trace.joints)}")  # fmt: skip
+            raise IdentificationError(
+                f"{where}: {name} has shape {array.shape}, expected "
+                f"({n}, {dof}) for joints {list(trace.joints)}"
+            )
         bad = ~np.isfinite(array)
         if bad.any():
             frame, joint = np.argwhere(bad)[0]
-            raise IdentificationError(f"{where}: {name} of joint {trace.joints[joint]!r} is not "
-                                      f"finite at frame {frame}")  # fmt: skip
+            raise IdentificationError(
+                f"{where}: {name} of joint {trace.joints[joint]!r} is not finite at frame {frame}"
+            )
     if n < MIN_FRAMES:
         raise IdentificationError(
             f"{where}: {n} frames is too short to identify a servo; record at least "
@@ -108,8 +111,9 @@ def moving_joints(trace: ServoTrace) -> np.ndarray:
     return span >= MOTION
 
 
-def log_trace(path: str | os.PathLike[str], description: RobotDescription,
-              fps: float) -> ServoTrace:  # fmt: skip
+def log_trace(
+    path: str | os.PathLike[str], description: RobotDescription, fps: float
+) -> ServoTrace:
     """The servo trace of a JointLab log, at ``fps`` frames per second.
 
     Each logged row holds the goal applied during a control period and the state at its end
@@ -125,21 +129,30 @@ def log_trace(path: str | os.PathLike[str], description: RobotDescription,
     log = load_log(path)
     for key in ("desired.position", "state.position"):
         if key not in log:
-            raise IdentificationError(f"{path}: the log has no {key!r} column; servo "
-                                      "identification needs goals and positions")  # fmt: skip
+            raise IdentificationError(
+                f"{path}: the log has no {key!r} column; servo "
+                "identification needs goals and positions"
+            )
     goal = np.asarray(log["desired.position"], dtype=np.float64)
     state = np.asarray(log["state.position"], dtype=np.float64)
     time = np.asarray(log.time, dtype=np.float64)
     if goal.ndim != 2 or goal.shape[1] != description.dof:
-        raise IdentificationError(f"{path}: {goal.shape[-1]} joints logged; robot "
-                                  f"{description.name!r} has {description.dof}")  # fmt: skip
+        raise IdentificationError(
+            f"{path}: {goal.shape[-1]} joints logged; robot "
+            f"{description.name!r} has {description.dof}"
+        )
     # The first row at each 1/fps instant (a quarter frame early counts: logged times carry
     # rounding), from the second row on (each frame needs the state logged before it).
-    instants = np.arange(time[1], time[-1] + 0.5 / fps, 1.0 / fps) if len(time) > 1 \
-        else np.zeros(0)  # fmt: skip
+    instants = np.arange(time[1], time[-1] + 0.5 / fps, 1.0 / fps) if len(time) > 1 else np.zeros(0)
     rows = np.unique(np.searchsorted(time, instants - 0.25 / fps))
     rows = rows[(rows >= 1) & (rows < len(time))]
     goal = np.where(np.isfinite(goal), goal, state)  # no goal: it held where it was
-    trace = ServoTrace(source=str(path), joints=description.joint_names, fps=float(fps),
-                       time=time[rows], goal=goal[rows], position=state[rows - 1])  # fmt: skip
+    trace = ServoTrace(
+        source=str(path),
+        joints=description.joint_names,
+        fps=float(fps),
+        time=time[rows],
+        goal=goal[rows],
+        position=state[rows - 1],
+    )
     return check_trace(trace)

@@ -73,8 +73,7 @@ def recording_gains(
         )
     _, models = bus_models(description)
     t = description.transmissions
-    kp, _ = GainScaling.for_models(models).joint_gains(p, np.zeros_like(p), t.scale,
-                                                       t.torque_ratio)  # fmt: skip
+    kp, _ = GainScaling.for_models(models).joint_gains(p, np.zeros_like(p), t.scale, t.torque_ratio)
     return kp, kd
 
 
@@ -121,6 +120,11 @@ def replay_on_twin(
                 robot.apply(NJointAction.Position(goal, kp=kp, kd=kd))
                 robot.step()
             robot.disarm()
-    return ServoTrace(source=f"the twin of {description.name!r} replaying {trace.source}",
-                      joints=trace.joints, fps=trace.fps, time=trace.time.copy(),
-                      goal=trace.goal.copy(), position=positions)  # fmt: skip
+    return ServoTrace(
+        source=f"the twin of {description.name!r} replaying {trace.source}",
+        joints=trace.joints,
+        fps=trace.fps,
+        time=trace.time.copy(),
+        goal=trace.goal.copy(),
+        position=positions,
+    )

@@ -56,8 +56,14 @@ from jointlab.robots.urdf_io import description_to_urdf
 __all__ = ["BridgeStatistics", "Ros2Bridge"]
 
 #: Modules of the ``ros2`` extra the bridge imports.
-ROS_MODULES = ("rclpy", "sensor_msgs.msg", "trajectory_msgs.msg", "std_msgs.msg",
-               "std_srvs.srv", "rosgraph_msgs.msg")  # fmt: skip
+ROS_MODULES = (
+    "rclpy",
+    "sensor_msgs.msg",
+    "trajectory_msgs.msg",
+    "std_msgs.msg",
+    "std_srvs.srv",
+    "rosgraph_msgs.msg",
+)
 #: Seconds a service call waits for the control loop.
 SERVICE_TIMEOUT = 5.0
 
@@ -105,9 +111,15 @@ class Ros2Bridge:
             control rate).
     """
 
-    def __init__(self, robot: Robot, config: BridgeConfig | None = None, *,
-                 commander: Commander | None = None, domain_id: int | None = None,
-                 ros2_control: bool = False) -> None:  # fmt: skip
+    def __init__(
+        self,
+        robot: Robot,
+        config: BridgeConfig | None = None,
+        *,
+        commander: Commander | None = None,
+        domain_id: int | None = None,
+        ros2_control: bool = False,
+    ) -> None:
         rclpy = require("ros2", "the ROS 2 bridge", *ROS_MODULES)[0]
         from rclpy.executors import SingleThreadedExecutor
         from rclpy.signals import SignalHandlerOptions
@@ -120,8 +132,9 @@ class Ros2Bridge:
         self.description = robot.description
         self.statistics = BridgeStatistics()
         self._every = config.publish_every(robot.control_dt)
-        self._clock_on = (not robot.realtime if config.publish_clock is None
-                          else config.publish_clock)  # fmt: skip
+        self._clock_on = (
+            not robot.realtime if config.publish_clock is None else config.publish_clock
+        )
         self._inbox = Inbox()
         self._watch = StateWatch(self.description)
         self._disarm_next = False
@@ -129,11 +142,15 @@ class Ros2Bridge:
         # The ROS clock at robot time 0, for a device's stamps (a simulated robot: 0).
         self._epoch = 0.0 if not robot.realtime else time.time() - robot.time
         self._context = rclpy.context.Context()
-        rclpy.init(context=self._context, domain_id=domain_id,
-                   signal_handler_options=SignalHandlerOptions.NO)  # fmt: skip
+        rclpy.init(
+            context=self._context,
+            domain_id=domain_id,
+            signal_handler_options=SignalHandlerOptions.NO,
+        )
         try:
-            self.node = rclpy.create_node(config.node_name, namespace=config.namespace or None,
-                                          context=self._context)  # fmt: skip
+            self.node = rclpy.create_node(
+                config.node_name, namespace=config.namespace or None, context=self._context
+            )
             self._make_endpoints(ros2_control)
         except BaseException:
             rclpy.shutdown(context=self._context)
@@ -152,11 +169,15 @@ class Ros2Bridge:
         from rclpy.qos import DurabilityPolicy, HistoryPolicy, QoSProfile, ReliabilityPolicy
 
         return QoSProfile(
-            history=HistoryPolicy.KEEP_LAST, depth=depth,
-            reliability=(ReliabilityPolicy.RELIABLE if reliability == "reliable"
-                         else ReliabilityPolicy.BEST_EFFORT),
+            history=HistoryPolicy.KEEP_LAST,
+            depth=depth,
+            reliability=(
+                ReliabilityPolicy.RELIABLE
+                if reliability == "reliable"
+                else ReliabilityPolicy.BEST_EFFORT
+            ),
             durability=DurabilityPolicy.TRANSIENT_LOCAL if latched else DurabilityPolicy.VOLATILE,
-        )  # fmt: skip
+        )
 
     def _make_endpoints(self, ros2_control: bool) -> None:
         from rosgraph_msgs.msg import Clock
@@ -169,24 +190,37 @@ class Ros2Bridge:
         states = self._qos(c.state_reliability, c.state_depth)
         commands = self._qos(c.command_reliability, c.command_depth)
         self._states = node.create_publisher(JointState, c.joint_states_topic, states)
-        self._clock = (node.create_publisher(Clock, c.clock_topic, states)
-                       if self._clock_on else None)  # fmt: skip
+        self._clock = (
+            node.create_publisher(Clock, c.clock_topic, states) if self._clock_on else None
+        )
         events = node.create_publisher(String, c.events_topic, self._qos("reliable", 100))
-        self.events = EventPublisher(lambda text: events.publish(String(data=text)),
-                                     self.description.joint_names)  # fmt: skip
+        self.events = EventPublisher(
+            lambda text: events.publish(String(data=text)), self.description.joint_names
+        )
         self._description_pub = node.create_publisher(
             String, c.robot_description_topic, self._qos("reliable", 1, latched=True)
         )
-        urdf = (urdf_with_ros2_control(self.description, joint_states_topic=c.joint_states_topic,
-                                       joint_commands_topic=c.joint_commands_topic)
-                if ros2_control else description_to_urdf(self.description))  # fmt: skip
+        urdf = (
+            urdf_with_ros2_control(
+                self.description,
+                joint_states_topic=c.joint_states_topic,
+                joint_commands_topic=c.joint_commands_topic,
+            )
+            if ros2_control
+            else description_to_urdf(self.description)
+        )
         self._description_pub.publish(String(data=urdf))
-        node.create_subscription(JointState, c.joint_commands_topic, self._on_joint_command,
-                                 commands)  # fmt: skip
-        node.create_subscription(JointTrajectory, c.joint_trajectory_topic, self._on_trajectory,
-                                 commands)  # fmt: skip
-        for verb, name in (("arm", c.arm_service), ("disarm", c.disarm_service),
-                           ("hold", c.hold_service)):  # fmt: skip
+        node.create_subscription(
+            JointState, c.joint_commands_topic, self._on_joint_command, commands
+        )
+        node.create_subscription(
+            JointTrajectory, c.joint_trajectory_topic, self._on_trajectory, commands
+        )
+        for verb, name in (
+            ("arm", c.arm_service),
+            ("disarm", c.disarm_service),
+            ("hold", c.hold_service),
+        ):
             node.create_service(Trigger, name, self._service(verb))
 
     def _spin(self) -> None:
@@ -205,8 +239,9 @@ class Ros2Bridge:
     def _on_joint_command(self, msg: Any) -> None:
         source = self.config.joint_commands_topic
         try:
-            command = joint_command(self.description, msg.name, msg.position, msg.velocity,
-                                    msg.effort)  # fmt: skip
+            command = joint_command(
+                self.description, msg.name, msg.position, msg.velocity, msg.effort
+            )
         except BadMessage as error:
             self._inbox.put(RequestKind.BAD, source, error)
             return
@@ -215,9 +250,16 @@ class Ros2Bridge:
     def _on_trajectory(self, msg: Any) -> None:
         source = self.config.joint_trajectory_topic
         try:
-            points = [TrajectoryPoint(p.positions, p.velocities, p.accelerations, p.effort,
-                                      p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec)
-                      for p in msg.points]  # fmt: skip
+            points = [
+                TrajectoryPoint(
+                    p.positions,
+                    p.velocities,
+                    p.accelerations,
+                    p.effort,
+                    p.time_from_start.sec + 1e-9 * p.time_from_start.nanosec,
+                )
+                for p in msg.points
+            ]
             request = joint_trajectory(self.description, msg.joint_names, points)
         except BadMessage as error:
             self._inbox.put(RequestKind.BAD, source, error)
@@ -257,8 +299,9 @@ class Ros2Bridge:
                 self._clock.publish(self._clock_msg)
             self._publish_state(state)
         for event in self._watch.check(state):
-            self.events.publish("state", event.kind, event.time, list(event.joints),
-                                event.message, event.data)  # fmt: skip
+            self.events.publish(
+                "state", event.kind, event.time, list(event.joints), event.message, event.data
+            )
             if event.is_fault and state.armed:
                 self.commander.stop()
                 self._disarm_next = True

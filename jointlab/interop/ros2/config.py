@@ -84,13 +84,15 @@ class BridgeConfig:
             if not isinstance(getattr(self, name), int) or getattr(self, name) < 1:
                 problems.append(f"{name} must be a whole number >= 1, got {getattr(self, name)!r}")
         for name in ("command_timeout", "real_time_factor"):
-            if not (isinstance(getattr(self, name), (int, float))
-                    and 0 < getattr(self, name) < math.inf):  # fmt: skip
+            if not (
+                isinstance(getattr(self, name), (int, float)) and 0 < getattr(self, name) < math.inf
+            ):
                 problems.append(
                     f"{name} must be a finite number > 0 s, got {getattr(self, name)!r}"
                 )
-        if self.rate is not None and not (isinstance(self.rate, (int, float))
-                                          and 0 < self.rate < math.inf):  # fmt: skip
+        if self.rate is not None and not (
+            isinstance(self.rate, (int, float)) and 0 < self.rate < math.inf
+        ):
             problems.append(f"rate must be a finite number > 0 Hz, got {self.rate!r}")
         if problems:
             raise ConfigurationError("ROS 2 bridge configuration: " + "; ".join(problems))

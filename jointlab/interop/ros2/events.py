@@ -43,11 +43,22 @@ class EventPublisher:
         self._clamped: set[tuple[str, tuple[int, ...]]] = set()
         self._clamped_before: set[tuple[str, tuple[int, ...]]] = set()
 
-    def publish(self, source: str, kind: str, t: float, joints: list[str], message: str,
-                data: dict[str, Any] | None = None, **extra: Any) -> None:  # fmt: skip
+    def publish(
+        self,
+        source: str,
+        kind: str,
+        t: float,
+        joints: list[str],
+        message: str,
+        data: dict[str, Any] | None = None,
+        **extra: Any,
+    ) -> None:
         """One event: ``kind``, robot time ``t``, ``source``, joint names, message, data."""
-        self._send(event_json(kind, time=t, source=source, joints=joints, message=message,
-                              **(data or {}), **extra))  # fmt: skip
+        self._send(
+            event_json(
+                kind, time=t, source=source, joints=joints, message=message, **(data or {}), **extra
+            )
+        )
         self.count += 1
 
     def on_command_event(self, event: CommandEvent) -> None:
@@ -60,8 +71,15 @@ class EventPublisher:
             if key in self._clamped_before:
                 return
         names = [self._names[j] for j in event.joints]
-        self.publish(self.source, event.kind.value, event.time, names, event.message,
-                     dict(event.data), command_id=event.command_id)  # fmt: skip
+        self.publish(
+            self.source,
+            event.kind.value,
+            event.time,
+            names,
+            event.message,
+            dict(event.data),
+            command_id=event.command_id,
+        )
 
     def end_period(self) -> None:
         """Mark the end of a control period (the clamps of this one are now 'before')."""

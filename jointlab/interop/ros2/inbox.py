@@ -96,8 +96,11 @@ class Inbox:
 
 def _superseded(request: Request, after: Request | None) -> bool:
     """True when ``after`` is a command for the same joints and fields as ``request``."""
-    if (after is None or request.kind is not RequestKind.COMMAND
-            or after.kind is not RequestKind.COMMAND):  # fmt: skip
+    if (
+        after is None
+        or request.kind is not RequestKind.COMMAND
+        or after.kind is not RequestKind.COMMAND
+    ):
         return False
     one, other = request.payload, after.payload
     return bool(np.array_equal(one.joints, other.joints)) and all(

@@ -90,26 +90,34 @@ def _joints(description: RobotDescription, names: Sequence[str], field: str) -> 
     for i, name in enumerate(names):
         if name not in known:
             hint = difflib.get_close_matches(str(name), known, n=1)
-            raise BadMessage(f"{field}[{i}]", f"robot {description.name!r} has no joint "
-                             f"{quote(name)}" + (f"; did you mean {hint[0]!r}?" if hint else "")
-                             + f" (joints: {list(known)})")  # fmt: skip
+            raise BadMessage(
+                f"{field}[{i}]",
+                f"robot {description.name!r} has no joint "
+                f"{quote(name)}"
+                + (f"; did you mean {hint[0]!r}?" if hint else "")
+                + f" (joints: {list(known)})",
+            )
         if name in seen:
-            raise BadMessage(f"{field}[{i}]", f"joint {name!r} is named twice (also at "
-                             f"{field}[{seen[name]}])")  # fmt: skip
+            raise BadMessage(
+                f"{field}[{i}]", f"joint {name!r} is named twice (also at {field}[{seen[name]}])"
+            )
         seen[name] = i
         indices.append(known.index(name))
     return np.array(indices, dtype=int)
 
 
-def _values(values: Sequence[float], n: int, field: str, names: str, *, nan: bool,
-            required: bool = False) -> np.ndarray | None:  # fmt: skip
+def _values(
+    values: Sequence[float], n: int, field: str, names: str, *, nan: bool, required: bool = False
+) -> np.ndarray | None:
     """``values`` as ``(n,)`` floats, None when empty; refuses lengths, inf (and NaN)."""
     array = np.asarray(values, dtype=np.float64).reshape(-1)
     if array.size == 0 and not required:
         return None
     if array.shape[0] != n:
-        raise BadMessage(field, f"{array.shape[0]} values for the {n} joints of {names}: give "
-                         f"one per joint, or none")  # fmt: skip
+        raise BadMessage(
+            field,
+            f"{array.shape[0]} values for the {n} joints of {names}: give one per joint, or none",
+        )
     bad = np.isinf(array) | (np.isnan(array) if not nan else False)
     if bad.any():
         i = int(np.flatnonzero(bad)[0])
@@ -118,8 +126,13 @@ def _values(values: Sequence[float], n: int, field: str, names: str, *, nan: boo
     return array
 
 
-def joint_command(description: RobotDescription, name: Sequence[str], position: Sequence[float],
-                  velocity: Sequence[float], effort: Sequence[float]) -> JointCommand:  # fmt: skip
+def joint_command(
+    description: RobotDescription,
+    name: Sequence[str],
+    position: Sequence[float],
+    velocity: Sequence[float],
+    effort: Sequence[float],
+) -> JointCommand:
     """Check a ``JointState`` command (see the module docstring for what each field holds).
 
     Raises:
@@ -140,8 +153,9 @@ def joint_command(description: RobotDescription, name: Sequence[str], position: 
     return JointCommand(joints, fields["position"], fields["velocity"], fields["effort"])
 
 
-def joint_trajectory(description: RobotDescription, joint_names: Sequence[str],
-                     points: Sequence[TrajectoryPoint]) -> TrajectoryRequest:  # fmt: skip
+def joint_trajectory(
+    description: RobotDescription, joint_names: Sequence[str], points: Sequence[TrajectoryPoint]
+) -> TrajectoryRequest:
     """Check a ``JointTrajectory``: names, per-point lengths and values, increasing times.
 
     Positions are required at every point; velocities and accelerations are optional (all
@@ -161,8 +175,9 @@ def joint_trajectory(description: RobotDescription, joint_names: Sequence[str],
     previous = -math.inf
     for k, point in enumerate(points):
         where = f"points[{k}]"
-        p = _values(point.positions, n, f"{where}.positions", "joint_names", nan=False,
-                    required=True)  # fmt: skip
+        p = _values(
+            point.positions, n, f"{where}.positions", "joint_names", nan=False, required=True
+        )
         v = _values(point.velocities, n, f"{where}.velocities", "joint_names", nan=False)
         a = _values(point.accelerations, n, f"{where}.accelerations", "joint_names", nan=False)
         if len(point.effort):
@@ -175,8 +190,11 @@ def joint_trajectory(description: RobotDescription, joint_names: Sequence[str],
         if not math.isfinite(t) or t < 0:
             raise BadMessage(f"{where}.time_from_start", f"{t} s: expected a time >= 0 s")
         if t <= previous:
-            raise BadMessage(f"{where}.time_from_start", f"{t:.9g} s is not after the previous "
-                             f"point's {previous:.9g} s: times must increase")  # fmt: skip
+            raise BadMessage(
+                f"{where}.time_from_start",
+                f"{t:.9g} s is not after the previous "
+                f"point's {previous:.9g} s: times must increase",
+            )
         previous = t
         waypoints.append(Waypoint(position=p, velocity=v, acceleration=a, time_from_start=t))
     return TrajectoryRequest(joints, tuple(waypoints))

@@ -61,10 +61,15 @@ ROS2_CONTROL_TOPICS = {
 }
 
 
-def ros2_control_xml(description: RobotDescription, *, command_interface: str = "position",
-                     joint_states_topic: str = ROS2_CONTROL_TOPICS["joint_states_topic"],
-                     joint_commands_topic: str = ROS2_CONTROL_TOPICS["joint_commands_topic"],
-                     plugin: str = PLUGINS[0], name: str | None = None) -> str:  # fmt: skip
+def ros2_control_xml(
+    description: RobotDescription,
+    *,
+    command_interface: str = "position",
+    joint_states_topic: str = ROS2_CONTROL_TOPICS["joint_states_topic"],
+    joint_commands_topic: str = ROS2_CONTROL_TOPICS["joint_commands_topic"],
+    plugin: str = PLUGINS[0],
+    name: str | None = None,
+) -> str:
     """The ``<ros2_control>`` block of ``description`` for the topic contract.
 
     Every independent joint gets one command interface and position, velocity and effort
@@ -83,8 +88,9 @@ def ros2_control_xml(description: RobotDescription, *, command_interface: str = 
         ConfigurationError: an unknown interface or plugin.
     """
     if command_interface not in ("position", "velocity", "effort"):
-        raise ConfigurationError(f"command_interface {command_interface!r}: expected "
-                                 "'position', 'velocity' or 'effort'")  # fmt: skip
+        raise ConfigurationError(
+            f"command_interface {command_interface!r}: expected 'position', 'velocity' or 'effort'"
+        )
     if plugin not in PLUGINS:
         raise ConfigurationError(f"plugin {plugin!r}: expected one of {list(PLUGINS)}")
     lines = [
@@ -99,8 +105,11 @@ def ros2_control_xml(description: RobotDescription, *, command_interface: str = 
         if description.dependent[j]:
             continue
         home = float(description.home[j])
-        initial = (f'\n      <param name="initial_value">{home:.9g}</param>\n    '
-                   if command_interface == "position" else "")  # fmt: skip
+        initial = (
+            f'\n      <param name="initial_value">{home:.9g}</param>\n    '
+            if command_interface == "position"
+            else ""
+        )
         lines += [
             f'  <joint name="{escape(joint)}">',
             f'    <command_interface name="{command_interface}">{initial}</command_interface>',

@@ -75,11 +75,11 @@ class MujocoBatch:
         q = np.array(list(map(_take, [d.qpos for d in datas], [b.qpos for b in bodies])))
         qd = np.array(list(map(_take, [d.qvel for d in datas], dofs)))
         tau = np.array(list(map(_take, [d.qfrc_actuator for d in datas], dofs)))
-        cmd = np.array(list(map(_take, [d.actuator_force for d in datas],
-                                [b.drive for b in bodies])))  # fmt: skip
+        cmd = np.array(
+            list(map(_take, [d.actuator_force for d in datas], [b.drive for b in bodies]))
+        )
         rows = zip(q, qd, qd_prev, tau, cmd, strict=True)
-        for loop, body, (q_i, qd_i, prev_i, tau_i, cmd_i) in zip(loops, bodies, rows,
-                                                                  strict=True):  # fmt: skip
+        for loop, body, (q_i, qd_i, prev_i, tau_i, cmd_i) in zip(loops, bodies, rows, strict=True):
             loop.q, loop.qd, loop.qd_prev, loop.tau, loop.cmd = q_i, qd_i, prev_i, tau_i, cmd_i
             body.world.steps += steps
         tau.setflags(write=False)  # the loops keep its rows

@@ -99,9 +99,12 @@ class MujocoBody:
             raise SimulationError(f"robot {d.name!r}: MuJoCo reordered its actuators")
         #: Brake equality id per joint (-1 where the joint has no brake).
         self.brake = np.array(
-            [model.equality(f"{p}{n}/brake").id if spec.has_brakes else -1
-             for n, spec in zip(d.joint_names, d.joints, strict=True)], dtype=np.int64,
-        )  # fmt: skip
+            [
+                model.equality(f"{p}{n}/brake").id if spec.has_brakes else -1
+                for n, spec in zip(d.joint_names, d.joints, strict=True)
+            ],
+            dtype=np.int64,
+        )
         self.base = model.body(self.base_name).id
         self.link_bodies = np.array(
             [self.base] + [model.body(f"{p}{s.name}_link").id for s in d.actuators], dtype=np.int64
@@ -114,9 +117,11 @@ class MujocoBody:
             free = model.joint(p + "base")
             self.free_qpos, self.free_dof = int(free.qposadr[0]), int(free.dofadr[0])
         #: Every dof of the robot (the free base's included), for warm-start resets.
-        self.all_dofs = self.dofs if self.free_dof is None else np.concatenate(
-            [np.arange(self.free_dof, self.free_dof + 6), self.dofs]
-        )  # fmt: skip
+        self.all_dofs = (
+            self.dofs
+            if self.free_dof is None
+            else np.concatenate([np.arange(self.free_dof, self.free_dof + 6), self.dofs])
+        )
         self.links: dict[str, LinkRef] = {"base": LinkRef("base", self.base, None)}
         for spec in d.actuators:
             self.links[spec.name] = LinkRef(spec.name, model.body(f"{p}{spec.name}_link").id, None)
@@ -167,8 +172,9 @@ class MujocoBody:
 
             base = self.description.base
             data.qpos[self.free_qpos : self.free_qpos + 7] = [
-                *base.position, *mujoco_quaternion(base.orientation)
-            ]  # fmt: skip
+                *base.position,
+                *mujoco_quaternion(base.orientation),
+            ]
             data.qvel[self.free_dof : self.free_dof + 6] = 0.0
         # The solver's warm start and pushes of the previous episode must not leak into this.
         data.qacc_warmstart[self.all_dofs] = 0.0
@@ -266,8 +272,7 @@ class MujocoBody:
         row = self._frame_rows.get(name)
         if row is None:  # first call since bind(): the frame's row of the current data
             ref = self.links[name]
-            row = (self.data.xpos[ref.body] if ref.site is None
-                   else self.data.site_xpos[ref.site])  # fmt: skip
+            row = self.data.xpos[ref.body] if ref.site is None else self.data.site_xpos[ref.site]
             self._frame_rows[name] = row
         self._kinematics(self.model, self.data)
         return row.copy()
@@ -278,4 +283,3 @@ class MujocoBody:
 
     def __repr__(self) -> str:
         return f"MujocoBody({self.description.name!r}, prefix={self.prefix!r})"
-

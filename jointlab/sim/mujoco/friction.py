@@ -34,12 +34,17 @@ def _wanted(spec: Any) -> dict[tuple[str, str], list[tuple[Any, Any, float]]]:
     by_body: dict[str, list[Any]] = {}
     for geom in geoms:
         by_body.setdefault(geom.parent.name, []).append(geom)
-    special = sorted({name for name, group in by_body.items()
-                      if any(float(g.friction[0]) != 1.0 for g in group)})  # fmt: skip
+    special = sorted(
+        {name for name, group in by_body.items() if any(float(g.friction[0]) != 1.0 for g in group)}
+    )
     wanted: dict[tuple[str, str], list[tuple[Any, Any, float]]] = {}
     for first, second in combinations(special, 2):
-        pairs = [(a, b, float(a.friction[0]) * float(b.friction[0]))
-                 for a in by_body[first] for b in by_body[second] if _collide(a, b)]  # fmt: skip
+        pairs = [
+            (a, b, float(a.friction[0]) * float(b.friction[0]))
+            for a in by_body[first]
+            for b in by_body[second]
+            if _collide(a, b)
+        ]
         if any(float(a.friction[0]) != 1.0 and float(b.friction[0]) != 1.0 for a, b, _ in pairs):
             wanted[(first, second)] = pairs
     return wanted
@@ -76,6 +81,11 @@ def product_pairs(spec: Any, model: Any | None = None) -> bool:
     for (b1, b2), pairs in wanted.items():
         spec.add_exclude(name=f"{PREFIX}{b1}|{b2}", bodyname1=b1, bodyname2=b2)
         for k, (a, b, mu) in enumerate(pairs):
-            spec.add_pair(name=f"{PREFIX}{b1}|{b2}|{k}", geomname1=a.name, geomname2=b.name,
-                          condim=3, friction=[mu, mu, 0.0, 0.0, 0.0])  # fmt: skip
+            spec.add_pair(
+                name=f"{PREFIX}{b1}|{b2}|{k}",
+                geomname1=a.name,
+                geomname2=b.name,
+                condim=3,
+                friction=[mu, mu, 0.0, 0.0, 0.0],
+            )
     return bool(wanted) or bool(ours or excludes)

@@ -156,20 +156,37 @@ def contact_friction(friction: float) -> dict[str, str]:
     return {"friction": _fmt([mu, 0.0, 0.0]), "priority": "0" if mu == 1.0 else "1"}
 
 
-def _link_geom(body: ET.Element, length: float, orientation: Any, radius: float,
-               friction: float = 1.0, torsional: float = 0.0) -> None:  # fmt: skip
-    collision = {"contype": str(ROBOT_COLLISION[0]), "conaffinity": str(ROBOT_COLLISION[1]),
-                 **contact_friction(friction)}  # fmt: skip
+def _link_geom(
+    body: ET.Element,
+    length: float,
+    orientation: Any,
+    radius: float,
+    friction: float = 1.0,
+    torsional: float = 0.0,
+) -> None:
+    collision = {
+        "contype": str(ROBOT_COLLISION[0]),
+        "conaffinity": str(ROBOT_COLLISION[1]),
+        **contact_friction(friction),
+    }
     if torsional > 0:  # condim 4: a torsional friction torque up to ``torsional`` x normal force
         collision["condim"] = "4"
         collision["friction"] = _fmt([float(friction), float(torsional), 0.0])
     if length > 0:
         end = rpy_matrix(np.asarray(orientation, dtype=float)) @ np.array([length, 0.0, 0.0])
-        ET.SubElement(body, "geom", type="capsule", fromto=_fmt([0.0, 0.0, 0.0, *end]),
-                      size=repr(float(radius)), rgba=_LINK_RGBA, **collision)  # fmt: skip
+        ET.SubElement(
+            body,
+            "geom",
+            type="capsule",
+            fromto=_fmt([0.0, 0.0, 0.0, *end]),
+            size=repr(float(radius)),
+            rgba=_LINK_RGBA,
+            **collision,
+        )
     else:
-        ET.SubElement(body, "geom", type="sphere", size=repr(float(radius)), rgba=_LINK_RGBA,
-                      **collision)  # fmt: skip
+        ET.SubElement(
+            body, "geom", type="sphere", size=repr(float(radius)), rgba=_LINK_RGBA, **collision
+        )
 
 
 def _inertial(body: ET.Element, mass: float, cog: Any, inertia: Any) -> None:
@@ -224,15 +241,27 @@ def description_to_mjcf(description: RobotDescription, dt: float = 0.001) -> str
     ET.SubElement(root, "compiler", angle="radian", autolimits="true")
     worldbody = ET.SubElement(root, "worldbody")
     base = description.base
-    base_body = ET.SubElement(worldbody, "body", name="base_link", pos=_fmt(base.position),
-                              quat=_fmt(mujoco_quaternion(base.orientation)))  # fmt: skip
+    base_body = ET.SubElement(
+        worldbody,
+        "body",
+        name="base_link",
+        pos=_fmt(base.position),
+        quat=_fmt(mujoco_quaternion(base.orientation)),
+    )
     if not base.fixed:
         ET.SubElement(base_body, "freejoint", name="base")
     r, m = base.radius, base.mass
     _inertial(base_body, m, (0.0, 0.0, 0.0), np.eye(3) * (m * r * r / 2))
-    ET.SubElement(base_body, "geom", type="cylinder", size=_fmt([r, r / 2]), rgba=_BASE_RGBA,
-                  contype=str(ROBOT_COLLISION[0]), conaffinity=str(ROBOT_COLLISION[1]),
-                  **contact_friction(base.friction))  # fmt: skip
+    ET.SubElement(
+        base_body,
+        "geom",
+        type="cylinder",
+        size=_fmt([r, r / 2]),
+        rgba=_BASE_RGBA,
+        contype=str(ROBOT_COLLISION[0]),
+        conaffinity=str(ROBOT_COLLISION[1]),
+        **contact_friction(base.friction),
+    )
     bodies = {BASE: base_body}
     specs = {s.name: s for s in description.actuators}
     actuators = ActuatorArray.from_description(description)
@@ -248,36 +277,73 @@ def description_to_mjcf(description: RobotDescription, dt: float = 0.001) -> str
         bodies[spec.name] = body
         if spec.is_joint:
             ET.SubElement(
-                body, "joint", name=spec.name,
+                body,
+                "joint",
+                name=spec.name,
                 type="hinge" if spec.type is JointType.ROTARY else "slide",
-                axis=_fmt(spec.axis), range=_fmt([spec.min, spec.max]), limited="true",
-                solreflimit=solref, solimplimit=rigid, damping=repr(float(spec.dynamics.damping)),
+                axis=_fmt(spec.axis),
+                range=_fmt([spec.min, spec.max]),
+                limited="true",
+                solreflimit=solref,
+                solimplimit=rigid,
+                damping=repr(float(spec.dynamics.damping)),
                 frictionloss=repr(float(spec.dynamics.static_friction)),
-                solreffriction=solref, solimpfriction=rigid,
+                solreffriction=solref,
+                solimpfriction=rigid,
                 armature=repr(armatures[spec.name]),
                 actuatorfrcrange=_fmt([-effort[spec.name], effort[spec.name]]),
                 actuatorfrclimited="true",
-            )  # fmt: skip
+            )
         if spec.link is not None:
-            _inertial(body, spec.link.mass, spec.link.center_of_gravity,
-                      inertia_with_margin(np.array(spec.link.inertia)))
-            _link_geom(body, spec.length, spec.orientation, spec.link.radius,
-                       spec.link.friction, spec.link.torsional_friction)
+            _inertial(
+                body,
+                spec.link.mass,
+                spec.link.center_of_gravity,
+                inertia_with_margin(np.array(spec.link.inertia)),
+            )
+            _link_geom(
+                body,
+                spec.length,
+                spec.orientation,
+                spec.link.radius,
+                spec.link.friction,
+                spec.link.torsional_friction,
+            )
         if not children[spec.name]:
-            ET.SubElement(body, "site", name=f"{spec.name}_tool", size="0.005",
-                          **_offset(spec.length, spec.orientation))  # fmt: skip
+            ET.SubElement(
+                body,
+                "site",
+                name=f"{spec.name}_tool",
+                size="0.005",
+                **_offset(spec.length, spec.orientation),
+            )
     _couplings_and_brakes(root, description, solref, rigid)
     actuator = ET.SubElement(root, "actuator")
     for name in description.joint_names:
-        ET.SubElement(actuator, "general", name=name, joint=name, gainprm="1",
-                      biastype="affine", biasprm="0 0 0")  # fmt: skip
+        ET.SubElement(
+            actuator,
+            "general",
+            name=name,
+            joint=name,
+            gainprm="1",
+            biastype="affine",
+            biasprm="0 0 0",
+        )
     # All dc_high, then all dc_low: a robot's actuators are drives, highs, lows, in one block.
     for suffix, span in (("dc_high", [-DC_RANGE, 0.0]), ("dc_low", [0.0, DC_RANGE])):
         for i in dc_joints(actuators).tolist():
             name = description.joint_names[i]
-            ET.SubElement(actuator, "general", name=f"{name}/{suffix}", joint=name,
-                          gainprm="1", biastype="affine", biasprm="0 0 0",
-                          forcelimited="true", forcerange=_fmt(span))  # fmt: skip
+            ET.SubElement(
+                actuator,
+                "general",
+                name=f"{name}/{suffix}",
+                joint=name,
+                gainprm="1",
+                biastype="affine",
+                biasprm="0 0 0",
+                forcelimited="true",
+                forcerange=_fmt(span),
+            )
     ET.indent(root)
     return ET.tostring(root, encoding="unicode") + "\n"
 
@@ -289,9 +355,16 @@ def _couplings_and_brakes(
     tendon = ET.Element("tendon")
     for spec in description.joints:
         if spec.has_brakes:
-            ET.SubElement(equality, "joint", name=f"{spec.name}/brake", joint1=spec.name,
-                          polycoef="0 0 0 0 0", active="false", solref=solref,
-                          solimp=solimp)  # fmt: skip
+            ET.SubElement(
+                equality,
+                "joint",
+                name=f"{spec.name}/brake",
+                joint1=spec.name,
+                polycoef="0 0 0 0 0",
+                active="false",
+                solref=solref,
+                solimp=solimp,
+            )
         if spec.coupling is None:
             continue
         offset = spec.coupling.alpha_self * spec.home
@@ -299,18 +372,31 @@ def _couplings_and_brakes(
         name = f"{spec.name}/coupling"
         if len(leaders) == 1:
             ((leader, alpha),) = leaders
-            ET.SubElement(equality, "joint", name=name, joint1=spec.name, joint2=leader,
-                          polycoef=_fmt([offset, alpha, 0.0, 0.0, 0.0]), solref=solref,
-                          solimp=solimp)  # fmt: skip
+            ET.SubElement(
+                equality,
+                "joint",
+                name=name,
+                joint1=spec.name,
+                joint2=leader,
+                polycoef=_fmt([offset, alpha, 0.0, 0.0, 0.0]),
+                solref=solref,
+                solimp=solimp,
+            )
             continue
         # q_dep - sum(alpha * q_lead) = offset: a fixed tendon held at a constant length.
         fixed = ET.SubElement(tendon, "fixed", name=name)
         ET.SubElement(fixed, "joint", joint=spec.name, coef="1.0")
         for leader, alpha in leaders:
             ET.SubElement(fixed, "joint", joint=leader, coef=repr(-float(alpha)))
-        ET.SubElement(equality, "tendon", name=name, tendon1=name,
-                      polycoef=_fmt([offset, 0.0, 0.0, 0.0, 0.0]), solref=solref,
-                      solimp=solimp)  # fmt: skip
+        ET.SubElement(
+            equality,
+            "tendon",
+            name=name,
+            tendon1=name,
+            polycoef=_fmt([offset, 0.0, 0.0, 0.0, 0.0]),
+            solref=solref,
+            solimp=solimp,
+        )
     if len(tendon):
         root.append(tendon)
     if len(equality):

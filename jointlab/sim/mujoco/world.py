@@ -103,16 +103,24 @@ class MujocoWorld(Scene):
         self.ground_id: int | None = None
         if ground:
             spec.add_texture(
-                name="ground", type=mujoco.mjtTexture.mjTEXTURE_2D,
-                builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER, width=256, height=256,
-                rgb1=[0.92, 0.92, 0.92], rgb2=[0.62, 0.72, 0.9],
-            )  # fmt: skip
+                name="ground",
+                type=mujoco.mjtTexture.mjTEXTURE_2D,
+                builtin=mujoco.mjtBuiltin.mjBUILTIN_CHECKER,
+                width=256,
+                height=256,
+                rgb1=[0.92, 0.92, 0.92],
+                rgb2=[0.62, 0.72, 0.9],
+            )
             material = spec.add_material(name="ground", texrepeat=[2.0, 2.0], texuniform=True)
             material.textures[mujoco.mjtTextureRole.mjTEXROLE_RGB] = "ground"
             spec.worldbody.add_geom(
-                name="ground", type=mujoco.mjtGeom.mjGEOM_PLANE, size=[0.0, 0.0, 0.05],
-                material="ground", contype=WORLD_COLLISION[0], conaffinity=WORLD_COLLISION[1],
-            )  # fmt: skip
+                name="ground",
+                type=mujoco.mjtGeom.mjGEOM_PLANE,
+                size=[0.0, 0.0, 0.05],
+                material="ground",
+                contype=WORLD_COLLISION[0],
+                conaffinity=WORLD_COLLISION[1],
+            )
             self.ground_id = 0
         hard_contacts(spec, dt)  # Bullet's contact dynamics (jointlab.sim.mujoco.contact)
         self.spec = spec
@@ -184,28 +192,52 @@ class MujocoWorld(Scene):
         return body, MujocoLoop(body, dt)
 
     # ---------------------------------------------------------------- objects
-    def _add_box(self, half: tuple[float, ...], position: tuple[float, ...],
-                 orientation: tuple[float, ...], mass: float, rgba: tuple[float, ...]) -> int:
-        return self._add_object(self._mujoco.mjtGeom.mjGEOM_BOX, list(half), position,
-                                orientation, mass, rgba)  # fmt: skip
+    def _add_box(
+        self,
+        half: tuple[float, ...],
+        position: tuple[float, ...],
+        orientation: tuple[float, ...],
+        mass: float,
+        rgba: tuple[float, ...],
+    ) -> int:
+        return self._add_object(
+            self._mujoco.mjtGeom.mjGEOM_BOX, list(half), position, orientation, mass, rgba
+        )
 
-    def _add_sphere(self, radius: float, position: tuple[float, ...], mass: float,
-                    rgba: tuple[float, ...]) -> int:
-        return self._add_object(self._mujoco.mjtGeom.mjGEOM_SPHERE, [radius, 0.0, 0.0],
-                                position, (0.0, 0.0, 0.0), mass, rgba)  # fmt: skip
+    def _add_sphere(
+        self, radius: float, position: tuple[float, ...], mass: float, rgba: tuple[float, ...]
+    ) -> int:
+        return self._add_object(
+            self._mujoco.mjtGeom.mjGEOM_SPHERE,
+            [radius, 0.0, 0.0],
+            position,
+            (0.0, 0.0, 0.0),
+            mass,
+            rgba,
+        )
 
-    def _add_object(self, kind: Any, size: list[float], position: tuple[float, ...],
-                    orientation: tuple[float, ...], mass: float,
-                    rgba: tuple[float, ...]) -> int:  # fmt: skip
+    def _add_object(
+        self,
+        kind: Any,
+        size: list[float],
+        position: tuple[float, ...],
+        orientation: tuple[float, ...],
+        mass: float,
+        rgba: tuple[float, ...],
+    ) -> int:
         name = f"object{self._next_handle}"
-        body = self.spec.worldbody.add_body(name=name, pos=list(position),
-                                            quat=list(mujoco_quaternion(orientation)))  # fmt: skip
+        body = self.spec.worldbody.add_body(
+            name=name, pos=list(position), quat=list(mujoco_quaternion(orientation))
+        )
         if mass > 0:
             body.add_freejoint(name=name)
         geom = body.add_geom(
-            type=kind, size=size, rgba=list(rgba),
-            contype=WORLD_COLLISION[0], conaffinity=WORLD_COLLISION[1],
-        )  # fmt: skip
+            type=kind,
+            size=size,
+            rgba=list(rgba),
+            contype=WORLD_COLLISION[0],
+            conaffinity=WORLD_COLLISION[1],
+        )
         if mass > 0:
             geom.mass = mass
         self._recompile()
@@ -220,8 +252,9 @@ class MujocoWorld(Scene):
 
         return (pybullet_data.getDataPath(),)
 
-    def _add_urdf(self, path: str, position: tuple[float, ...], orientation: tuple[float, ...],
-                  fixed: bool) -> int:
+    def _add_urdf(
+        self, path: str, position: tuple[float, ...], orientation: tuple[float, ...], fixed: bool
+    ) -> int:
         """MuJoCo's own URDF importer reads the file."""
         try:
             child = self._mujoco.MjSpec.from_file(path)
@@ -243,8 +276,9 @@ class MujocoWorld(Scene):
             raise SimulationError(f"{path}: {exc}") from exc
         return self._new_handle(attached.name)
 
-    def _set_object_dynamics(self, body_id: int, mass: float | None,
-                             friction: float | None) -> None:  # fmt: skip
+    def _set_object_dynamics(
+        self, body_id: int, mass: float | None, friction: float | None
+    ) -> None:
         """Changes the compiled model in place and the spec alike (kept on a recompile)."""
         body = self._body(body_id)
         geoms = self.spec.body(self._bodies[body_id]).geoms
@@ -325,8 +359,10 @@ class MujocoWorld(Scene):
             pose = self.data.qpos[address : address + 7]
             return np.array(pose[:3]), matrix_to_rpy(quaternion_matrix(_xyzw(pose[3:])))
         self._mujoco.mj_kinematics(self.model, self.data)
-        return (np.array(self.data.xpos[body.id]),
-                matrix_to_rpy(self.data.xmat[body.id].reshape(3, 3)))  # fmt: skip
+        return (
+            np.array(self.data.xpos[body.id]),
+            matrix_to_rpy(self.data.xmat[body.id].reshape(3, 3)),
+        )
 
     def body_velocity(self, body_id: int) -> tuple[np.ndarray, np.ndarray]:
         """Base linear (m/s) and angular (rad/s) velocity of a body, world frame, ``(3,)`` each."""

@@ -121,8 +121,14 @@ class PybulletBatch:
             coefficients[-1] = stiffness
             static = np.array(statics)
             static_bounds = np.array([-static, static])
-        arrays = (friction, coefficients, static_bounds, np.empty(coefficients.shape),
-                  np.empty((2, n, dof)), np.empty((n, dof)))  # fmt: skip
+        arrays = (
+            friction,
+            coefficients,
+            static_bounds,
+            np.empty(coefficients.shape),
+            np.empty((2, n, dof)),
+            np.empty((n, dof)),
+        )
         self._episode_arrays = (key, held, arrays)  # held: the ids stay theirs while cached
         return arrays
 
@@ -154,9 +160,10 @@ class PybulletBatch:
         if targets is None:
             bodies = [loop.body for loop in loops]
             targets = self._targets = (
-                [b.body_id for b in bodies], [b.indices for b in bodies],
+                [b.body_id for b in bodies],
+                [b.indices for b in bodies],
                 [b.client_id for b in bodies],
-            )  # fmt: skip
+            )
         body_ids, indices, clients = targets
         last = self._last_joints  # the previous period's q and qd, if every loop holds them
         if last is not None and all(map(operator.is_, [loop.q for loop in loops], last[2])):
@@ -193,14 +200,28 @@ class PybulletBatch:
                 clip(friction_torque, low, high, out=total)
             # Each PyBullet call for every robot through map (no bytecode per robot), the
             # worlds one after the other: separate clients, so the order changes nothing
-            deque(map(send, body_ids, indices, modes, unused, unused, total.tolist(), unused,
-                      unused, clients), 0)  # fmt: skip
+            deque(
+                map(
+                    send,
+                    body_ids,
+                    indices,
+                    modes,
+                    unused,
+                    unused,
+                    total.tolist(),
+                    unused,
+                    unused,
+                    clients,
+                ),
+                0,
+            )
             deque(map(simulate, clients), 0)
             # Every robot's joint states gathered at once, then one conversion of the flat
             # floats through a C double buffer (half the work of np.array over the nested
             # tuples, counted with callgrind)
-            positions, velocities, _, _ = zip(*chain(map(states, body_ids, indices, clients)),
-                                              strict=False)  # fmt: skip
+            positions, velocities, _, _ = zip(
+                *chain(map(states, body_ids, indices, clients)), strict=False
+            )
             qd_prev = qd
             joints = frombuffer(doubles("d", positions + velocities)).reshape(shape)
             q, qd = joints[:n], joints[n:]

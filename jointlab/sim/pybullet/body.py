@@ -104,21 +104,30 @@ class RobotBody:
         dof = description.dof
         # Default velocity motors off, once: the torque loop never uses motor modes.
         pybullet.setJointMotorControlArray(
-            body, self.indices, pybullet.VELOCITY_CONTROL, forces=[0.0] * dof,
+            body,
+            self.indices,
+            pybullet.VELOCITY_CONTROL,
+            forces=[0.0] * dof,
             physicsClientId=cid,
-        )  # fmt: skip
+        )
         # No hidden damping: joint damping comes from the description (URDF <dynamics>).
         self.link_indices = [-1] + [self.links[s.name] for s in description.actuators]
         self.nominal_mass = []
         self.nominal_inertia = []
-        for link, friction, torsional in zip(self.link_indices, link_friction(description),
-                                             link_torsional_friction(description), strict=True):
-            pybullet.changeDynamics(body, link, linearDamping=0.0, angularDamping=0.0,
-                                    physicsClientId=cid)  # fmt: skip
+        for link, friction, torsional in zip(
+            self.link_indices,
+            link_friction(description),
+            link_torsional_friction(description),
+            strict=True,
+        ):
+            pybullet.changeDynamics(
+                body, link, linearDamping=0.0, angularDamping=0.0, physicsClientId=cid
+            )
             # A call of its own: given with linearDamping, PyBullet sets the friction of the
             # base, not of the link (the links kept Bullet's 0.5 that way).
-            pybullet.changeDynamics(body, link, physicsClientId=cid,
-                                    **contact_friction(friction, torsional))  # fmt: skip
+            pybullet.changeDynamics(
+                body, link, physicsClientId=cid, **contact_friction(friction, torsional)
+            )
             info = pybullet.getDynamicsInfo(body, link, physicsClientId=cid)
             self.nominal_mass.append(info[0])
             self.nominal_inertia.append(info[2])
@@ -126,8 +135,9 @@ class RobotBody:
         # body (set through the base): allow ten times the fastest joint's velocity limit (a
         # dribbler runs at 200 rad/s), as a guard against blow-ups only.
         fastest = float(np.max(description.velocity_limit, initial=0.0))
-        pybullet.changeDynamics(body, -1, maxJointVelocity=max(100.0, 10.0 * fastest),
-                                physicsClientId=cid)  # fmt: skip
+        pybullet.changeDynamics(
+            body, -1, maxJointVelocity=max(100.0, 10.0 * fastest), physicsClientId=cid
+        )
         self._find_weightless()
         self._unmount_from_ground()
         self._brake_mask = np.zeros(dof, dtype=bool)
@@ -145,8 +155,9 @@ class RobotBody:
         if ground is None or not self.description.base.fixed:
             return
         for link in [-1, *(self.links[n] for n in mounted_elements(self.description))]:
-            pybullet.setCollisionFilterPair(ground, self.body_id, -1, link, enableCollision=0,
-                                            physicsClientId=self.client_id)  # fmt: skip
+            pybullet.setCollisionFilterPair(
+                ground, self.body_id, -1, link, enableCollision=0, physicsClientId=self.client_id
+            )
 
     def _find_weightless(self) -> None:
         """Sort the linear joints whose link carries its armature as mass (it must not weigh).
@@ -179,8 +190,9 @@ class RobotBody:
             for element in chain:
                 if element.is_joint:
                     rotation = home.frame(element.name)[:3, :3]
-                    transfer[description.joint_names.index(element.name)] = (
-                        rotation @ np.array(element.axis))
+                    transfer[description.joint_names.index(element.name)] = rotation @ np.array(
+                        element.axis
+                    )
             self.weightless_torque.append((k + 1, spec.dynamics.armature, transfer))
 
     # ---------------------------------------------------------------- couplings
@@ -196,17 +208,25 @@ class RobotBody:
             if len(leaders) == 1:
                 ((leader, alpha),) = leaders
                 gear = pybullet.createConstraint(
-                    body, self.indices[i], body, self.links[leader],
-                    jointType=pybullet.JOINT_GEAR, jointAxis=(1, 0, 0),
-                    parentFramePosition=(0, 0, 0), childFramePosition=(0, 0, 0),
+                    body,
+                    self.indices[i],
+                    body,
+                    self.links[leader],
+                    jointType=pybullet.JOINT_GEAR,
+                    jointAxis=(1, 0, 0),
+                    parentFramePosition=(0, 0, 0),
+                    childFramePosition=(0, 0, 0),
                     physicsClientId=cid,
-                )  # fmt: skip
+                )
                 # The gear constraint holds q_dep + ratio * q_lead = relativePositionTarget.
                 pybullet.changeConstraint(
-                    gear, gearRatio=-float(alpha), relativePositionTarget=float(offset),
-                    maxForce=COUPLING_FORCE_FACTOR * spec.limits.effort, erp=COUPLING_ERP,
+                    gear,
+                    gearRatio=-float(alpha),
+                    relativePositionTarget=float(offset),
+                    maxForce=COUPLING_FORCE_FACTOR * spec.limits.effort,
+                    erp=COUPLING_ERP,
                     physicsClientId=cid,
-                )  # fmt: skip
+                )
                 self.gears.append(gear)
                 continue
             row = np.zeros(description.dof)
@@ -216,8 +236,9 @@ class RobotBody:
             rows.append((row, offset))
         if rows:
             jacobian = np.array([r for r, _ in rows])
-            self.soft_coupling = SoftCoupling(jacobian, np.array([o for _, o in rows]),
-                                              np.zeros(len(rows)), np.zeros(len(rows)))  # fmt: skip
+            self.soft_coupling = SoftCoupling(
+                jacobian, np.array([o for _, o in rows]), np.zeros(len(rows)), np.zeros(len(rows))
+            )
 
     def tune(self, dt: float) -> np.ndarray:
         """Effective joint inertias at home, shape ``(dof,)``; retunes the soft couplings.
@@ -277,11 +298,12 @@ class RobotBody:
         )
         pybullet.resetBaseVelocity(body, (0, 0, 0), (0, 0, 0), physicsClientId=cid)
         pybullet.resetJointStatesMultiDof(
-            body, self.indices,
+            body,
+            self.indices,
             targetValues=[[v] for v in q.tolist()],
             targetVelocities=[[v] for v in qd.tolist()],
             physicsClientId=cid,
-        )  # fmt: skip
+        )
 
     # ---------------------------------------------------------------- parameters
     def set_damping(self, damping: np.ndarray) -> None:
@@ -294,14 +316,19 @@ class RobotBody:
     def set_mass_scale(self, scale: np.ndarray) -> None:
         """Scale every link's nominal mass and inertia (base first, then elements)."""
         for link, mass, inertia, factor in zip(
-            self.link_indices, self.nominal_mass, self.nominal_inertia, scale.tolist(),
+            self.link_indices,
+            self.nominal_mass,
+            self.nominal_inertia,
+            scale.tolist(),
             strict=True,
-        ):  # fmt: skip
+        ):
             pybullet.changeDynamics(
-                self.body_id, link, mass=mass * factor,
+                self.body_id,
+                link,
+                mass=mass * factor,
                 localInertiaDiagonal=[v * factor for v in inertia],
                 physicsClientId=self.client_id,
-            )  # fmt: skip
+            )
 
     # ---------------------------------------------------------------- brakes
     def set_brakes(self, mask: np.ndarray, positions: np.ndarray) -> None:
@@ -316,17 +343,23 @@ class RobotBody:
         release = self._brake_mask & ~mask
         if release.any():
             pybullet.setJointMotorControlArray(
-                body, indices[release].tolist(), pybullet.VELOCITY_CONTROL,
-                forces=[0.0] * int(release.sum()), physicsClientId=cid,
-            )  # fmt: skip
+                body,
+                indices[release].tolist(),
+                pybullet.VELOCITY_CONTROL,
+                forces=[0.0] * int(release.sum()),
+                physicsClientId=cid,
+            )
         if mask.any():
             effort = np.asarray(self.description.effort_limit)[mask] * BRAKE_TORQUE_FACTOR
             pybullet.setJointMotorControlArray(
-                body, indices[mask].tolist(), pybullet.POSITION_CONTROL,
+                body,
+                indices[mask].tolist(),
+                pybullet.POSITION_CONTROL,
                 targetPositions=positions[mask].tolist(),
                 targetVelocities=[0.0] * int(mask.sum()),
-                forces=effort.tolist(), physicsClientId=cid,
-            )  # fmt: skip
+                forces=effort.tolist(),
+                physicsClientId=cid,
+            )
         self._brake_mask = mask.copy()
 
     # ---------------------------------------------------------------- geometry

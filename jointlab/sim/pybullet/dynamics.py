@@ -56,8 +56,9 @@ class _ModelClient:
     bodies: ClassVar[dict[str, int]] = {}
 
 
-def _loaded(description: RobotDescription, gravity: np.ndarray
-            ) -> tuple[int, int, tuple[float, ...]]:  # fmt: skip
+def _loaded(
+    description: RobotDescription, gravity: np.ndarray
+) -> tuple[int, int, tuple[float, ...]]:
     """The client, ``description``'s body in it and the model's gravity key (base frame)."""
     import os
     import tempfile
@@ -84,9 +85,12 @@ def _loaded(description: RobotDescription, gravity: np.ndarray
             with open(path, "w") as handle:
                 handle.write(urdf)
             with quiet_output():  # Bullet's URDF importer prints its warnings to stdout
-                body = pybullet.loadURDF(path, useFixedBase=True,
-                                         flags=pybullet.URDF_USE_INERTIA_FROM_FILE,
-                                         physicsClientId=held.client)  # fmt: skip
+                body = pybullet.loadURDF(
+                    path,
+                    useFixedBase=True,
+                    flags=pybullet.URDF_USE_INERTIA_FROM_FILE,
+                    physicsClientId=held.client,
+                )
         held.bodies[urdf] = body
     return held.client, body, key
 
@@ -105,8 +109,7 @@ def _model_urdf(description: RobotDescription) -> str:
             inertial = ET.SubElement(link, "inertial")
             ET.SubElement(inertial, "origin", xyz="0 0 0", rpy="0 0 0")
             ET.SubElement(inertial, "mass", value="0")
-            ET.SubElement(inertial, "inertia", ixx="0", ixy="0", ixz="0", iyy="0", iyz="0",
-                          izz="0")
+            ET.SubElement(inertial, "inertia", ixx="0", ixy="0", ixz="0", iyy="0", iyz="0", izz="0")
     return ET.tostring(root, encoding="unicode")
 
 
@@ -130,8 +133,10 @@ class BulletDynamics:
         client, body, self._gravity_key = _loaded(description, self.gravity)
         self._client, self._body = client, body
         self._set_gravity = pybullet.setGravity
-        infos = [pybullet.getJointInfo(body, j, physicsClientId=client)
-                 for j in range(pybullet.getNumJoints(body, physicsClientId=client))]
+        infos = [
+            pybullet.getJointInfo(body, j, physicsClientId=client)
+            for j in range(pybullet.getNumJoints(body, physicsClientId=client))
+        ]
         movable = [info[1].decode() for info in infos if info[2] != pybullet.JOINT_FIXED]
         # Bullet numbers the degrees of freedom depth first; the description, in file order.
         order = np.array([description.joint_names.index(name) for name in movable], dtype=int)
@@ -167,13 +172,17 @@ class BulletDynamics:
         """
         self._use_gravity()
         zeros = self._zeros
-        return self._joint_order(self._inverse_dynamics(
-            self._body, self._positions(q), zeros, zeros, physicsClientId=self._client))
+        return self._joint_order(
+            self._inverse_dynamics(
+                self._body, self._positions(q), zeros, zeros, physicsClientId=self._client
+            )
+        )
 
     def mass_matrix(self, q: Any) -> np.ndarray:
         """Joint-space inertia ``M(q)`` with the armature on its diagonal, ``(dof, dof)``."""
-        mass = np.array(self._mass_matrix(self._body, self._positions(q),
-                                          physicsClientId=self._client))
+        mass = np.array(
+            self._mass_matrix(self._body, self._positions(q), physicsClientId=self._client)
+        )
         if not self._identity:
             mass = mass[np.ix_(self._inverse, self._inverse)]
         return mass + self._armature_matrix
@@ -194,9 +203,15 @@ class BulletDynamics:
             qdd: Joint accelerations, rad/s² or m/s², shape ``(dof,)``.
         """
         self._use_gravity()
-        return self._joint_order(self._inverse_dynamics(
-            self._body, self._positions(q), self._zeros, self._positions(qdd),
-            physicsClientId=self._client))
+        return self._joint_order(
+            self._inverse_dynamics(
+                self._body,
+                self._positions(q),
+                self._zeros,
+                self._positions(qdd),
+                physicsClientId=self._client,
+            )
+        )
 
     def inverse_dynamics(self, q: Any, qd: Any, qdd: Any) -> np.ndarray:
         """Torques that produce ``qdd`` at ``(q, qd)`` (gravity and armature included).
@@ -208,14 +223,19 @@ class BulletDynamics:
         """
         qdd = np.asarray(qdd, dtype=np.float64)
         self._use_gravity()
-        rigid = self._joint_order(self._inverse_dynamics(
-            self._body, self._positions(q), self._positions(qd), self._positions(qdd),
-            physicsClientId=self._client))
+        rigid = self._joint_order(
+            self._inverse_dynamics(
+                self._body,
+                self._positions(q),
+                self._positions(qd),
+                self._positions(qdd),
+                physicsClientId=self._client,
+            )
+        )
         return rigid + self.armature * qdd
 
 
-def bullet_model(description: RobotDescription,
-                 gravity: Any = GRAVITY) -> BulletDynamics | None:  # fmt: skip
+def bullet_model(description: RobotDescription, gravity: Any = GRAVITY) -> BulletDynamics | None:
     """Bullet's evaluation of ``description``'s model, or None where PyBullet cannot load it.
 
     An evaluator for :func:`~jointlab.robots.dynamics.rigid_body_model`, which uses it where

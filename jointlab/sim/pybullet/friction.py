@@ -14,5 +14,8 @@ def contact_friction(friction: float, torsional: float = 0.0) -> dict[str, float
     ``link.torsional_friction``, 0 but for gripper jaws), which Bullet combines with the other
     body's lateral coefficient (1 for the objects of a scene), as MuJoCo's ``condim`` 4 does.
     """
-    return {"lateralFriction": float(friction), "rollingFriction": 0.0,
-            "spinningFriction": float(torsional)}  # fmt: skip
+    return {
+        "lateralFriction": float(friction),
+        "rollingFriction": 0.0,
+        "spinningFriction": float(torsional),
+    }

@@ -63,8 +63,7 @@ class TorqueLoop(DriveLoop):
         if lift_torque is not None:
             law = self.law
 
-            def lifted(q: np.ndarray, qd: np.ndarray
-                       ) -> tuple[np.ndarray, np.ndarray, np.ndarray]:  # fmt: skip
+            def lifted(q: np.ndarray, qd: np.ndarray) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
                 total, tau, cmd = law(q, qd)
                 return total + lift_torque, tau, cmd
 
@@ -82,8 +81,9 @@ class TorqueLoop(DriveLoop):
         cid, body_id = body.client_id, body.body_id
         states = pybullet.getLinkStates(body_id, self.lift_links, physicsClientId=cid)
         for link, force, state in zip(self.lift_links, self.lift_forces, states, strict=True):
-            pybullet.applyExternalForce(body_id, link, force, state[0], pybullet.WORLD_FRAME,
-                                        physicsClientId=cid)  # fmt: skip
+            pybullet.applyExternalForce(
+                body_id, link, force, state[0], pybullet.WORLD_FRAME, physicsClientId=cid
+            )
 
     def push_forces(self) -> None:
         """Apply the queued external forces for one physics step."""
@@ -91,9 +91,13 @@ class TorqueLoop(DriveLoop):
         for entry in self.forces:
             index, force, point, _ = entry
             pybullet.applyExternalForce(
-                body.body_id, index, force, point or body.centre_of_mass(index),
-                pybullet.WORLD_FRAME, physicsClientId=body.client_id,
-            )  # fmt: skip
+                body.body_id,
+                index,
+                force,
+                point or body.centre_of_mass(index),
+                pybullet.WORLD_FRAME,
+                physicsClientId=body.client_id,
+            )
             entry[3] -= 1
         self.forces = [entry for entry in self.forces if entry[3] > 0]
 
@@ -105,9 +109,12 @@ class TorqueLoop(DriveLoop):
             self.push_forces()
         body = self.body
         pybullet.setJointMotorControlArray(
-            body.body_id, body.indices, pybullet.TORQUE_CONTROL,
-            forces=self.torque(self.q, self.qd).tolist(), physicsClientId=body.client_id,
-        )  # fmt: skip
+            body.body_id,
+            body.indices,
+            pybullet.TORQUE_CONTROL,
+            forces=self.torque(self.q, self.qd).tolist(),
+            physicsClientId=body.client_id,
+        )
 
     def after_physics(self) -> None:
         """Read the state the physics step produced."""

@@ -24,14 +24,19 @@ class PybulletMarkers(MarkerSet):
     def _create(self, look: MarkerLook, centre: np.ndarray) -> int:
         if look.shape == "sphere":
             visual = pybullet.createVisualShape(
-                pybullet.GEOM_SPHERE, radius=look.radius, rgbaColor=look.rgba,
+                pybullet.GEOM_SPHERE,
+                radius=look.radius,
+                rgbaColor=look.rgba,
                 physicsClientId=self._cid,
-            )  # fmt: skip
+            )
         else:
             visual = pybullet.createVisualShape(
-                pybullet.GEOM_CYLINDER, radius=look.radius, length=DISC_HEIGHT,
-                rgbaColor=look.rgba, physicsClientId=self._cid,
-            )  # fmt: skip
+                pybullet.GEOM_CYLINDER,
+                radius=look.radius,
+                length=DISC_HEIGHT,
+                rgbaColor=look.rgba,
+                physicsClientId=self._cid,
+            )
         return pybullet.createMultiBody(
             baseMass=0.0,
             baseCollisionShapeIndex=-1,

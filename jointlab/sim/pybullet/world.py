@@ -99,8 +99,14 @@ class PybulletWorld(Scene):
             )
 
     # ---------------------------------------------------------------- objects
-    def _add_box(self, half: tuple[float, ...], position: tuple[float, ...],
-                 orientation: tuple[float, ...], mass: float, rgba: tuple[float, ...]) -> int:
+    def _add_box(
+        self,
+        half: tuple[float, ...],
+        position: tuple[float, ...],
+        orientation: tuple[float, ...],
+        mass: float,
+        rgba: tuple[float, ...],
+    ) -> int:
         cid = self.client_id
         shape = pybullet.createCollisionShape(
             pybullet.GEOM_BOX, halfExtents=half, physicsClientId=cid
@@ -108,10 +114,11 @@ class PybulletWorld(Scene):
         visual = pybullet.createVisualShape(
             pybullet.GEOM_BOX, halfExtents=half, rgbaColor=rgba, physicsClientId=cid
         )
-        return self._multibody(mass, shape, visual, position, orientation)  # fmt: skip
+        return self._multibody(mass, shape, visual, position, orientation)
 
-    def _add_sphere(self, radius: float, position: tuple[float, ...], mass: float,
-                    rgba: tuple[float, ...]) -> int:
+    def _add_sphere(
+        self, radius: float, position: tuple[float, ...], mass: float, rgba: tuple[float, ...]
+    ) -> int:
         cid = self.client_id
         shape = pybullet.createCollisionShape(
             pybullet.GEOM_SPHERE, radius=radius, physicsClientId=cid
@@ -119,14 +126,15 @@ class PybulletWorld(Scene):
         visual = pybullet.createVisualShape(
             pybullet.GEOM_SPHERE, radius=radius, rgbaColor=rgba, physicsClientId=cid
         )
-        return self._multibody(mass, shape, visual, position, (0.0, 0.0, 0.0))  # fmt: skip
+        return self._multibody(mass, shape, visual, position, (0.0, 0.0, 0.0))
 
     def _model_folders(self) -> tuple[str, ...]:
         """PyBullet's model library, ``pybullet_data``."""
         return (pybullet_data.getDataPath(),)
 
-    def _add_urdf(self, path: str, position: tuple[float, ...], orientation: tuple[float, ...],
-                  fixed: bool) -> int:
+    def _add_urdf(
+        self, path: str, position: tuple[float, ...], orientation: tuple[float, ...], fixed: bool
+    ) -> int:
         try:
             return pybullet.loadURDF(
                 path,
@@ -155,16 +163,20 @@ class PybulletWorld(Scene):
             baseOrientation=quaternion_from_rpy(orientation),
             physicsClientId=self.client_id,
         )
-        pybullet.changeDynamics(body, -1, physicsClientId=self.client_id,
-                                **contact_friction(CONTACT_FRICTION))  # fmt: skip
+        pybullet.changeDynamics(
+            body, -1, physicsClientId=self.client_id, **contact_friction(CONTACT_FRICTION)
+        )
         return body
 
-    def _set_object_dynamics(self, body_id: int, mass: float | None,
-                             friction: float | None) -> None:  # fmt: skip
+    def _set_object_dynamics(
+        self, body_id: int, mass: float | None, friction: float | None
+    ) -> None:
         cid = self.client_id
         try:
-            if mass is not None and pybullet.getDynamicsInfo(body_id, -1,
-                                                             physicsClientId=cid)[0] <= 0:
+            if (
+                mass is not None
+                and pybullet.getDynamicsInfo(body_id, -1, physicsClientId=cid)[0] <= 0
+            ):
                 raise SimulationError(f"body {body_id} is static (mass 0); it keeps mass 0")
             options: dict[str, float] = {}
             if mass is not None:

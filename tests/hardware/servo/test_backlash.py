@@ -37,6 +37,9 @@ def test_backlash_is_checked_and_round_trips() -> None:
     gripper["min"], gripper["max"] = 0.0, 0.01
     gripper["home"] = gripper["centre"] = 0.005
     narrow["bus"]["servos"]["gripper"]["backlash"] = 0.02
-    with pytest.raises(DescriptionError, match=r"backlash = 0.02 rad is not smaller than the "
-                       r"joint's range"):  # fmt: skip
+    with pytest.raises(
+        DescriptionError,
+        match=r"backlash = 0.02 rad is not smaller than the "
+        r"joint's range",
+    ):
         bus_models(description_from_dict(narrow))

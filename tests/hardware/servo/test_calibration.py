@@ -71,8 +71,9 @@ def test_manual_calibration_records_offsets_directions_and_ranges(tmp_path, monk
     assert Calibration.load(path) == result
     # connect() finds it there: the same arm on feetech:// arms and holds home.
     with emulated_bus("so101", lockstep=True, offsets=assembled_offsets("so101")) as bus:
-        with ServoBusRobot(bus.path, "so101", advance=bus.advance, timeout_ms=500,
-                           retries=4) as robot:  # fmt: skip
+        with ServoBusRobot(
+            bus.path, "so101", advance=bus.advance, timeout_ms=500, retries=4
+        ) as robot:
             assert robot.calibration == result
             robot.arm()
             for _ in range(100):
@@ -89,8 +90,19 @@ def test_jointlab_calibrate_writes_the_file_beside_the_robot_file(tmp_path, caps
     robot_file = tmp_path / "my_so101.yaml"
     robot_file.write_text(dump_yaml(load_robot("so101")))
     url = f"emulated://{robot_file}?lockstep=1&calibrated=0&{ERROR}"
-    code = main(["calibrate", url, "--robot", str(robot_file), "--auto", "--speed", "2",
-                 "--joints", "gripper"])  # fmt: skip
+    code = main(
+        [
+            "calibrate",
+            url,
+            "--robot",
+            str(robot_file),
+            "--auto",
+            "--speed",
+            "2",
+            "--joints",
+            "gripper",
+        ]
+    )
     assert code == 0
     written = tmp_path / "my_so101.calibration.yaml"
     assert f"wrote {written}" in capsys.readouterr().out.replace("\n", "")
@@ -104,8 +116,15 @@ def test_jointlab_calibrate_manual_refuses_a_joint_that_never_moved(
     robot_file = tmp_path / "my_so101.yaml"
     robot_file.write_text(dump_yaml(load_robot("so101")))
     monkeypatch.setattr("builtins.input", lambda prompt="": "")  # Enter, and nobody moved it
-    code = main(["calibrate", f"emulated://{robot_file}?lockstep=1&calibrated=0",
-                 "--robot", str(robot_file), "--manual"])  # fmt: skip
+    code = main(
+        [
+            "calibrate",
+            f"emulated://{robot_file}?lockstep=1&calibrated=0",
+            "--robot",
+            str(robot_file),
+            "--manual",
+        ]
+    )
     assert code == 2
     assert "moved only" in capsys.readouterr().err
     assert not (tmp_path / "my_so101.calibration.yaml").exists()

@@ -43,9 +43,14 @@ class Squeeze:
 def _robot_on_cube(bus, **options) -> ServoBusRobot:
     description = load_robot("so101")
     offsets = np.array(description.transmissions.offset)
-    return ServoBusRobot(bus.path, description, advance=bus.advance,
-                         calibration=emulated_calibration(description, offsets),
-                         **FAST, **options)  # fmt: skip
+    return ServoBusRobot(
+        bus.path,
+        description,
+        advance=bus.advance,
+        calibration=emulated_calibration(description, offsets),
+        **FAST,
+        **options,
+    )
 
 
 def _squeeze_target(robot: ServoBusRobot, closed: float) -> np.ndarray:
@@ -56,8 +61,10 @@ def _squeeze_target(robot: ServoBusRobot, closed: float) -> np.ndarray:
 
 def test_a_servo_overload_stops_the_robot_and_names_servo_joint_bit_and_fix(tmp_path) -> None:
     cube, _, _, closed = with_cube("so101")
-    with BusEmulatorProcess(cube, lockstep=True) as bus, \
-            _robot_on_cube(bus, stall_protection=False) as robot:  # fmt: skip
+    with (
+        BusEmulatorProcess(cube, lockstep=True) as bus,
+        _robot_on_cube(bus, stall_protection=False) as robot,
+    ):
         robot.write_register("gripper", "protection_time", 30)  # 0.3 s: a short test
         robot.arm()
         target = _squeeze_target(robot, closed)
@@ -65,8 +72,12 @@ def test_a_servo_overload_stops_the_robot_and_names_servo_joint_bit_and_fix(tmp_
             run(robot, Squeeze(target), duration=2.0, recorder=recorder)
         error = info.value
         message = str(error)
-        for words in ("servo id 6 (gripper, sts3215)", "overload error", "Fix: lower the load",
-                      "arm again"):  # fmt: skip
+        for words in (
+            "servo id 6 (gripper, sts3215)",
+            "overload error",
+            "Fix: lower the load",
+            "arm again",
+        ):
             assert words in message, message
         assert (error.joint, error.reasons, error.bits) == ("gripper", ("overload error",), 0x20)
         assert robot.fault is error and not robot.armed and not robot.read().armed
@@ -95,8 +106,11 @@ def test_a_dynamixel_error_needs_a_reboot_before_arming_again() -> None:
         robot.arm()
         robot.step()
         robot.emulator.inject(4, 0x04)  # the wrist servo overheated
-        with pytest.raises(DeviceFault, match=r"servo id 4 \(wrist_flex.*overheating error.*"
-                           r"cool down.*reboot it") as info:  # fmt: skip
+        with pytest.raises(
+            DeviceFault,
+            match=r"servo id 4 \(wrist_flex.*overheating error.*"
+            r"cool down.*reboot it",
+        ) as info:
             for _ in range(5):
                 robot.step()
         assert info.value.bits == 0x04 and not robot.armed
@@ -116,8 +130,11 @@ def test_a_silent_servo_is_a_lost_servo_after_its_cycles() -> None:
         robot.arm()
         robot.step()
         robot.emulator.set_faults(drop_status={3: 1.0})
-        with pytest.raises(DeviceLost, match=r"servo id 3 \(elbow_flex\) stopped answering for "
-                           r"3 bus cycle") as info:  # fmt: skip
+        with pytest.raises(
+            DeviceLost,
+            match=r"servo id 3 \(elbow_flex\) stopped answering for "
+            r"3 bus cycle",
+        ) as info:
             for _ in range(10):
                 robot.step()
         assert isinstance(info.value, LinkError) and info.value.joint == "elbow_flex"
@@ -163,8 +180,9 @@ def test_jointlab_run_on_a_faulting_bus_exits_nonzero_and_keeps_the_log(tmp_path
     from jointlab.cli import main
 
     program = tmp_path / "wave.yaml"
-    program.write_text("- set_positions: {positions: [0.3, 0.3, 1.1, 0.4, 0.3, 0.5]}\n"
-                       "- wait: 2.0\n")  # fmt: skip
+    program.write_text(
+        "- set_positions: {positions: [0.3, 0.3, 1.1, 0.4, 0.3, 0.5]}\n- wait: 2.0\n"
+    )
     url = "emulated://so101?lockstep=1&brownout=0.4:5:3.0"
     code = main(["run", url, str(program), "--out", str(tmp_path / "runs")])
     err = capsys.readouterr().err

@@ -19,8 +19,9 @@ from jointlab.errors import LinkError
 from jointlab.hardware.servo_host.homing import _go
 
 
-def _record(robot: Any, monkeypatch: pytest.MonkeyPatch, drop_goal_write: bool = False
-            ) -> list[tuple[str, int, str, int]]:  # fmt: skip
+def _record(
+    robot: Any, monkeypatch: pytest.MonkeyPatch, drop_goal_write: bool = False
+) -> list[tuple[str, int, str, int]]:
     """The driver's single reads and writes, in order: (kind, servo id, register, value)."""
     driver = robot.driver
     calls: list[tuple[str, int, str, int]] = []
@@ -58,8 +59,11 @@ def test_arming_reads_every_goal_back_before_torque_enable(monkeypatch) -> None:
         assert [c[1] for c in reads] == ids and len(enables) == len(ids)
         assert max(calls.index(c) for c in reads) < min(enables)
         # what was read back is what was written: the hold, near the present position
-        written = {c[1]: c[3] for c in calls[: min(enables)] if c[:1] == ("sync",)
-                   and c[2] == "goal_position"}  # fmt: skip
+        written = {
+            c[1]: c[3]
+            for c in calls[: min(enables)]
+            if c[:1] == ("sync",) and c[2] == "goal_position"
+        }
         for k, (_, servo_id, _, value) in enumerate(reads):
             assert written[servo_id] == value
             assert abs(value - robot.read_register(k, "present_position")) < 60
@@ -70,8 +74,11 @@ def test_a_goal_lost_on_the_line_keeps_the_torque_off(monkeypatch) -> None:
         stale = robot.read_register(1, "present_position") + 300  # torque off: nothing moves
         robot.write_register(1, "goal_position", stale)
         _record(robot, monkeypatch, drop_goal_write=True)
-        with pytest.raises(LinkError, match=rf"servo id {robot.servo_ids[1]}: Goal Position "
-                           rf"reads {stale} after \d+ was written"):  # fmt: skip
+        with pytest.raises(
+            LinkError,
+            match=rf"servo id {robot.servo_ids[1]}: Goal Position "
+            rf"reads {stale} after \d+ was written",
+        ):
             robot.arm()
         assert not robot.armed
         assert all(robot.read_register(k, "torque_enable") == 0 for k in range(robot.dof))

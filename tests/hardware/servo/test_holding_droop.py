@@ -51,16 +51,20 @@ def _check(name: str, p_registers: list[int], settled: np.ndarray, goal: np.ndar
     _, models = bus_models(description)
     expected = holding_droop(description, models, p_registers, settled)
     # the stiffness is the vendors' scaling: duty per tick x stall torque, per joint radian
-    documented = [p * DUTY_PER_TICK[m.vendor] * m.stall_torque * 4096 / (2 * np.pi)
-                  for p, m in zip(p_registers, models, strict=True)]  # fmt: skip
+    documented = [
+        p * DUTY_PER_TICK[m.vendor] * m.stall_torque * 4096 / (2 * np.pi)
+        for p, m in zip(p_registers, models, strict=True)
+    ]
     np.testing.assert_allclose(expected.stiffness, documented, rtol=1e-9)
     measured = settled - goal
     for j, joint in enumerate(description.joint_names):
         error = abs(measured[j] - expected.droop[j])
         assert error <= expected.band[j] + SLACK, (
-            joint, np.degrees(measured[j]), np.degrees(expected.droop[j]),
+            joint,
+            np.degrees(measured[j]),
+            np.degrees(expected.droop[j]),
             np.degrees(expected.band[j]),
-        )  # fmt: skip
+        )
     # the pose loads the arm: the shoulder's droop is well above its friction band
     assert abs(expected.droop[1]) > 3 * expected.band[1]
 

@@ -22,8 +22,9 @@ def run(distance: float, v_max: float, a_max: float) -> tuple[np.ndarray, np.nda
     goal = np.array([distance])
     points, speeds = [], []
     for _ in range(20_000):
-        setpoint, velocity = trapezoid_step(setpoint, velocity, goal, np.array([v_max]),
-                                            np.array([a_max]), DT)  # fmt: skip
+        setpoint, velocity = trapezoid_step(
+            setpoint, velocity, goal, np.array([v_max]), np.array([a_max]), DT
+        )
         points.append(setpoint[0])
         speeds.append(velocity[0])
         if setpoint[0] == goal[0]:
@@ -32,8 +33,11 @@ def run(distance: float, v_max: float, a_max: float) -> tuple[np.ndarray, np.nda
 
 
 @settings(max_examples=20, deadline=None)
-@given(st.floats(-2000, 2000).filter(lambda d: abs(d) > 1), st.floats(200, 2000),
-       st.floats(500, 20_000))  # fmt: skip
+@given(
+    st.floats(-2000, 2000).filter(lambda d: abs(d) > 1),
+    st.floats(200, 2000),
+    st.floats(500, 20_000),
+)
 def test_a_trapezoid_respects_its_limits_and_lands_on_the_goal(distance, v_max, a_max) -> None:
     points, speeds = run(distance, v_max, a_max)
     assert points[-1] == distance and speeds[-1] == 0.0
@@ -44,8 +48,11 @@ def test_a_trapezoid_respects_its_limits_and_lands_on_the_goal(distance, v_max, 
     # as fast as the limits allow: the ideal trapezoid's (or triangle's) time, within 2 % and
     # a few ticks of discretisation
     ramp = v_max / a_max
-    ideal = (abs(distance) / v_max + ramp if abs(distance) > v_max * ramp
-             else 2 * np.sqrt(abs(distance) / a_max))  # fmt: skip
+    ideal = (
+        abs(distance) / v_max + ramp
+        if abs(distance) > v_max * ramp
+        else 2 * np.sqrt(abs(distance) / a_max)
+    )
     assert abs(len(points) * DT - ideal) <= 0.02 * ideal + 10 * DT
 
 
@@ -62,11 +69,13 @@ def test_limits_of_zero_are_no_limits() -> None:
 def test_velocity_ramp_and_loop() -> None:
     v = ramp_velocity(np.zeros(2), np.array([10.0, -10.0]), np.array([1000.0, np.inf]), DT)
     assert v.tolist() == [1.0, -10.0]
-    pwm, integral = velocity_loop(np.array([10.0]), np.zeros(1), np.array([128.0]),
-                                  np.array([65536.0]), np.array([885.0]))  # fmt: skip
+    pwm, integral = velocity_loop(
+        np.array([10.0]), np.zeros(1), np.array([128.0]), np.array([65536.0]), np.array([885.0])
+    )
     assert pwm[0] == 10.0 + 10.0 and integral[0] == 10.0  # KvP = P/128, KvI = I/65536
-    pwm, integral = velocity_loop(np.array([1e6]), np.zeros(1), np.array([0.0]),
-                                  np.array([65536.0]), np.array([885.0]))  # fmt: skip
+    pwm, integral = velocity_loop(
+        np.array([1e6]), np.zeros(1), np.array([0.0]), np.array([65536.0]), np.array([885.0])
+    )
     assert pwm[0] == 885.0 and integral[0] == 885.0  # held: no wind-up past the limit
 
 

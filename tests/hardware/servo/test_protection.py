@@ -44,11 +44,28 @@ GRIPPER = 6
 #: The rules sample every PERIOD firmware ticks (1 kHz): a trip is known to this, s.
 SAMPLE = PERIOD / 1000.0
 #: Feetech STS addresses (memory table) and Dynamixel X addresses (e-Manual).
-STS = {"unloading": 19, "protective": 34, "protection_time": 35, "overload_torque": 36,
-       "temperature_limit": 13, "torque_enable": 40, "goal": 42, "torque_limit": 48,
-       "load": 60, "voltage": 62, "temperature": 63, "status": 65}  # fmt: skip
-DXL = {"operating_mode": 11, "shutdown": 63, "torque_enable": 64, "error": 70, "goal": 116,
-       "voltage": 144}  # fmt: skip
+STS = {
+    "unloading": 19,
+    "protective": 34,
+    "protection_time": 35,
+    "overload_torque": 36,
+    "temperature_limit": 13,
+    "torque_enable": 40,
+    "goal": 42,
+    "torque_limit": 48,
+    "load": 60,
+    "voltage": 62,
+    "temperature": 63,
+    "status": 65,
+}
+DXL = {
+    "operating_mode": 11,
+    "shutdown": 63,
+    "torque_enable": 64,
+    "error": 70,
+    "goal": 116,
+    "voltage": 144,
+}
 
 
 def advance(bus, seconds: float) -> None:
@@ -114,8 +131,10 @@ def test_feetech_overload_releases_the_gripper_after_protection_time() -> None:
             return bool(read1(ph, port, GRIPPER, STS["status"])[0] & 0x20)
 
         tripped = first_time(bus, released, 1.9, 2.2) + 0.05
-        print(f"Feetech overload: tripped after {tripped:.2f} s, documented 2.00 s "
-              "(Protection Time 200 x 10 ms)")  # fmt: skip
+        print(
+            f"Feetech overload: tripped after {tripped:.2f} s, documented 2.00 s "
+            "(Protection Time 200 x 10 ms)"
+        )
         assert abs(tripped - 2.0) <= 2 * SAMPLE + 1e-9
         assert read1(ph, port, GRIPPER, STS["status"])[1] & 0x20  # every status packet
 
@@ -167,10 +186,13 @@ def test_dynamixel_overload_shuts_down_until_a_reboot() -> None:
         def overloaded() -> bool:
             return bool(read1(ph, port, GRIPPER, DXL["error"])[0] & 0x20)
 
-        tripped = first_time(bus, overloaded, DYNAMIXEL_OVERLOAD_SECONDS - 0.05,
-                             DYNAMIXEL_OVERLOAD_SECONDS + 0.2)  # fmt: skip
-        print(f"Dynamixel overload: tripped after {tripped:.2f} s at the PWM Limit "
-              f"(this model's {DYNAMIXEL_OVERLOAD_SECONDS} s; the e-Manual gives no time)")
+        tripped = first_time(
+            bus, overloaded, DYNAMIXEL_OVERLOAD_SECONDS - 0.05, DYNAMIXEL_OVERLOAD_SECONDS + 0.2
+        )
+        print(
+            f"Dynamixel overload: tripped after {tripped:.2f} s at the PWM Limit "
+            f"(this model's {DYNAMIXEL_OVERLOAD_SECONDS} s; the e-Manual gives no time)"
+        )
         assert abs(tripped - DYNAMIXEL_OVERLOAD_SECONDS) <= 2 * SAMPLE + 1e-9
         value, error = read1(ph, port, GRIPPER, DXL["torque_enable"])
         assert value == 0 and error & 0x80  # Shutdown 53 has bit 5: torque off; Alert bit
@@ -223,8 +245,10 @@ def test_a_stalled_joint_heats_and_trips_over_temperature() -> None:
         current = 0.7 * 2.7
         expected = heating_time(current**2 * 12.0 / 2.7, 31.0)
         tripped = first_time(bus, hot, expected - 0.3, expected + 0.3)
-        print(f"over-temperature: tripped after {tripped:.2f} s, the model's equation gives "
-              f"{expected:.2f} s (70 % stall, limit 30 C)")  # fmt: skip
+        print(
+            f"over-temperature: tripped after {tripped:.2f} s, the model's equation gives "
+            f"{expected:.2f} s (70 % stall, limit 30 C)"
+        )
         assert abs(tripped - expected) <= 2 * SAMPLE
         assert read1(ph, port, GRIPPER, STS["temperature"])[0] == 31
         assert read1(ph, port, GRIPPER, STS["torque_enable"])[0] == 0  # bit 2 unloads
@@ -241,11 +265,16 @@ def test_a_brownout_sets_the_voltage_bit(name: str) -> None:
     """
     faults = BusFaults(brownout=(0.2, 0.3, 3.0))
     feetech = name == "so101"
-    with emulated_bus(name, lockstep=True, faults=faults) as bus, \
-            sdk_port(scs if feetech else dxl, bus.path) as port:  # fmt: skip
+    with (
+        emulated_bus(name, lockstep=True, faults=faults) as bus,
+        sdk_port(scs if feetech else dxl, bus.path) as port,
+    ):
         ph = scs.PacketHandler(0) if feetech else dxl.PacketHandler(2.0)
-        te, volts = (STS["torque_enable"], STS["voltage"]) if feetech else (
-            DXL["torque_enable"], DXL["voltage"])  # fmt: skip
+        te, volts = (
+            (STS["torque_enable"], STS["voltage"])
+            if feetech
+            else (DXL["torque_enable"], DXL["voltage"])
+        )
         bus.move(np.zeros(6))
         for servo in range(1, 7):
             assert ph.write1ByteTxRx(port, servo, te, 1)[1] == 0
@@ -268,9 +297,10 @@ def test_a_brownout_sets_the_voltage_bit(name: str) -> None:
 
 def test_a_power_cut_reboots_every_servo() -> None:
     """Silent while the power is off; afterwards torque off, RAM reset, the EEPROM kept."""
-    with emulated_bus("so101", lockstep=True,
-                      faults=BusFaults(power_cut=(0.2, 0.2))) as bus, \
-            sdk_port(scs, bus.path) as port:  # fmt: skip
+    with (
+        emulated_bus("so101", lockstep=True, faults=BusFaults(power_cut=(0.2, 0.2))) as bus,
+        sdk_port(scs, bus.path) as port,
+    ):
         ph = scs.PacketHandler(0)
         bus.move(np.zeros(6))
         assert ph.write1ByteTxRx(port, 1, 55, 0) == (0, 0)  # Lock 0: EEPROM writes persist
@@ -288,9 +318,12 @@ def test_a_power_cut_reboots_every_servo() -> None:
 
 
 def test_an_unplugged_cable_silences_the_bus_for_its_time() -> None:
-    with emulated_bus("koch", lockstep=True,
-                      faults=BusFaults(unplugged=(0.1, 0.2), delay_status=0.004)) as bus, \
-            sdk_port(dxl, bus.path) as port:  # fmt: skip
+    with (
+        emulated_bus(
+            "koch", lockstep=True, faults=BusFaults(unplugged=(0.1, 0.2), delay_status=0.004)
+        ) as bus,
+        sdk_port(dxl, bus.path) as port,
+    ):
         ph = dxl.PacketHandler(2.0)
         assert ph.write1ByteTxRx(port, 1, DXL["torque_enable"], 1) == (0, 0)
         wire = bus.report().wire_seconds

@@ -84,8 +84,9 @@ def test_range_of_motion_writes_half_turn_homings_and_records_the_ranges(name) -
     with jointlab.connect(f"emulated://{name}?lockstep=1&calibrated=0&{ERROR}") as robot:
         person = ScriptedPerson(robot.emulator, name)
         tables = []
-        result = calibrate_range_of_motion(robot, person.place_middle, person.sweep_done,
-                                           tables.append)  # fmt: skip
+        result = calibrate_range_of_motion(
+            robot, person.place_middle, person.sweep_done, tables.append
+        )
         assert person.enters == 2  # one Enter per phase
         names = ("homing_offset", "min_position_limit", "max_position_limit")
         registers = {k: [robot.read_register(i, k) for i in range(6)] for k in names}
@@ -140,8 +141,9 @@ def test_the_uncalibrated_error_is_a_command_that_calibrates(tmp_path, monkeypat
         assert main(argv[1:]) == 0
         written = Calibration.load(tmp_path / "so101.calibration.yaml")
         assert written.method == "range_of_motion"
-        np.testing.assert_allclose([j.offset for j in written.joints], expected_offsets("so101"),
-                                   atol=25)  # fmt: skip
+        np.testing.assert_allclose(
+            [j.offset for j in written.joints], expected_offsets("so101"), atol=25
+        )
         with ServoBusRobot(bus.path, "so101", timeout_ms=500, retries=4) as robot:
             assert robot.calibration == written
             robot.arm()

@@ -66,8 +66,11 @@ def test_the_push_is_limited_and_a_stall_is_held_in_the_next_cycle() -> None:
         window = max(10, math.ceil(STALL_WINDOW / robot.bus_dt))
     # Both pushes towards a stop ran with the servo's limit at <= 25 % of stall (1000).
     assert len(limits) == 2 and max(limits) <= 250, limits
-    pushes = [k for k, e in enumerate(log) if e[0] == "write" and e[1] == joint
-              and e[2] == "goal_position" and e[3] in (0, 4095)]  # fmt: skip
+    pushes = [
+        k
+        for k, e in enumerate(log)
+        if e[0] == "write" and e[1] == joint and e[2] == "goal_position" and e[3] in (0, 4095)
+    ]
     for start in pushes:
         ticks = []
         for k in range(start, len(log)):
@@ -167,8 +170,11 @@ def test_the_stops_bear_at_most_the_push_limit_beyond_the_arms_weight() -> None:
         def logged_write(i, name, value):
             i = description.joint_index(i) if isinstance(i, str) else i
             limit = robot.read_register(i, "torque_limit") if name == "goal_position" else 1000
-            if (limit < 1000 and int(value) == int(last["ticks"][i])
-                    and robot.read_register(i, "torque_enable") == 1):  # the hold after a push
+            if (
+                limit < 1000
+                and int(value) == int(last["ticks"][i])
+                and robot.read_register(i, "torque_enable") == 1
+            ):  # the hold after a push
                 load = robot.read_register(i, "present_load")  # 0.1 % of stall, signed
                 motor = load * 1e-3 * robot.models[i].stall_torque * ratio[i]
                 q = np.array(robot.emulator.report().position)

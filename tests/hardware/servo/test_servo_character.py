@@ -33,12 +33,15 @@ def test_the_character_round_trips_and_defaults_stay_out_of_files() -> None:
     assert "stiffness" not in description_to_dict(load_robot("so101"))["bus"]["servos"]["gripper"]
 
 
-@pytest.mark.parametrize(("key", "value", "message"), [
-    ("stiffness", 0.0, "bus.servos.shoulder_pan.stiffness': = 0.0 must be > 0"),
-    ("backlash", -0.01, "bus.servos.shoulder_pan.backlash': = -0.01 must be >= 0"),
-    ("delay", 0.5, "bus.servos.shoulder_pan.delay': = 0.5 must be >= 0 and <= 0.1 s"),
-    ("delay", "fast", "bus.servos.shoulder_pan.delay': must be a number s"),
-])  # fmt: skip
+@pytest.mark.parametrize(
+    ("key", "value", "message"),
+    [
+        ("stiffness", 0.0, "bus.servos.shoulder_pan.stiffness': = 0.0 must be > 0"),
+        ("backlash", -0.01, "bus.servos.shoulder_pan.backlash': = -0.01 must be >= 0"),
+        ("delay", 0.5, "bus.servos.shoulder_pan.delay': = 0.5 must be >= 0 and <= 0.1 s"),
+        ("delay", "fast", "bus.servos.shoulder_pan.delay': must be a number s"),
+    ],
+)
 def test_bad_character_values_name_the_field(key: str, value: object, message: str) -> None:
     data = description_to_dict(load_robot("so101"))
     data["bus"]["servos"]["shoulder_pan"][key] = value
@@ -69,9 +72,12 @@ def _hold(emulator: BusEmulator, goal_ticks: np.ndarray, ticks: int) -> np.ndarr
 def test_the_firmware_applies_stiffness_backlash_and_delay() -> None:
     elbow, roll = 2, 4
     results = {}
-    for name, character in {"nominal": {}, "soft": {"stiffness": 0.5},
-                            "play": {"backlash": float(np.radians(2.0))},
-                            "late": {"delay": 0.05}}.items():  # fmt: skip
+    for name, character in {
+        "nominal": {},
+        "soft": {"stiffness": 0.5},
+        "play": {"backlash": float(np.radians(2.0))},
+        "late": {"delay": 0.05},
+    }.items():
         with BusEmulator(_so101(**character), lockstep=True) as emulator:
             emulator.move([0.0, 0.0, 1.2, 0.6, 0.0, 0.6])  # raised off the table
             present = emulator.servos.get("present_position").astype(float)

@@ -131,6 +131,7 @@ def write_robot(tmp_path, name: str, change) -> str:
 def test_bad_bus_input_is_named_with_its_fix(tmp_path) -> None:
     """Absent id, wrong model, wrong mode, baud mismatch: errors at connect, before motion."""
     absent = write_robot(tmp_path, "so101", lambda d: d["bus"]["servos"]["gripper"].update(id=9))
+
     def wrong_model(data: dict) -> None:
         data["bus"]["servos"]["elbow_flex"].update(model="xl430-w250", mode="position")
 

@@ -93,9 +93,10 @@ def test_sign_magnitude_values_as_the_vendor_library_reads_them() -> None:
         load.encode(np.array([1 << 10]))
 
 
-@given(st.sampled_from([r for m in (XL430_W250, XL330_M288, XL330_M077, STS3215)
-                        for r in m.table]),
-       st.integers(-(2**31), 2**31 - 1))  # fmt: skip
+@given(
+    st.sampled_from([r for m in (XL430_W250, XL330_M288, XL330_M077, STS3215) for r in m.table]),
+    st.integers(-(2**31), 2**31 - 1),
+)
 def test_register_encodings_round_trip(register, value) -> None:
     low, high = register.raw_range
     value = min(max(value, low), high)
@@ -117,8 +118,19 @@ def test_dynamixel_packets_stuff_and_parse_as_the_sdk_does(servo_id, instruction
     params = params + b"\xff\xff\xfd"  # always something to stuff
     packet = dxp.encode_packet(servo_id, instruction, params)
     handler = dynamixel_sdk.PacketHandler(2.0)
-    sdk = [0, 0, 0, 0, servo_id, (len(params) + 3) & 0xFF, (len(params) + 3) >> 8, int(instruction),
-           *params, 0, 0]  # fmt: skip
+    sdk = [
+        0,
+        0,
+        0,
+        0,
+        servo_id,
+        (len(params) + 3) & 0xFF,
+        (len(params) + 3) >> 8,
+        int(instruction),
+        *params,
+        0,
+        0,
+    ]
     stuffed = handler.addStuffing(sdk)
     length = stuffed[5] | stuffed[6] << 8
     crc = handler.updateCRC(0, [0xFF, 0xFF, 0xFD, 0, *stuffed[4 : 7 + length - 2]], 5 + length)

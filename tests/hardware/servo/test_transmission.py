@@ -32,8 +32,11 @@ def test_motor_and_joint_space_round_trip(chain, data) -> None:
     np.testing.assert_allclose(array.velocity_to_joint(array.velocity_to_motor(q)), q, atol=1e-9)
     np.testing.assert_allclose(array.torque_to_motor(array.torque_to_joint(q)), q, atol=1e-9)
     # Power is the same on both sides: torque * speed.
-    np.testing.assert_allclose(array.torque_to_joint(q) * array.velocity_to_joint(q),
-                               q * q * array.torque_ratio / array.scale, rtol=1e-9)  # fmt: skip
+    np.testing.assert_allclose(
+        array.torque_to_joint(q) * array.velocity_to_joint(q),
+        q * q * array.torque_ratio / array.scale,
+        rtol=1e-9,
+    )
 
 
 def test_the_definition() -> None:

@@ -23,14 +23,26 @@ TICK = 2 * np.pi / 4096
 
 def _trace(description, goal: np.ndarray, position: np.ndarray, source: str = "synthetic"):
     n = len(goal)
-    return ServoTrace(source=source, joints=description.joint_names, fps=FPS,
-                      time=np.arange(n) / FPS, goal=goal, position=position)  # fmt: skip
+    return ServoTrace(
+        source=source,
+        joints=description.joint_names,
+        fps=FPS,
+        time=np.arange(n) / FPS,
+        goal=goal,
+        position=position,
+    )
 
 
 def _synthetic(description, params: np.ndarray, seconds: float = 6.0) -> ServoTrace:
     """A trace of the model with ``params`` (inputs along its own motion, quantised)."""
-    goal = servo_excitation(description, FPS, seconds, amplitude=np.radians(8.0),
-                            centre=[0.0, 0.0, 1.2, 0.6, 0.0, 0.6], seed=5)  # fmt: skip
+    goal = servo_excitation(
+        description,
+        FPS,
+        seconds,
+        amplitude=np.radians(8.0),
+        centre=[0.0, 0.0, 1.2, 0.6, 0.0, 0.6],
+        seed=5,
+    )
     kp, kd = np.asarray(description.default_kp), np.asarray(description.default_kd)
     position = goal.copy()
     for _ in range(3):  # inertia and gravity along the motion the model predicts
@@ -67,8 +79,13 @@ def test_a_torque_limit_is_found_where_the_loop_reaches_it_and_only_there() -> N
     fit = fit_model([joint_inputs(description, trace)], nominal, kp, kd, iterations=15)
     lift = fit["shoulder_lift"]
     assert lift.identified[5] and abs(lift.value("torque_limit") / 1.2 - 1) < 0.1, lift
-    fit_nominal = fit_model([joint_inputs(description, _synthetic(description, nominal, 4.0))],
-                            nominal, kp, kd, iterations=2)  # fmt: skip
+    fit_nominal = fit_model(
+        [joint_inputs(description, _synthetic(description, nominal, 4.0))],
+        nominal,
+        kp,
+        kd,
+        iterations=2,
+    )
     assert "never asked for it" in fit_nominal["wrist_roll"].reasons["torque_limit"]
 
 
@@ -123,8 +140,9 @@ def test_a_jointlab_log_gives_the_trace_of_goals_and_positions_before_them(tmp_p
     path = tmp_path / "run.npz"
     with Recorder(path, description) as recorder:
         for k in range(len(goal)):  # apply goal k, step, log the state at the period's end
-            recorder.log((k + 1) * 0.01, desired={"position": goal[k]},
-                         state={"position": position[k]})  # fmt: skip
+            recorder.log(
+                (k + 1) * 0.01, desired={"position": goal[k]}, state={"position": position[k]}
+            )
     trace = log_trace(path, description, fps=25.0)
     assert trace.fps == 25.0 and 70 <= len(trace) <= 76
     rows = np.rint(trace.time / 0.01).astype(int) - 1  # the logged row of each frame
@@ -142,13 +160,18 @@ def test_the_gap_figure_of_a_joint_is_clean_and_names_the_share_closed() -> None
     recorded = _trace(description, goal, np.roll(goal, 2, axis=0))
     nominal = _trace(description, goal, np.roll(goal, 4, axis=0))
     identified = _trace(description, goal, np.roll(goal, 2, axis=0) + 0.001)
-    joints = tuple(JointGap(joint=j, nominal=0.02, identified=0.002)
-                   for j in description.joint_names)  # fmt: skip
-    report = GapReport(robot="so101", joints=joints, recordings=(recorded,),
-                       nominal=(nominal,), identified=(identified,))  # fmt: skip
+    joints = tuple(
+        JointGap(joint=j, nominal=0.02, identified=0.002) for j in description.joint_names
+    )
+    report = GapReport(
+        robot="so101",
+        joints=joints,
+        recordings=(recorded,),
+        nominal=(nominal,),
+        identified=(identified,),
+    )
     assert abs(report.closed - 0.9) < 1e-9
     fig = report.figure("elbow_flex")
     assert figure_problems(fig) == []
     assert "90 % closed" in fig.texts[0].get_text()
     assert "share of the gap closed: 90 %" in report.summary()
-

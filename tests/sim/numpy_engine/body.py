@@ -66,8 +66,9 @@ class NumpyBody:
         """The frame's name (this engine looks frames up by name)."""
         known = [*self.description.element_names, *self.description.tool_names, "base"]
         if name not in known:
-            raise SimulationError(f"robot {self.description.name!r} has no link {name!r}; "
-                                  f"known: {known}")  # fmt: skip
+            raise SimulationError(
+                f"robot {self.description.name!r} has no link {name!r}; known: {known}"
+            )
         return name
 
     def link_pose(self, name: str) -> np.ndarray:

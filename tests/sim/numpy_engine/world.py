@@ -42,8 +42,13 @@ class NumpyWorld(Scene):
 
     engine = "numpy"
 
-    def __init__(self, dt: float = 0.001, gravity: Sequence[float] = (0.0, 0.0, -9.81),
-                 gui: bool = False, ground: bool = True) -> None:  # fmt: skip
+    def __init__(
+        self,
+        dt: float = 0.001,
+        gravity: Sequence[float] = (0.0, 0.0, -9.81),
+        gui: bool = False,
+        ground: bool = True,
+    ) -> None:
         if gui:
             raise _refuse("GUI")
         self.dt = check_dt(dt)
@@ -57,12 +62,15 @@ class NumpyWorld(Scene):
         self._closed = False
         self.markers = NumpyMarkers()
 
-    def _attach_robot(self, description: RobotDescription,
-                      dt: float) -> tuple[NumpyBody, NumpyLoop]:  # fmt: skip
+    def _attach_robot(
+        self, description: RobotDescription, dt: float
+    ) -> tuple[NumpyBody, NumpyLoop]:
         """Refuses what the model cannot represent, naming the engine, the joint and why."""
         if not description.base.fixed:
-            raise SimulationError(f"engine 'numpy' cannot load robot {description.name!r}: "
-                                  "its base floats (only fixed bases)")  # fmt: skip
+            raise SimulationError(
+                f"engine 'numpy' cannot load robot {description.name!r}: "
+                "its base floats (only fixed bases)"
+            )
         for spec in description.joints:
             if spec.coupling is not None:
                 raise SimulationError(
@@ -110,8 +118,12 @@ class NumpyWorld(Scene):
     def body_velocity(self, body_id: int) -> tuple[np.ndarray, np.ndarray]:
         raise _refuse("objects")
 
-    def reset_body(self, body_id: int, position: Sequence[float],
-                   orientation: Sequence[float] = (0.0, 0.0, 0.0)) -> None:  # fmt: skip
+    def reset_body(
+        self,
+        body_id: int,
+        position: Sequence[float],
+        orientation: Sequence[float] = (0.0, 0.0, 0.0),
+    ) -> None:
         raise _refuse("objects")
 
     def close(self) -> None:

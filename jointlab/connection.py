@@ -63,7 +63,7 @@ Factory = Callable[["RobotURL", dict[str, Any]], Robot]
 _SCHEMES: dict[str, Factory | str] = {
     "sim": "jointlab.connection:_connect_sim",
     "serial": "jointlab.hardware.host.urls:connect_serial",
-    "emulated": "jointlab.hardware.host.urls:connect_emulated",
+    "emulated": "jointlab.hardware.schemes.emulated:connect_emulated",
     "dynamixel": "jointlab.hardware.servo_host.urls:connect_bus",
     "feetech": "jointlab.hardware.servo_host.urls:connect_bus",
 }

@@ -48,11 +48,8 @@ RANK = {unit: rank for rank, units in enumerate(LAYERS) for unit in units}
 
 #: Circles allowed: none (the last ones, inside hardware/, were removed under issue 32).
 KNOWN_CIRCLES: list[set[str]] = []
-#: Folder-level circles allowed: the environments' (``envs`` imports its ``tasks`` and
-#: ``vector`` subpackages, which import ``envs`` modules back), still to be untangled.
-KNOWN_FOLDER_CIRCLES: list[set[str]] = [
-    {"jointlab.envs", "jointlab.envs.tasks", "jointlab.envs.vector"},
-]
+#: Folder-level circles allowed: none (the environments' were untangled under issue 44).
+KNOWN_FOLDER_CIRCLES: list[set[str]] = []
 
 
 def _modules() -> dict[str, Path]:
@@ -236,14 +233,15 @@ def test_no_import_circles() -> None:
 
 
 def _folder(module: str) -> str:
-    """The folder (package) a module lives in: itself for a package's ``__init__``.
+    """The folder (package) a module lives in; a package's ``__init__`` is a node of its own.
 
     The modules directly in ``jointlab/`` are each their own unit (the layers above rank
-    them: ``errors`` at the bottom, the package's face above the subpackages).
+    them: ``errors`` at the bottom, the package's face above the subpackages). A package's
+    ``__init__`` is its face: re-exporting what its subfolders hold is not a circle.
     """
-    if module.count(".") == 1 or module == "jointlab":
-        return module
-    return module if MODULES[module].name == "__init__.py" else module.rpartition(".")[0]
+    if MODULES[module].name == "__init__.py":
+        return f"{module}.__init__"
+    return module if module.count(".") == 1 else module.rpartition(".")[0]
 
 
 def _folder_graph() -> dict[str, list[tuple[int, str]]]:
@@ -300,30 +298,3 @@ def test_servo_folders_are_layered() -> None:
 )
 def test_the_circle_finder_finds_circles(source, rule) -> None:
     assert bool(_circles(source)) == (rule == "circle")
-
-
-def _folder(module: str) -> str:
-    """The folder-level node of a module: its folder (a top-level module stands alone).
-
-    A package's ``__init__`` is its face, a node of its own: re-exporting what its
-    subfolders hold is not a circle.
-    """
-    if MODULES[module].name == "__init__.py":
-        return f"{module}.__init__"
-    parts = module.split(".")
-    return module if len(parts) <= 2 else ".".join(parts[:-1])
-
-
-def _folder_graph() -> dict[str, list[tuple[int, str]]]:
-    graph: dict[str, list[tuple[int, str]]] = {}
-    for module, edges in GRAPH.items():
-        node = graph.setdefault(_folder(module), [])
-        node += [
-            (line, _folder(target)) for line, target in edges if _folder(target) != _folder(module)
-        ]
-    return graph
-
-
-def test_no_import_circles_between_folders() -> None:
-    """Folder level too: no two packages import each other, directly or around a ring."""
-    assert [sorted(c) for c in _circles(_folder_graph())] == []

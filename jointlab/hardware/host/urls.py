@@ -31,7 +31,6 @@ option of ``connect``; ``emulated://`` also takes ``faults=Faults(...)`` as an o
 
 from __future__ import annotations
 
-import importlib
 import os
 from typing import TYPE_CHECKING, Any
 
@@ -45,11 +44,12 @@ from jointlab.robots import load_robot
 if TYPE_CHECKING:
     from jointlab.connection import RobotURL
     from jointlab.hardware.emulator.qemu import FirmwareDevice
+    from jointlab.robots.description import RobotDescription
 
 __all__ = [
     "EmulatedRobot",
     "FirmwareRobot",
-    "connect_emulated",
+    "connect_emulated_device",
     "connect_firmware",
     "connect_serial",
     "default_dead_ms",
@@ -116,10 +116,6 @@ def link_settings(url: RobotURL) -> dict[str, Any]:
         "allow_digest_mismatch": url.take("allow_digest_mismatch", query_bool, False),
         "lockstep": url.take("lockstep", query_bool, False),
     }
-
-
-#: ``"module:function"`` of the factory of ``emulated://`` robots with a servo bus.
-EMULATED_BUS_FACTORY = "jointlab.hardware.servo_host.urls:connect_emulated_bus"
 
 
 def merge_options(
@@ -216,37 +212,14 @@ class EmulatedRobot(SerialRobot):
 EMULATED_CONNECT_TIMEOUT = 30.0
 
 
-def connect_emulated(url: RobotURL, options: dict[str, Any]) -> EmulatedRobot:
-    """Factory of ``emulated://`` (see the module docstring)."""
-    if not url.target:
-        raise ConfigurationError(f"{url.url}: no robot given; expected emulated://NAME_OR_PATH")
-    description = load_robot(url.target)
-    device = url.take("device", str, "emulator")
-    if device not in ("emulator", "firmware"):
-        raise ConfigurationError(
-            f"{url.url}: device={device!r}; expected emulator (the Python device emulator) or "
-            "firmware (the reference firmware in qemu-system-arm, docs/firmware.md)"
-        )
-    if device == "firmware":
-        return connect_firmware(url, description, options)
-    bus = url.take("bus", str, "jointlab" if description.bus is None else "servo")
-    if bus not in ("jointlab", "servo", "dynamixel", "feetech"):
-        raise ConfigurationError(
-            f"{url.url}: bus={bus!r}; expected jointlab, or the robot's servo bus"
-        )
-    if bus != "jointlab":
-        # The servo backend builds on this module (merge_options): its factory is found
-        # through a table entry, not imported, so the two stay one-way.
-        module, name = EMULATED_BUS_FACTORY.split(":")
-        connect_bus = getattr(importlib.import_module(module), name)
-        if description.bus is None or bus not in ("servo", description.bus.protocol.value):
-            have = (
-                "no bus section"
-                if description.bus is None
-                else (f"a {description.bus.protocol.value} bus")
-            )
-            raise ConfigurationError(f"{url.url}: robot {description.name!r} has {have}")
-        return connect_bus(url, description, options)  # type: ignore[no-any-return]
+def connect_emulated_device(
+    url: RobotURL, description: RobotDescription, options: dict[str, Any]
+) -> EmulatedRobot:
+    """``emulated://`` of JointLab's own device emulator (the protocol of docs/protocol.md).
+
+    The scheme's factory is :func:`jointlab.hardware.schemes.emulated.connect_emulated`, which
+    picks this device, the firmware or the robot's servo bus.
+    """
     given = {key: url.take(key, *EMULATOR_KEYS[key]) for key in EMULATOR_KEYS}
     emulator_settings: dict[str, Any] = {
         "seed": given["seed"],

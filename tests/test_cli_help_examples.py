@@ -39,11 +39,6 @@ LIMIT = 240.0
 GRACE = 3.0
 BLOCK = re.compile(r"^Examples?:\s*$")
 DEVICE = "needs a real arm on a serial port"
-ITEM_3 = (
-    "issue 41 item 3 (a fit refuses the log of an arm that settled on its stop: 'reset: "
-    "q[4] = 2.000002 of joint 'wrist_pitch' lies outside [-2.0, 2.0]') is being fixed "
-    "apart: drop this entry with it"
-)
 #: Examples that cannot run on a test machine, and why.
 CANNOT_RUN = {
     'jointlab check "serial:///dev/ttyACM0?robot=arm6"': DEVICE,
@@ -62,11 +57,6 @@ CANNOT_RUN = {
     ),
     "jointlab bench sim_overhead control_loop": "minutes of benchmarking; the --quick "
     "example above runs the same scripts",
-    "jointlab identify fit arm6 runs/identify-excite-arm6-emulated-arm6/log.npz "
-    "--joints elbow wrist_pitch": ITEM_3,
-    "jointlab identify fit arm6 runs/identify-excite-arm6-emulated-arm6/log.npz "
-    "--joints elbow wrist_pitch --validate runs/demo-arm6/log.npz "
-    "--parameters damping delay --name fit-damping": ITEM_3,
     "jointlab find-port": "asks a person to unplug an arm's cable",
     "jointlab train reach": "trains for minutes (300k steps); the stored Reach policy of "
     "notebooks/models stands in for its runs/train-reach",

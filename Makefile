@@ -13,6 +13,11 @@ TORCH := torch==2.14.1 torchvision==0.29.1
 # -eval) import on top, and the three plugins in plugins/ are what LeRobot discovers as
 # --robot.type=jointlab, --teleop.type=jointlab_leader and --env.type=jointlab.
 LEROBOT := lerobot==0.4.4
+# torch's CUDA build brings triton, a GPU kernel compiler (nothing here runs on a GPU). Its
+# bundled LLVM crashes the process (segmentation fault) when it is imported after Mesa's
+# LLVM is loaded, as by MuJoCo's offscreen renderer: a MuJoCo render then an SB3 model in one
+# process (tests/envs/test_render_then_train.py). The CPU build has no triton.
+TRITON_OUT := $(BIN)/python -m pip uninstall -y -q triton
 
 .PHONY: demo test notebooks lint bench clean firmware firmware-deps browser-deps ffmpeg-deps
 
@@ -35,6 +40,7 @@ $(VENV)/.installed-test: $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --no-deps "$(LEROBOT)"
 	$(BIN)/python -m pip install --no-deps --no-build-isolation -e plugins/lerobot_robot_jointlab \
 		-e plugins/lerobot_teleoperator_jointlab -e plugins/lerobot_env_jointlab
+	$(TRITON_OUT)
 	touch $@ $(VENV)/.installed-runtime
 
 demo: $(VENV)/.installed-runtime
@@ -84,6 +90,7 @@ test: $(VENV)/.installed-test firmware-deps browser-deps ffmpeg-deps
 notebooks: $(VENV)/.installed-runtime
 	$(if $(TORCH_INDEX),$(BIN)/python -m pip install $(TORCH) --index-url $(TORCH_INDEX))
 	$(BIN)/python -m pip install -e ".[notebooks,rl,mujoco]"
+	$(TRITON_OUT)
 	$(BIN)/jupyter lab notebooks/
 
 lint: $(VENV)/.installed-test

@@ -18,7 +18,7 @@ the IK solved every step (panda-gym: PyBullet's ``calculateInverseKinematics``).
 of issue 42 is ``JointLab MuJoCo / panda-gym >= 5``. panda-gym pins its own gymnasium and
 pybullet: give it a venv of its own (never a JointLab dependency)::
 
-    python -m venv /work/venvs/pandagym && /work/venvs/pandagym/bin/pip install panda-gym
+    python -m venv /tmp/pandagym && /tmp/pandagym/bin/pip install panda-gym
 """
 
 from __future__ import annotations
@@ -106,7 +106,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--steps", type=int, default=400)
     parser.add_argument("--rounds", type=int, default=3)
-    parser.add_argument("--panda-python", default="/work/venvs/pandagym/bin/python")
+    parser.add_argument("--panda-python", default="/tmp/pandagym/bin/python")
     parser.add_argument("--engines", default="mujoco,pybullet")
     args = parser.parse_args()
     engines = args.engines.split(",")

@@ -15,7 +15,7 @@ import sys
 import numpy as np
 
 from jointlab.hardware.protocol import GeometryReply
-from jointlab.robots import load_robot
+from jointlab.robots import description_digest, load_robot
 from jointlab.sim.actuators import ActuatorArray
 
 
@@ -52,7 +52,7 @@ def header(name: str) -> str:
         "axis": _rows(records["axis"]),
         "base_pos": _floats(geometry.base_pos),
         "base_orientation": _floats(geometry.base_orientation),
-        "digest": "{" + ", ".join(f"0x{b:02x}" for b in bytes.fromhex(d.digest)) + "}",
+        "digest": "{" + ", ".join(f"0x{b:02x}" for b in bytes.fromhex(description_digest(d))) + "}",
     }
     body = ",\n".join(f"    .{key} = {value}" for key, value in fields.items())
     return (

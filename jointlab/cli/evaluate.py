@@ -13,9 +13,9 @@ interval. Success is printed with its 95 % Wilson interval.
 Examples:
   jointlab eval arm6 runs/train-reach --video
   jointlab eval emulated://arm6 runs/train-reach/model.zip --episodes 5
-  jointlab eval so101 expert --env jointlab/Lift-v0 --episodes 20
-  jointlab eval "sim://so101?engine=mujoco" runs/lift/model.zip --env jointlab/Lift-v0
-      --paired expert                                                  (one line)
+  jointlab eval so101 expert --env jointlab/Lift-v0 --episodes 5
+  jointlab eval "sim://so101?engine=mujoco" expert --env jointlab/Lift-v0 --episodes 3 \
+      --paired expert
 """
 
 from __future__ import annotations

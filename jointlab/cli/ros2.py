@@ -11,7 +11,7 @@ Examples:
   jointlab ros2 sim://arm6
   jointlab ros2 emulated://so101 --arm --rate 100
   jointlab ros2 sim://arm6 --ros2-control          # beside a ros2_control controller manager
-  jointlab ros2 arm6 --ros2-control --print-urdf > arm6.urdf
+  jointlab ros2 arm6 --ros2-control --print-urdf
 """
 
 from __future__ import annotations

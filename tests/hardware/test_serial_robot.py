@@ -18,7 +18,12 @@ from jointlab.errors import (
 from jointlab.hardware import ConfigurationRefused, EmulatorProcess, SerialRobot
 from jointlab.hardware.protocol import HomeCommand, NJointCommand, PositionCommand
 from jointlab.interface import ActuatorState, ArrayState, NJointAction
-from jointlab.robots import description_from_dict, description_to_dict, load_robot
+from jointlab.robots import (
+    description_digest,
+    description_from_dict,
+    description_to_dict,
+    load_robot,
+)
 
 
 @pytest.fixture(scope="module")
@@ -40,7 +45,7 @@ def test_handshake_gives_a_disarmed_realtime_robot(robot: SerialRobot) -> None:
     assert robot.realtime is True
     assert robot.control_dt == pytest.approx(0.001)
     assert robot.device.rate_hz == 1000
-    assert robot.device.digest_hex == load_robot("arm6").digest
+    assert robot.device.digest_hex == description_digest(load_robot("arm6"))
     state = robot.read()
     assert isinstance(state, ArrayState)
     assert state.position.dtype == np.float64 and state.position.shape == (6,)

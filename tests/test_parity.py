@@ -40,7 +40,9 @@ from jointlab.envs import ENV_SPECS, TASKS
 from jointlab.errors import ActionError, ConfigurationError, JointLabError
 from jointlab.hardware import EmulatorProcess, SerialRobot
 from jointlab.interface import ArrayState, NJointAction
+from jointlab.robots.dynamics import rigid_body_model
 from jointlab.sim import SimRobot
+from jointlab.sim.pybullet import bullet_model
 
 PATIENT = {"request_timeout": 2.0, "dead_ms": 10_000, "connect_timeout": 20.0}
 #: Largest difference allowed per state field (see the module docstring).
@@ -319,7 +321,10 @@ def commander_script(
 ) -> Callable[[Robot, Outcome], None]:
     def script(robot: Robot, out: Outcome) -> None:
         robot.arm()
-        commander = Commander(robot)
+        # one rigid-body model for both backends (each offers its own by default: the
+        # simulator Bullet's, a device the numpy model), so only the backends differ
+        model = rigid_body_model(robot.description, evaluator=bullet_model)
+        commander = Commander(robot, dynamics=model)
         verbs(commander, robot, out)
         commander.wait(timeout=3.0)
         out.events(commander)

@@ -140,14 +140,8 @@ def run(args: argparse.Namespace) -> int:
 def _record(args: argparse.Namespace, mode: str) -> int:
     from jointlab.envs.manipulation.registration import MANIPULATION_IDS
 
-    if mode in ("log", "policy-dataset") and (
-        args.env in MANIPULATION_IDS or args.policy == "expert"
-    ):
-        if mode == "policy-dataset":
-            raise ConfigurationError(
-                "the manipulation tasks record demonstrations as demos.npz (run without "
-                "--dataset); LeRobot datasets of them are not written yet"
-            )
+    if mode == "log" and (args.env in MANIPULATION_IDS or args.policy == "expert"):
+        # without --dataset: demos.npz; with it, a LeRobotDataset (below)
         return _record_demonstrations(args)
     if mode == "log":
         return _record_log(args)

@@ -38,6 +38,7 @@ from jointlab.contract import Robot
 from jointlab.controllers.commander import Commander
 from jointlab.errors import CommandRefused, JointLabError, LinkError
 from jointlab.extras import require
+from jointlab.faults import FAULTS, fault_fields, stop_after_fault
 from jointlab.interop.ros2.config import BridgeConfig
 from jointlab.interop.ros2.events import EventPublisher
 from jointlab.interop.ros2.inbox import Inbox, RequestKind, ServiceCall
@@ -289,7 +290,11 @@ class Ros2Bridge:
             self.robot.disarm()
         self.events.source = "commander"
         self.commander.update()
-        self.robot.step()
+        try:
+            self.robot.step()
+        except FAULTS as error:  # the robot stopped itself: the one rule, then report it
+            self._on_fault(error)
+            return
         state = self.robot.read()
         stats = self.statistics
         stats.ticks += 1
@@ -305,6 +310,21 @@ class Ros2Bridge:
             if event.is_fault and state.armed:
                 self.commander.stop()
                 self._disarm_next = True
+        self.events.end_period()
+        self.statistics.events = self.events.count
+
+    def _on_fault(self, error: BaseException) -> None:
+        """A fault the robot raised: hold and disarm (the one rule), a ``fault`` event."""
+        stop_after_fault(self.robot, error)
+        self.commander.stop()
+        fields = fault_fields(error)
+        joint = fields.pop("joint", None)
+        message = fields.pop("message")
+        try:
+            time = float(self.robot.time)
+        except Exception:
+            time = 0.0
+        self.events.publish("state", "fault", time, [joint] if joint else [], message, fields)
         self.events.end_period()
         self.statistics.events = self.events.count
 

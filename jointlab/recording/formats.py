@@ -324,7 +324,11 @@ def _read_bounded(reader: Any, path: Path) -> Log:
         check_log_size(path)
     try:
         return reader(path)
-    except (LogError, ConfigurationError):
+    except LogError as exc:  # every refusal names the file
+        if str(path) in str(exc):
+            raise
+        raise LogError(f"{path}: {exc}") from None
+    except ConfigurationError:
         raise
     except (
         ValueError,

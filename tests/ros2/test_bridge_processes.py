@@ -148,7 +148,8 @@ def test_emulated_so101_armed_by_service_follows_commands_and_trajectories(bridg
         SO101.soft_upper - 0.05,
     )
     client.trajectory(names, [(list(goal), 1.5)])  # the Commander leads in from where it is
-    client.wait(lambda: _near(client, names, goal, 0.06), 60, "the trajectory's end")
+    # the same deadband (the pan drags its jaw on the table here: docs/hardware.md)
+    client.wait(lambda: _near(client, names, goal, 0.1), 60, "the trajectory's end")
     client.command(["wrist_roll"], position=[3.5])  # soft max 2.79
     refusal = client.event(kind="refused", reason="out_of_limits")
     assert refusal["field"] == "position" and refusal["joints"] == ["wrist_roll"]

@@ -39,6 +39,7 @@ LIMIT = 240.0
 GRACE = 3.0
 BLOCK = re.compile(r"^Examples?:\s*$")
 DEVICE = "needs a real arm on a serial port"
+OWN_DATASET = "needs a LeRobot dataset recorded of one's own arm (tests/interop records one)"
 #: Examples that cannot run on a test machine, and why.
 CANNOT_RUN = {
     'jointlab check "serial:///dev/ttyACM0?robot=arm6"': DEVICE,
@@ -57,6 +58,12 @@ CANNOT_RUN = {
     ),
     "jointlab bench sim_overhead control_loop": "minutes of benchmarking; the --quick "
     "example above runs the same scripts",
+    "jointlab acceptance feetech:///dev/ttyACM0?robot=so101 --robot so101": DEVICE,
+    "jointlab acceptance dynamixel:///dev/ttyUSB0?robot=koch --robot koch --no-twin": DEVICE,
+    "jointlab gap so101 ~/.cache/huggingface/lerobot/me/so101_moves": OWN_DATASET,
+    "jointlab gap so101 so101_moves --identified "
+    "runs/identify-fit-so101_moves/so101_identified.yaml": OWN_DATASET,
+    "jointlab gap koch koch_moves --episodes 2 3": OWN_DATASET,
     "jointlab find-port": "asks a person to unplug an arm's cable",
     "jointlab train reach": "trains for minutes (300k steps); the stored Reach policy of "
     "notebooks/models stands in for its runs/train-reach",

@@ -120,8 +120,12 @@ class ScriptedExpert:
                 self.phase, self.count = "close", 0  # there, or as near as the arm gets
                 self.aim = aim
             self.centring += 1
-            if self.phase == "descend" and self.centring <= CENTRING_STEPS and \
-                    grasp[2] > cube[2] + size and np.linalg.norm(grasp[:2] - aim[:2]) > REACHED:
+            if (
+                self.phase == "descend"
+                and self.centring <= CENTRING_STEPS
+                and grasp[2] > cube[2] + size
+                and np.linalg.norm(grasp[:2] - aim[:2]) > REACHED
+            ):
                 # Jaws still above the cube but off its centre: centre them before going
                 # down (a jaw coming down on the cube's edge knocks it askew).
                 return np.array([aim[0], aim[1], grasp[2]]), 1.0

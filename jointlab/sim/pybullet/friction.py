@@ -20,5 +20,9 @@ def contact_friction(friction: float, torsional: float = 0.0) -> dict[str, float
     8/20). Anchored, a sticking contact holds its position, as MuJoCo's constraint-based
     friction does; sliding contacts still obey Coulomb's law.
     """
-    return {"lateralFriction": float(friction), "rollingFriction": 0.0,
-            "spinningFriction": float(torsional), "frictionAnchor": 1}  # fmt: skip
+    return {
+        "lateralFriction": float(friction),
+        "rollingFriction": 0.0,
+        "spinningFriction": float(torsional),
+        "frictionAnchor": 1,
+    }

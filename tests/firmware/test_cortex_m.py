@@ -136,7 +136,9 @@ def test_the_firmware_in_qemu_answers_hello_and_geometry_and_streams_state(
     messages = [f.message for f in frames]
     hello = next(m for m in messages if isinstance(m, HelloReply))
     assert (hello.version, hello.dof, hello.rate_hz) == (2, DESCRIPTION.dof, 1000)
-    assert hello.digest == bytes.fromhex(description_digest(DESCRIPTION))  # the generated header's robot
+    assert hello.digest == bytes.fromhex(
+        description_digest(DESCRIPTION)
+    )  # the generated header's robot
     geometry = next(m for m in messages if isinstance(m, GeometryReply))
     np.testing.assert_allclose(geometry.actuators["max"], DESCRIPTION.upper, rtol=1e-6)
     states = [m for m in messages if isinstance(m, StateData)]

@@ -1,0 +1,429 @@
+"""One rule for every loop that can move a robot, proved by a property test.
+
+When a robot faults (:data:`jointlab.faults.FAULTS`: a device's protection, a lost servo, a
+dead link), every loop follows :func:`jointlab.faults.stop_after_fault`: the fault goes into
+the loop's log as a ``fault`` event (where it has one), the joints hold where they are for
+one period (:func:`jointlab.holding.hold_action`), the robot disarms, and the loop ends with
+the error (raised, or in a teleoperation summary).
+
+The robot is a simulated SO-101 whose ``step`` raises a drawn fault at a drawn tick
+(:class:`FaultingRobot`, also reachable as the URL ``faulty://so101?at=K&fault=KIND``
+through :func:`jointlab.register_scheme`, for the loops that connect their own robot). It
+records everything the loop does to it after the fault, so the test checks the whole rule:
+the first thing applied is the hold at the present position, then one period, then the
+disarm; nothing else moves it afterwards. Each loop: ``run()`` with a controller, with a
+Commander and recorder, a command program (``jointlab run``'s path), ``Commander.wait``,
+``Teleop.run``, ``record_teleop`` and ``record_program`` (``jointlab record``'s paths), a
+Gymnasium env's ``step`` on a robot and on a URL, and the LeRobot bridge's ``send_action``
+(the ``jointlab`` LeRobot robot plugin's worker). The ROS 2 bridge: tests/ros2.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from jointlab.connection import RobotURL, register_scheme
+from jointlab.controllers import Commander, run
+from jointlab.errors import DeviceFault, DeviceLost, LinkError
+from jointlab.holding import hold_action
+from jointlab.interface import NJointAction
+from jointlab.recording import Recorder, load_log
+from jointlab.robots import load_robot
+from jointlab.sim import SimRobot
+
+ROBOT = "so101"
+DESCRIPTION = load_robot(ROBOT)
+KINDS = ("overload", "lost", "link")
+#: Examples per loop: each is a fresh simulated robot (about 50 ms) and a short loop.
+EXAMPLES = 12
+
+
+def make_fault(kind: str, joint: int) -> DeviceFault | LinkError:
+    """A fault as a servo bus robot raises it: an overload, a lost servo, or a dead link."""
+    name = DESCRIPTION.joint_names[joint]
+    servo = f"servo id {joint + 1}"
+    if kind == "overload":
+        return DeviceFault(
+            f"{servo} ({name}, sts3215) reported overload error (status 0x20) and cut its "
+            "torque. Fix: lower the load, then arm again",
+            joint=name,
+            device=servo,
+            reasons=("overload error",),
+            bits=0x20,
+        )
+    if kind == "lost":
+        return DeviceLost(
+            f"{servo} ({name}) stopped answering for 3 bus cycles. Fix: check its cable",
+            joint=name,
+            device=servo,
+            reasons=("no reply",),
+        )
+    return LinkError("no reply from the bus for 0.5 s: the link is dead")
+
+
+class FaultingRobot(SimRobot):
+    """A simulated robot whose ``step`` raises ``fault`` at step ``at`` (1: the first).
+
+    After the fault it records what is done to it (``trail``): ``("apply", action)``,
+    ``("step",)``, ``("disarm",)``, ``("arm",)``. With ``dead``, every later step raises the
+    fault again (a link that stays dead); reading and disarming still work, as the host's
+    own state does.
+    """
+
+    def __init__(self, at: int, fault: BaseException, dead: bool = False, **options: Any):
+        super().__init__(DESCRIPTION, **options)
+        self.at, self.fault, self.dead = at, fault, dead
+        self.steps = 0
+        self.trail: list[tuple[Any, ...]] = []
+        self.position_at_fault: np.ndarray | None = None
+
+    @property
+    def faulted(self) -> bool:
+        return self.position_at_fault is not None
+
+    def _step(self) -> None:
+        if self.faulted:
+            self.trail.append(("step",))
+            if self.dead:
+                raise self.fault
+        else:
+            self.steps += 1
+            if self.steps == self.at:
+                self.position_at_fault = self._read().position.copy()
+                raise self.fault
+        super()._step()
+
+    def _apply(self, action: NJointAction) -> None:
+        if self.faulted:
+            self.trail.append(("apply", action))
+        super()._apply(action)
+
+    def _disarm(self) -> None:
+        if self.faulted:
+            self.trail.append(("disarm",))
+        super()._disarm()
+
+    def _arm(self) -> None:
+        if self.faulted:
+            self.trail.append(("arm",))
+        super()._arm()
+
+
+#: The robots :func:`_connect_faulty` built, newest last (the test inspects them).
+BUILT: list[FaultingRobot] = []
+
+
+def _connect_faulty(url: RobotURL, options: dict[str, Any]) -> FaultingRobot:
+    """``faulty://so101?at=K&fault=overload|lost|link&joint=J``: a :class:`FaultingRobot`."""
+    at = url.take("at", int, 1)
+    kind = url.take("fault", str, "overload")
+    joint = url.take("joint", int, 0)
+    url.check_all_taken()
+    robot = FaultingRobot(at, make_fault(kind, joint), dead=kind == "link", **options)
+    BUILT.append(robot)
+    return robot
+
+
+register_scheme("faulty", _connect_faulty, replace=True)
+
+
+@st.composite
+def faults(draw: st.DrawFn, ticks: int) -> tuple[int, str, int]:
+    """A fault: the tick it happens at (1..ticks), its kind and the joint it names."""
+    return (
+        draw(st.integers(1, ticks)),
+        draw(st.sampled_from(KINDS)),
+        draw(st.integers(0, DESCRIPTION.dof - 1)),
+    )
+
+
+def robot_for(fault: tuple[int, str, int]) -> FaultingRobot:
+    at, kind, joint = fault
+    return FaultingRobot(at, make_fault(kind, joint), dead=kind == "link")
+
+
+def url_for(fault: tuple[int, str, int]) -> str:
+    at, kind, joint = fault
+    return f"faulty://{ROBOT}?at={at}&fault={kind}&joint={joint}"
+
+
+def target_of(robot: SimRobot) -> np.ndarray:
+    """A target away from the present pose (so the loop is moving when the fault comes)."""
+    q = robot.read().position
+    return np.clip(q + 0.3, DESCRIPTION.soft_lower, DESCRIPTION.soft_upper)
+
+
+def assert_the_rule(robot: FaultingRobot, raised: BaseException | None = None) -> None:
+    """The robot faulted; held at the fault's position for one period; then disarmed.
+
+    Args:
+        robot: The robot, after the loop ended.
+        raised: What the loop raised, if it raises (it must be the robot's fault).
+    """
+    assert robot.faulted, "the drawn fault never happened: the loop ended first"
+    if raised is not None:
+        assert isinstance(raised, type(robot.fault)), raised
+        assert str(robot.fault) in str(raised)  # a program names its step before the message
+    hold = hold_action(DESCRIPTION, robot.position_at_fault)
+    trail = robot.trail
+    kinds = [entry[0] for entry in trail]
+    assert kinds[:3] == ["apply", "step", "disarm"], kinds
+    held = trail[0][1]
+    np.testing.assert_allclose(held.position, hold.position, atol=1e-12)
+    np.testing.assert_allclose(held.torque, hold.torque, atol=1e-9)
+    assert "arm" not in kinds  # nothing re-armed it
+    for entry in trail[3:]:  # afterwards only zero actions (a disarmed robot refuses others)
+        assert entry[0] != "apply" or entry[1].is_zero, trail
+    if not robot.closed:
+        assert not robot.read().armed
+
+
+def fault_events(path: Path) -> list[Any]:
+    return [e for e in load_log(path).events if e.kind == "fault"]
+
+
+def assert_logged(path: Path, robot: FaultingRobot) -> None:
+    """The log has exactly one ``fault`` event, with the fault's message, joint and reasons."""
+    events = fault_events(path)
+    assert len(events) == 1, events
+    fields = events[0].fields
+    fault = robot.fault
+    assert fields["message"] == " ".join(str(fault).split())
+    assert fields["error"] == type(fault).__name__
+    if isinstance(fault, DeviceFault):
+        assert fields["joint"] == fault.joint and fields["reasons"] == list(fault.reasons)
+
+
+class Toward:
+    """A controller: a position target away from the start (the run is moving)."""
+
+    def __init__(self, target: np.ndarray) -> None:
+        self.target = target
+
+    def reset(self, state: Any) -> None:
+        pass
+
+    def compute(self, state: Any) -> NJointAction:
+        return NJointAction.Position(self.target)
+
+
+@pytest.fixture(scope="module")
+def log_path(tmp_path_factory: pytest.TempPathFactory) -> Callable[[], Path]:
+    """A fresh log path per call (hypothesis examples share a test's fixtures)."""
+    folder = tmp_path_factory.mktemp("logs")
+    count = itertools.count()
+    return lambda: folder / f"log{next(count)}.npz"
+
+
+# ====================================================================== the loops
+@settings(max_examples=EXAMPLES)
+@given(fault=faults(40))
+def test_run_with_a_controller(fault, log_path) -> None:
+    with robot_for(fault) as robot:
+        robot.arm()
+        path = log_path()
+        with Recorder(path) as recorder, pytest.raises((DeviceFault, LinkError)) as info:
+            run(robot, Toward(target_of(robot)), duration=60 * robot.control_dt, recorder=recorder)
+        assert_the_rule(robot, info.value)
+        assert_logged(path, robot)
+
+
+@settings(max_examples=EXAMPLES)
+@given(fault=faults(40))
+def test_run_with_a_commander_until_idle(fault, log_path) -> None:
+    with robot_for(fault) as robot:
+        robot.arm()
+        commander = Commander(robot)
+        commander.set_positions(target_of(robot), duration=60 * robot.control_dt)
+        path = log_path()
+        with Recorder(path) as recorder, pytest.raises((DeviceFault, LinkError)) as info:
+            run(robot, commander, recorder=recorder)
+        assert_the_rule(robot, info.value)
+        assert_logged(path, robot)
+
+
+@settings(max_examples=EXAMPLES)
+@given(fault=faults(40))
+def test_a_command_program(fault, log_path) -> None:
+    """``jointlab run``'s loop: the program's steps, each a ``run()`` of the Commander."""
+    from jointlab.program import run_program
+
+    with robot_for(fault) as robot:
+        robot.disarm()  # as a robot on a bus starts: the program arms it (its first step)
+        target = [float(x) for x in target_of(robot)]
+        program = [
+            {"set_positions": {"positions": target, "duration": 0.02}},
+            {"wait": 0.02},
+            {"home": {}},
+        ]
+        path = log_path()
+        with Recorder(path) as recorder, pytest.raises((DeviceFault, LinkError)) as info:
+            run_program(robot, program, recorder=recorder)
+        assert_the_rule(robot, info.value)
+        assert_logged(path, robot)
+
+
+@settings(max_examples=EXAMPLES)
+@given(fault=faults(40))
+def test_commander_wait(fault) -> None:
+    """A command driven to completion by ``Commander.wait`` (``drive_until_done``)."""
+    with robot_for(fault) as robot:
+        robot.arm()
+        commander = Commander(robot)
+        handle = commander.set_positions(target_of(robot), duration=60 * robot.control_dt)
+        with pytest.raises((DeviceFault, LinkError)) as info:
+            commander.wait(handle)
+        assert_the_rule(robot, info.value)
+
+
+def scripted_leader(robot: SimRobot) -> Any:
+    from jointlab.teleop import ScriptedTeleoperator
+
+    start = robot.read().position.copy()
+    return ScriptedTeleoperator(
+        DESCRIPTION.joint_names,
+        DESCRIPTION.lower,
+        DESCRIPTION.upper,
+        lambda k: np.clip(start + 0.01 * k, DESCRIPTION.lower, DESCRIPTION.upper),
+    )
+
+
+@settings(max_examples=EXAMPLES)
+@given(fault=faults(40))
+def test_teleop_run(fault) -> None:
+    """``Teleop.run`` returns a summary: stopped by the fault (or the link), with its message."""
+    from jointlab.teleop import Teleop
+
+    with robot_for(fault) as robot:
+        summary = Teleop(scripted_leader(robot), robot).run(periods=60)
+        assert_the_rule(robot)
+        expected = "link" if isinstance(robot.fault, LinkError) else "fault"
+        assert summary.stopped_by == expected
+        assert summary.error == str(robot.fault)
+        assert summary.periods == robot.at - 1  # the faulted period did not count
+
+
+class ListWriter:
+    """A dataset writer keeping frames in lists (the loop is under test, not LeRobot's files)."""
+
+    def __init__(self) -> None:
+        self.frames: list[Any] = []
+        self.episodes: list[list[Any]] = []
+        self.discarded = 0
+
+    def add_frame(self, state: Any, target: Any, task: str, images: Any = None) -> None:
+        self.frames.append((state, target))
+
+    def save_episode(self) -> int:
+        self.episodes.append(self.frames)
+        self.frames = []
+        return len(self.episodes) - 1
+
+    def discard_episode(self) -> None:
+        self.discarded += bool(self.frames)
+        self.frames = []
+
+
+@settings(max_examples=EXAMPLES)
+@given(fault=faults(63))  # 3 episodes of 20 periods and a hold
+def test_record_teleop(fault) -> None:
+    """``jointlab record --leader``: the episode in progress is dropped, saved ones kept."""
+    from jointlab.interop.record import record_teleop
+    from jointlab.teleop import Teleop
+
+    with robot_for(fault) as robot:
+        writer = ListWriter()
+        teleop = Teleop(scripted_leader(robot), robot)
+        with pytest.raises((DeviceFault, LinkError)) as info:
+            record_teleop(writer, teleop, "task", episodes=3, frames=10, every=2)
+        assert_the_rule(robot, info.value)
+        # 20 periods an episode, then the hold of its stop: saved before that hold
+        assert len(writer.episodes) == robot.at // 21
+        assert writer.frames == [] and all(len(e) == 10 for e in writer.episodes)
+
+
+@settings(max_examples=EXAMPLES)
+@given(fault=faults(60))
+def test_record_program(fault) -> None:
+    """``jointlab record --program``: the program's run() holds and disarms; episode dropped."""
+    from jointlab.interop.record import record_program
+
+    with robot_for(fault) as robot:
+        writer = ListWriter()
+        program = [{"wait": 0.02}]
+        with pytest.raises((DeviceFault, LinkError)) as info:
+            record_program(writer, robot, program, "task", episodes=3)
+        assert_the_rule(robot, info.value)
+        assert writer.frames == []
+        assert all(len(e) == 20 for e in writer.episodes) and len(writer.episodes) < 3
+
+
+def _step_env_until_it_raises(env: Any) -> BaseException:
+    env.reset(seed=0)
+    zero = np.zeros(env.action_space.shape, dtype=np.float32)
+    with pytest.raises((DeviceFault, LinkError)) as info:
+        for _ in range(100):
+            env.step(zero + 0.5)
+    return info.value
+
+
+@settings(max_examples=EXAMPLES)
+@given(fault=faults(40))
+def test_env_step_on_a_robot(fault) -> None:
+    from jointlab.envs import JointLabEnv
+
+    with robot_for(fault) as robot:
+        env = JointLabEnv("reach", robot)
+        try:
+            raised = _step_env_until_it_raises(env)
+        finally:
+            env.close()
+        assert_the_rule(robot, raised)
+
+
+@settings(max_examples=EXAMPLES // 2)
+@given(fault=faults(40))
+def test_env_step_on_a_url(fault) -> None:
+    import gymnasium
+
+    import jointlab.envs  # noqa: F401 - registers jointlab/Reach-v0
+
+    env = gymnasium.make("jointlab/Reach-v0", backend=url_for(fault)).unwrapped
+    try:
+        raised = _step_env_until_it_raises(env)
+        assert_the_rule(BUILT[-1], raised)
+    finally:
+        env.close()
+
+
+@settings(max_examples=EXAMPLES)
+@given(fault=faults(150))
+def test_lerobot_send_action(fault) -> None:
+    """The ``jointlab`` LeRobot robot's ``send_action`` (RobotBridge), then LeRobot's disconnect.
+
+    Each action is about 33 simulated periods (LeRobot's 30 fps), so a fault in a period
+    anywhere inside an action is drawn.
+    """
+    from jointlab.interop.lerobot_bridge import RobotBridge
+
+    bridge = RobotBridge(url_for(fault))
+    bridge.connect()
+    robot = bridge.robot
+    try:
+        observation = bridge.observation()
+        action = {key: value + 5.0 for key, value in observation.items() if key.endswith(".pos")}
+        with pytest.raises((DeviceFault, LinkError)) as info:
+            for _ in range(10):
+                bridge.send_action(action)
+        assert_the_rule(robot, info.value)
+    finally:
+        bridge.disconnect()  # what LeRobot does next: tries its own hold, which is refused
+    assert_the_rule(robot)

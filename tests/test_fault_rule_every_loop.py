@@ -291,3 +291,43 @@ def test_lerobot_send_action(fault) -> None:
     finally:
         bridge.disconnect()  # what LeRobot does next: tries its own hold, which is refused
     assert_the_rule(robot)
+
+
+@pytest.fixture(scope="module")
+def a_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A log of 40 periods of a simulated SO-101 moving (for ``jointlab replay LOG``)."""
+    path = tmp_path_factory.mktemp("replay") / "log.npz"
+    with SimRobot(DESCRIPTION) as robot, Recorder(path) as recorder:
+        run(robot, Toward(target_of(robot)), duration=40 * robot.control_dt, recorder=recorder)
+    return path
+
+
+@settings(max_examples=EXAMPLES)
+@given(fault=faults(40))
+def test_replay_a_log(fault, a_log, log_path) -> None:
+    """``jointlab replay LOG ROBOT``: the replay's own log gets the fault event."""
+    from jointlab.recording.replay import replay
+
+    with robot_for(fault) as robot:
+        path = log_path()
+        with Recorder(path) as recorder, pytest.raises((DeviceFault, LinkError)) as info:
+            replay(robot, a_log, recorder=recorder)
+        assert_the_rule(robot, info.value)
+        assert_logged(path, robot)
+
+
+@settings(max_examples=EXAMPLES)
+@given(fault=faults(60))
+def test_replay_a_dataset_episode(fault) -> None:
+    """``jointlab replay DATASET ROBOT``: an episode's targets, a frame every 20 periods."""
+    from jointlab.interop.dataset import Episode
+    from jointlab.interop.replay import replay_episode
+
+    frames = 3
+    home = np.tile(DESCRIPTION.home, (frames, 1))
+    targets = home + 0.1 * np.arange(1, frames + 1)[:, None]
+    episode = Episode(0, "task", 50.0, np.arange(frames) / 50.0, home, home, home, targets)
+    with robot_for(fault) as robot:
+        with pytest.raises((DeviceFault, LinkError)) as info:
+            replay_episode(robot, episode)
+        assert_the_rule(robot, info.value)

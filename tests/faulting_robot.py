@@ -66,6 +66,11 @@ class FaultingRobot(SimRobot):
         self.position_at_fault: np.ndarray | None = None
 
     @property
+    def armed(self) -> bool:
+        """As a device robot says it (what a device's reset move asks)."""
+        return self.read().armed
+
+    @property
     def faulted(self) -> bool:
         return self.position_at_fault is not None
 

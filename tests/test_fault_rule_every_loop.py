@@ -331,3 +331,15 @@ def test_replay_a_dataset_episode(fault) -> None:
         with pytest.raises((DeviceFault, LinkError)) as info:
             replay_episode(robot, episode)
         assert_the_rule(robot, info.value)
+
+
+@settings(max_examples=EXAMPLES)
+@given(fault=faults(40))
+def test_a_device_reset_move(fault) -> None:
+    """A device's ``reset()`` (``record --program`` between episodes): a minimum-jerk move."""
+    from jointlab.hardware.host.reset_move import minimum_jerk_move
+
+    with robot_for(fault) as robot:
+        with pytest.raises((DeviceFault, LinkError)) as info:
+            minimum_jerk_move(robot, target_of(robot))
+        assert_the_rule(robot, info.value)

@@ -1,9 +1,10 @@
 """Servo identification validated without a real arm: planted servos, recorded by LeRobot.
 
 An emulated SO-101 whose servos differ from the robot file by known amounts (stiffness ×0.7,
-Coulomb and viscous friction ×2, 1° of backlash, 10 ms more delay) is recorded through
-LeRobot's own record loop (the ``jointlab`` robot plugin, lockstep) at 30 fps; then
-``jointlab identify fit`` and ``jointlab gap`` run on the dataset as an owner types them.
+Coulomb and viscous friction ×2, 10 ms more delay; 1° of backlash, as the file has, which the
+fit must find from no play as well as from the file's) is recorded through LeRobot's own
+record loop (the ``jointlab`` robot plugin, lockstep) at 30 fps; then ``jointlab identify fit``
+and ``jointlab gap`` run on the dataset as an owner types them.
 Identification must recover every planted value within 20 % (backlash within 0.3°) where it
 says it identified it, say why where it does not, and the identified file must close at least
 80 % of the replay gap. Then the gap report and the acceptance run on the emulated Koch.

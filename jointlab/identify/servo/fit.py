@@ -188,7 +188,7 @@ def fit_model(
             f"joint {joints[j]!r} never asked for it (at most "
             f"{peak[0, j]:.3g} N·m of {x[j, 5]:.3g} N·m)"
         )
-    x, jacobian, residual = _levenberg_marquardt(problem, x, free, iterations)
+    x, jacobian, residual = _fit_from_two_starts(problem, x, free, iterations)
     interval = _intervals(jacobian, residual, free)
     notes: list[dict[str, str]] = [{} for _ in range(dof)]
     shared_before = np.array([bool(n) for n in notes])
@@ -201,7 +201,7 @@ def fit_model(
         x[again, 1:] = np.clip(start[again, 1:], BOUNDS[1:, 0], BOUNDS[1:, 1])
         free[again, 1] = False
         x = np.where(again[:, None], _delay_grid(problem, x, free), x)
-        x, jacobian, residual = _levenberg_marquardt(problem, x, free, iterations)
+        x, jacobian, residual = _fit_from_two_starts(problem, x, free, iterations)
         shared = interval[:, 0].copy()
         interval = _intervals(jacobian, residual, free)
         interval[:, 0] = np.where(np.isnan(interval[:, 0]), shared, interval[:, 0])
@@ -248,6 +248,31 @@ def fit_model(
         for j in range(dof)
     )
     return ServoFit(joints=fits)
+
+
+def _fit_from_two_starts(
+    problem: _Problem, x: np.ndarray, free: np.ndarray, iterations: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Levenberg-Marquardt from ``x`` and from ``x`` without play; each joint's better fit.
+
+    The second start is made only where a free backlash starts above 0.
+
+    Backlash and Coulomb friction (and on unloaded joints the delay) trade along a ridge: a
+    fit started at a file's play may stop on it short of the truth. Joints are independent.
+    """
+    fitted = _levenberg_marquardt(problem, x, free, iterations)
+    if not np.any(free[:, 3] & (x[:, 3] > 0)):
+        return fitted
+    other = x.copy()
+    other[:, 3] = np.where(free[:, 3], 0.0, other[:, 3])
+    other = _delay_grid(problem, other, free)
+    second = _levenberg_marquardt(problem, other, free, iterations)
+    better = _cost(second[2]) < _cost(fitted[2])
+    return (
+        np.where(better[:, None], second[0], fitted[0]),
+        np.where(better[:, None, None], second[1], fitted[1]),
+        np.where(better[None, :], second[2], fitted[2]),
+    )
 
 
 def _loaded(inputs: Sequence[JointInputs], kp: np.ndarray) -> np.ndarray:

@@ -45,6 +45,9 @@ MAX_RELATIVE_INTERVAL = 0.5
 #: Parameters judged by their interval relative to their value (backlash and delay may truly
 #: be 0: they are judged by :data:`MAX_INTERVAL`).
 _RELATIVE = (0, 1, 2, 5)
+#: Largest torque limit identified, as a multiple of the file's (the servo's stall torque): a
+#: servo does not give twice its stall torque; a fit beyond it found no cut in the data.
+MAX_TORQUE_LIMIT = 2.0
 #: Widest 95 % half-interval of backlash (0.5°) and delay (10 ms) that counts as identified.
 MAX_INTERVAL = {3: np.radians(0.5), 4: 0.010}
 
@@ -206,6 +209,14 @@ def fit_model(
         interval = _intervals(jacobian, residual, free)
         interval[:, 0] = np.where(np.isnan(interval[:, 0]), shared, interval[:, 0])
     for j in range(dof):
+        if free[j, 5] and x[j, 5] > MAX_TORQUE_LIMIT * start[j, 5]:
+            free[j, 5] = False
+            reasons[j]["torque_limit"] = (
+                f"joint {joints[j]!r}: the fit puts it at {x[j, 5]:.3g} N·m, beyond "
+                f"{MAX_TORQUE_LIMIT:g}× the file's {start[j, 5]:.3g} N·m: the loop's demand was "
+                "never cut where the data show it"
+            )
+            x[j, 5] = start[j, 5]
         for p in _RELATIVE:
             if free[j, p] and interval[j, p] > MAX_RELATIVE_INTERVAL * max(abs(x[j, p]), 1e-9):
                 free[j, p] = False

@@ -35,8 +35,10 @@ constant (stall torque / stall current, the vendors' specifications); its windin
 is the rated voltage over the stall current. The winding heats as one thermal mass to
 ambient: ``C dT/dt = I²R − (T − T_ambient) / R_th`` with ``R_th`` =
 :data:`THERMAL_RESISTANCE` and ``R_th·C`` = :data:`THERMAL_TIME_CONSTANT` (neither vendor
-publishes these; they are this model's, stated so a trip time can be computed). The supply
-(:class:`Supply`) sags by its resistance times the bus's total current.
+publishes these: ``R_th`` is fitted to an owner's measurement, the time constant is this
+model's; both stated so a trip time can be computed). ``T_ambient`` is the air around the
+servos (:data:`AMBIENT` unless the bus is given another). The supply (:class:`Supply`) sags
+by its resistance times the bus's total current.
 """
 
 from __future__ import annotations

@@ -56,6 +56,32 @@ def pil_build() -> Callable[[str], None]:
 
 
 @pytest.fixture(scope="session")
+def datasheet_arm(tmp_path_factory: pytest.TempPathFactory) -> Callable[[str], str]:
+    """A built-in servo arm's robot file with datasheet servos: its backlash taken out.
+
+    For comparisons of ``sim://ARM`` (no servo loop, so no play) with ``emulated://ARM``
+    that are about the firmware and the bus; the built-in SO-101's 1° of play is compared
+    on its own. Returns the file's path (the name itself where the arm has no play).
+    """
+    from jointlab.robots import description_from_dict, description_to_dict, dump_yaml, load_robot
+
+    folder = tmp_path_factory.mktemp("datasheet")
+
+    def path(name: str) -> str:
+        data = description_to_dict(load_robot(name))
+        servos = data["bus"]["servos"].values()
+        if not any(servo.get("backlash") for servo in servos):
+            return name
+        for servo in servos:
+            servo.pop("backlash", None)
+        target = folder / f"{name}.yaml"
+        target.write_text(dump_yaml(description_from_dict(data)))
+        return str(target)
+
+    return path
+
+
+@pytest.fixture(scope="session")
 def pil_firmware(pil_build: Callable[[str], None]) -> None:
     """The PIL build for arm6 (``emulated://arm6?device=firmware``)."""
     pil_build("arm6")

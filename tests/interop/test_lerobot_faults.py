@@ -2,11 +2,18 @@
 
 LeRobot's ``SO101Follower`` and ``KochFollower`` connect to an emulated bus (real time, as
 LeRobot runs), configure it (torque on), and drive the servos; the emulated servos' own
-rules then stop them: the SO-101's gripper squeezing a fixed cube overloads (Feetech: Status
-bit 5 after Protection Time, torque released), the Koch's supply browns out (Dynamixel: the
-Input Voltage Error cuts the XL330s, whose Shutdown has that bit). LeRobot learns of it the
-way it does from real servos: the error byte of the next status packet, which its bus turns
-into ``RuntimeError`` with the vendor SDK's own text.
+rules then stop them. Each of the three rules on each arm:
+
+* **overload**: the gripper squeezing a fixed cube (Feetech: Overload Torque, which LeRobot
+  sets to 25 %, held for Protection Time 2 s: Status bit 5, the torque released; Dynamixel:
+  the XL330's output held at its PWM limit for 1 s in LeRobot's current-based position mode);
+* **over-temperature**: the same squeeze by servos whose air is 70.9 °C (``ambient``): a
+  servo at its limit, which the squeeze's heat pushes over before the overload timer ends;
+* **input voltage**: the supply browning out to 3 V after LeRobot has configured the bus.
+
+LeRobot learns of each the way it does from real servos: the error byte of the next status
+packet, which its bus turns into ``RuntimeError`` with the vendor SDK's own text (Feetech's
+SDK names the bit; Dynamixel's Protocol 2.0 sets the Alert bit, "Hardware error occurred").
 """
 
 from __future__ import annotations
@@ -23,13 +30,6 @@ from jointlab.robots import with_limits
 
 pytestmark = pytest.mark.slow
 pytest.importorskip("lerobot")
-
-
-def _wait_servo_time(emulator: BusEmulatorProcess, seconds: float) -> None:
-    """Wait until the emulated servos have run ``seconds`` of firmware ticks (1 kHz)."""
-    start = emulator.report().ticks
-    while emulator.report().ticks - start < seconds * 1000:
-        time.sleep(0.02)
 
 
 def _with_cube(name: str):
@@ -53,49 +53,77 @@ def _with_cube(name: str):
     return cube, pose, round(float(description.transmissions.to_motor(q)[g]))
 
 
-def test_so101_follower_sees_the_overload_a_real_sts3215_reports(tmp_path) -> None:
-    from lerobot.robots.so_follower import SO101Follower, SO101FollowerConfig
+#: The rule, its hardware-error bit and the text LeRobot's bus raises, per arm.
+SDK_TEXT = {
+    "so101": {
+        0x20: r"\[RxPacketError\] Overload error!",
+        0x04: r"\[RxPacketError\] Overheat error!",
+        0x01: r"\[RxPacketError\] Input voltage error!",
+    },
+    "koch": dict.fromkeys((0x20, 0x04, 0x01), r"\[RxPacketError\] Hardware error occurred"),
+}
+RULES = {"overload": 0x20, "over-temperature": 0x04, "brown-out": 0x01}
+#: Air just under the servos' 70 °C limit + 1: they read 70 °C at rest, and fault on heating.
+HOT_AIR = 70.9
 
-    cube, pose, closed = _with_cube("so101")
-    with BusEmulatorProcess(cube, fifo=True) as emulator:
-        emulator.move(pose)  # the jaw on the cube
-        config = SO101FollowerConfig(port=emulator.path, id="faults", calibration_dir=tmp_path)
-        robot = SO101Follower(config)
+
+def _follower(name: str, port: str, calibration_dir):
+    if name == "so101":
+        from lerobot.robots.so_follower import SO101Follower, SO101FollowerConfig
+
+        config = SO101FollowerConfig(port=port, id="faults", calibration_dir=calibration_dir)
+        return SO101Follower(config)
+    from lerobot.robots.koch_follower import KochFollower, KochFollowerConfig
+
+    config = KochFollowerConfig(port=port, id="faults", calibration_dir=calibration_dir)
+    return KochFollower(config)
+
+
+def _first_error(emulator: BusEmulatorProcess, servo: int, seconds: float) -> tuple[int, float]:
+    """Servo ``servo``'s (index) first non-zero error bits and the servo time they came, s."""
+    start = emulator.report().ticks
+    while True:
+        report = emulator.report()
+        elapsed = (report.ticks - start) / 1000.0
+        if report.errors[servo]:
+            return report.errors[servo], elapsed
+        if elapsed > seconds:
+            raise AssertionError(f"no error after {elapsed:.1f} s of servo time: {report}")
+        time.sleep(0.01)
+
+
+@pytest.mark.parametrize("name", ["so101", "koch"])
+@pytest.mark.parametrize("rule", list(RULES))
+def test_the_follower_sees_the_error_a_real_servo_reports(name, rule, tmp_path) -> None:
+    bit = RULES[rule]
+    options: dict = {"fifo": True}
+    if rule == "brown-out":
+        robot_file, pose, closed = name, None, None
+        options["faults"] = BusFaults(brownout=(3.0, 600.0, 3.0))  # after LeRobot's set-up
+    else:
+        robot_file, pose, closed = _with_cube(name)
+        if rule == "over-temperature":
+            options["ambient"] = HOT_AIR
+    with BusEmulatorProcess(robot_file, **options) as emulator:
+        if pose is not None:
+            emulator.move(pose)  # the jaw on the cube
+        robot = _follower(name, emulator.path, tmp_path)
         robot.connect(calibrate=False)  # configures every servo, torque on
         bus = robot.bus
         try:
-            bus.write("Goal_Position", "gripper", closed, normalize=False)
-            _wait_servo_time(emulator, 2.3)  # Protection Time: 2 s above 80 %
-            assert emulator.report().errors[5] & 0x20
-            with pytest.raises(RuntimeError, match=r"\[RxPacketError\] Overload error!"):
+            if closed is not None:
+                bus.write("Goal_Position", "gripper", closed, normalize=False)
+            limit = 4.0 if rule != "brown-out" else 6.0
+            errors, after = _first_error(emulator, 5, limit)
+            print(f"{name} {rule}: error bits 0x{errors:02x} after {after:.2f} s")
+            assert errors == bit, f"0x{errors:02x}: another rule tripped first"
+            with pytest.raises(RuntimeError, match=SDK_TEXT[name][bit]):
                 bus.read("Present_Position", "gripper", normalize=False)
-            bus.read("Present_Position", "shoulder_pan", normalize=False)  # the others answer
+            if rule != "brown-out":
+                bus.read("Present_Position", "shoulder_pan", normalize=False)  # the others answer
         finally:
             try:
                 robot.disconnect()  # LeRobot's torque-off write meets the same error byte
             except RuntimeError as exc:
-                assert "Overload error" in str(exc)
-                bus.port_handler.closePort()
-
-
-def test_koch_follower_sees_the_brownout_a_real_xl330_reports(tmp_path) -> None:
-    from lerobot.robots.koch_follower import KochFollower, KochFollowerConfig
-
-    faults = BusFaults(brownout=(3.0, 600.0, 3.0))  # after LeRobot has configured the bus
-    with BusEmulatorProcess("koch", faults=faults, fifo=True) as emulator:
-        config = KochFollowerConfig(port=emulator.path, id="faults", calibration_dir=tmp_path)
-        robot = KochFollower(config)
-        robot.connect(calibrate=False)
-        bus = robot.bus
-        try:
-            _wait_servo_time(emulator, max(0.0, 3.2 - emulator.report().ticks / 1000))
-            errors = emulator.report().errors
-            assert all(e & 0x01 for e in errors)
-            with pytest.raises(RuntimeError, match=r"\[RxPacketError\] Hardware error occurred"):
-                bus.read("Present_Position", "gripper", normalize=False)
-        finally:
-            try:
-                robot.disconnect()
-            except RuntimeError as exc:
-                assert "Hardware error occurred" in str(exc)
+                assert "RxPacketError" in str(exc)
                 bus.port_handler.closePort()

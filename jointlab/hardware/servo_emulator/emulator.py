@@ -57,7 +57,7 @@ from jointlab.hardware.emulator.settle import SETTLE_SECONDS, settle
 from jointlab.hardware.servo_emulator.bus_control import handle_control
 from jointlab.hardware.servo_emulator.faults import BusFaults, Window
 from jointlab.hardware.servo_emulator.firmware import ServoArray
-from jointlab.hardware.servo_emulator.protection import Supply
+from jointlab.hardware.servo_emulator.protection import AMBIENT, Supply
 from jointlab.hardware.vendors import bus_models, vendor
 from jointlab.robots import RobotDescription, load_robot
 
@@ -120,6 +120,7 @@ class BusEmulator:
         baud: Line rate in bit/s (default: the robot file's ``bus.baud``).
         faults: Initial link and power faults.
         supply: The bus's power supply (default: each servo's rated voltage, 0.05 Ω).
+        ambient: The air around the servos, °C: each starts at it and cools towards it.
     """
 
     def __init__(
@@ -132,6 +133,7 @@ class BusEmulator:
         baud: int | None = None,
         faults: BusFaults | None = None,
         supply: Supply | None = None,
+        ambient: float = AMBIENT,
     ) -> None:
         from jointlab.sim import SimRobot  # the emulator may use sim
 
@@ -157,7 +159,14 @@ class BusEmulator:
                     )
             modes = [m.modes[s.mode.value] for m, s in zip(models, bus.servos, strict=True)]
             self.servos = ServoArray(
-                self._sim, models, list(bus.ids), offsets, modes, baud=self.baud, supply=supply
+                self._sim,
+                models,
+                list(bus.ids),
+                offsets,
+                modes,
+                baud=self.baud,
+                supply=supply,
+                ambient=ambient,
             )
             self.servos.sleep = not self.lockstep  # lockstep stays exact, tick for tick
             self.device: Any = self.vendor.device(self.servos)

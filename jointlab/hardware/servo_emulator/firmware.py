@@ -54,7 +54,13 @@ from jointlab.hardware.servo_emulator.profile import (
     trapezoid_step,
     velocity_loop,
 )
-from jointlab.hardware.servo_emulator.protection import PERIOD, SATURATED, Protection, Supply
+from jointlab.hardware.servo_emulator.protection import (
+    AMBIENT,
+    PERIOD,
+    SATURATED,
+    Protection,
+    Supply,
+)
 from jointlab.hardware.servo_emulator.step_mode import StepMode
 from jointlab.interface import NJointAction
 from jointlab.robots.description import RobotDescription
@@ -76,6 +82,7 @@ class ServoArray(RegisterInputs, StepMode, MemoryRules):
         baud: The bus's line rate, bit/s: each servo's Baud Rate register starts at its
             value for it (default: the table's initial value).
         supply: The bus's power supply (default: each servo's rated voltage, 0.05 Ω).
+        ambient: The air around the servos, °C (default: :data:`.protection.AMBIENT`).
     """
 
     def __init__(
@@ -87,6 +94,7 @@ class ServoArray(RegisterInputs, StepMode, MemoryRules):
         modes: list[int] | None = None,
         baud: int | None = None,
         supply: Supply | None = None,
+        ambient: float = AMBIENT,
     ) -> None:
         self.sim = sim
         description: RobotDescription = sim.description  # type: ignore[attr-defined]
@@ -109,7 +117,7 @@ class ServoArray(RegisterInputs, StepMode, MemoryRules):
         self.character = ServoCharacter.of(description, transmissions.scale, self.dt)
         self.faults = np.zeros(self.n, dtype=np.int64)
         #: Heat, supply voltage and the protection rules' timers (see :mod:`.protection`).
-        self.protection = Protection(models, self.dt * PERIOD, supply)
+        self.protection = Protection(models, self.dt * PERIOD, supply, ambient)
         self.tick_count = 0
         self.setpoint = np.zeros(self.n)
         #: Velocity trajectory (ticks/s) of the profile, and the velocity loop's integral.

@@ -35,8 +35,10 @@ constant (stall torque / stall current, the vendors' specifications); its windin
 is the rated voltage over the stall current. The winding heats as one thermal mass to
 ambient: ``C dT/dt = I²R − (T − T_ambient) / R_th`` with ``R_th`` =
 :data:`THERMAL_RESISTANCE` and ``R_th·C`` = :data:`THERMAL_TIME_CONSTANT` (neither vendor
-publishes these; they are this model's, stated so a trip time can be computed). The supply
-(:class:`Supply`) sags by its resistance times the bus's total current.
+publishes these: ``R_th`` is fitted to an owner's measurement, the time constant is this
+model's; both stated so a trip time can be computed). ``T_ambient`` is the air around the
+servos (:data:`AMBIENT` unless the bus is given another). The supply (:class:`Supply`) sags
+by its resistance times the bus's total current.
 """
 
 from __future__ import annotations
@@ -51,20 +53,29 @@ from jointlab.hardware.servo.control_table import ServoModel
 
 __all__ = [
     "AMBIENT",
+    "COLDEST",
     "DYNAMIXEL_OVERLOAD_SECONDS",
     "PERIOD",
     "THERMAL_RESISTANCE",
     "THERMAL_TIME_CONSTANT",
     "Protection",
     "Supply",
+    "check_ambient",
     "heating_time",
 ]
 
 #: Ambient temperature, °C: a servo at rest reads this.
 AMBIENT = 25.0
-#: Winding-to-ambient thermal resistance, K/W (a model value: not published by the vendors).
-THERMAL_RESISTANCE = 10.0
-#: Thermal time constant of the winding and case, s (a model value, as above).
+#: The coldest ambient temperature accepted, °C (both vendors' lowest operating temperature
+#: is above it).
+COLDEST = -20.0
+#: Winding-to-ambient thermal resistance, K/W. Neither vendor publishes it; it is fitted to
+#: the one owner's measurement found (TheRobotStudio/SO-ARM100#134, an STS3215 at 12 V):
+#: 1.5 kg held on a 10 cm lever at 45° (1.04 N·m, 0.96 A, 4.05 W) rose 15 °C in 10 minutes,
+#: six time constants, so 15 / 4.05 = 3.7 K/W. Dynamixel servos share it for want of data.
+THERMAL_RESISTANCE = 3.7
+#: Thermal time constant of the winding and case, s (a model value: not published, and the
+#: measurement above is at steady state, so it cannot tell).
 THERMAL_TIME_CONSTANT = 100.0
 #: Seconds of output held at the PWM Limit before a Dynamixel sets its Overload Error bit.
 #: The e-Manual says only "persistent load that exceeds maximum output"; owners report an
@@ -116,6 +127,31 @@ class Supply:
                 )
 
 
+def check_ambient(ambient: float, models: list[ServoModel]) -> None:
+    """Refuse an ambient temperature a servo could not start in.
+
+    A servo reads whole degrees and faults above its limit, so an ambient just under
+    ``limit + 1`` is a servo at its limit that any work pushes over (tests use it to see the
+    rule in seconds of real time).
+
+    Raises:
+        ConfigurationError: below :data:`COLDEST` °C, or where a servo would read above its
+            initial Temperature Limit at power-up (in error before it moved); names the model.
+    """
+    if not (math.isfinite(ambient) and ambient >= COLDEST):
+        raise ConfigurationError(
+            f"ambient temperature must be a number >= {COLDEST:g} C, got {ambient!r}"
+        )
+    for model in models:
+        limit = model.table["temperature_limit"].initial
+        if ambient >= limit + 1:  # type: ignore[operator]
+            raise ConfigurationError(
+                f"ambient temperature {ambient:g} C is above the {model.name}'s "
+                f"Temperature Limit ({limit} C): it would be in error from power-up; use an "
+                f"ambient below {limit + 1} C"  # type: ignore[operator]
+            )
+
+
 def voltage_range(model: ServoModel) -> tuple[float, float]:
     """The initial Min and Max Voltage Limit of ``model``, V (its rated input range)."""
     table = model.table
@@ -123,13 +159,16 @@ def voltage_range(model: ServoModel) -> tuple[float, float]:
     return low.initial * low.unit, high.initial * high.unit  # type: ignore[operator]
 
 
-def heating_time(power: float, limit: float, start: float = AMBIENT) -> float:
+def heating_time(
+    power: float, limit: float, start: float | None = None, ambient: float = AMBIENT
+) -> float:
     """Seconds for a winding dissipating ``power`` W to heat from ``start`` to ``limit`` °C.
 
-    ``inf`` when the steady temperature ``AMBIENT + power · THERMAL_RESISTANCE`` stays at or
-    below the limit.
+    ``start`` defaults to ``ambient`` (°C). ``inf`` when the steady temperature
+    ``ambient + power · THERMAL_RESISTANCE`` stays at or below the limit.
     """
-    final = AMBIENT + power * THERMAL_RESISTANCE
+    start = ambient if start is None else start
+    final = ambient + power * THERMAL_RESISTANCE
     if final <= limit:
         return math.inf
     return THERMAL_TIME_CONSTANT * math.log((final - start) / (final - limit))
@@ -142,12 +181,22 @@ class Protection:
         models: Each servo's model.
         dt: Seconds between two steps of the rules (``PERIOD`` firmware ticks).
         supply: The bus's supply.
+        ambient: The air around the servos, °C: a servo at rest reads it
+            (:func:`check_ambient`).
     """
 
-    def __init__(self, models: list[ServoModel], dt: float, supply: Supply | None = None) -> None:
+    def __init__(
+        self,
+        models: list[ServoModel],
+        dt: float,
+        supply: Supply | None = None,
+        ambient: float = AMBIENT,
+    ) -> None:
         supply = supply or Supply()
         supply.check(models)
+        check_ambient(ambient, models)
         self.supply = supply
+        self.ambient = float(ambient)
         self.dt = float(dt)
         self.n = len(models)
         stall_current = np.array([m.stall_current for m in models])
@@ -159,7 +208,7 @@ class Protection:
         #: Which rule set each servo runs (from its control table).
         self.dynamixel = np.array(["shutdown" in m.table for m in models])
         #: Winding temperature, °C; supply voltage at each servo, V; current drawn, A.
-        self.temperature = np.full(self.n, AMBIENT)
+        self.temperature = np.full(self.n, self.ambient)
         self.voltage = self.nominal.copy()
         self.current = np.zeros(self.n)
         #: Seconds each overload / over-current condition has lasted.
@@ -176,7 +225,7 @@ class Protection:
 
         A resting emulated arm sleeps (skips its physics) only when this is False.
         """
-        steady = AMBIENT + self.current**2 * self.resistance * THERMAL_RESISTANCE
+        steady = self.ambient + self.current**2 * self.resistance * THERMAL_RESISTANCE
         return bool(
             (self.overload_time > 0).any()
             or (self.overcurrent_time > 0).any()
@@ -247,7 +296,7 @@ class Protection:
         self.temperature = (
             self.temperature * self._keep
             + self._heat_gain * current * current
-            + (1.0 - self._keep) * AMBIENT
+            + (1.0 - self._keep) * self.ambient
         )
         source = self.nominal if self.override is None else np.full(self.n, self.override)
         self.voltage = voltage = np.maximum(

@@ -81,6 +81,9 @@ class ServoCommands:
         self.gain_max = np.array([m.table["position_p_gain"].raw_range[1] for m in models])
         self.ids = [s.id for s in description.bus.servos] if description.bus else []
         self.effort = np.asarray(description.effort_limit)
+        #: Half the backlash of each servo (the robot file's character), joint rad.
+        servos = description.bus.servos if description.bus else ()
+        self.half_play = np.array([0.5 * s.backlash for s in servos]) if servos else 0.0
 
     def _where(self, i: int) -> str:
         model = self.models[i]
@@ -91,14 +94,20 @@ class ServoCommands:
 
         A position servo takes no torque; its feed-forward ``τ`` goes in as a target offset,
         ``kp·(p + τ/kp − q) = kp·(p − q) + τ`` (default gains where the action's are NaN),
-        within the joint's range. Joints with current control keep their torque.
+        within the joint's range; a servo with backlash (``bus.servos.<joint>.backlash``) gets
+        half its play more, towards ``τ``, since its loop pushes only beyond it. Joints with
+        current control keep their torque.
         """
         d = self.description
         resolved = action.resolve(d.default_kp, d.default_kd)
         fold = self.position & resolved.pd_mask & (resolved.kp > 0)
         if not fold.any():
             return action
-        shifted = resolved.position + resolved.torque / np.where(fold, resolved.kp, 1.0)
+        shifted = (
+            resolved.position
+            + resolved.torque / np.where(fold, resolved.kp, 1.0)
+            + np.sign(resolved.torque) * self.half_play
+        )
         target = np.where(fold, np.clip(shifted, d.lower, d.upper), action.position)
         torque = np.where(fold, 0.0, action.torque)
         return NJointAction(torque, target, action.position_kp, action.position_kd, action.velocity)

@@ -11,6 +11,12 @@ it equals the gravity compensation torque ``g(q)``, so each joint settles at::
 The joint's static friction (``dynamics.static_friction``, N·m) holds it anywhere within
 ``±friction / k`` of that point: the band a measured droop may fall in. These figures are the
 ceiling any emulator faithful to the firmware (and the real arm) reaches with such gains.
+
+The servo's identified character (``bus.servos.<joint>``: :mod:`jointlab.robots.servo_character`)
+enters as the emulated firmware applies it: ``k`` is scaled by its ``stiffness`` factor, and
+its ``backlash`` is a dead band the loop does not push inside, so a joint that gravity pushes
+against one flank holds ``backlash / 2`` further down; where gravity is within the friction,
+the joint may rest anywhere in ``±(friction / k + backlash / 2)``.
 """
 
 from __future__ import annotations
@@ -35,8 +41,10 @@ class HoldingDroop:
     Attributes:
         stiffness: Loop stiffness of each joint's P register, N·m/rad (joint side).
         gravity: Gravity compensation torque at the pose, N·m.
-        droop: ``q − goal`` where the P term balances gravity, rad (``−gravity / stiffness``).
-        band: Half-width of the static-friction band about ``droop``, rad.
+        droop: ``q − goal`` where the P term balances gravity, rad (``−gravity / stiffness``,
+            half the backlash further where gravity outweighs the friction).
+        band: Half-width of the band about ``droop`` the joint may rest in, rad: the
+            static friction's, and where gravity does not outweigh it, half the backlash too.
     """
 
     stiffness: np.ndarray
@@ -54,7 +62,8 @@ def holding_droop(
     """The droop of each joint held at pose ``q`` by P-only loops with ``p_registers``.
 
     Args:
-        description: The robot (masses, transmissions, static friction).
+        description: The robot (masses, transmissions, static friction, the servos'
+            character in its ``bus`` section).
         models: The servo model of each joint, in joint order.
         p_registers: The raw Position P Gain (Dynamixel) / P Coefficient (Feetech) of each.
         q: The pose the arm holds (as settled), joint rad, shape ``(dof,)``.
@@ -67,9 +76,16 @@ def holding_droop(
     stiffness, _ = GainScaling.for_models(list(models)).joint_gains(
         p, np.zeros_like(p), t.scale, t.torque_ratio
     )
+    servos = description.bus.servos if description.bus is not None else ()
+    factor = np.array([s.stiffness for s in servos]) if servos else 1.0
+    half_play = 0.5 * np.array([s.backlash for s in servos]) if servos else 0.0
+    stiffness = stiffness * factor
     gravity = np.asarray(DynamicsModel(description).gravity_torque(np.asarray(q, float)))
     friction = np.asarray(description.static_friction, dtype=np.float64)
-    with np.errstate(divide="ignore"):
+    against_a_flank = np.abs(gravity) > friction
+    with np.errstate(divide="ignore", invalid="ignore"):
         droop = np.where(stiffness > 0, -gravity / stiffness, np.inf)
         band = np.where(stiffness > 0, friction / stiffness, np.inf)
+    droop = droop - np.where(against_a_flank, np.sign(gravity) * half_play, 0.0)
+    band = band + np.where(against_a_flank, 0.0, half_play)
     return HoldingDroop(stiffness=stiffness, gravity=gravity, droop=droop, band=band)

@@ -15,6 +15,8 @@ servos' own clock, from when the bus starts):
 ``brownout``       ``AT:SECONDS:VOLTS``: the supply sags to ``VOLTS``
 ``supply``         the supply's voltage, V (within every servo's rated input range)
 ``supply_ohm``     its internal resistance plus the cables', Ω (default 0.05)
+``ambient``        the air around the servos, °C (default 25; below every servo's
+                   Temperature Limit): a warm enclosure, a hot day
 =================  ===============================================================
 """
 
@@ -25,12 +27,12 @@ from typing import TYPE_CHECKING, Any
 from jointlab.errors import ConfigurationError
 from jointlab.hardware.servo.control_table import ServoModel
 from jointlab.hardware.servo_emulator.faults import BusFaults
-from jointlab.hardware.servo_emulator.protection import Supply
+from jointlab.hardware.servo_emulator.protection import Supply, check_ambient
 
 if TYPE_CHECKING:
     from jointlab.connection import RobotURL
 
-__all__ = ["FAULT_KEYS", "bus_faults", "bus_supply"]
+__all__ = ["FAULT_KEYS", "bus_ambient", "bus_faults", "bus_supply"]
 
 #: The query keys this module reads.
 FAULT_KEYS = (
@@ -42,6 +44,7 @@ FAULT_KEYS = (
     "brownout",
     "supply",
     "supply_ohm",
+    "ambient",
 )
 
 
@@ -116,3 +119,20 @@ def bus_supply(url: RobotURL, models: list[ServoModel]) -> Supply | None:
         key = "supply_ohm" if "resistance" in str(exc) else "supply"
         raise ConfigurationError(f"{url.url}: query parameter {key!r}: {exc}") from None
     return supply
+
+
+def bus_ambient(url: RobotURL, models: list[ServoModel]) -> float | None:
+    """The ambient temperature the URL's ``ambient`` asks for, °C (None: the default).
+
+    Raises:
+        ConfigurationError: not a number, below -20 °C, or not below a servo's Temperature
+            Limit (names the URL, the key, the model and its limit).
+    """
+    celsius = url.take("ambient", float, None)
+    if celsius is None:
+        return None
+    try:
+        check_ambient(celsius, models)
+    except ConfigurationError as exc:
+        raise ConfigurationError(f"{url.url}: query parameter 'ambient': {exc}") from None
+    return celsius

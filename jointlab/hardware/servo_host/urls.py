@@ -16,7 +16,7 @@
   (added to the SDK's status timeout; an emulated bus defaults to 500 ms and 4 retries,
   a real one to 0 ms and 2 retries), and the link and power faults and the supply of
   :mod:`.fault_urls` (``drop_status``, ``corrupt_status``, ``delay_ms``, ``unplug``,
-  ``power_cut``, ``brownout``, ``supply``, ``supply_ohm``).
+  ``power_cut``, ``brownout``, ``supply``, ``supply_ohm``, ``ambient``).
 """
 
 from __future__ import annotations
@@ -31,7 +31,7 @@ from jointlab.hardware.host.urls import merge_options
 from jointlab.hardware.servo_emulator.emulator_process import BusEmulatorProcess
 from jointlab.hardware.servo_host.calibration import Calibration, JointCalibration
 from jointlab.hardware.servo_host.driver import check_sdk
-from jointlab.hardware.servo_host.fault_urls import bus_faults, bus_supply
+from jointlab.hardware.servo_host.fault_urls import bus_ambient, bus_faults, bus_supply
 from jointlab.hardware.servo_host.robot import ServoBusRobot
 from jointlab.hardware.vendors import bus_models
 from jointlab.robots import RobotDescription, load_robot
@@ -147,6 +147,7 @@ def connect_emulated_bus(
     _, models = bus_models(description)
     faults = bus_faults(url, list(description.bus.ids), seed)  # type: ignore[union-attr]
     supply = bus_supply(url, models)
+    ambient = bus_ambient(url, models)
     settings = _settings(url)
     if "timeout_ms" not in url.query:  # a pty on a busy machine: be patient
         settings["timeout_ms"] = EMULATED_TIMEOUT_MS
@@ -162,7 +163,9 @@ def connect_emulated_bus(
         emulator_options["faults"] = faults
     if supply is not None:
         emulator_options["supply"] = supply
-    for key in ("faults", "supply"):
+    if ambient is not None:
+        emulator_options["ambient"] = ambient
+    for key in ("faults", "supply", "ambient"):
         if key in options:
             emulator_options[key] = options.pop(key)
     if calibration_file is not None:

@@ -45,6 +45,9 @@ MAX_RELATIVE_INTERVAL = 0.5
 #: Parameters judged by their interval relative to their value (backlash and delay may truly
 #: be 0: they are judged by :data:`MAX_INTERVAL`).
 _RELATIVE = (0, 1, 2, 5)
+#: Largest torque limit identified, as a multiple of the file's (the servo's stall torque): a
+#: servo does not give twice its stall torque; a fit beyond it found no cut in the data.
+MAX_TORQUE_LIMIT = 2.0
 #: Widest 95 % half-interval of backlash (0.5°) and delay (10 ms) that counts as identified.
 MAX_INTERVAL = {3: np.radians(0.5), 4: 0.010}
 
@@ -188,7 +191,7 @@ def fit_model(
             f"joint {joints[j]!r} never asked for it (at most "
             f"{peak[0, j]:.3g} N·m of {x[j, 5]:.3g} N·m)"
         )
-    x, jacobian, residual = _levenberg_marquardt(problem, x, free, iterations)
+    x, jacobian, residual = _fit_from_two_starts(problem, x, free, iterations)
     interval = _intervals(jacobian, residual, free)
     notes: list[dict[str, str]] = [{} for _ in range(dof)]
     shared_before = np.array([bool(n) for n in notes])
@@ -201,11 +204,19 @@ def fit_model(
         x[again, 1:] = np.clip(start[again, 1:], BOUNDS[1:, 0], BOUNDS[1:, 1])
         free[again, 1] = False
         x = np.where(again[:, None], _delay_grid(problem, x, free), x)
-        x, jacobian, residual = _levenberg_marquardt(problem, x, free, iterations)
+        x, jacobian, residual = _fit_from_two_starts(problem, x, free, iterations)
         shared = interval[:, 0].copy()
         interval = _intervals(jacobian, residual, free)
         interval[:, 0] = np.where(np.isnan(interval[:, 0]), shared, interval[:, 0])
     for j in range(dof):
+        if free[j, 5] and x[j, 5] > MAX_TORQUE_LIMIT * start[j, 5]:
+            free[j, 5] = False
+            reasons[j]["torque_limit"] = (
+                f"joint {joints[j]!r}: the fit puts it at {x[j, 5]:.3g} N·m, beyond "
+                f"{MAX_TORQUE_LIMIT:g}× the file's {start[j, 5]:.3g} N·m: the loop's demand was "
+                "never cut where the data show it"
+            )
+            x[j, 5] = start[j, 5]
         for p in _RELATIVE:
             if free[j, p] and interval[j, p] > MAX_RELATIVE_INTERVAL * max(abs(x[j, p]), 1e-9):
                 free[j, p] = False
@@ -248,6 +259,31 @@ def fit_model(
         for j in range(dof)
     )
     return ServoFit(joints=fits)
+
+
+def _fit_from_two_starts(
+    problem: _Problem, x: np.ndarray, free: np.ndarray, iterations: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Levenberg-Marquardt from ``x`` and from ``x`` without play; each joint's better fit.
+
+    The second start is made only where a free backlash starts above 0.
+
+    Backlash and Coulomb friction (and on unloaded joints the delay) trade along a ridge: a
+    fit started at a file's play may stop on it short of the truth. Joints are independent.
+    """
+    fitted = _levenberg_marquardt(problem, x, free, iterations)
+    if not np.any(free[:, 3] & (x[:, 3] > 0)):
+        return fitted
+    other = x.copy()
+    other[:, 3] = np.where(free[:, 3], 0.0, other[:, 3])
+    other = _delay_grid(problem, other, free)
+    second = _levenberg_marquardt(problem, other, free, iterations)
+    better = _cost(second[2]) < _cost(fitted[2])
+    return (
+        np.where(better[:, None], second[0], fitted[0]),
+        np.where(better[:, None, None], second[1], fitted[1]),
+        np.where(better[None, :], second[2], fitted[2]),
+    )
 
 
 def _loaded(inputs: Sequence[JointInputs], kp: np.ndarray) -> np.ndarray:

@@ -279,11 +279,15 @@ def test_feetech_pwm_mode_drives_the_duty_in_goal_time() -> None:
         assert abs(speed - capped * 4096 / (2 * math.pi)) <= 0.05 * expected, speed
 
 
-def test_feetech_step_mode_moves_by_the_steps_written() -> None:
+def test_feetech_step_mode_moves_by_the_steps_written(datasheet_arm) -> None:
     """STS mode 3 (the memory table: "step servo mode, the number of steps is represented by
     the goal position 0x2A, bit 15 the direction"): each Goal Position write moves the servo
-    by that many steps from its target, across the turn's 4095/0 boundary as well."""
-    with emulated_bus("so101", lockstep=True) as bus, sdk_port(scs, bus.path) as port:
+    by that many steps from its target, across the turn's 4095/0 boundary as well (servos
+    without play, which would stop each move half of it short)."""
+    with (
+        emulated_bus(datasheet_arm("so101"), lockstep=True) as bus,
+        sdk_port(scs, bus.path) as port,
+    ):
         ph = scs.PacketHandler(0)
         hold_arm_up(bus, ph, port, 40)
         # a homing offset that puts the pan's present position near the end of the turn

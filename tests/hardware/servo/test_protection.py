@@ -225,7 +225,8 @@ def test_a_stalled_joint_heats_and_trips_over_temperature() -> None:
 
     The trip time is the model's: ``heating_time(I²R, limit + 1)``, with I = 70 % of the
     STS3215's stall current and R = 12 V / 2.7 A. Temperature Limit (13) is set to 30 °C so
-    the test takes seconds; the rule is "Present Temperature above the limit".
+    the test takes seconds; the rule is "Present Temperature above the limit". (The default
+    limit: the next test.)
     """
     cube, _, pose, closed_q = with_cube("so101")
     model = load_robot("so101")
@@ -254,6 +255,39 @@ def test_a_stalled_joint_heats_and_trips_over_temperature() -> None:
         assert read1(ph, port, GRIPPER, STS["torque_enable"])[0] == 0  # bit 2 unloads
         status = read1(ph, port, GRIPPER, STS["status"])[0]
         assert status & 0x20 == 0  # 70 % never started the overload timer
+
+
+@pytest.mark.slow
+def test_a_stall_in_a_warm_enclosure_trips_the_default_temperature_limit() -> None:
+    """The same stall at 79 % (just under Overload Torque), every register at its default
+    (Max Temperature Limit 70 °C), the servos in 50 °C air (``ambient=50``): the winding
+    reaches 71 °C when the model's equation says, some 30 s of servo time.
+    """
+    cube, _, pose, closed_q = with_cube("so101")
+    model = load_robot("so101")
+    with emulated_bus(cube, lockstep=True, ambient=50.0) as bus, sdk_port(scs, bus.path) as port:
+        ph = scs.PacketHandler(0)
+        bus.move(pose)
+        assert read1(ph, port, GRIPPER, STS["temperature_limit"])[0] == 70
+        assert ph.write2ByteTxRx(port, GRIPPER, STS["torque_limit"], 790) == (0, 0)
+        assert ph.write1ByteTxRx(port, GRIPPER, STS["torque_enable"], 1) == (0, 0)
+        assert ph.write2ByteTxRx(
+            port, GRIPPER, STS["goal"], goal_ticks(model, "gripper", closed_q)
+        ) == (0, 0)
+        assert read1(ph, port, GRIPPER, STS["temperature"])[0] == 50
+
+        def hot() -> bool:
+            return bool(read1(ph, port, GRIPPER, STS["status"])[0] & 0x04)
+
+        expected = heating_time((0.79 * 2.7) ** 2 * 12.0 / 2.7, 71.0, ambient=50.0)
+        tripped = first_time(bus, hot, expected - 0.3, expected + 0.3)
+        print(
+            f"over-temperature at the default limit: tripped after {tripped:.2f} s, the "
+            f"model's equation gives {expected:.2f} s (79 % stall, 50 C air, limit 70 C)"
+        )
+        assert abs(tripped - expected) <= 2 * SAMPLE
+        assert read1(ph, port, GRIPPER, STS["temperature"])[0] == 71
+        assert read1(ph, port, GRIPPER, STS["status"])[0] & 0x20 == 0  # never overloaded
 
 
 @pytest.mark.parametrize("name", ["so101", "koch"])
@@ -349,6 +383,9 @@ def test_an_unplugged_cable_silences_the_bus_for_its_time() -> None:
         ("supply=30", "supply"),
         ("supply_ohm=-1", "supply_ohm"),
         ("brown_out=1:2:3", "brown_out"),
+        ("ambient=hot", "ambient"),
+        ("ambient=-40", "ambient"),
+        ("ambient=71", "ambient"),
     ],
 )
 def test_fault_url_keys_are_checked_before_the_bus_starts(query: str, named: str) -> None:
@@ -365,4 +402,14 @@ def test_supply_outside_the_servos_rating_names_the_model() -> None:
 
     with pytest.raises(ConfigurationError, match=r"xl330-m\d+'s rated input range 3.5-7 V"):
         jointlab.connect("emulated://koch?lockstep=1&supply=12")
-    assert math.isinf(heating_time(1.0, 80.0))  # 10 K of rise never reaches 80 C
+    assert math.isinf(heating_time(1.0, 80.0))  # 3.7 K of rise never reaches 80 C
+
+
+def test_an_ambient_a_servo_would_fault_in_names_the_model_and_its_limit() -> None:
+    import jointlab
+    from jointlab.errors import ConfigurationError
+
+    with pytest.raises(
+        ConfigurationError, match=r"'ambient'.*sts3215's Temperature Limit \(70 C\)"
+    ):
+        jointlab.connect("emulated://so101?lockstep=1&ambient=75")

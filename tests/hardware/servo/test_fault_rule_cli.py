@@ -58,9 +58,11 @@ def test_jointlab_record_of_a_program_keeps_the_saved_episode_and_drops_the_faul
     from jointlab.interop.dataset import open_dataset
 
     program = tmp_path / "wait.yaml"
-    program.write_text("- wait: 0.3\n")
+    program.write_text("- wait: 1.0\n")  # 20 frames at 20 fps
     dataset = tmp_path / "dataset"
-    follower = "emulated://so101?lockstep=1&brownout=0.8:5:3.0"  # in episode 2's program
+    # episode 1: a reset (the arm settles at home), 1 s of program; the supply sags at 1.5 s,
+    # well inside episode 2's program whatever the reset takes (a fraction of a second)
+    follower = "emulated://so101?lockstep=1&brownout=1.5:5:3.0"
     source = ["--follower", follower, "--program", str(program)]
     episodes = ["--episodes", "3", "--fps", "20"]
     code = main(["record", *source, "--task", "wait", "--dataset", str(dataset), *episodes])
@@ -69,4 +71,4 @@ def test_jointlab_record_of_a_program_keeps_the_saved_episode_and_drops_the_faul
     assert f"jointlab record: error: program step 0 (wait): {THE_FAULT}" in err, err
     assert THE_FIX in err
     saved = open_dataset(dataset)
-    assert (saved.num_episodes, saved.num_frames) == (1, 6)
+    assert (saved.num_episodes, saved.num_frames) == (1, 20)

@@ -12,10 +12,12 @@ The robot is a simulated SO-101 whose ``step`` raises a drawn fault at a drawn t
 records everything the loop does to it after the fault, so the test checks the whole rule:
 the first thing applied is the hold at the present position, then one period, then the
 disarm; nothing else moves it afterwards. Each loop: ``run()`` with a controller, with a
-Commander and recorder, a command program (``jointlab run``'s path), ``Commander.wait``,
-``Teleop.run``, ``record_teleop`` and ``record_program`` (``jointlab record``'s paths), a
-Gymnasium env's ``step`` on a robot and on a URL, and the LeRobot bridge's ``send_action``
-(the ``jointlab`` LeRobot robot plugin's worker). The ROS 2 bridge's loop:
+Commander and recorder, a command program (``jointlab run``'s path, from its arming step),
+``Commander.wait``, ``Teleop.run``, ``record_teleop`` and ``record_program`` (``jointlab
+record``'s paths), replaying a log and a dataset episode (``jointlab replay``), a device's
+reset move, a Gymnasium env's ``step`` on a robot and on a URL, and the LeRobot bridge's
+``send_action`` (the ``jointlab`` LeRobot robot plugin's worker; the plugin itself:
+tests/interop/test_lerobot_plugin_fault_rule.py). The ROS 2 bridge's loop:
 tests/ros2/test_bridge_fault_rule.py.
 """
 

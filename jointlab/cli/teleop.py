@@ -2,8 +2,9 @@
 
 The leader's servos are limp (torque off) and read once per follower period; each reading
 becomes the follower's joint targets (--mapping), each step limited to --max-step degrees.
-A live table shows both arms. Ctrl-C, the end of --seconds or a lost link stops it: the
-follower holds its position for one period, then disarms.
+A live table shows both arms. Ctrl-C, the end of --seconds, a lost link or a servo's fault
+stops it: the follower holds its position for one period, then disarms (a fault or a lost
+link: the message, exit status 1).
 
 Examples:
   jointlab teleop --leader "feetech:///dev/ttyACM1?robot=so101" --follower sim://so101

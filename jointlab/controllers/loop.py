@@ -94,6 +94,11 @@ def drive_until_done(
 
     Returns:
         True when the command finished, False on timeout.
+
+    Raises:
+        DeviceFault: a device stopped itself; LinkError: the robot stopped answering. Either
+            way the robot first follows :func:`jointlab.faults.stop_after_fault` (held one
+            period, disarmed).
     """
     if timeout is None and handle is not None and handle.open_ended:
         raise ConfigurationError(
@@ -102,13 +107,17 @@ def drive_until_done(
         )
     deadline = math.inf if timeout is None else robot.time + float(timeout)
     step = robot.control_dt
-    while True:
-        tick(robot, commander)
-        if handle.done if handle is not None else commander.idle:
-            return True
-        if robot.time + 0.5 * step >= deadline:
-            return False
-        robot.step()
+    try:
+        while True:
+            tick(robot, commander)
+            if handle.done if handle is not None else commander.idle:
+                return True
+            if robot.time + 0.5 * step >= deadline:
+                return False
+            robot.step()
+    except FAULTS as exc:  # the robot faulted: hold, disarm, stop with the error
+        stop_after_fault(robot, exc)
+        raise
 
 
 def _forward_events(controller: Any, recorder: Any) -> Callable[[], None] | None:

@@ -123,7 +123,7 @@ def record_teleop(
         episode in progress is dropped, the saved ones are kept, and the follower holds,
         then disarms; a fault or a lost link is then raised (the command exits non-zero).
     """
-    from jointlab.faults import FAULTS
+    from jointlab.faults import FAULTS, stop_after_fault
 
     recorder = DatasetRecorder(writer, task, cameras, every)
     saved = 0
@@ -141,8 +141,11 @@ def record_teleop(
                     on_frame(episode, frame, first)
             writer.save_episode()
             saved += 1
-            teleop.stop()
-    except FAULTS:  # a servo faulted or the link died: keep what was saved, stop with it
+            fault = teleop.stop()
+            if fault is not None:  # it faulted while holding (the rule was followed)
+                raise fault
+    except FAULTS as exc:  # a servo faulted or the link died: keep what was saved, stop with it
+        stop_after_fault(teleop.follower, exc)  # the one rule (done already if in stop())
         writer.discard_episode()
         raise
     except KeyboardInterrupt:

@@ -15,6 +15,7 @@ import numpy as np
 
 from jointlab.contract import Robot
 from jointlab.errors import ConfigurationError
+from jointlab.faults import FAULTS, stop_after_fault
 from jointlab.interface import NJointAction
 from jointlab.interop.dataset import Episode
 from jointlab.interop.record import frame_periods
@@ -58,6 +59,8 @@ def replay_episode(robot: Robot, episode: Episode, *, disarm: bool = True) -> Re
 
     Raises:
         ConfigurationError: another joint count, or a frame period the robot cannot step.
+        DeviceFault: a device stopped itself; LinkError: the robot stopped answering. Either
+            way after :func:`jointlab.faults.stop_after_fault` (held one period, disarmed).
     """
     if episode.position.shape[1] != robot.dof:
         raise ConfigurationError(
@@ -68,14 +71,18 @@ def replay_episode(robot: Robot, episode: Episode, *, disarm: bool = True) -> Re
     if not robot.read().armed:
         robot.arm()
     start = np.clip(episode.position[0], robot.description.lower, robot.description.upper)
-    robot.reset(start, np.zeros(robot.dof))
     replayed = np.empty_like(episode.position)
-    for frame, target in enumerate(episode.target):
-        replayed[frame] = robot.read().position
-        target = np.clip(target, robot.description.lower, robot.description.upper)
-        robot.apply(NJointAction.Position(target))
-        for _ in range(every):
-            robot.step()
+    try:
+        robot.reset(start, np.zeros(robot.dof))
+        for frame, target in enumerate(episode.target):
+            replayed[frame] = robot.read().position
+            target = np.clip(target, robot.description.lower, robot.description.upper)
+            robot.apply(NJointAction.Position(target))
+            for _ in range(every):
+                robot.step()
+    except FAULTS as exc:  # the robot faulted: hold, disarm, stop with the error
+        stop_after_fault(robot, exc)
+        raise
     if disarm:
         robot.apply(NJointAction.Position(robot.read().position))
         robot.step()

@@ -17,6 +17,7 @@ import numpy as np
 
 from jointlab.contract import Robot
 from jointlab.errors import ConfigurationError
+from jointlab.faults import FAULTS, stop_after_fault
 from jointlab.interface import NJointAction
 from jointlab.recording.formats import load_log
 from jointlab.recording.log import DESIRED, STATE, Log
@@ -64,6 +65,9 @@ def replay(robot: Robot, source: Log | str, *, recorder: Any = None, channel: st
 
     Raises:
         ConfigurationError: no actions in the log, another joint count, or another period.
+        DeviceFault: a device stopped itself; LinkError: the robot stopped answering. Either
+            way after :func:`jointlab.faults.stop_after_fault` (a ``fault`` event in
+            ``recorder``, held one period, disarmed).
     """
     log = load_log(source)
     actions = logged_actions(log, channel)
@@ -82,22 +86,27 @@ def replay(robot: Robot, source: Log | str, *, recorder: Any = None, channel: st
     if not robot.read().armed:
         robot.arm()
     start = f"{STATE}.position"
-    if start in log and np.isfinite(log[start][0]).all():
-        velocity = log[f"{STATE}.velocity"][0] if f"{STATE}.velocity" in log else None
-        robot.reset(
-            np.asarray(log[start][0], dtype=np.float64),
-            None if velocity is None else np.asarray(velocity),
-        )
     state = robot.read()
-    for action, repeat in zip(actions, _periods(log.time, robot.control_dt), strict=True):
-        robot.apply(action)
-        for _ in range(repeat):
-            robot.step()
-            following = robot.read()
-            if recorder is not None:
-                applied = NJointAction.Torque(following.torque)
-                recorder.log(state.time, desired=action, applied=applied, state=state)
-            state = following
+    try:
+        if start in log and np.isfinite(log[start][0]).all():
+            velocity = log[f"{STATE}.velocity"][0] if f"{STATE}.velocity" in log else None
+            robot.reset(
+                np.asarray(log[start][0], dtype=np.float64),
+                None if velocity is None else np.asarray(velocity),
+            )
+            state = robot.read()
+        for action, repeat in zip(actions, _periods(log.time, robot.control_dt), strict=True):
+            robot.apply(action)
+            for _ in range(repeat):
+                robot.step()
+                following = robot.read()
+                if recorder is not None:
+                    applied = NJointAction.Torque(following.torque)
+                    recorder.log(state.time, desired=action, applied=applied, state=state)
+                state = following
+    except FAULTS as exc:  # the robot faulted: log it, hold, disarm, stop with the error
+        stop_after_fault(robot, exc, recorder, state.time)
+        raise
     return log
 
 

@@ -6,9 +6,10 @@ joint's step from its present position to ``max_step`` (LeRobot's ``max_relative
 apply the targets as a position action and step the follower.
 
 Stopping is always the same (:meth:`Teleop.stop`): the follower holds its present position for
-one period, then disarms. :meth:`Teleop.run` stops so on Ctrl-C, on a lost link (either arm)
-and at its end; the follower is armed only through ``robot.arm()``, which holds the present
-pose before torque is enabled.
+one period, then disarms. :meth:`Teleop.run` stops so on Ctrl-C and at its end; on a fault
+(a servo's protection, a lost link of either arm, even while stopping) it follows the rule
+of every loop, :func:`jointlab.faults.stop_after_fault`. The follower is armed only through
+``robot.arm()``, which holds the present pose before torque is enabled.
 """
 
 from __future__ import annotations
@@ -19,7 +20,8 @@ from dataclasses import dataclass
 import numpy as np
 
 from jointlab.contract import Robot
-from jointlab.errors import ConfigurationError, DeviceFault, JointLabError, LinkError
+from jointlab.errors import ConfigurationError, JointLabError, LinkError
+from jointlab.faults import FAULTS, stop_after_fault
 from jointlab.interface import ArrayState, NJointAction
 from jointlab.teleop.mapping import JointMap
 from jointlab.teleop.teleoperator import Teleoperator
@@ -122,19 +124,30 @@ class Teleop:
         self.periods += 1
         return TeleopSample(state, reading, target, limited)
 
-    def stop(self) -> None:
-        """Hold the present position for one period, then disarm (best effort on a dead link)."""
+    def stop(self) -> BaseException | None:
+        """Hold the present position for one period, then disarm (best effort on a dead link).
+
+        Returns:
+            The fault the follower raised while holding (:data:`jointlab.faults.FAULTS`),
+            after :func:`jointlab.faults.stop_after_fault` (held, disarmed); else None. The
+            caller decides whether it ends its loop with it (:meth:`run` and
+            :func:`jointlab.interop.record.record_teleop` do).
+        """
         try:
             present = self.follower.read()
             if present.armed:
                 self.follower.apply(NJointAction.Position(present.position))
                 self.follower.step()
+        except FAULTS as exc:  # a fault while stopping is still a fault: the one rule
+            stop_after_fault(self.follower, exc)
+            return exc
         except JointLabError:
             pass
         try:
             self.follower.disarm()
         except JointLabError:
             pass
+        return None
 
     def run(
         self,
@@ -144,10 +157,14 @@ class Teleop:
     ) -> TeleopSummary:
         """Teleoperate until ``periods`` ran, ``until(sample)`` is true, Ctrl-C or a lost link.
 
-        The follower is armed first and always stopped (:meth:`stop`) at the end.
+        The follower is armed first and always stopped at the end: by :meth:`stop`, or after a
+        fault (a follower's :class:`~jointlab.errors.DeviceFault` or a lost link of either
+        arm) by :func:`jointlab.faults.stop_after_fault` (held one period, disarmed), which
+        the summary reports (``stopped_by`` ``"fault"`` or ``"link"``, the error's message).
         """
         stopped_by, error, worst, limited = "periods", "", 0.0, 0
         ran = 0
+        fault: BaseException | None = None
         try:
             self.start()
             while periods is None or ran < periods:
@@ -163,10 +180,14 @@ class Teleop:
                     break
         except KeyboardInterrupt:
             stopped_by = "interrupted"
-        except LinkError as exc:  # a lost link, a silent servo (DeviceLost)
-            stopped_by, error = "link", str(exc)
-        except DeviceFault as exc:  # a servo stopped itself (jointlab.faults' rule)
-            stopped_by, error = "fault", str(exc)
+        except FAULTS as exc:  # a servo stopped itself, a silent servo, a lost link
+            fault = exc
+            stop_after_fault(self.follower, exc)
         finally:
-            self.stop()
+            if fault is None:
+                fault = self.stop()
+        if fault is not None:
+            # a lost link or a silent servo (DeviceLost) is "link", a servo's protection "fault"
+            stopped_by = "link" if isinstance(fault, LinkError) else "fault"
+            error = str(fault)
         return TeleopSummary(ran, stopped_by, error, worst, limited)

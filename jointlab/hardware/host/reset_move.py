@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 
 from jointlab.errors import CommandRefused, ConfigurationError
+from jointlab.faults import FAULTS, stop_after_fault
 from jointlab.interface import NJointAction
 from jointlab.robots.stops import onto_the_stops
 
@@ -102,6 +103,8 @@ def minimum_jerk_move(robot: Any, target: np.ndarray) -> bool:
 
     Raises:
         CommandRefused: the robot must move but is disarmed (reason ``"disarmed"``).
+        DeviceFault: a device stopped itself; LinkError: the robot stopped answering. Either
+            way after :func:`jointlab.faults.stop_after_fault` (held one period, disarmed).
     """
     description = robot.description
     start = robot.read().position
@@ -124,15 +127,19 @@ def minimum_jerk_move(robot: Any, target: np.ndarray) -> bool:
     duration = move_duration(delta, robot.config_speed, robot.config_accel, description.jerk_limit)
     steps = max(1, math.ceil(duration / dt))
     duration = steps * dt
-    for k in range(1, steps + 1):
-        tau = k / steps
-        blend = tau**3 * (10.0 + tau * (-15.0 + 6.0 * tau))
-        rate = 30.0 * tau**2 * (1.0 - tau) ** 2 / duration
-        robot.apply(NJointAction.Position(start + blend * delta, velocity=rate * delta))
-        robot.step()
-    robot.apply(hold)
-    for _ in range(max(1, round(SETTLE_TIME / dt))):
-        robot.step()
-        if np.max(np.abs(robot.read().velocity), initial=0.0) < SETTLE_SPEED:
-            break
+    try:
+        for k in range(1, steps + 1):
+            tau = k / steps
+            blend = tau**3 * (10.0 + tau * (-15.0 + 6.0 * tau))
+            rate = 30.0 * tau**2 * (1.0 - tau) ** 2 / duration
+            robot.apply(NJointAction.Position(start + blend * delta, velocity=rate * delta))
+            robot.step()
+        robot.apply(hold)
+        for _ in range(max(1, round(SETTLE_TIME / dt))):
+            robot.step()
+            if np.max(np.abs(robot.read().velocity), initial=0.0) < SETTLE_SPEED:
+                break
+    except FAULTS as exc:  # the robot faulted mid-move: hold, disarm, stop with the error
+        stop_after_fault(robot, exc)
+        raise
     return True

@@ -139,6 +139,7 @@ class Ros2Bridge:
         self._inbox = Inbox()
         self._watch = StateWatch(self.description)
         self._disarm_next = False
+        self._reported: BaseException | None = None  # the last fault published by _on_fault
         self._closed = False
         # The ROS clock at robot time 0, for a device's stamps (a simulated robot: 0).
         self._epoch = 0.0 if not robot.realtime else time.time() - robot.time
@@ -282,18 +283,26 @@ class Ros2Bridge:
 
     # ================================================================ the control thread
     def tick(self) -> None:
-        """One control period: queued requests, a Commander tick, ``robot.step()``, publish."""
+        """One control period: queued requests, a Commander tick, ``robot.step()``, publish.
+
+        A fault of the robot (:data:`jointlab.faults.FAULTS`) follows the one rule (held one
+        period, disarmed) and is published as a ``fault`` event. A device's fault leaves the
+        node running (disarmed: a client can re-arm it); a lost link (a
+        :class:`~jointlab.errors.LinkError`, a lost servo too) is then raised.
+        """
         self._take_requests()
         if self._disarm_next:  # a fault: held for one period, now disarmed
             self._disarm_next = False
             self._watch.disarm_requested = True
             self.robot.disarm()
         self.events.source = "commander"
-        self.commander.update()
         try:
+            self.commander.update()
             self.robot.step()
         except FAULTS as error:  # the robot stopped itself: the one rule, then report it
             self._on_fault(error)
+            if isinstance(error, LinkError):  # nothing answers: the loop ends with it
+                raise
             return
         state = self.robot.read()
         stats = self.statistics
@@ -315,6 +324,7 @@ class Ros2Bridge:
 
     def _on_fault(self, error: BaseException) -> None:
         """A fault the robot raised: hold and disarm (the one rule), a ``fault`` event."""
+        self._reported = error
         stop_after_fault(self.robot, error)
         self.commander.stop()
         fields = fault_fields(error)
@@ -418,7 +428,8 @@ class Ros2Bridge:
         a device paces itself (``step()`` waits for its tick).
 
         Raises:
-            LinkError: the link to a device was lost (published as a ``fault`` first).
+            LinkError: the link to a device, or a servo, was lost (after the one rule of
+                :func:`jointlab.faults.stop_after_fault`, published as a ``fault`` first).
         """
         dt = self.robot.control_dt
         paced = not self.robot.realtime
@@ -429,9 +440,10 @@ class Ros2Bridge:
             try:
                 self.tick()
             except LinkError as error:
-                self.events.publish(
-                    "robot", "fault", self.robot.time, [], str(error), {"reason": "link_lost"}
-                )
+                if error is not self._reported:  # not from the step (already published)
+                    self.events.publish(
+                        "robot", "fault", self.robot.time, [], str(error), {"reason": "link_lost"}
+                    )
                 raise
             if paced:
                 deadline += period

@@ -15,8 +15,9 @@ disarm; nothing else moves it afterwards. Each loop: ``run()`` with a controller
 Commander and recorder, a command program (``jointlab run``'s path, from its arming step),
 ``Commander.wait``, ``Teleop.run``, ``record_teleop`` and ``record_program`` (``jointlab
 record``'s paths), replaying a log and a dataset episode (``jointlab replay``), a device's
-reset move, a Gymnasium env's ``step`` on a robot and on a URL, and the LeRobot bridge's
-``send_action`` (the ``jointlab`` LeRobot robot plugin's worker; the plugin itself:
+reset move, a Gymnasium env's ``step`` on a robot and on a URL, the LeRobot bridge's
+``send_action`` (the ``jointlab`` LeRobot robot plugin's worker), and ``jointlab view``'s
+hold loop (the LeRobot plugin itself:
 tests/interop/test_lerobot_plugin_fault_rule.py). The ROS 2 bridge's loop:
 tests/ros2/test_bridge_fault_rule.py.
 """
@@ -345,3 +346,18 @@ def test_a_device_reset_move(fault) -> None:
         with pytest.raises((DeviceFault, LinkError)) as info:
             minimum_jerk_move(robot, target_of(robot))
         assert_the_rule(robot, info.value)
+
+
+@settings(max_examples=3)  # each serves a live view
+@given(fault=faults(40))
+def test_jointlab_view(fault, tmp_path_factory) -> None:
+    """``jointlab view URL --program P``: the program, then the hold loop until --seconds."""
+    from jointlab.cli import main
+
+    program = tmp_path_factory.mktemp("view") / "wait.yaml"
+    program.write_text("- wait: 0.02\n")
+    status = main(
+        ["view", url_for(fault), "--program", str(program), "--seconds", "1", "--port", "0"]
+    )
+    assert status != 0
+    assert_the_rule(BUILT[-1])

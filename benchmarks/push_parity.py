@@ -21,7 +21,7 @@ PyBullet (1 is parity). Deterministic: no randomness, no wall clock.
   With MuJoCo's default soft contacts (``solref`` 20 ms, ``solimp`` 0.9-0.95, pyramidal cone)
   every wedge crept open and the box toppled in all 18 rows (14-83 cm) where PyBullet's box
   toppled in 1 (median travel gap 11 cm); with :mod:`jointlab.sim.mujoco.contact` it
-  topples in 6 (median gap 1.9 cm).
+  topples in 6 (median gap 1.9 cm; 5.0 cm since PyBullet's objects have friction anchors).
 * **arm**: planar2 alone, from rest at its home pose, with its full effort (10, -6 N·m) on
   both joints for 20 ms: the joint speeds reached (rad/s). Not contacts: the arm's own mass
   matrix, which differs because PyBullet carries each joint's armature in the link it moves

@@ -12,7 +12,8 @@ remaining error plus the servos' sag under gravity, measured as it builds up):
 4. ``carry``: along the task's waypoints: Lift straight up to the goal; PickPlace up, over
    and down to the goal; Push carries the cube ``SKIM`` above the table to the goal (pressed
    on the table by the servos' sag correction, a held cube sticks) and lets go; Stack lifts
-   it over the second cube, lowers it on top and lets go;
+   it over the second cube, lowers it on top and lets go; a cube dropped on the way (more than
+   ``LOST`` from the grasp point) is grasped again from 1.;
 5. ``release`` (Push, Stack): open, then rise clear.
 
 :func:`expert_policy` is the lookup by environment used by ``jointlab eval ROBOT expert``
@@ -43,6 +44,11 @@ CLEARANCE = 0.0
 CLOSE_STEPS = 6
 #: Height of a pushed cube above the table while it is carried to the goal, metres.
 SKIM = 0.003
+#: Most steps the descent waits above the cube for the jaws to centre on it.
+CENTRING_STEPS = 8
+#: Distance between the grasp point and the cube's centre at which a carried cube counts as
+#: dropped (the expert then grasps it again), metres; held, it is within about 1 cm.
+LOST = 0.03
 #: Largest sag correction, metres (the SO-101 sags about 1 cm at the edge of its reach).
 MAX_SAG = 0.02
 
@@ -70,6 +76,7 @@ class ScriptedExpert:
         self.release_at = np.zeros(3)
         self.waypoint = 0
         self.count = 0
+        self.centring = 0
 
     # ------------------------------------------------------------------ policy
     def __call__(self, observation: dict[str, np.ndarray]) -> np.ndarray:
@@ -98,6 +105,7 @@ class ScriptedExpert:
         if self.phase == "approach":
             if np.linalg.norm(grasp - above) < 2 * REACHED:
                 self.phase, self.count, self.best = "descend", 0, np.inf
+                self.centring = 0
             return above, 1.0
         if self.phase == "descend":
             error = float(np.linalg.norm(grasp - aim))
@@ -111,6 +119,16 @@ class ScriptedExpert:
             ):
                 self.phase, self.count = "close", 0  # there, or as near as the arm gets
                 self.aim = aim
+            self.centring += 1
+            if (
+                self.phase == "descend"
+                and self.centring <= CENTRING_STEPS
+                and grasp[2] > cube[2] + size
+                and np.linalg.norm(grasp[:2] - aim[:2]) > REACHED
+            ):
+                # Jaws still above the cube but off its centre: centre them before going
+                # down (a jaw coming down on the cube's edge knocks it askew).
+                return np.array([aim[0], aim[1], grasp[2]]), 1.0
             return aim, 1.0
         if self.phase == "close":
             self.count += 1
@@ -121,6 +139,8 @@ class ScriptedExpert:
                 self.phase, self.waypoint = "carry", 0
             # Close over CLOSE_STEPS steps: a jaw slammed shut knocks the cube askew.
             return self.aim, max(-1.0, 1.0 - 2.0 * self.count / CLOSE_STEPS)
+        if self.phase == "carry" and np.linalg.norm(cube - grasp) > LOST:
+            self.phase = "approach"  # dropped: grasp it again
         if self.phase == "carry":
             points = self._carry_points(cube, goal)
             last = len(points) - 1

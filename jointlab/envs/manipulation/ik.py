@@ -27,16 +27,12 @@ _DOWN = np.array([0.0, 0.0, -1.0])
 
 
 def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
-    """Row-wise cross products of ``(n, 3)`` arrays (``b`` may be one ``(3,)`` vector)."""
-    b = np.broadcast_to(b, a.shape)
-    return np.stack(
-        [
-            a[:, 1] * b[:, 2] - a[:, 2] * b[:, 1],
-            a[:, 2] * b[:, 0] - a[:, 0] * b[:, 2],
-            a[:, 0] * b[:, 1] - a[:, 1] * b[:, 0],
-        ],
-        axis=1,
-    )
+    """Row-wise cross products of ``a`` ``(n, 3)`` with ``b`` ``(..., n, 3)``, shape of ``b``."""
+    out = np.empty(b.shape)
+    out[..., 0] = a[:, 1] * b[..., 2] - a[:, 2] * b[..., 1]
+    out[..., 1] = a[:, 2] * b[..., 0] - a[:, 0] * b[..., 2]
+    out[..., 2] = a[:, 0] * b[..., 1] - a[:, 1] * b[..., 0]
+    return out
 
 
 @dataclass(frozen=True)
@@ -111,17 +107,17 @@ class GraspIK:
         )
         moving = joints >= 0
         a = axes[moving]
-        arms = position - frames[:-1][moving][:, :3, 3]
-        columns = np.concatenate(
-            [
-                _cross(a, arms),
-                self.weight * _cross(a, z_axis),
-                self.approach_weight * _cross(a, x_axis),
-            ],
-            axis=1,
-        )
+        # The three groups of rows in one pass: each axis crossed with its lever arm, the
+        # frame's z axis and its x axis, shape (3, n, 3).
+        b = np.empty((3, a.shape[0], 3))
+        b[0] = position - frames[:-1][moving][:, :3, 3]
+        b[1] = z_axis
+        b[2] = x_axis
+        crossed = _cross(a, b)
+        crossed[1] *= self.weight
+        crossed[2] *= self.approach_weight
         jac = np.zeros((9, self.joints.size))
-        jac[:, self._columns_of(joints[moving])] = columns.T
+        jac[:, self._columns_of(joints[moving])] = crossed.transpose(1, 0, 2).reshape(-1, 9).T
         return error, jac
 
     def _columns_of(self, joints: np.ndarray) -> np.ndarray:

@@ -26,7 +26,7 @@ from jointlab.errors import SimulationError
 from jointlab.robots.transforms import matrix_to_rpy, quaternion_from_rpy, quaternion_matrix
 from jointlab.sim.pybullet.client import connect_client
 from jointlab.sim.pybullet.dynamics import BulletDynamics, bullet_model
-from jointlab.sim.pybullet.friction import contact_friction
+from jointlab.sim.pybullet.friction import OBJECT_FRICTION_ANCHOR, contact_friction
 from jointlab.sim.pybullet.markers import PybulletMarkers
 from jointlab.sim.scene import CONTACT_FRICTION, DEFAULT_RGBA, Attached, Camera, Scene, check_dt
 from jointlab.sim.scene import vector as _vector
@@ -135,17 +135,21 @@ class PybulletWorld(Scene):
     def _add_urdf(
         self, path: str, position: tuple[float, ...], orientation: tuple[float, ...], fixed: bool
     ) -> int:
+        cid = self.client_id
         try:
-            return pybullet.loadURDF(
+            body = pybullet.loadURDF(
                 path,
                 basePosition=position,
                 baseOrientation=quaternion_from_rpy(orientation),
                 useFixedBase=fixed,
                 flags=pybullet.URDF_USE_INERTIA_FROM_FILE,
-                physicsClientId=self.client_id,
+                physicsClientId=cid,
             )
         except pybullet.error as exc:
             raise SimulationError(f"{path}: PyBullet cannot load this URDF: {exc}") from exc
+        for link in range(-1, pybullet.getNumJoints(body, physicsClientId=cid)):
+            pybullet.changeDynamics(body, link, physicsClientId=cid, **OBJECT_FRICTION_ANCHOR)
+        return body
 
     def _multibody(
         self,
@@ -164,7 +168,11 @@ class PybulletWorld(Scene):
             physicsClientId=self.client_id,
         )
         pybullet.changeDynamics(
-            body, -1, physicsClientId=self.client_id, **contact_friction(CONTACT_FRICTION)
+            body,
+            -1,
+            physicsClientId=self.client_id,
+            **contact_friction(CONTACT_FRICTION),
+            **OBJECT_FRICTION_ANCHOR,
         )
         return body
 

@@ -71,8 +71,10 @@ AMBIENT = 25.0
 COLDEST = -20.0
 #: Winding-to-ambient thermal resistance, K/W. Neither vendor publishes it; it is fitted to
 #: the one owner's measurement found (TheRobotStudio/SO-ARM100#134, an STS3215 at 12 V):
-#: 1.5 kg held on a 10 cm lever at 45° (1.04 N·m, 0.96 A, 4.05 W) rose 15 °C in 10 minutes,
-#: six time constants, so 15 / 4.05 = 3.7 K/W. Dynamixel servos share it for want of data.
+#: 1.5 kg lifted on a 10 cm lever rose 15 °C in 10 minutes. Read as a hold at 45° (as the
+#: report's other lever tests): 1.04 N·m, 0.96 A, 4.05 W over six time constants, so
+#: 15 / 4.05 = 3.7 K/W (if the load moved, less heat went in and the true value is higher).
+#: Dynamixel servos share it for want of data.
 THERMAL_RESISTANCE = 3.7
 #: Thermal time constant of the winding and case, s (a model value: not published, and the
 #: measurement above is at steady state, so it cannot tell).

@@ -22,7 +22,7 @@ from jointlab.contract import Robot
 from jointlab.errors import DeviceFault, JointLabError, LinkError
 from jointlab.holding import hold_action
 
-__all__ = ["FAULTS", "fault_fields", "stop_after_fault"]
+__all__ = ["FAULTS", "fault_fields", "hold_then_disarm", "stop_after_fault"]
 
 #: The errors that are a robot's fault, not the caller's: every loop stops safely on them.
 FAULTS: tuple[type[BaseException], ...] = (DeviceFault, LinkError)
@@ -63,6 +63,15 @@ def stop_after_fault(
             recorder.event(time, "fault", **fault_fields(error))
         except JointLabError:
             pass
+    hold_then_disarm(robot)
+
+
+def hold_then_disarm(robot: Robot) -> None:
+    """Hold an armed robot's present pose for one period, then disarm it (never raises).
+
+    The rule's step 2 (module docstring), also how a procedure that ends on its own stops
+    safely (``jointlab acceptance``): best effort on a link that may be dead.
+    """
     try:
         state = robot.read()
     except Exception:

@@ -89,3 +89,13 @@ def test_a_servo_in_error_stops_the_run_before_anything_moves() -> None:
         assert "servo 3 (elbow_flex)" in report.fault
         assert not arm.read().armed
         assert np.allclose(arm.read().position, before, atol=0.01)
+
+
+def test_a_fault_mid_run_ends_it_held_and_disarmed_with_the_servos_words() -> None:
+    """The supply browns out 2 s into the run (a Feetech sets its voltage bit): the report
+    names it, and the run ends as every loop does on a fault (jointlab.faults)."""
+    with jointlab.connect("emulated://so101?lockstep=1&brownout=2:30:3") as arm:
+        report = run_acceptance(arm, joints=["elbow_flex"], settle=0.1)
+        assert not report.passed
+        assert "voltage" in report.fault, report.fault
+        assert not arm.read().armed

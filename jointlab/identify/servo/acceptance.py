@@ -30,6 +30,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from jointlab.errors import JointLabError
+from jointlab.faults import hold_then_disarm
 from jointlab.interface import NJointAction
 
 __all__ = ["AcceptanceReport", "JointStep", "acceptance_poses", "run_acceptance", "side_by_side"]
@@ -312,12 +313,9 @@ def run_acceptance(
     except JointLabError as exc:
         fault = f"{type(exc).__name__}: {exc}"
     finally:
-        try:
-            robot.apply(NJointAction.Position(robot.read().position))  # type: ignore[attr-defined]
-            robot.step()  # type: ignore[attr-defined]
-        except JointLabError:
-            pass
-        robot.disarm()  # type: ignore[attr-defined]
+        # Every ending, a fault or not, as the one rule ends a run (jointlab.faults): the
+        # present pose held against gravity for one period, then disarmed, never raising.
+        hold_then_disarm(robot)  # type: ignore[arg-type]
     return AcceptanceReport(
         url=url,
         robot=description.name,

@@ -22,17 +22,12 @@ as on an idle one; wall time on a shared 2-core machine moves by tens of per cen
 from __future__ import annotations
 
 import argparse
-import os
-import shutil
 import statistics
-import subprocess
-import sys
-import tempfile
 import time
-from pathlib import Path
 
 import numpy as np
 from _report import header, load, row, spread, write_summary
+from instructions import _dump, callgrind_totals
 
 from jointlab.hardware.servo_emulator.emulator import BusEmulator
 from jointlab.robots import load_robot, with_limits
@@ -89,15 +84,6 @@ def cpu_per_tick(emulator: BusEmulator, ticks: int) -> float:
 CASES = ("holding", "squeezing")
 
 
-def _dump(label: str) -> None:
-    subprocess.run(
-        ["callgrind_control", "--dump=" + label, str(os.getpid())],
-        check=True,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-
-
 def child(ticks: int) -> None:
     """The program counted under callgrind: each case with and without rules, warmed up."""
     for case in CASES:
@@ -112,45 +98,9 @@ def child(ticks: int) -> None:
 
 def instructions(ticks: int) -> None:
     """Count every case under callgrind and print instructions per tick and the ratios."""
-    if shutil.which("valgrind") is None:
-        print("  skipped: valgrind (callgrind) is not installed")
+    totals = callgrind_totals(__file__, ["--ticks", str(ticks)])
+    if totals is None:
         return
-    root = Path(__file__).resolve().parents[1]
-    with tempfile.TemporaryDirectory() as folder:
-        command = [
-            "valgrind",
-            "--tool=callgrind",
-            "-q",
-            "--dump-instr=no",
-            f"--callgrind-out-file={folder}/callgrind.%p",
-            sys.executable,
-            __file__,
-            "--child",
-            "--ticks",
-            str(ticks),
-        ]
-        env = {
-            **os.environ,
-            "PYTHONPATH": os.pathsep.join([str(root), os.environ.get("PYTHONPATH", "")]),
-        }
-        subprocess.run(command, check=True, stdout=subprocess.DEVNULL, env=env)
-        totals = {}
-        for path in Path(folder).iterdir():
-            text = path.read_text(errors="replace")
-            label = next(
-                (
-                    line.split("dump ", 1)[1].strip()
-                    for line in text.splitlines()[:30]
-                    if line.startswith("desc: Trigger:") and "dump " in line
-                ),
-                None,
-            )
-            if label and label != "setup":
-                totals[label] = next(
-                    int(line.split()[1])
-                    for line in text.splitlines()
-                    if line.startswith("summary:")
-                )
     print(f"instructions per firmware tick (callgrind, {ticks} ticks per case; thousands):")
     rows = []
     for case in CASES:

@@ -10,6 +10,10 @@ servo kind). Every loop then follows :func:`stop_after_fault`:
    then the robot disarms: best effort, on a link that may be dead;
 3. the loop stops with the error (the command line prints its message and exits non-zero).
 
+A loop wraps its steps in ``with FaultRule(robot, recorder):`` (:class:`FaultRule`), or
+calls :func:`stop_after_fault` itself where the event's time is its own (``run()``'s last
+state) or per-step cost counts (an env's ``step``).
+
 A servo bus robot does step 2 itself the moment it sees the fault, before it raises; this
 rule is then only the log and a disarm that is already done.
 """
@@ -22,7 +26,7 @@ from jointlab.contract import Robot
 from jointlab.errors import DeviceFault, JointLabError, LinkError
 from jointlab.holding import hold_action
 
-__all__ = ["FAULTS", "fault_fields", "hold_then_disarm", "stop_after_fault"]
+__all__ = ["FAULTS", "FaultRule", "fault_fields", "hold_then_disarm", "stop_after_fault"]
 
 #: The errors that are a robot's fault, not the caller's: every loop stops safely on them.
 FAULTS: tuple[type[BaseException], ...] = (DeviceFault, LinkError)
@@ -64,6 +68,30 @@ def stop_after_fault(
         except JointLabError:
             pass
     hold_then_disarm(robot)
+
+
+class FaultRule:
+    """``with FaultRule(robot, recorder):``: a fault raised in the block follows the rule.
+
+    A :data:`FAULTS` error leaving the block gets :func:`stop_after_fault` (logged at the
+    robot's time, held one period, disarmed), then goes on to the caller; any other error
+    passes untouched. It costs under a microsecond per block: per-step code on the hottest
+    path (an env's ``step``) keeps a plain ``try``/``except FAULTS``.
+    """
+
+    __slots__ = ("recorder", "robot")
+
+    def __init__(self, robot: Robot, recorder: Any = None) -> None:
+        self.robot = robot
+        self.recorder = recorder
+
+    def __enter__(self) -> FaultRule:
+        return self
+
+    def __exit__(self, kind: Any, error: BaseException | None, traceback: Any) -> bool:
+        if isinstance(error, FAULTS):
+            stop_after_fault(self.robot, error, self.recorder)
+        return False  # the error, if any, goes on
 
 
 def hold_then_disarm(robot: Robot) -> None:

@@ -36,7 +36,7 @@ from jointlab.bounded_yaml import load_yaml, read_text
 from jointlab.contract import Robot
 from jointlab.controllers import Commander, RunSummary, run
 from jointlab.errors import ConfigurationError, JointLabError, quote
-from jointlab.faults import FAULTS, stop_after_fault
+from jointlab.faults import FaultRule
 from jointlab.program_checks import check_shapes, check_values
 from jointlab.robots.description import RobotDescription
 
@@ -235,11 +235,8 @@ def run_program(
     steps = check_program(program, robot.description)
     if not robot.read().armed:
         robot.arm()
-        try:
+        with FaultRule(robot, recorder):  # the one rule, as in every run() below
             robot.step()  # read() reports the arming from the next state on (hardware)
-        except FAULTS as exc:  # the one rule (jointlab.faults), as in every run() below
-            stop_after_fault(robot, exc, recorder)
-            raise
     commander = commander or Commander(robot)
     results = []
     first = True

@@ -56,7 +56,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     """Connect, serve the view, drive the program (if any), keep stepping until the end."""
     import jointlab
-    from jointlab.faults import FAULTS, stop_after_fault
+    from jointlab.faults import FaultRule
     from jointlab.interface import NJointAction
     from jointlab.view import LiveView, RealTimePacer
 
@@ -87,13 +87,10 @@ def run(args: argparse.Namespace) -> int:
             end = robot.time
         if end is None:
             console.print("Ctrl-C stops", highlight=False)
-        try:
+        with FaultRule(robot):  # the one rule (jointlab.faults): hold, disarm, stop with it
             while end is None or robot.time < end - 1e-9:
                 robot.apply(hold)
                 robot.step()
-        except FAULTS as exc:  # the one rule (jointlab.faults): hold, disarm, stop with it
-            stop_after_fault(robot, exc)
-            raise
         if args.screenshot:
             _screenshot(view, Path(args.screenshot).expanduser())
     return 0

@@ -27,7 +27,7 @@ import numpy as np
 
 from jointlab.contract import Robot
 from jointlab.errors import ConfigurationError
-from jointlab.faults import FAULTS, stop_after_fault
+from jointlab.faults import FAULTS, FaultRule, stop_after_fault
 from jointlab.interface import ArrayState, NJointAction
 
 __all__ = ["RunSummary", "drive_until_done", "run", "tick"]
@@ -107,7 +107,7 @@ def drive_until_done(
         )
     deadline = math.inf if timeout is None else robot.time + float(timeout)
     step = robot.control_dt
-    try:
+    with FaultRule(robot):
         while True:
             tick(robot, commander)
             if handle.done if handle is not None else commander.idle:
@@ -115,9 +115,6 @@ def drive_until_done(
             if robot.time + 0.5 * step >= deadline:
                 return False
             robot.step()
-    except FAULTS as exc:  # the robot faulted: hold, disarm, stop with the error
-        stop_after_fault(robot, exc)
-        raise
 
 
 def _forward_events(controller: Any, recorder: Any) -> Callable[[], None] | None:

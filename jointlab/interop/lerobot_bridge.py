@@ -189,15 +189,12 @@ class RobotBridge:
             units.to_lerobot(self.description.upper),
         )
         target = np.clip(target, lower, upper)
-        from jointlab.faults import FAULTS, stop_after_fault
+        from jointlab.faults import FaultRule
 
-        try:
+        with FaultRule(self.robot):  # the one rule: hold, disarm, stop with the error
             self.robot.apply(NJointAction.Position(units.from_lerobot(target)))
             for _ in range(self._steps):
                 self.robot.step()
-        except FAULTS as exc:  # the one rule: hold, disarm, stop with the error
-            stop_after_fault(self.robot, exc)
-            raise
         return dict(zip(keys, target.tolist(), strict=True))
 
     def disconnect(self) -> None:

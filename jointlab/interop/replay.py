@@ -15,7 +15,7 @@ import numpy as np
 
 from jointlab.contract import Robot
 from jointlab.errors import ConfigurationError
-from jointlab.faults import FAULTS, stop_after_fault
+from jointlab.faults import FaultRule
 from jointlab.interface import NJointAction
 from jointlab.interop.dataset import Episode
 from jointlab.interop.record import frame_periods
@@ -72,7 +72,7 @@ def replay_episode(robot: Robot, episode: Episode, *, disarm: bool = True) -> Re
         robot.arm()
     start = np.clip(episode.position[0], robot.description.lower, robot.description.upper)
     replayed = np.empty_like(episode.position)
-    try:
+    with FaultRule(robot):  # the robot faulted: hold, disarm, stop with the error
         robot.reset(start, np.zeros(robot.dof))
         for frame, target in enumerate(episode.target):
             replayed[frame] = robot.read().position
@@ -80,9 +80,6 @@ def replay_episode(robot: Robot, episode: Episode, *, disarm: bool = True) -> Re
             robot.apply(NJointAction.Position(target))
             for _ in range(every):
                 robot.step()
-    except FAULTS as exc:  # the robot faulted: hold, disarm, stop with the error
-        stop_after_fault(robot, exc)
-        raise
     if disarm:
         robot.apply(NJointAction.Position(robot.read().position))
         robot.step()

@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 
 from jointlab.errors import CommandRefused, ConfigurationError
-from jointlab.faults import FAULTS, stop_after_fault
+from jointlab.faults import FaultRule
 from jointlab.interface import NJointAction
 from jointlab.robots.stops import onto_the_stops
 
@@ -127,7 +127,7 @@ def minimum_jerk_move(robot: Any, target: np.ndarray) -> bool:
     duration = move_duration(delta, robot.config_speed, robot.config_accel, description.jerk_limit)
     steps = max(1, math.ceil(duration / dt))
     duration = steps * dt
-    try:
+    with FaultRule(robot):  # the robot faulted mid-move: hold, disarm, stop with the error
         for k in range(1, steps + 1):
             tau = k / steps
             blend = tau**3 * (10.0 + tau * (-15.0 + 6.0 * tau))
@@ -139,7 +139,4 @@ def minimum_jerk_move(robot: Any, target: np.ndarray) -> bool:
             robot.step()
             if np.max(np.abs(robot.read().velocity), initial=0.0) < SETTLE_SPEED:
                 break
-    except FAULTS as exc:  # the robot faulted mid-move: hold, disarm, stop with the error
-        stop_after_fault(robot, exc)
-        raise
     return True

@@ -83,43 +83,49 @@ class Toward:
 
 
 @pytest.fixture(scope="module")
-def log_path(tmp_path_factory: pytest.TempPathFactory) -> Callable[[], Path]:
-    """A fresh log path per call (hypothesis examples share a test's fixtures)."""
+def faults_logged(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Callable[[FaultingRobot, Callable[[Recorder], Any]], None]:
+    """``check(robot, loop)``: ``loop(recorder)`` raises the fault, follows the rule, logs it.
+
+    Each call records into a fresh log (hypothesis examples share a test's fixtures).
+    """
     folder = tmp_path_factory.mktemp("logs")
     count = itertools.count()
-    return lambda: folder / f"log{next(count)}.npz"
+
+    def check(robot: FaultingRobot, loop: Callable[[Recorder], Any]) -> None:
+        path = folder / f"log{next(count)}.npz"
+        with Recorder(path) as recorder, pytest.raises((DeviceFault, LinkError)) as info:
+            loop(recorder)
+        assert_the_rule(robot, info.value)
+        assert_logged(path, robot)
+
+    return check
 
 
 # ====================================================================== the loops
 @settings(max_examples=EXAMPLES)
 @given(fault=faults(40))
-def test_run_with_a_controller(fault, log_path) -> None:
+def test_run_with_a_controller(fault, faults_logged) -> None:
     with robot_for(fault) as robot:
         robot.arm()
-        path = log_path()
-        with Recorder(path) as recorder, pytest.raises((DeviceFault, LinkError)) as info:
-            run(robot, Toward(target_of(robot)), duration=60 * robot.control_dt, recorder=recorder)
-        assert_the_rule(robot, info.value)
-        assert_logged(path, robot)
+        controller, duration = Toward(target_of(robot)), 60 * robot.control_dt
+        faults_logged(robot, lambda log: run(robot, controller, duration=duration, recorder=log))
 
 
 @settings(max_examples=EXAMPLES)
 @given(fault=faults(40))
-def test_run_with_a_commander_until_idle(fault, log_path) -> None:
+def test_run_with_a_commander_until_idle(fault, faults_logged) -> None:
     with robot_for(fault) as robot:
         robot.arm()
         commander = Commander(robot)
         commander.set_positions(target_of(robot), duration=60 * robot.control_dt)
-        path = log_path()
-        with Recorder(path) as recorder, pytest.raises((DeviceFault, LinkError)) as info:
-            run(robot, commander, recorder=recorder)
-        assert_the_rule(robot, info.value)
-        assert_logged(path, robot)
+        faults_logged(robot, lambda log: run(robot, commander, recorder=log))
 
 
 @settings(max_examples=EXAMPLES)
 @given(fault=faults(40))
-def test_a_command_program(fault, log_path) -> None:
+def test_a_command_program(fault, faults_logged) -> None:
     """``jointlab run``'s loop: the program's steps, each a ``run()`` of the Commander."""
     from jointlab.program import run_program
 
@@ -131,11 +137,7 @@ def test_a_command_program(fault, log_path) -> None:
             {"wait": 0.02},
             {"home": {}},
         ]
-        path = log_path()
-        with Recorder(path) as recorder, pytest.raises((DeviceFault, LinkError)) as info:
-            run_program(robot, program, recorder=recorder)
-        assert_the_rule(robot, info.value)
-        assert_logged(path, robot)
+        faults_logged(robot, lambda log: run_program(robot, program, recorder=log))
 
 
 @settings(max_examples=EXAMPLES)
@@ -307,16 +309,12 @@ def a_log(tmp_path_factory: pytest.TempPathFactory) -> Path:
 
 @settings(max_examples=EXAMPLES)
 @given(fault=faults(40))
-def test_replay_a_log(fault, a_log, log_path) -> None:
+def test_replay_a_log(fault, a_log, faults_logged) -> None:
     """``jointlab replay LOG ROBOT``: the replay's own log gets the fault event."""
     from jointlab.recording.replay import replay
 
     with robot_for(fault) as robot:
-        path = log_path()
-        with Recorder(path) as recorder, pytest.raises((DeviceFault, LinkError)) as info:
-            replay(robot, a_log, recorder=recorder)
-        assert_the_rule(robot, info.value)
-        assert_logged(path, robot)
+        faults_logged(robot, lambda log: replay(robot, a_log, recorder=log))
 
 
 @settings(max_examples=EXAMPLES)

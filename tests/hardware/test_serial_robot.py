@@ -15,7 +15,7 @@ from jointlab.errors import (
     LinkError,
     RobotClosed,
 )
-from jointlab.hardware import ConfigurationRefused, EmulatorProcess, SerialRobot
+from jointlab.hardware import ConfigurationRefused, EmulatorProcess, Faults, SerialRobot
 from jointlab.hardware.protocol import HomeCommand, NJointCommand, PositionCommand
 from jointlab.interface import ActuatorState, ArrayState, NJointAction
 from jointlab.robots import (
@@ -158,6 +158,26 @@ def test_brakes_are_in_effect_when_the_call_returns(robot: SerialRobot) -> None:
     robot.brakes(False)
     assert not robot.read().brakes
     hold(robot, 5)  # accepted again
+
+
+def test_a_refusal_reaches_send_command_on_a_slow_link(
+    robot: SerialRobot, emulator: EmulatorProcess
+) -> None:
+    """The device's states are 50 ms in flight: those sent before it read the command arrive
+    after the command was sent, and must not be taken for its answer (as two states were)."""
+    robot.arm()
+    robot.brakes(True)
+    emulator.set_faults(delay_tx=0.05)
+    try:
+        for _ in range(100):  # 100 ms: 50 ms of states are in flight from now on
+            robot.step()
+        command = NJointCommand.from_action(NJointAction.Position(robot.description.home))
+        with pytest.raises(CommandRefused) as info:
+            robot.send_command(command)
+        assert info.value.reason == "braked"
+    finally:
+        emulator.set_faults(Faults())
+    robot.brakes(False)
 
 
 def test_power_off_disarms_and_refuses_arm(robot: SerialRobot) -> None:

@@ -316,8 +316,8 @@ class SerialRobot(Robot):
 
         The command becomes the one ``step()`` repeats to feed the watchdog (repeating a POS,
         HOME or SPEED continues the move it started). With ``wait``, wait until the device
-        has taken the command or refused it (real time: two more states; lockstep: a REQ
-        STEP of 0 ticks, which the device answers after the command), and raise the refusal.
+        has taken the command or refused it (real time: a REQ HEARTBEAT, answered after the
+        command, then two states; lockstep: a REQ STEP of 0 ticks), and raise the refusal.
 
         Raises:
             CommandRefused: the device refused it (``reason`` is the device's).

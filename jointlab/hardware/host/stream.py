@@ -14,7 +14,7 @@ from jointlab.errors import LinkError
 from jointlab.hardware.host.health import LinkHealth
 from jointlab.hardware.host.link import HostLink
 from jointlab.hardware.host.requests import Requester, refused
-from jointlab.hardware.protocol import Message, StateData, StepRequest
+from jointlab.hardware.protocol import HeartbeatRequest, Message, StateData, StepRequest
 
 __all__ = ["CommandStream"]
 
@@ -126,11 +126,16 @@ class CommandStream:
     def settle(self, seq: int) -> None:
         """Wait until the device took or refused command ``seq``; raise its refusal.
 
-        Real time: two more states; lockstep: REQ STEP 0, answered after the command.
+        Lockstep: REQ STEP 0, answered after the command. Real time: REQ HEARTBEAT, whose
+        ACK the device sends after any NACK of the command (it handles frames in the order
+        of the byte stream), then two states sent after that ACK, the second one with the
+        command in force. States alone would race: on a loaded host, states the device sent
+        before it read the command can arrive after it was sent.
         """
         if self.lockstep:
             self.ticks(0)
         else:
+            self.requests.request(HeartbeatRequest())
             link = self.link
             with link.cond:
                 for _ in range(2):

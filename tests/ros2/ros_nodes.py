@@ -58,8 +58,11 @@ class Client:
         self.descriptions: list[str] = []
         self.clock: list[tuple[int, int]] = []
         node = self.node
-        node.create_subscription(JointState, "joint_states", self._on_state, 100)
+        # The events reader before the states reader: DDS announces a participant's readers
+        # in the order they were made, on one reliable stream, so a bridge that sends us
+        # states (what the tests wait for) already knows this reader and sends it events.
         node.create_subscription(String, "jointlab/events", self._on_event, 100)
+        node.create_subscription(JointState, "joint_states", self._on_state, 100)
         latched = QoSProfile(depth=1, durability=DurabilityPolicy.TRANSIENT_LOCAL)
         node.create_subscription(
             String, "/robot_description", lambda m: self.descriptions.append(m.data), latched
@@ -103,7 +106,7 @@ class Client:
         msg.position = [float(x) for x in position]
         msg.velocity = [float(x) for x in velocity]
         msg.effort = [float(x) for x in effort]
-        self.commands.publish(msg)
+        self._publish(self.commands, msg)
 
     def trajectory(self, names: list[str], points: list[tuple[list[float], float]]) -> None:
         from builtin_interfaces.msg import Duration
@@ -117,7 +120,19 @@ class Client:
             whole = int(seconds)
             point.time_from_start = Duration(sec=whole, nanosec=round((seconds - whole) * 1e9))
             msg.points.append(point)
-        self.trajectories.publish(msg)
+        self._publish(self.trajectories, msg)
+
+    def _publish(self, publisher: Any, msg: Any, timeout: float = 30.0) -> None:
+        """Publish once the bridge's reader is matched: DDS drops (volatile) what a writer
+        publishes before it knows a reader, and hearing the bridge's states says only that
+        the bridge knows *our* states reader, not that we know its command readers."""
+        deadline = time.monotonic() + timeout
+        while publisher.get_subscription_count() == 0:
+            assert time.monotonic() < deadline, (
+                f"no reader of {publisher.topic_name} in {timeout} s"
+            )
+            time.sleep(0.01)
+        publisher.publish(msg)
 
     def call(self, service: str, timeout: float = 30.0) -> Any:
         from std_srvs.srv import Trigger

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 
 import numpy as np
@@ -178,6 +179,29 @@ def test_a_refusal_reaches_send_command_on_a_slow_link(
     finally:
         emulator.set_faults(Faults())
     robot.brakes(False)
+
+
+def test_arming_holds_where_the_arm_rests_not_where_the_last_step_saw_it(
+    robot: SerialRobot, emulator: EmulatorProcess
+) -> None:
+    """Disarmed, the loaded arm falls while the host does not step (a pause, a loaded host):
+    arm() must hold the pose the device latched, not pull the arm back to the last step's
+    state (it did: about 1 rad on the shoulder and the elbow)."""
+    d = robot.description
+    pose = np.clip(d.home + np.array([0.3, 0.5, -0.6, 0.0, 0.4, 0.0]), d.lower, d.upper)
+    robot.arm()
+    hold(robot, 300, pose)
+    robot.disarm()
+    start = emulator.report().tick
+    while emulator.report().tick - start < 1500:  # 1.5 s of device time: it falls to rest
+        time.sleep(0.05)
+    robot.arm()
+    robot.step()
+    armed_at = robot.read().position.copy()
+    assert np.abs(armed_at - pose).max() > 0.5  # it fell while the host looked away
+    for _ in range(300):
+        robot.step()
+    assert np.abs(robot.read().position - armed_at).max() < 2e-3
 
 
 def test_power_off_disarms_and_refuses_arm(robot: SerialRobot) -> None:

@@ -248,12 +248,18 @@ class SerialRobot(Robot):
         """ARM (the device latches its present position), then the hold with gravity.
 
         See docs/protocol.md: the hold with gravity feed-forward becomes the command in force
-        in the same call.
+        in the same call. It holds where the device latched: in real time the position of
+        the first state sent after the ACK, not the last step's (a disarmed arm may have
+        moved since, and holding that would pull it back); in lockstep no tick passed.
         """
         was_armed = self._read().armed
         self._request(ArmRequest())
         if not was_armed:
-            self._apply(hold_action(self._description, self._read().position))
+            if self.lockstep:
+                position = self._read().position
+            else:
+                position = self._stream.after_reply().to_state(0.0).position
+            self._apply(hold_action(self._description, position))
 
     def _disarm(self) -> None:
         self._request(DisarmRequest())

@@ -75,6 +75,20 @@ class CommandStream:
         with self.link.cond:
             self.seen = self.link.state_count
 
+    def after_reply(self) -> StateData:
+        """Real time: the first DATA STATE sent after the last reply, without taking it.
+
+        ``read()`` still shows the last step's state; this one shows what the device did
+        with the request (the joints may have moved since that step: a loaded host, a pause).
+
+        Raises:
+            LinkError: the link is dead or fell silent.
+        """
+        link = self.link
+        with link.cond:
+            self.health.wait_state(link, self.seen)  # ``mark()`` set it at the reply
+            return link.latest  # type: ignore[return-value]
+
     def step(self, ticks: int) -> StateData:
         """Send the command in force if nothing was sent, then the next state (``ticks`` on).
 

@@ -181,20 +181,27 @@ def test_a_refusal_reaches_send_command_on_a_slow_link(
     robot.brakes(False)
 
 
-def test_arming_holds_where_the_arm_rests_not_where_the_last_step_saw_it(
-    robot: SerialRobot, emulator: EmulatorProcess
-) -> None:
-    """Disarmed, the loaded arm falls while the host does not step (a pause, a loaded host):
-    arm() must hold the pose the device latched, not pull the arm back to the last step's
-    state (it did: about 1 rad on the shoulder and the elbow)."""
+def _fall_while_disarmed(robot: SerialRobot, emulator: EmulatorProcess) -> np.ndarray:
+    """Hold a loaded pose, disarm, and let 1.5 s of device time pass without a step (a pause,
+    a loaded host): the arm falls to rest far from the last state the host took. Returns
+    the pose it held."""
     d = robot.description
     pose = np.clip(d.home + np.array([0.3, 0.5, -0.6, 0.0, 0.4, 0.0]), d.lower, d.upper)
     robot.arm()
     hold(robot, 300, pose)
     robot.disarm()
     start = emulator.report().tick
-    while emulator.report().tick - start < 1500:  # 1.5 s of device time: it falls to rest
+    while emulator.report().tick - start < 1500:
         time.sleep(0.05)
+    return pose
+
+
+def test_arming_holds_where_the_arm_rests_not_where_the_last_step_saw_it(
+    robot: SerialRobot, emulator: EmulatorProcess
+) -> None:
+    """arm() must hold the pose the device latched, not pull the arm back to the last step's
+    state (it did: about 1 rad on the shoulder and the elbow)."""
+    pose = _fall_while_disarmed(robot, emulator)
     robot.arm()
     robot.step()
     armed_at = robot.read().position.copy()
@@ -202,6 +209,36 @@ def test_arming_holds_where_the_arm_rests_not_where_the_last_step_saw_it(
     for _ in range(300):
         robot.step()
     assert np.abs(robot.read().position - armed_at).max() < 2e-3
+
+
+def test_a_reset_right_after_arming_starts_its_move_where_the_arm_rests(
+    robot: SerialRobot, emulator: EmulatorProcess
+) -> None:
+    """The minimum-jerk move of reset() starts at the joints' present position, not at the
+    last step's state (it did: its first target was that stale pose, about 1 rad away, and
+    the joints were yanked at 3 to 6 times their configured speed)."""
+    pose = _fall_while_disarmed(robot, emulator)
+    robot.arm()
+    first: list[np.ndarray] = []
+
+    class FirstTarget:
+        def on_step(self, robot_: SerialRobot) -> None:
+            if not first:
+                first.append(robot_.last_action.position.copy())
+                first.append(robot_.read().position.copy())
+
+        def on_refusal(self, robot_: SerialRobot, verb: str, reason: str) -> None:
+            pass
+
+    undo = robot.listen(FirstTarget())
+    try:
+        state = robot.reset(pose)
+    finally:
+        undo()
+    target, where = first
+    assert np.abs(where - pose).max() > 0.5  # it starts from where it fell
+    assert np.abs(target - where).max() < 0.01  # one period along the blend from there
+    np.testing.assert_allclose(state.position, pose, atol=0.02)
 
 
 def test_power_off_disarms_and_refuses_arm(robot: SerialRobot) -> None:

@@ -309,10 +309,14 @@ class SerialRobot(Robot):
             self._request(SetStateRequest.from_arrays(target, velocity))
             self._zero_in_force()
             self._view.take(self._stream.ticks(0))
-        elif not minimum_jerk_move(self, target):
-            self._view.take(self._stream.next_state())  # restart time on a fresh state
-            if not self._read().armed:
-                self._action = self._zero
+        else:
+            # The move starts where the joints are now, not at the last step's state (they
+            # may have moved since: a pause, a loaded host, an arm that fell while disarmed).
+            self._view.take(self._stream.next_state())
+            if not minimum_jerk_move(self, target):
+                self._view.take(self._stream.next_state())  # restart time on a fresh state
+                if not self._read().armed:
+                    self._action = self._zero
         self._view.rebase()
         return self._read()
 

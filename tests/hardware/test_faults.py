@@ -142,6 +142,23 @@ def test_delayed_replies_lengthen_the_round_trip(emulator: EmulatorProcess) -> N
     assert round_trip >= 0.01
 
 
+def test_frames_stay_in_order_when_the_delay_is_lowered(emulator: EmulatorProcess) -> None:
+    """50 ms of states are delayed when the delay is removed: the new frames wait behind them
+    (they overtook them: the host's time went back, and a reply could pass older states)."""
+    with serial_robot(emulator) as robot:
+        emulator.set_faults(delay_tx=0.05)
+        for _ in range(100):
+            robot.step()
+        emulator.set_faults(Faults())
+        times = []
+        for _ in range(100):
+            robot.step()
+            times.append(robot.device_time)
+        stats = robot.link_stats
+    assert np.all(np.diff(times) > 0)
+    assert stats.out_of_order == 0 and stats.sequence_gaps == 0
+
+
 def test_a_host_that_was_descheduled_does_not_declare_a_live_device_dead(
     emulator: EmulatorProcess,
 ) -> None:

@@ -166,8 +166,13 @@ class Emulator:
         if faults.corrupt_tx:
             data, hit = corrupt(data, faults.corrupt_tx, self._rng_corrupt_tx)
             counts["tx_corrupted"] += hit
-        if faults.delay_tx:
-            self._delayed.append((time.perf_counter() + faults.delay_tx, data))
+        if faults.delay_tx or self._delayed:
+            # behind the frames still delayed (a wire never reorders), even once the delay
+            # was lowered or removed
+            due = time.perf_counter() + faults.delay_tx
+            if self._delayed:
+                due = max(due, self._delayed[-1][0])
+            self._delayed.append((due, data))
         else:
             self.link.write(data)
         if isinstance(message, StateData):

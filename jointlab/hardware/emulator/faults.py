@@ -49,7 +49,8 @@ class Faults:
     drop_rx_frames: tuple[int, ...] = ()
     #: Probability that a frame is not sent (1.0: the device goes silent).
     drop_tx: float = 0.0
-    #: Seconds every sent frame waits before it leaves.
+    #: Seconds every sent frame waits before it leaves (never before an earlier frame: once
+    #: it is lowered, new frames queue behind those still delayed, as on a wire).
     delay_tx: float = 0.0
     #: Seed of the fault generators.
     seed: int = 0

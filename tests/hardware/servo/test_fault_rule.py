@@ -201,7 +201,9 @@ def test_jointlab_check_shows_temperature_voltage_load_and_error_bits() -> None:
     from jointlab.hardware.servo_host.survey import survey
 
     with jointlab.connect("emulated://so101?brownout=0:600:3.0") as robot:
-        time.sleep(0.2)  # a few of the rules' 10 ms samples
+        start = robot.emulator.report().ticks  # a few of the rules' 10 ms samples, counted
+        while robot.emulator.report().ticks - start < 200:  # in the servos' ticks, not slept
+            time.sleep(0.02)
         found = survey(robot, pings=2)
     for row in found.rows:
         assert row.voltage == pytest.approx(3.0) and row.temperature == 25.0

@@ -25,6 +25,14 @@ def wait_until(check, seconds: float = 10.0) -> bool:
     return False
 
 
+def wait_servo_time(bus, seconds: float) -> None:
+    """Until the servos ran ``seconds`` of their own 1 kHz ticks (the reports are not on the
+    bus). A wall-clock sleep raced the emulator: descheduled meanwhile, it ticks less."""
+    start = bus.report().ticks
+    while bus.report().ticks - start < seconds * 1000:
+        time.sleep(0.02)
+
+
 def test_dynamixel_sdk_on_an_emulated_koch() -> None:
     with emulated_bus("koch") as bus, sdk_port(dxl, bus.path) as port:
         ph = dxl.PacketHandler(2.0)
@@ -62,7 +70,7 @@ def test_dynamixel_sdk_on_an_emulated_koch() -> None:
         assert wait_until(lambda: ph.read2ByteTxRx(port, 3, 126)[0] == 120)  # Present Current, mA
         # Bus Watchdog (98): silence stops the servo and flags -1; goals are then refused.
         assert ph.write1ByteTxRx(port, 1, 98, 2)[0] == dxl.COMM_SUCCESS  # 40 ms
-        time.sleep(0.3)  # silence on the bus, then a read (which is not a goal)
+        wait_servo_time(bus, 0.3)  # silence on the bus, then a read (which is not a goal)
         assert ph.read1ByteTxRx(port, 1, 98)[0] == 0xFF
         assert ph.write4ByteTxRx(port, 1, 116, 1000)[1] == 4  # Data Range Error
         # Reboot clears it all: torque off, watchdog 0.

@@ -192,7 +192,9 @@ def test_a_late_host_stalls_a_command_at_its_first_step_past_the_timeout(
     commander = Commander(emulated)
     handle = commander.set_velocity(5, 0.2, timeout=0.05)
     start = handle.events[0].time
-    time.sleep(0.3)  # the device's ticks go on while the host is away
+    frames = emulated.link_stats.frames  # the device's states arrive while the host is away
+    while emulated.link_stats.frames - frames < 300:  # 0.3 s of its ticks, however loaded
+        time.sleep(0.01)
     with StepTimes(emulated) as seen:
         assert commander.wait(handle, timeout=1.0)
     (last,) = [e for e in handle.events if e.kind.value == "stalled"]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import time
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
@@ -24,6 +25,14 @@ def emulated_bus(robot: str, **options: Any) -> Iterator[BusEmulatorProcess]:
     finally:
         emulator.close()
         assert not emulator.alive
+
+
+def wait_servo_time(emulator: BusEmulatorProcess, seconds: float) -> None:
+    """Until the servos ran ``seconds`` of their own 1 kHz ticks (the reports are not on the
+    bus). A wall-clock sleep raced the emulator: descheduled meanwhile, it ticks less."""
+    start = emulator.report().ticks
+    while emulator.report().ticks - start < seconds * 1000:
+        time.sleep(0.02)
 
 
 @contextmanager

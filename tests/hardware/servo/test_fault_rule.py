@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-from servo_helpers import with_cube
+from servo_helpers import wait_servo_time, with_cube
 
 import jointlab
 from jointlab.controllers import run
@@ -196,14 +196,10 @@ def test_jointlab_run_on_a_faulting_bus_exits_nonzero_and_keeps_the_log(tmp_path
 
 def test_jointlab_check_shows_temperature_voltage_load_and_error_bits() -> None:
     """The survey behind ``jointlab check`` on a bus in a brown-out (real time): each row."""
-    import time
-
     from jointlab.hardware.servo_host.survey import survey
 
     with jointlab.connect("emulated://so101?brownout=0:600:3.0") as robot:
-        start = robot.emulator.report().ticks  # a few of the rules' 10 ms samples, counted
-        while robot.emulator.report().ticks - start < 200:  # in the servos' ticks, not slept
-            time.sleep(0.02)
+        wait_servo_time(robot.emulator, 0.2)  # a few of the rules' 10 ms samples
         found = survey(robot, pings=2)
     for row in found.rows:
         assert row.voltage == pytest.approx(3.0) and row.temperature == 25.0

@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 
 import pytest
-from servo_helpers import emulated_bus, sdk_port
+from servo_helpers import emulated_bus, sdk_port, wait_servo_time
 
 dxl = pytest.importorskip("dynamixel_sdk")
 scs = pytest.importorskip("scservo_sdk")
@@ -23,14 +23,6 @@ def wait_until(check, seconds: float = 10.0) -> bool:
             time.sleep(0.05)
         time.sleep(0.02)
     return False
-
-
-def wait_servo_time(bus, seconds: float) -> None:
-    """Until the servos ran ``seconds`` of their own 1 kHz ticks (the reports are not on the
-    bus). A wall-clock sleep raced the emulator: descheduled meanwhile, it ticks less."""
-    start = bus.report().ticks
-    while bus.report().ticks - start < seconds * 1000:
-        time.sleep(0.02)
 
 
 def test_dynamixel_sdk_on_an_emulated_koch() -> None:

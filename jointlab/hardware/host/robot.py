@@ -312,11 +312,10 @@ class SerialRobot(Robot):
         else:
             # The move starts where the joints are now, not at the last step's state (they
             # may have moved since: a pause, a loaded host, an arm that fell while disarmed).
+            # Time restarts on this state too when there is nothing to move.
             self._view.take(self._stream.next_state())
-            if not minimum_jerk_move(self, target):
-                self._view.take(self._stream.next_state())  # restart time on a fresh state
-                if not self._read().armed:
-                    self._action = self._zero
+            if not minimum_jerk_move(self, target) and not self._read().armed:
+                self._action = self._zero
         self._view.rebase()
         return self._read()
 
